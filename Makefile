@@ -1,0 +1,37 @@
+# The single entry point: make run | test | lint | fmt | typecheck | bench
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint fmt typecheck bench clean
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/edge serve
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check edge api storage embedded_broker tests bench
+	$(BIN)/ruff format --check edge api storage embedded_broker tests bench
+
+fmt: $(STAMP)
+	$(BIN)/ruff format edge api storage embedded_broker tests bench
+	$(BIN)/ruff check --fix edge api storage embedded_broker tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.http_requests
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

@@ -1,0 +1,1 @@
+"""HTTP only: routes, request parsing and validation, response shaping, error mapping."""

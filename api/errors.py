@@ -1,0 +1,94 @@
+"""The one map from errors to status codes and the Status payload `{"message": ...}`.
+
+Domain errors carry their public message. Anything else is logged with its traceback
+and the request ID, and the caller gets a generic 500 that carries only that ID.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from api.keys import REQUEST_ID
+from edge import errors
+
+log = logging.getLogger("edge.http")
+
+STATUS: dict[type[errors.EdgeError], int] = {
+    errors.ValidationError: 400,
+    errors.Unauthenticated: 401,
+    errors.Denied: 403,
+    errors.NotFound: 404,
+    errors.SchemaError: 406,
+    errors.Conflict: 409,
+    errors.Unavailable: 503,
+}
+HTTP_MESSAGES = {
+    400: "Bad request",
+    404: "Not found",
+    405: "Method not allowed",
+    413: "Request body is too large",
+}
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+ErrorHook = Callable[[web.Request, int, str], None]
+
+
+def status_of(exc: errors.EdgeError) -> int:
+    for cls in type(exc).__mro__:
+        if cls in STATUS:
+            return STATUS[cls]
+    return 400
+
+
+def payload(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    response = web.json_response({"message": message}, status=status, headers=headers)
+    if status == 401:
+        response.headers.setdefault("WWW-Authenticate", 'Bearer realm="edge"')
+    return response
+
+
+def http_error(request: web.Request, exc: web.HTTPException) -> web.Response:
+    status = exc.status
+    if status == 404:
+        message = f"Not found: {request.method} {request.path}"
+    elif status == 405:
+        message = f"Method {request.method} is not allowed on {request.path}"
+    elif status == 413:
+        message = f"Request body is larger than {request.app._client_max_size} bytes"
+    else:
+        message = HTTP_MESSAGES.get(status, exc.reason)
+    headers = {k: v for k, v in exc.headers.items() if k in ("Allow", "Location")}
+    return payload(status, message, headers)
+
+
+def middleware(
+    on_server_error: ErrorHook | None = None,
+) -> Callable[..., Awaitable[web.StreamResponse]]:
+    @web.middleware
+    async def errors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except errors.EdgeError as exc:
+            status = status_of(exc)
+            if exc.cause:
+                log.info("request %s: %s (%s)", request.get(REQUEST_ID), exc.message, exc.cause)
+            if status >= 500 and on_server_error:
+                on_server_error(request, status, exc.message)
+            return payload(status, exc.message)
+        except web.HTTPException as exc:
+            if exc.status < 400:
+                raise
+            return http_error(request, exc)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            request_id = request.get(REQUEST_ID, "-")
+            log.exception("request %s failed: %s %s", request_id, request.method, request.path)
+            if on_server_error:
+                on_server_error(request, 500, "internal server error")
+            return payload(500, f"Internal server error (request ID {request_id})")
+
+    return errors_middleware

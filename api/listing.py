@@ -1,0 +1,230 @@
+"""The list engine's HTTP half: query string in, ListQuery out; Page in, response out.
+
+Operators may be written `field_gte` or `field.gte` (the public SDK sends the dotted
+form). Custom attributes filter as `custom_attributes.<key>[.<op>]`. Any parameter the
+resource does not offer is a 400 that names it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from aiohttp import web
+from multidict import MultiMapping
+
+from api import params
+from edge import clock
+from edge.errors import ValidationError
+from edge.listing import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    MIN_LIMIT,
+    OPS_BY_KIND,
+    CursorCodec,
+    Filter,
+    ListQuery,
+    Page,
+)
+
+COMMON = (
+    "limit",
+    "last_evaluated_key",
+    "page",
+    "object_count",
+    "page_count",
+    "order_by",
+    "desc",
+    "search",
+    "search_fields",
+    "bust_cache",
+)
+OP_SUFFIXES = ("contains_any", "contains", "regex", "gte", "lte", "gt", "lt", "sw")
+MAX_PAGE = 1_000_000
+MAX_PATTERN = 256
+
+
+@dataclass(frozen=True)
+class Listable:
+    """What a list endpoint offers: its fields with their kinds, and its JSON columns."""
+
+    resource: str
+    kinds: Mapping[str, str]
+    json_columns: tuple[str, ...] = ()
+    extras: tuple[str, ...] = ()
+    default_order: str = "created_date"
+
+
+def parse(
+    query: MultiMapping[str], listable: Listable, codec: CursorCodec
+) -> tuple[ListQuery, dict[str, str]]:
+    """Parse a list request; returns the query and the resource's own extra parameters."""
+    single = _single_values(query)
+    common = {k: v for k, v in single.items() if k in COMMON}
+    extras = {k: v for k, v in single.items() if k in listable.extras}
+    filters = [
+        _filter(k, v, listable)
+        for k, v in single.items()
+        if k not in COMMON and k not in listable.extras
+    ]
+    limit = (
+        params.integer("limit", common["limit"], MIN_LIMIT, MAX_LIMIT)
+        if "limit" in common
+        else DEFAULT_LIMIT
+    )
+    base = ListQuery(
+        limit=limit,
+        order_by=common.get("order_by", "").strip() or listable.default_order,
+        desc=params.flag(common, "desc"),
+        filters=tuple(filters),
+        search=common.get("search") or None,
+        search_fields=_names(common.get("search_fields", "")),
+        object_count=params.flag(common, "object_count"),
+        page_count=params.flag(common, "page_count"),
+    )
+    return _position(base, common, listable.resource, codec), extras
+
+
+def respond(
+    list_key: str, page: Page, query: ListQuery, codec: CursorCodec, resource: str
+) -> web.Response:
+    body: dict[str, Any] = {}
+    if query.counts_only:
+        total = page.total or 0
+        if query.object_count:
+            body["object_count"] = total
+        if query.page_count:
+            body["page_count"] = math.ceil(total / query.limit)
+        return web.json_response(body)
+    body[list_key] = page.rows
+    body.update(page.extra)
+    if page.more and page.last is not None:
+        body["last_evaluated_key"] = codec.encode(resource, query, page.last)
+    return web.json_response(body)
+
+
+def _single_values(query: MultiMapping[str]) -> dict[str, str]:
+    seen: dict[str, str] = {}
+    for key in query:
+        values = query.getall(key)
+        if len(values) > 1:
+            raise ValidationError(key, "was given more than once")
+        seen[key] = values[0]
+    return seen
+
+
+def _position(
+    base: ListQuery, common: Mapping[str, str], resource: str, codec: CursorCodec
+) -> ListQuery:
+    key, page = common.get("last_evaluated_key"), common.get("page")
+    if key and page:
+        raise ValidationError(None, "page and last_evaluated_key cannot be used together")
+    if key:
+        return _replace(base, after=codec.decode(resource, base, key))
+    if page:
+        number = params.integer("page", page, 1, MAX_PAGE)
+        return _replace(base, offset=(number - 1) * base.limit)
+    return base
+
+
+def _replace(query: ListQuery, **changes: Any) -> ListQuery:
+    return replace(query, **changes)
+
+
+def _names(raw: str) -> tuple[str, ...]:
+    return tuple(n.strip() for n in raw.split(",") if n.strip())
+
+
+def _filter(key: str, raw: str, listable: Listable) -> Filter:
+    column = key.split(".", 1)[0]
+    if column in listable.json_columns and "." in key:
+        return _json_filter(key, raw)
+    name, op = _split_operator(key.replace(".", "_"), listable.kinds)
+    if name is None:
+        raise ValidationError(key, "is not a query parameter of this list")
+    kind = listable.kinds[name]
+    if op not in OPS_BY_KIND[kind]:
+        raise ValidationError(key, f"'{op}' does not apply to {name}")
+    return Filter(name, op, _value(key, raw, kind, op))
+
+
+def _split_operator(key: str, kinds: Mapping[str, str]) -> tuple[str | None, str]:
+    if key in kinds:
+        return key, "eq"
+    for suffix in OP_SUFFIXES:
+        base = key[: -len(suffix) - 1]
+        if key.endswith("_" + suffix) and base in kinds:
+            return base, suffix
+    return None, "eq"
+
+
+def _json_filter(key: str, raw: str) -> Filter:
+    parts = key.split(".")
+    op = parts[-1] if len(parts) == 3 and parts[-1] in OP_SUFFIXES else "eq"
+    field = ".".join(parts[:2])
+    if len(parts) > (3 if op != "eq" else 2) or not re.fullmatch(r"[A-Za-z0-9_\-]{1,64}", parts[1]):
+        raise ValidationError(key, "is not a valid custom attribute filter")
+    if op not in OPS_BY_KIND["json"]:
+        raise ValidationError(key, f"'{op}' does not apply to custom attributes")
+    value = (
+        _pattern(key, raw) if op == "regex" else raw if op in ("sw", "contains") else _literal(raw)
+    )
+    return Filter(field, op, value)
+
+
+def _value(key: str, raw: str, kind: str, op: str) -> Any:
+    if op == "regex":
+        return _pattern(key, raw)
+    if kind == "bool":
+        return params.boolean(key, raw)
+    if kind == "datetime":
+        return _moment(key, raw, op)
+    if kind == "tags":
+        return _tags(key, raw.split(","))
+    if kind == "number":
+        try:
+            return float(raw)
+        except ValueError:
+            raise ValidationError(key, "must be a number") from None
+    return raw
+
+
+def _moment(key: str, raw: str, op: str) -> Any:
+    bounds = clock.day_bounds(raw)
+    if bounds is not None:
+        return bounds if op == "eq" else bounds[0] if op in ("gte", "gt") else bounds[1]
+    try:
+        return clock.iso(clock.parse(raw))
+    except ValueError:
+        raise ValidationError(key, "must be an ISO 8601 date or datetime") from None
+
+
+def _tags(key: str, items: Iterable[str]) -> tuple[str, ...]:
+    tags = tuple(t.strip() for t in items if t.strip())
+    if not tags:
+        raise ValidationError(key, "must name at least one tag")
+    return tags
+
+
+def _pattern(key: str, raw: str) -> str:
+    if len(raw) > MAX_PATTERN:
+        raise ValidationError(key, f"must be at most {MAX_PATTERN} characters")
+    try:
+        re.compile(raw)
+    except re.error as exc:
+        raise ValidationError(key, f"is not a valid regular expression ({exc.msg})") from None
+    return raw
+
+
+def _literal(raw: str) -> Any:
+    lowered = raw.strip().lower()
+    if lowered in ("true", "false"):
+        return 1 if lowered == "true" else 0
+    try:
+        number = float(raw)
+    except ValueError:
+        return raw
+    return int(number) if number.is_integer() and "." not in raw else number

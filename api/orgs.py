@@ -1,0 +1,109 @@
+"""Organizations (staff only)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from api import bodies, listing, params
+from api.keys import SERVICES
+from api.routing import Route, principal
+from api.schemas import BOOL, INT, NULLABLE_STR, OBJECT, STR, STR_LIST, TAGS, Schema, obj
+from edge.orgs import SETTINGS
+from edge.orgs import TABLE as ORG_TABLE
+
+_SETTING_TYPES: dict[type, Schema] = {bool: BOOL, int: INT, str: STR, list: STR_LIST, dict: OBJECT}
+_FIELDS: dict[str, Schema] = {
+    "name": STR,
+    "alias": NULLABLE_STR,
+    "description": STR,
+    "tags": TAGS,
+    "is_active": BOOL,
+    "is_delete_protected": BOOL,
+    **{name: _SETTING_TYPES[type(default)] for name, (default, _) in SETTINGS.items()},
+}
+CREATE_ORG = obj(_FIELDS, ("name",), title="CreateOrgBody")
+PATCH_ORG = obj(_FIELDS, title="PatchOrgBody")
+LISTABLE = listing.Listable("orgs", ORG_TABLE.kinds(), default_order="created_date")
+
+
+async def create_org(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, CREATE_ORG)
+    org_id = await request.app[SERVICES].orgs.create(principal(request), body)
+    return web.json_response({"org": {"id": org_id}}, status=201)
+
+
+async def list_orgs(request: web.Request) -> web.Response:
+    services = request.app[SERVICES]
+    query, _ = listing.parse(request.query, LISTABLE, services.cursors)
+    page = await services.orgs.list(principal(request), query)
+    return listing.respond("orgs", page, query, services.cursors, LISTABLE.resource)
+
+
+async def get_org(request: web.Request) -> web.Response:
+    org = request.app[SERVICES].orgs.get(principal(request), request.match_info["org_id"])
+    return web.json_response({"org": org})
+
+
+async def patch_org(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, PATCH_ORG)
+    await request.app[SERVICES].orgs.patch(principal(request), request.match_info["org_id"], body)
+    return web.json_response({"message": "Success"})
+
+
+async def delete_org(request: web.Request) -> web.Response:
+    force = params.flag(request.query, "force")
+    await request.app[SERVICES].orgs.delete(
+        principal(request), request.match_info["org_id"], force=force
+    )
+    return web.json_response({"message": "Success"})
+
+
+ROUTES = [
+    Route(
+        "POST",
+        "/v2/orgs",
+        create_org,
+        "staff",
+        "Create an organization",
+        "orgs",
+        body=CREATE_ORG,
+        responses={201: "NewOrgInfo"},
+    ),
+    Route(
+        "GET",
+        "/v2/orgs",
+        list_orgs,
+        "staff",
+        "List organizations",
+        "orgs",
+        query=("list", *LISTABLE.kinds),
+        responses={200: "OrgList"},
+    ),
+    Route(
+        "GET",
+        "/v2/orgs/{org_id}",
+        get_org,
+        "staff",
+        "Get an organization",
+        "orgs",
+        responses={200: "OrgInfo"},
+    ),
+    Route(
+        "PATCH",
+        "/v2/orgs/{org_id}",
+        patch_org,
+        "staff",
+        "Update an organization",
+        "orgs",
+        body=PATCH_ORG,
+    ),
+    Route(
+        "DELETE",
+        "/v2/orgs/{org_id}",
+        delete_org,
+        "staff",
+        "Delete an organization",
+        "orgs",
+        query=("force",),
+    ),
+]

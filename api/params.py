@@ -1,0 +1,33 @@
+"""Query-string values: booleans (an empty value means true), integers, dates."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from edge.errors import ValidationError
+
+TRUE = ("", "true", "1", "yes")
+FALSE = ("false", "0", "no")
+
+
+def boolean(name: str, raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in TRUE:
+        return True
+    if value in FALSE:
+        return False
+    raise ValidationError(name, "must be true or false")
+
+
+def flag(query: Mapping[str, str], name: str, default: bool = False) -> bool:
+    return boolean(name, query[name]) if name in query else default
+
+
+def integer(name: str, raw: str, low: int, high: int) -> int:
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ValidationError(name, "must be a whole number") from None
+    if not low <= value <= high:
+        raise ValidationError(name, f"must be between {low} and {high}")
+    return value

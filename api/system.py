@@ -1,0 +1,185 @@
+"""Public and service endpoints: health, version, changelog, reference, security.txt, JWKS."""
+
+from __future__ import annotations
+
+import html
+from datetime import timedelta
+from importlib import resources
+from pathlib import Path
+
+import swagger_ui_bundle
+from aiohttp import web
+
+from api.keys import SERVICES
+from api.routing import Route
+from edge import BUILD_VERSION, INTERFACE_VERSION, clock
+from edge.errors import NotFound, Unavailable
+from edge.releases import INTERFACE_HISTORY, SERVER_RELEASES, Release
+
+OPENAPI = web.AppKey("openapi", dict)
+_STATIC = resources.files("api") / "static"
+_OWN_ASSETS = {"docs.js": "text/javascript", "docs.css": "text/css"}
+_VENDOR_ASSETS = {
+    "swagger-ui-bundle.js": "text/javascript",
+    "swagger-ui.css": "text/css",
+    "favicon-32x32.png": "image/png",
+}
+_DOCS_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'"
+)
+
+
+async def health(request: web.Request) -> web.Response:
+    try:
+        request.app[SERVICES].db.read(lambda c: c.execute("SELECT 1").fetchone())
+    except Exception as exc:
+        raise Unavailable("Database is not available", cause=repr(exc)) from None
+    return web.json_response({"status": "ok"})
+
+
+async def version(request: web.Request) -> web.Response:
+    return web.json_response({"version": INTERFACE_VERSION, "server_version": BUILD_VERSION})
+
+
+async def changelog(request: web.Request) -> web.Response:
+    sections = [_section("Interface", INTERFACE_HISTORY), _section("This server", SERVER_RELEASES)]
+    page = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        "<title>edge: changelog</title></head><body>"
+        f"<h1>Changelog</h1><p>Interface version {INTERFACE_VERSION}; server {BUILD_VERSION}. "
+        'See also the <a href="/v2/docs">interface reference</a>.</p>'
+        + "".join(sections)
+        + "</body></html>"
+    )
+    return web.Response(text=page, content_type="text/html")
+
+
+def _section(title: str, releases: tuple[Release, ...]) -> str:
+    items = []
+    for release in releases:
+        dated = f" ({release.date})" if release.date else ""
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in release.notes)
+        items.append(f'<h3 id="v{release.version}">{release.version}{dated}</h3><ul>{notes}</ul>')
+    return f"<section><h2>{html.escape(title)}</h2>{''.join(items)}</section>"
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return web.json_response(request.app[OPENAPI])
+
+
+async def docs(request: web.Request) -> web.Response:
+    page = (_STATIC / "docs.html").read_text("utf-8")
+    return web.Response(
+        text=page, content_type="text/html", headers={"Content-Security-Policy": _DOCS_CSP}
+    )
+
+
+async def docs_asset(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    if name in _OWN_ASSETS:
+        body = (_STATIC / name).read_bytes()
+        content_type = _OWN_ASSETS[name]
+    elif name in _VENDOR_ASSETS:
+        body = (Path(swagger_ui_bundle.swagger_ui_path) / name).read_bytes()
+        content_type = _VENDOR_ASSETS[name]
+    else:
+        raise NotFound(f"Not found: {request.path}")
+    return web.Response(
+        body=body, content_type=content_type, headers={"Cache-Control": "public, max-age=86400"}
+    )
+
+
+async def security_txt(request: web.Request) -> web.Response:
+    config = request.app[SERVICES].config
+    expires = clock.now() + timedelta(days=config.security_expires_days)
+    lines = [
+        f"Contact: {config.contact}",
+        f"Expires: {expires.strftime('%Y-%m-%dT%H:%M:%SZ')}",
+        f"Preferred-Languages: {config.security_languages}",
+        f"Canonical: {config.base_url}/.well-known/security.txt",
+    ]
+    return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+
+
+async def jwks(request: web.Request) -> web.Response:
+    return web.json_response(
+        request.app[SERVICES].keys.jwks(), headers={"Cache-Control": "public, max-age=300"}
+    )
+
+
+ROUTES = [
+    Route(
+        "GET",
+        "/v2/health",
+        health,
+        "public",
+        "Health check",
+        "system",
+        responses={200: "HealthInfo"},
+    ),
+    Route(
+        "GET",
+        "/v2/version",
+        version,
+        "public",
+        "Interface version",
+        "system",
+        responses={200: "VersionInfo"},
+    ),
+    Route(
+        "GET",
+        "/v2/changelog",
+        changelog,
+        "public",
+        "Changelog (HTML)",
+        "system",
+        response_type="text/html",
+    ),
+    Route("GET", "/v2/openapi.json", openapi, "public", "This OpenAPI document", "system"),
+    Route(
+        "GET",
+        "/v2/docs",
+        docs,
+        "public",
+        "Interactive interface reference (HTML)",
+        "system",
+        response_type="text/html",
+    ),
+    Route(
+        "GET",
+        "/v2/docs/assets/{name}",
+        docs_asset,
+        "public",
+        "Reference page assets",
+        "system",
+        response_type="application/octet-stream",
+    ),
+    Route(
+        "GET",
+        "/.well-known/security.txt",
+        security_txt,
+        "public",
+        "Vulnerability disclosure (RFC 9116)",
+        "well_known",
+        response_type="text/plain",
+    ),
+    Route(
+        "GET",
+        "/.well-known/jwks.json",
+        jwks,
+        "public",
+        "Token signing keys",
+        "well_known",
+        responses={200: "Jwks"},
+    ),
+    Route(
+        "GET",
+        "/v2/.well-known/jwks.json",
+        jwks,
+        "public",
+        "Token signing keys",
+        "system",
+        responses={200: "Jwks"},
+    ),
+]

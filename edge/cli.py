@@ -1,0 +1,136 @@
+"""The `edge` command: serve, init, admin create-org, version.
+
+Exit codes: 0 done, 1 the operation failed, 2 bad usage or configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from edge import BUILD_VERSION, INTERFACE_VERSION
+from edge.config import SETTINGS, Config, ConfigError, load
+from edge.errors import EdgeError
+from edge.principal import Principal
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    if args.command == "version":
+        print(f"edge {BUILD_VERSION} (interface {INTERFACE_VERSION})")
+        return 0
+    try:
+        config = _config(args)
+    except ConfigError as exc:
+        print(f"edge: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return int(COMMANDS[args.command](args, config))
+    except EdgeError as exc:
+        print(f"edge: {exc.message}", file=sys.stderr)
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="edge", description="The edge server.")
+    sub = parser.add_subparsers(dest="command")
+    serve = sub.add_parser("serve", help="start the server")
+    init = sub.add_parser("init", help="prepare a data folder and exit")
+    for command in (serve, init):
+        _setting_flags(command)
+    sub.add_parser("version", help="print the interface and build versions")
+    admin = sub.add_parser("admin", help="administration commands")
+    admin_sub = admin.add_subparsers(dest="admin_command", required=True)
+    create = admin_sub.add_parser("create-org", help="create an organization and its first admin")
+    _setting_flags(create, only=("data_dir", "log_level"))
+    create.add_argument("--name", required=True)
+    create.add_argument("--alias")
+    create.add_argument("--admin-email", dest="org_admin_email", required=True)
+    create.add_argument("--admin-password", dest="org_admin_password", required=True)
+    return parser
+
+
+def _setting_flags(parser: argparse.ArgumentParser, only: tuple[str, ...] | None = None) -> None:
+    parser.add_argument("--config", type=Path, help="TOML config file (also EDGE_CONFIG)")
+    for setting in SETTINGS:
+        if only is None or setting.name in only:
+            parser.add_argument(setting.flag, dest=setting.name, help=setting.help)
+
+
+def _config(args: argparse.Namespace) -> Config:
+    flags = {s.name: getattr(args, s.name, None) for s in SETTINGS}
+    config_file = getattr(args, "config", None) or os.environ.get("EDGE_CONFIG")
+    return load(flags, os.environ, Path(config_file) if config_file else None)
+
+
+def _serve(args: argparse.Namespace, config: Config) -> int:
+    from edge import app, logs
+
+    logs.setup(config.log_format, config.log_level)
+    site = app.open_site(config)
+    _announce(site, config)
+    asyncio.run(app.serve(site))
+    return 0
+
+
+def _init(args: argparse.Namespace, config: Config) -> int:
+    from edge import app
+
+    site = app.open_site(config)
+    site.services.db.close()
+    _announce(site, config, serving=False)
+    return 0
+
+
+def _announce(site: Any, config: Config, serving: bool = True) -> None:
+    base = config.base_url
+    print(f"edge {BUILD_VERSION} (interface {INTERFACE_VERSION})")
+    print(f"  data folder:  {config.data_dir.resolve()}")
+    if serving:
+        print(f"  API:          {base}/v2")
+        print(f"  reference:    {base}/v2/docs")
+        print(f"  health:       {base}/v2/health")
+    first = site.first_staff
+    if first is not None:
+        print("First start: created the staff account")
+        print(f"  username: {first.username}")
+        print(f"  email:    {first.email}")
+        if first.password:
+            print(f"  password: {first.password}")
+            print(f"  (also saved in {first.credentials_file}, readable by this user only)")
+    sys.stdout.flush()
+
+
+def _create_org(args: argparse.Namespace, config: Config) -> int:
+    from edge import app
+    from storage import staff
+
+    site = app.open_site(config)
+    try:
+        owner = site.services.db.read(staff.first)
+        principal = Principal("staff", owner["id"], None)
+        body: dict[str, Any] = {"name": args.name}
+        if args.alias:
+            body["alias"] = args.alias
+        admin = {"email": args.org_admin_email, "password": args.org_admin_password}
+        org_id = asyncio.run(site.services.orgs.create(principal, body, admin))
+    finally:
+        site.services.db.close()
+    print(f"created organization {org_id} with admin {args.org_admin_email}")
+    return 0
+
+
+COMMANDS = {
+    "serve": _serve,
+    "init": _init,
+    "admin": _create_org,
+}

@@ -1,0 +1,49 @@
+"""The one source of 'now', so tests can move time instead of sleeping."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+
+_offset = timedelta(0)
+
+
+def now() -> datetime:
+    return datetime.now(UTC) + _offset
+
+
+def advance(delta: timedelta) -> None:
+    """Move the clock forward (tests only)."""
+    global _offset
+    _offset += delta
+
+
+def reset() -> None:
+    global _offset
+    _offset = timedelta(0)
+
+
+def iso(moment: datetime) -> str:
+    """Fixed-width ISO 8601 UTC with `Z`: sorts correctly as text."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def now_iso() -> str:
+    return iso(now())
+
+
+def parse(text: str) -> datetime:
+    """Parse an ISO 8601 date or datetime; naive values are taken as UTC."""
+    value = datetime.fromisoformat(text.strip().replace(" ", "+"))
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def day_bounds(text: str) -> tuple[str, str] | None:
+    """For a bare date ('2026-11-22'), the first and last instant of that UTC day."""
+    try:
+        day = date.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    start = datetime.combine(day, time.min, UTC)
+    return iso(start), iso(start + timedelta(days=1) - timedelta(microseconds=1))

@@ -1,0 +1,232 @@
+"""Every setting, declared once: name, type, default, `EDGE_*` variable, flag and help.
+
+Precedence: defaults < config file (TOML) < environment < flags. A bad value raises
+ConfigError with one line naming the setting; the CLI prints it and exits with code 2.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(Exception):
+    pass
+
+
+class Secret:
+    """A value that never shows itself in repr, str or logs."""
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+Parser = Callable[[Any], Any]
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("must be a non-empty string")
+    return value.strip()
+
+
+def _int_range(low: int, high: int) -> Parser:
+    def parse(value: Any) -> int:
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"must be a whole number from {low} to {high}") from None
+        if isinstance(value, bool) or not low <= number <= high:
+            raise ValueError(f"must be a whole number from {low} to {high}")
+        return number
+
+    return parse
+
+
+def _choice(*options: str) -> Parser:
+    def parse(value: Any) -> str:
+        text = str(value).strip().lower()
+        if text not in options:
+            raise ValueError(f"must be one of {', '.join(options)}")
+        return text
+
+    return parse
+
+
+def _path(value: Any) -> Path:
+    return Path(_text(value)).expanduser()
+
+
+def _secret(value: Any) -> Secret:
+    return Secret(_text(value))
+
+
+def _optional(parse: Parser) -> Parser:
+    def wrapped(value: Any) -> Any:
+        return None if value is None or value == "" else parse(value)
+
+    return wrapped
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    parse: Parser
+    default: Any
+    help: str
+
+    @property
+    def env(self) -> str:
+        return "EDGE_" + self.name.upper()
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("data_dir", _path, Path("./edge-data"), "Folder holding the database, keys and files"),
+    Setting("host", _text, "127.0.0.1", "Address to listen on; 0.0.0.0 to serve the LAN"),
+    Setting("port", _int_range(1, 65535), 8080, "HTTP port"),
+    Setting(
+        "public_url",
+        _optional(_text),
+        None,
+        "URL clients use to reach this server (default: http://HOST:PORT)",
+    ),
+    Setting("log_format", _choice("text", "json"), "text", "Log line format: text or json"),
+    Setting(
+        "log_level",
+        _choice("debug", "info", "warning", "error"),
+        "info",
+        "Least severe level logged",
+    ),
+    Setting("admin_email", _text, "admin@localhost", "E-mail of the first staff account"),
+    Setting(
+        "admin_password",
+        _optional(_secret),
+        None,
+        "Password of the first staff account (default: generated and printed once)",
+    ),
+    Setting(
+        "max_body_bytes",
+        _int_range(1024, 1 << 34),
+        16 * 1024 * 1024,
+        "Largest request body accepted, in bytes",
+    ),
+    Setting(
+        "shutdown_timeout",
+        _int_range(1, 600),
+        10,
+        "Seconds to let in-flight requests finish on SIGTERM",
+    ),
+    Setting(
+        "security_contact",
+        _optional(_text),
+        None,
+        "security.txt Contact (default: mailto:ADMIN_EMAIL)",
+    ),
+    Setting(
+        "security_expires_days",
+        _int_range(1, 365),
+        180,
+        "security.txt Expires, in days from the time it is served",
+    ),
+    Setting("security_languages", _text, "en", "security.txt Preferred-Languages"),
+)
+BY_NAME = {s.name: s for s in SETTINGS}
+
+
+@dataclass(frozen=True)
+class Config:
+    data_dir: Path
+    host: str
+    port: int
+    public_url: str | None
+    log_format: str
+    log_level: str
+    admin_email: str
+    admin_password: Secret | None
+    max_body_bytes: int
+    shutdown_timeout: int
+    security_contact: str | None
+    security_expires_days: int
+    security_languages: str
+
+    @property
+    def base_url(self) -> str:
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def contact(self) -> str:
+        return self.security_contact or f"mailto:{self.admin_email}"
+
+
+def load(
+    flags: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    config_file: Path | None = None,
+) -> Config:
+    """Build the config from the four layers, validating every value that was given."""
+    values: dict[str, Any] = {s.name: s.default for s in SETTINGS}
+    if config_file is not None:
+        values.update(_parse_layer(_read_file(config_file), lambda s: f"{s.name} in {config_file}"))
+    environ = env or {}
+    from_env = {s.name: environ[s.env] for s in SETTINGS if s.env in environ}
+    values.update(_parse_layer(from_env, lambda s: f"{s.name} ({s.env})"))
+    given = {k: v for k, v in (flags or {}).items() if v is not None and k in BY_NAME}
+    values.update(_parse_layer(given, lambda s: f"{s.name} ({s.flag})"))
+    return Config(**values)
+
+
+def _parse_layer(raw: Mapping[str, Any], where: Callable[[Setting], str]) -> dict[str, Any]:
+    parsed = {}
+    for name, value in raw.items():
+        setting = BY_NAME[name]
+        try:
+            parsed[name] = setting.parse(value)
+        except ValueError as exc:
+            raise ConfigError(f"invalid setting {where(setting)}: {exc}") from None
+    return parsed
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+    unknown = sorted(set(data) - set(BY_NAME))
+    if unknown:
+        raise ConfigError(f"unknown setting {unknown[0]} in {path}")
+    return data
+
+
+def settings_table() -> str:
+    """The README's configuration table, rendered from the declarations (a test compares)."""
+    rows = ["| Setting | Flag | Environment | Default | Meaning |", "|---|---|---|---|---|"]
+    for s in SETTINGS:
+        default = "(none)" if s.default is None else f"`{s.default}`"
+        rows.append(f"| `{s.name}` | `{s.flag}` | `{s.env}` | {default} | {s.help} |")
+    return "\n".join(rows)

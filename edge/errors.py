@@ -1,0 +1,61 @@
+"""Domain errors. They carry a public message and, apart from it, a private cause.
+
+No HTTP types here: `api/errors.py` is the one map from these classes to status codes.
+"""
+
+from __future__ import annotations
+
+
+class EdgeError(Exception):
+    """Base of every error whose message may be shown to the caller."""
+
+    def __init__(self, message: str, *, cause: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.cause = cause
+
+
+class ValidationError(EdgeError):
+    """A value breaks a rule (range, format, policy): `<field>: <message>`."""
+
+    def __init__(self, field: str | None, message: str, *, cause: str | None = None) -> None:
+        text = f"{field}: {message}" if field else message
+        super().__init__(text, cause=cause)
+        self.field = field
+
+
+class SchemaError(EdgeError):
+    """The request does not have the declared shape (missing field, wrong type, unknown field)."""
+
+
+class NotFound(EdgeError):
+    pass
+
+
+class Conflict(EdgeError):
+    pass
+
+
+class AliasTaken(Conflict):
+    def __init__(self, alias: str) -> None:
+        super().__init__(f"alias: '{alias}' is already taken")
+
+
+class DeleteProtected(Conflict):
+    def __init__(self, kind: str) -> None:
+        super().__init__(
+            f"{kind} is delete protected: set is_delete_protected to false first, "
+            "or pass force=true as an admin"
+        )
+
+
+class Denied(EdgeError):
+    """Authenticated, but not permitted."""
+
+
+class Unauthenticated(EdgeError):
+    """No valid credentials, or the session has ended."""
+
+
+class Unavailable(EdgeError):
+    """The service cannot serve this now (shutting down, overloaded)."""

@@ -1,0 +1,127 @@
+"""Value rules shared by every resource: names, aliases, tags, locales, addresses, ranges.
+
+Each rule returns the normalized value or raises ValidationError naming the field.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from edge import ids
+from edge.errors import ValidationError
+
+MAX_NAME = 128
+MAX_DESCRIPTION = 2048
+MAX_TAGS = 64
+MAX_TAG = 128
+_ALIAS = re.compile(r"^[a-z0-9][a-z0-9_\-]{1,62}$")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
+_LOCALE = re.compile(r"^[a-z]{2,3}(-[A-Z][a-z]{3})?(-([A-Z]{2}|[0-9]{3}))?$")
+_ORG_NAME_PUNCT = set(" .,_-")
+
+
+def text(field: str, value: Any, *, max_length: int = MAX_NAME, required: bool = True) -> str:
+    if not isinstance(value, str):
+        raise ValidationError(field, "must be a string")
+    stripped: str = value.strip()
+    if required and not stripped:
+        raise ValidationError(field, "must not be empty")
+    if len(stripped) > max_length:
+        raise ValidationError(field, f"must be at most {max_length} characters")
+    return stripped
+
+
+def org_name(field: str, value: Any) -> str:
+    """Letters, digits, spaces, period, comma, underscore and hyphen only."""
+    name = text(field, value)
+    if not all(ch.isalnum() or ch in _ORG_NAME_PUNCT for ch in name):
+        raise ValidationError(
+            field,
+            "may contain only letters, digits, spaces, periods, commas, underscores and hyphens",
+        )
+    return name
+
+
+def alias(field: str, value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    name = text(field, value, max_length=63).lower()
+    if not _ALIAS.match(name):
+        raise ValidationError(
+            field,
+            "must be 2 to 63 lowercase letters, digits, hyphens or underscores, "
+            "starting with a letter or digit",
+        )
+    if ids.looks_like_id(value.strip()):
+        raise ValidationError(field, "must not look like an ID")
+    return name
+
+
+def tags(field: str, value: Any) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+        raise ValidationError(field, "must be a list of strings")
+    cleaned = list(dict.fromkeys(t.strip() for t in value if t.strip()))
+    if len(cleaned) > MAX_TAGS:
+        raise ValidationError(field, f"must have at most {MAX_TAGS} tags")
+    if any(len(t) > MAX_TAG for t in cleaned):
+        raise ValidationError(field, f"each tag must be at most {MAX_TAG} characters")
+    return cleaned
+
+
+def normalize_locale(value: Any) -> Any:
+    """'en_us' -> 'en-US', 'zh_hant_tw' -> 'zh-Hant-TW'; anything else is returned as given."""
+    if not isinstance(value, str):
+        return value
+    parts = [p for p in value.strip().replace("_", "-").split("-") if p]
+    if not parts:
+        return value
+    out = [parts[0].lower()]
+    for part in parts[1:]:
+        out.append(part.title() if len(part) == 4 else part.upper())
+    return "-".join(out)
+
+
+def locale(field: str, value: Any) -> str:
+    normalized = normalize_locale(value)
+    if not isinstance(normalized, str) or not _LOCALE.match(normalized):
+        raise ValidationError(field, "must be a locale such as en-US")
+    return normalized
+
+
+def email(field: str, value: Any) -> str:
+    address = text(field, value, max_length=254)
+    if not _EMAIL.match(address):
+        raise ValidationError(field, "must be an e-mail address")
+    return address
+
+
+def integer(field: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(field, "must be a whole number")
+    if not low <= value <= high:
+        raise ValidationError(field, f"must be between {low} and {high}")
+    return value
+
+
+def boolean(field: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValidationError(field, "must be true or false")
+    return value
+
+
+def mapping(field: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValidationError(field, "must be an object")
+    return value
+
+
+def choices(field: str, value: Any, allowed: tuple[str, ...]) -> list[str]:
+    if not isinstance(value, list) or not value:
+        raise ValidationError(field, f"must be a non-empty list drawn from {', '.join(allowed)}")
+    for item in value:
+        if item not in allowed:
+            raise ValidationError(field, f"'{item}' is not one of {', '.join(allowed)}")
+    return list(dict.fromkeys(value))

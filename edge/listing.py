@@ -1,0 +1,82 @@
+"""The list engine's rules: limits, continuation keys, and what a resource may be listed by.
+
+Continuation keys are signed with the installation's HMAC key, so a client can hand one
+back but cannot forge or edit it to read past its filters.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from typing import Any
+
+from edge.errors import ValidationError
+from storage.listing import OPS_BY_KIND, Filter, ListQuery, Page, Table
+
+__all__ = [
+    "Filter",
+    "ListQuery",
+    "Page",
+    "Table",
+    "OPS_BY_KIND",
+    "CursorCodec",
+    "MIN_LIMIT",
+    "MAX_LIMIT",
+    "DEFAULT_LIMIT",
+    "check_query",
+]
+
+MIN_LIMIT, MAX_LIMIT, DEFAULT_LIMIT = 1, 1000, 100
+KEY_FIELD = "last_evaluated_key"
+
+
+class CursorCodec:
+    def __init__(self, secret: bytes) -> None:
+        self._secret = secret
+
+    def encode(self, resource: str, query: ListQuery, last: tuple[Any, str]) -> dict[str, Any]:
+        value, row_id = last
+        return {"id": row_id, "v": value, "sig": self._sign(resource, query, value, row_id)}
+
+    def decode(self, resource: str, query: ListQuery, text: str) -> tuple[Any, str]:
+        try:
+            key = json.loads(text)
+        except (ValueError, TypeError):
+            raise ValidationError(KEY_FIELD, "must be valid JSON") from None
+        if not self._well_formed(key):
+            raise ValidationError(KEY_FIELD, "is not a continuation key of this list")
+        expected = self._sign(resource, query, key["v"], key["id"])
+        if not hmac.compare_digest(expected, key["sig"]):
+            raise ValidationError(KEY_FIELD, "is not a continuation key of this list")
+        return key["v"], key["id"]
+
+    @staticmethod
+    def _well_formed(key: Any) -> bool:
+        return (
+            isinstance(key, dict)
+            and set(key) == {"id", "v", "sig"}
+            and isinstance(key["id"], str)
+            and isinstance(key["sig"], str)
+            and (key["v"] is None or isinstance(key["v"], str | int | float))
+        )
+
+    def _sign(self, resource: str, query: ListQuery, value: Any, row_id: str) -> str:
+        message = json.dumps([resource, query.order_by, query.desc, value, row_id])
+        digest = hmac.new(self._secret, message.encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest[:18]).decode()
+
+
+def check_query(table: Table, query: ListQuery) -> None:
+    """Reject a sort or search field the resource does not offer, naming it."""
+    sortable = {n for n, f in table.fields.items() if f.sortable and f.kind != "tags"}
+    column, _, key = query.order_by.partition(".")
+    if query.order_by not in sortable and not (key and column in table.json_columns):
+        raise ValidationError("order_by", f"cannot sort by '{query.order_by}'")
+    for name in query.search_fields:
+        if name not in table.fts_columns:
+            choices = ", ".join(table.fts_columns) or "nothing"
+            raise ValidationError(
+                "search_fields", f"'{name}' is not searchable (choose from {choices})"
+            )

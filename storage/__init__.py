@@ -1,0 +1,1 @@
+"""Storage: the SQLite schema, migrations and queries. Imports neither `api` nor `edge`."""

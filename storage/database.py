@@ -1,0 +1,76 @@
+"""The database: one writer thread beside reader connections.
+
+Point queries run inline on the event loop's own reader (about 5 us); scans, counts and
+full-text searches go to a small pool of worker threads, each with its own connection,
+so a long query never stalls the loop (apsw releases the GIL inside SQLite).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+import apsw
+
+from storage import migrate
+from storage.pragmas import configure
+from storage.writer import WriteFn, Writer
+
+T = TypeVar("T")
+ReadFn = Callable[[apsw.Connection], T]
+SCAN_WORKERS = 2
+
+
+class Database:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._writer = Writer(path)
+        self._local = threading.local()
+        self._connections: list[apsw.Connection] = []
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(SCAN_WORKERS, thread_name_prefix="edge-reader")
+
+    @classmethod
+    def open(cls, path: Path) -> Database:
+        """Open (creating if needed) and bring the schema up to date before any use."""
+        migrate.apply_pending(path)
+        db = cls(path)
+        db._writer.start()
+        return db
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        self._writer.stop()
+        with self._lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+
+    async def write(self, fn: WriteFn[T]) -> T:
+        return await self._writer.run(fn)
+
+    def write_sync(self, fn: WriteFn[T]) -> T:
+        return self._writer.run_sync(fn)
+
+    def read(self, fn: ReadFn[T]) -> T:
+        """A short query on this thread's reader connection."""
+        return fn(self._reader())
+
+    async def scan(self, fn: ReadFn[T]) -> T:
+        """A longer query on a worker thread, so the event loop keeps serving."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, lambda: fn(self._reader()))
+
+    def _reader(self) -> apsw.Connection:
+        conn: apsw.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READWRITE)
+            configure(conn, writer=False)
+            self._local.conn = conn
+            with self._lock:
+                self._connections.append(conn)
+        return conn

@@ -1,0 +1,48 @@
+"""Names inside the data folder, in one place so backup, restore and check agree on them."""
+
+import os
+from pathlib import Path
+
+DATABASE_FILE = "edge.db"
+KEYS_DIR = "keys"
+BLOBS_DIR = "blobs"
+CA_DIR = "ca"
+OUTBOX_DIR = "outbox"
+TMP_DIR = "tmp"
+INITIAL_ADMIN_FILE = "initial-admin.txt"
+SECRET_FILE_MODE = 0o600
+SECRET_DIR_MODE = 0o700
+
+
+def database_path(data_dir: Path) -> Path:
+    return data_dir / DATABASE_FILE
+
+
+def keys_dir(data_dir: Path) -> Path:
+    return data_dir / KEYS_DIR
+
+
+def prepare(data_dir: Path) -> None:
+    """Create the data folder and its sub-folders; secrets live in owner-only folders."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    for name in (BLOBS_DIR, OUTBOX_DIR, TMP_DIR):
+        (data_dir / name).mkdir(exist_ok=True)
+    for name in (KEYS_DIR, CA_DIR):
+        path = data_dir / name
+        path.mkdir(mode=SECRET_DIR_MODE, exist_ok=True)
+        path.chmod(SECRET_DIR_MODE)
+
+
+def write_secret(path: Path, content: bytes) -> None:
+    """Write a secret file with owner-only permissions from the first byte (temp then rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = _open_private(tmp)
+    with open(fd, "wb") as handle:
+        handle.write(content)
+        handle.flush()
+        os.fsync(handle.fileno())
+    tmp.replace(path)
+
+
+def _open_private(path: Path) -> int:
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, SECRET_FILE_MODE)

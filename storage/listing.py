@@ -1,0 +1,198 @@
+"""The list engine's SQL half: filters, full-text search, ordering and keyset pages.
+
+Every list endpoint describes its table once (a `Table`: the fields it may filter and
+sort on, their kinds and SQL expressions, its FTS5 table) and passes a `ListQuery`.
+Only whitelisted field expressions ever reach SQL; every value is a bound parameter.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import apsw
+
+from storage.rows import Row, many, scalar
+
+KINDS = ("id", "text", "bool", "datetime", "tags", "number", "json")
+OPS_BY_KIND: dict[str, tuple[str, ...]] = {
+    "id": ("eq",),
+    "text": ("eq", "regex", "sw", "contains"),
+    "bool": ("eq",),
+    "datetime": ("eq", "gte", "lte", "gt", "lt"),
+    "tags": ("eq", "contains", "contains_any"),
+    "number": ("eq", "gte", "lte", "gt", "lt"),
+    "json": ("eq", "gte", "lte", "gt", "lt", "regex", "sw", "contains"),
+}
+_JSON_KEY = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
+_COMPARE = {"eq": "=", "gte": ">=", "lte": "<=", "gt": ">", "lt": "<"}
+
+
+@dataclass(frozen=True)
+class Field:
+    kind: str
+    sql: str
+    sortable: bool = True
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    fields: dict[str, Field]
+    fts: str | None = None
+    fts_columns: tuple[str, ...] = ()
+    json_columns: tuple[str, ...] = ()
+
+    def kinds(self) -> dict[str, str]:
+        return {name: f.kind for name, f in self.fields.items()}
+
+
+@dataclass(frozen=True)
+class Filter:
+    field: str
+    op: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    limit: int = 100
+    order_by: str = "created_date"
+    desc: bool = False
+    filters: tuple[Filter, ...] = ()
+    search: str | None = None
+    search_fields: tuple[str, ...] = ()
+    after: tuple[Any, str] | None = None
+    offset: int = 0
+    object_count: bool = False
+    page_count: bool = False
+
+    @property
+    def counts_only(self) -> bool:
+        return self.object_count or self.page_count
+
+
+@dataclass
+class Page:
+    rows: list[Row]
+    more: bool
+    last: tuple[Any, str] | None = None
+    total: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Where:
+    clauses: list[str] = field(default_factory=list)
+    params: list[Any] = field(default_factory=list)
+
+    def add(self, clause: str, *params: Any) -> None:
+        self.clauses.append(clause)
+        self.params.extend(params)
+
+    def sql(self) -> str:
+        return " AND ".join(self.clauses) if self.clauses else "1"
+
+
+def expression(table: Table, name: str) -> str:
+    """The SQL for a whitelisted field or a `<json column>.<key>` custom attribute."""
+    if name in table.fields:
+        return table.fields[name].sql
+    column, _, key = name.partition(".")
+    if column in table.json_columns and _JSON_KEY.match(key):
+        return f"json_extract({column}, '$.\"{key}\"')"
+    raise KeyError(name)
+
+
+def fetch(
+    conn: apsw.Connection,
+    table: Table,
+    query: ListQuery,
+    scope: str = "1",
+    scope_params: tuple[Any, ...] = (),
+) -> Page:
+    where = _build_where(table, query, scope, scope_params)
+    if query.counts_only:
+        total = count(conn, table, where)
+        return Page([], False, None, total)
+    order = f"coalesce({expression(table, query.order_by)}, '')"
+    direction = "DESC" if query.desc else "ASC"
+    if query.after is not None:
+        where.add(f"({order}, {table.name}.id) {'<' if query.desc else '>'} (?, ?)", *query.after)
+    sql = (
+        f"SELECT {table.name}.*, {order} AS __sort FROM {table.name} WHERE {where.sql()}"
+        f" ORDER BY __sort {direction}, {table.name}.id {direction} LIMIT ? OFFSET ?"
+    )
+    rows = many(conn, sql, (*where.params, query.limit + 1, query.offset))
+    more = len(rows) > query.limit
+    rows = rows[: query.limit]
+    last = (rows[-1]["__sort"], rows[-1]["id"]) if more and rows else None
+    for row in rows:
+        del row["__sort"]
+    return Page(rows, more, last)
+
+
+def count(conn: apsw.Connection, table: Table, where: _Where) -> int:
+    return int(scalar(conn, f"SELECT count(*) FROM {table.name} WHERE {where.sql()}", where.params))
+
+
+def _build_where(
+    table: Table, query: ListQuery, scope: str, scope_params: tuple[Any, ...]
+) -> _Where:
+    where = _Where()
+    where.add(f"({scope})", *scope_params)
+    for item in query.filters:
+        _add_filter(where, table, item)
+    if query.search:
+        _add_search(where, table, query.search, query.search_fields)
+    return where
+
+
+def _add_filter(where: _Where, table: Table, item: Filter) -> None:
+    sql = expression(table, item.field)
+    kind = table.fields[item.field].kind if item.field in table.fields else "json"
+    if kind == "tags":
+        _add_tags(where, sql, item)
+    elif item.op == "regex":
+        where.add(f"regexp(?, {sql})", item.value)
+    elif item.op == "sw":
+        where.add(f"substr(lower({sql}), 1, length(?)) = lower(?)", item.value, item.value)
+    elif item.op == "contains":
+        where.add(f"instr(lower({sql}), lower(?)) > 0", item.value)
+    elif kind == "text" and item.op == "eq":
+        where.add(f"lower({sql}) = lower(?)", item.value)
+    elif kind == "datetime" and item.op == "eq" and isinstance(item.value, tuple):
+        where.add(f"{sql} BETWEEN ? AND ?", *item.value)
+    else:
+        where.add(f"{sql} {_COMPARE[item.op]} ?", item.value)
+
+
+def _add_tags(where: _Where, sql: str, item: Filter) -> None:
+    wanted = list(item.value)
+    marks = ", ".join("?" for _ in wanted)
+    has = f"(SELECT count(DISTINCT value) FROM json_each({sql}) WHERE value IN ({marks}))"
+    if item.op == "contains_any":
+        where.add(f"{has} > 0", *wanted)
+    elif item.op == "contains":
+        where.add(f"{has} = ?", *wanted, len(set(wanted)))
+    else:
+        where.add(
+            f"{has} = ? AND json_array_length({sql}) = ?",
+            *wanted,
+            len(set(wanted)),
+            len(set(wanted)),
+        )
+
+
+def _add_search(where: _Where, table: Table, text: str, fields: tuple[str, ...]) -> None:
+    terms = re.findall(r"\w+", text)
+    if table.fts is None or not terms:
+        where.add("0")
+        return
+    match = " ".join('"' + t.replace('"', '""') + '"*' for t in terms)
+    if fields:
+        match = "{" + " ".join(fields) + "} : (" + match + ")"
+    where.add(
+        f"{table.name}.rowid IN (SELECT rowid FROM {table.fts} WHERE {table.fts} MATCH ?)", match
+    )

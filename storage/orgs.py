@@ -1,0 +1,72 @@
+"""Organizations."""
+
+from __future__ import annotations
+
+import apsw
+
+from storage.listing import Field, Table
+from storage.rows import Row, insert, one, update
+
+COLUMNS = (
+    "id",
+    "name",
+    "name_folded",
+    "alias",
+    "description",
+    "tags",
+    "is_active",
+    "is_delete_protected",
+    "settings",
+    "created_date",
+    "created_by",
+    "last_updated_date",
+    "last_updated_by",
+)
+
+
+def create(conn: apsw.Connection, values: Row) -> None:
+    insert(conn, "orgs", values)
+
+
+def get(conn: apsw.Connection, org_id: str) -> Row | None:
+    return one(conn, "SELECT * FROM orgs WHERE id = ?", (org_id,))
+
+
+def patch(conn: apsw.Connection, org_id: str, values: Row) -> bool:
+    return update(conn, "orgs", "id", org_id, values) == 1
+
+
+def delete(conn: apsw.Connection, org_id: str) -> bool:
+    conn.execute("DELETE FROM aliases WHERE owner_id = ?", (org_id,))
+    conn.execute("DELETE FROM orgs WHERE id = ?", (org_id,))
+    return conn.changes() == 1
+
+
+def _column(kind: str, name: str, sortable: bool = True) -> Field:
+    return Field(kind, f"orgs.{name}", sortable)
+
+
+def _setting(kind: str, name: str) -> Field:
+    return Field(kind, f"json_extract(orgs.settings, '$.{name}')")
+
+
+LIST = Table(
+    "orgs",
+    {
+        "id": _column("id", "id"),
+        "name": _column("text", "name"),
+        "alias": _column("text", "alias"),
+        "description": _column("text", "description"),
+        "tags": _column("tags", "tags", sortable=False),
+        "is_active": _column("bool", "is_active"),
+        "is_delete_protected": _column("bool", "is_delete_protected"),
+        "created_date": _column("datetime", "created_date"),
+        "created_by": _column("id", "created_by"),
+        "last_updated_date": _column("datetime", "last_updated_date"),
+        "last_updated_by": _column("id", "last_updated_by"),
+        "mfa_required": _setting("bool", "mfa_required"),
+        "default_locale": _setting("text", "default_locale"),
+    },
+    fts="orgs_fts",
+    fts_columns=("name", "alias", "description", "tags"),
+)

@@ -1,0 +1,32 @@
+"""Every connection's pragmas, in one function, so readers and the writer cannot drift apart."""
+
+import re
+from typing import Any
+
+import apsw
+
+BUSY_TIMEOUT_MS = 5000
+
+
+def _regexp(pattern: Any, value: Any) -> int:
+    if value is None:
+        return 0
+    return int(re.search(str(pattern), str(value)) is not None)
+
+
+def configure(conn: apsw.Connection, *, writer: bool) -> None:
+    """WAL, foreign keys, a busy timeout; the writer also turns off automatic checkpoints.
+
+    Automatic checkpoints run inside an ordinary commit and cause the long write tail;
+    the writer runs them itself in the background instead (see storage/writer.py).
+    """
+    conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA synchronous = FULL")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    conn.create_scalar_function("regexp", _regexp, 2, deterministic=True)
+    if writer:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA wal_autocheckpoint = 0")
+    else:
+        conn.execute("PRAGMA query_only = ON")

@@ -1,0 +1,154 @@
+"""The one writer: a thread that owns the write connection and commits in groups.
+
+Every write is a function of a connection. Jobs that arrive while a commit is running are
+run together in the next transaction, each inside its own savepoint, so one failing job
+rolls back alone while the others share a single durable commit (one fsync for many writes).
+The thread also runs WAL checkpoints when it is idle, so no request pays for one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import apsw
+
+from storage.pragmas import configure
+
+T = TypeVar("T")
+WriteFn = Callable[[apsw.Connection], T]
+MAX_BATCH = 256
+IDLE_CHECKPOINT_SECONDS = 1.0
+
+log = logging.getLogger("edge.storage")
+
+
+@dataclass
+class _Job:
+    fn: Callable[[apsw.Connection], Any]
+    future: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future)
+
+
+class Writer:
+    """Serializes all writes through one connection on one thread."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="edge-writer", daemon=True)
+        self._dirty = False
+
+    def start(self) -> None:
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            raise self._error
+
+    def submit(self, fn: WriteFn[T]) -> concurrent.futures.Future[T]:
+        job = _Job(fn)
+        self._queue.put(job)
+        return job.future
+
+    async def run(self, fn: WriteFn[T]) -> T:
+        return await asyncio.wrap_future(self.submit(fn))
+
+    def run_sync(self, fn: WriteFn[T]) -> T:
+        return self.submit(fn).result()
+
+    def stop(self) -> None:
+        """Finish every queued job, checkpoint and truncate the WAL, close the connection."""
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            conn = apsw.Connection(str(self._path))
+            configure(conn, writer=True)
+        except BaseException as exc:  # reported to start()
+            self._error = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        try:
+            self._loop(conn)
+        finally:
+            self._checkpoint(conn, "TRUNCATE")
+            conn.close()
+
+    def _loop(self, conn: apsw.Connection) -> None:
+        while True:
+            try:
+                first = self._queue.get(timeout=IDLE_CHECKPOINT_SECONDS)
+            except queue.Empty:
+                if self._dirty:
+                    self._checkpoint(conn, "PASSIVE")
+                continue
+            batch, stop = self._drain(first)
+            if batch:
+                self._commit(conn, batch)
+            if stop:
+                return
+
+    def _drain(self, first: _Job | None) -> tuple[list[_Job], bool]:
+        if first is None:
+            return [], True
+        batch = [first]
+        while len(batch) < MAX_BATCH:
+            try:
+                job = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if job is None:
+                return batch, True
+            batch.append(job)
+        return batch, False
+
+    def _commit(self, conn: apsw.Connection, batch: list[_Job]) -> None:
+        outcomes: list[tuple[_Job, Any, BaseException | None]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for job in batch:
+                outcomes.append(self._run_job(conn, job))
+            conn.execute("COMMIT")
+            self._dirty = True
+        except BaseException as exc:  # the whole transaction failed: every job fails with it
+            if not conn.getautocommit():
+                conn.execute("ROLLBACK")
+            log.exception("write transaction failed")
+            for job in batch:
+                job.future.set_exception(exc)
+            return
+        for job, result, error in outcomes:
+            if error is None:
+                job.future.set_result(result)
+            else:
+                job.future.set_exception(error)
+
+    @staticmethod
+    def _run_job(conn: apsw.Connection, job: _Job) -> tuple[_Job, Any, BaseException | None]:
+        conn.execute("SAVEPOINT job")
+        try:
+            result = job.fn(conn)
+        except Exception as exc:
+            conn.execute("ROLLBACK TO job")
+            conn.execute("RELEASE job")
+            return job, None, exc
+        conn.execute("RELEASE job")
+        return job, result, None
+
+    def _checkpoint(self, conn: apsw.Connection, mode: str) -> None:
+        try:
+            conn.execute(f"PRAGMA wal_checkpoint({mode})")
+            self._dirty = False
+        except apsw.Error:
+            log.warning("WAL checkpoint (%s) did not complete", mode)
