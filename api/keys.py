@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from edge.principal import Principal
 from edge.services import Services
 
 SERVICES = web.AppKey("services", Services)
-REQUEST_ID = "edge.request_id"
-PRINCIPAL = "edge.principal"
+REQUEST_ID = web.RequestKey("request_id", str)
+PRINCIPAL = web.RequestKey("principal", Principal)

@@ -8,7 +8,8 @@ import apsw
 BUSY_TIMEOUT_MS = 5000
 
 
-def _regexp(pattern: Any, value: Any) -> int:
+def _regexp(*args: Any) -> int:
+    pattern, value = args
     if value is None:
         return 0
     return int(re.search(str(pattern), str(value)) is not None)

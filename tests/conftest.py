@@ -1,0 +1,118 @@
+"""Shared fixtures: a migrated template data folder built once from code, copied per test.
+
+Every test gets its own data folder, database and app; nothing mutable is shared.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient
+
+from edge import clock
+from edge.app import Site, create_app, open_site
+from edge.config import Config, load
+
+STAFF_PASSWORD = "staff-password-for-tests"
+STAFF_EMAIL = "ops@example.test"
+
+
+def make_config(data_dir: Path, **overrides: Any) -> Config:
+    env = {"EDGE_ADMIN_PASSWORD": STAFF_PASSWORD, "EDGE_ADMIN_EMAIL": STAFF_EMAIL}
+    flags = {"data_dir": str(data_dir), **{k: str(v) for k, v in overrides.items()}}
+    return load(flags, env)
+
+
+@pytest.fixture(scope="session")
+def template_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data folder prepared once: keys, migrated database, first staff account."""
+    folder = tmp_path_factory.mktemp("template") / "data"
+    site = open_site(make_config(folder))
+    site.services.db.close()
+    return folder
+
+
+@pytest.fixture
+def data_dir(template_dir: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "data"
+    shutil.copytree(template_dir, target)
+    return target
+
+
+@pytest.fixture
+def config(data_dir: Path) -> Config:
+    return make_config(data_dir)
+
+
+@pytest.fixture
+def site(config: Config) -> Iterator[Site]:
+    opened = open_site(config)
+    yield opened
+    opened.services.db.close()  # idempotent: the app's cleanup may have closed it already
+
+
+@pytest.fixture
+def app(site: Site) -> web.Application:
+    return create_app(site)
+
+
+@pytest.fixture
+async def client(aiohttp_client: Any, app: web.Application) -> TestClient:  # type: ignore[type-arg]
+    return await aiohttp_client(app)
+
+
+@pytest.fixture(autouse=True)
+def real_clock() -> Iterator[None]:
+    clock.reset()
+    yield
+    clock.reset()
+
+
+@dataclass
+class Api:
+    """A thin helper over the test client: sign in, call with a token, read JSON."""
+
+    client: TestClient  # type: ignore[type-arg]
+
+    async def token(
+        self, username: str = "admin", password: str = STAFF_PASSWORD, **form: str
+    ) -> str:
+        response = await self.client.post(
+            "/v2/auth/token",
+            data={"grant_type": "password", "username": username, "password": password, **form},
+        )
+        body = await response.json()
+        assert response.status == 201, body
+        return str(body["access_token"])
+
+    async def call(
+        self, method: str, path: str, token: str | None = None, **kwargs: Any
+    ) -> tuple[int, Any]:
+        headers = dict(kwargs.pop("headers", {}))
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        response = await self.client.request(method, path, headers=headers, **kwargs)
+        if response.content_type == "application/json":
+            return response.status, await response.json()
+        return response.status, await response.text()
+
+    async def create_org(self, token: str, **body: Any) -> str:
+        status, reply = await self.call("POST", "/v2/orgs", token, json=body)
+        assert status == 201, reply
+        return str(reply["org"]["id"])
+
+
+@pytest.fixture
+def api(client: TestClient) -> Api:  # type: ignore[type-arg]
+    return Api(client)
+
+
+@pytest.fixture
+async def staff_token(api: Api) -> str:
+    return await api.token()
