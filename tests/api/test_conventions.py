@@ -1,0 +1,164 @@
+"""Interface conventions every endpoint shares: the Status payload and its status codes.
+
+Sweeps the router, so a new route is checked without a new test.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from edge.app import ROUTES, create_app, open_site
+from tests.conftest import Api, make_config
+
+PROTECTED = [r for r in ROUTES if r.auth != "public"]
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def concrete(path: str) -> str:
+    return re.sub(r"{\w+}", "abcdefghijklmnop", path)
+
+
+def assert_status_payload(body: Any) -> None:
+    assert isinstance(body, dict) and set(body) == {"message"}, body
+    assert isinstance(body["message"], str) and body["message"]
+
+
+async def test_unknown_route_is_404_json(api: Api) -> None:
+    status, body = await api.call("GET", "/v2/no-such-thing")
+    assert status == 404
+    assert body == {"message": "Not found: GET /v2/no-such-thing"}
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.path}")
+async def test_wrong_method_is_405_with_allow(api: Api, route: Any) -> None:
+    allowed = {r.method for r in ROUTES if r.path == route.path}
+    wrong = next(m for m in METHODS if m not in allowed and not (m == "GET" and "HEAD" in allowed))
+    status, body = await api.call(wrong, concrete(route.path))
+    assert status == 405
+    assert_status_payload(body)
+
+
+@pytest.mark.parametrize("route", PROTECTED, ids=lambda r: f"{r.method} {r.path}")
+async def test_protected_routes_need_a_token(api: Api, route: Any) -> None:
+    status, body = await api.call(route.method, concrete(route.path))
+    assert status == 401
+    assert_status_payload(body)
+
+
+@pytest.mark.parametrize("token", ["garbage", "a.b.c", "eyJhbGciOiJub25lIn0.e30."])
+async def test_invalid_tokens_are_401(api: Api, token: str) -> None:
+    status, body = await api.call("GET", "/v2/orgs", token)
+    assert status == 401
+    assert_status_payload(body)
+
+
+async def test_malformed_json_is_400(api: Api, staff_token: str) -> None:
+    status, body = await api.call(
+        "POST",
+        "/v2/orgs",
+        staff_token,
+        data=b"{not json",
+        headers={"Content-Type": "application/json"},
+    )
+    assert (status, body) == (400, {"message": "body: is not valid JSON"})
+
+
+async def test_json_that_is_not_an_object_is_400(api: Api, staff_token: str) -> None:
+    status, body = await api.call("POST", "/v2/orgs", staff_token, json=["a"])
+    assert (status, body) == (400, {"message": "body: must be a JSON object"})
+
+
+async def test_wrong_content_type_is_400(api: Api, staff_token: str) -> None:
+    status, body = await api.call(
+        "POST",
+        "/v2/orgs",
+        staff_token,
+        data=b"name=x",
+        headers={"Content-Type": "text/plain"},
+    )
+    assert status == 400
+    assert body == {"message": "Content-Type must be application/json"}
+
+
+async def test_form_endpoint_rejects_json(api: Api) -> None:
+    status, body = await api.call("POST", "/v2/auth/token", json={"grant_type": "password"})
+    assert status == 400
+    assert "Content-Type" in body["message"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ({}, "name: is required"),
+        ({"name": 5}, "name: must be of type string"),
+        ({"name": "ok", "colour": "red"}, "colour: is not a known field"),
+        ({"name": "ok", "tags": ["a", 1]}, "tags.1: must be of type string"),
+    ],
+)
+async def test_schema_failures_are_406(
+    api: Api, staff_token: str, payload: dict[str, Any], message: str
+) -> None:
+    status, body = await api.call("POST", "/v2/orgs", staff_token, json=payload)
+    assert (status, body) == (406, {"message": message})
+
+
+async def test_value_rule_failures_are_400_naming_the_field(api: Api, staff_token: str) -> None:
+    status, body = await api.call(
+        "POST", "/v2/orgs", staff_token, json={"name": "ok", "session_expire_mins": 2}
+    )
+    assert (status, body) == (400, {"message": "session_expire_mins: must be between 3 and 15"})
+
+
+async def test_conflict_is_409(api: Api, staff_token: str) -> None:
+    await api.create_org(staff_token, name="First", alias="same")
+    status, body = await api.call(
+        "POST", "/v2/orgs", staff_token, json={"name": "Second", "alias": "SAME"}
+    )
+    assert status == 409
+    assert_status_payload(body)
+
+
+async def test_unknown_list_parameter_is_400(api: Api, staff_token: str) -> None:
+    status, body = await api.call("GET", "/v2/orgs?colour=red", staff_token)
+    assert (status, body) == (400, {"message": "colour: is not a query parameter of this list"})
+
+
+async def test_oversized_body_is_413(aiohttp_client: Any, tmp_path: Path) -> None:
+    site = open_site(make_config(tmp_path / "small", max_body_bytes=2048))
+    api = Api(await aiohttp_client(create_app(site)))
+    token = await api.token()
+    status, body = await api.call(
+        "POST", "/v2/orgs", token, json={"name": "big", "description": "x" * 5000}
+    )
+    assert (status, body) == (413, {"message": "Request body is larger than 2048 bytes"})
+    status, _ = await api.call("GET", "/v2/health")
+    assert status == 200
+
+
+async def test_unexpected_error_is_a_safe_500_with_request_id(
+    aiohttp_client: Any, app: web.Application, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def boom(request: web.Request) -> web.Response:
+        raise RuntimeError("secret internals /etc/passwd")
+
+    app.router.add_get("/v2/test-boom", boom)
+    client = await aiohttp_client(app)
+    with caplog.at_level(logging.ERROR, logger="edge.http"):
+        response = await client.get("/v2/test-boom", headers={"X-Request-ID": "req-123"})
+    body = await response.json()
+    assert response.status == 500
+    assert body == {"message": "Internal server error (request ID req-123)"}
+    assert response.headers["X-Request-ID"] == "req-123"
+    assert "secret internals" in caplog.text and "req-123" in caplog.text
+
+
+async def test_every_response_carries_a_request_id_and_safe_headers(api: Api) -> None:
+    response = await api.client.get("/v2/health")
+    assert re.fullmatch(r"[0-9a-f]{32}", response.headers["X-Request-ID"])
+    assert response.headers["X-Content-Type-Options"] == "nosniff"

@@ -1,0 +1,98 @@
+"""The writer: serialized group commits, one failing job rolls back alone, writes survive."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import apsw
+import pytest
+
+from storage.database import Database
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Database:
+    database = Database.open(tmp_path / "edge.db")
+    database.write_sync(lambda c: c.execute("CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)"))
+    return database
+
+
+def insert(key: str, value: int):  # type: ignore[no-untyped-def]
+    def job(conn: apsw.Connection) -> str:
+        conn.execute("INSERT INTO t VALUES (?, ?)", (key, value))
+        return key
+
+    return job
+
+
+async def test_concurrent_writes_all_commit(db: Database) -> None:
+    results = await asyncio.gather(*(db.write(insert(f"k{i}", i)) for i in range(200)))
+    assert results == [f"k{i}" for i in range(200)]
+    assert db.read(lambda c: c.execute("SELECT count(*), sum(v) FROM t").fetchone()) == (
+        200,
+        sum(range(200)),
+    )
+    db.close()
+
+
+async def test_failing_job_rolls_back_alone(db: Database) -> None:
+    def half_then_fail(conn: apsw.Connection) -> None:
+        conn.execute("INSERT INTO t VALUES ('half', 1)")
+        raise ValueError("refused")
+
+    outcomes = await asyncio.gather(
+        db.write(insert("before", 1)),
+        db.write(half_then_fail),
+        db.write(insert("after", 2)),
+        return_exceptions=True,
+    )
+    assert outcomes[0] == "before" and outcomes[2] == "after"
+    assert isinstance(outcomes[1], ValueError)
+    keys = db.read(lambda c: c.execute("SELECT k FROM t ORDER BY k").fetchall())
+    assert keys == [("after",), ("before",)]  # nothing half-written
+    db.close()
+
+
+async def test_constraint_violation_is_reported_and_others_commit(db: Database) -> None:
+    await db.write(insert("dup", 1))
+    outcomes = await asyncio.gather(
+        db.write(insert("dup", 2)), db.write(insert("fresh", 3)), return_exceptions=True
+    )
+    assert isinstance(outcomes[0], apsw.ConstraintError)
+    assert outcomes[1] == "fresh"
+    db.close()
+
+
+async def test_acknowledged_writes_survive_reopen(tmp_path: Path, db: Database) -> None:
+    await asyncio.gather(*(db.write(insert(f"k{i}", i)) for i in range(50)))
+    db.close()
+    wal = tmp_path / "edge.db-wal"
+    assert not wal.exists() or wal.stat().st_size == 0  # checkpointed and truncated on close
+    again = Database.open(tmp_path / "edge.db")
+    assert again.read(lambda c: c.execute("SELECT count(*) FROM t").fetchone()) == (50,)
+    again.close()
+
+
+def test_close_finishes_queued_writes(tmp_path: Path, db: Database) -> None:
+    futures = [db._writer.submit(insert(f"q{i}", i)) for i in range(100)]
+    db.close()
+    assert all(f.result() == f"q{i}" for i, f in enumerate(futures))
+    again = Database.open(tmp_path / "edge.db")
+    assert again.read(lambda c: c.execute("SELECT count(*) FROM t").fetchone()) == (100,)
+    again.close()
+
+
+def test_readers_cannot_write(db: Database) -> None:
+    with pytest.raises(apsw.ReadOnlyError):
+        db.read(lambda c: c.execute("INSERT INTO t VALUES ('x', 1)"))
+    db.close()
+
+
+async def test_scan_runs_off_the_event_loop(db: Database) -> None:
+    import threading
+
+    loop_thread = threading.get_ident()
+    seen = await db.scan(lambda c: threading.get_ident())
+    assert seen != loop_thread
+    db.close()
