@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint fmt typecheck bench clean
+.PHONY: run test browser lint fmt typecheck bench clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -16,8 +16,15 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/edge serve
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -q
+
+# The page tests drive a real headless Chromium (Debian's package; PyPI has none).
+browser:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { \
+	  echo "Installing Debian's chromium for the browser tests"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check edge api storage embedded_broker tests bench

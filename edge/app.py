@@ -10,13 +10,13 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from aiohttp import web
 
 from api import auth, middleware, openapi, orgs, routing, system
-from api.keys import SERVICES
+from api.keys import REQUEST_ID, SERVICES
 from api.routing import Route
 from edge import clock
 from edge.config import Config
@@ -52,16 +52,24 @@ def open_site(config: Config) -> Site:
 def create_app(site: Site) -> web.Application:
     services = site.services
     app = web.Application(
-        middlewares=middleware.chain(),
+        middlewares=middleware.chain(_alert_operator),
         client_max_size=services.config.max_body_bytes,
         handler_args={"max_field_size": 16384},
     )
     app[SERVICES] = services
-    app[system.OPENAPI] = openapi.build(ROUTES, services.config.base_url)
+    app[system.OPENAPI] = openapi.build(ROUTES, _server_url(services.config))
     routing.register(app, ROUTES)
     app.cleanup_ctx.append(_background)
     app.on_cleanup.append(_close_database)
     return app
+
+
+def _server_url(config: Config) -> str:
+    """The OpenAPI server: the public URL, else "/" (relative to wherever the client reached us).
+
+    The bind address is no use to a browser on another machine of the LAN.
+    """
+    return config.base_url if config.public_url else "/"
 
 
 async def _background(app: web.Application) -> AsyncIterator[None]:
@@ -79,23 +87,46 @@ async def _sweep(db: Database) -> None:
         await asyncio.sleep(SWEEP_SECONDS)
 
 
+def _alert_operator(request: web.Request, status: int, message: str) -> None:
+    route = request.match_info.route.resource
+    pattern = route.canonical if route is not None else request.path
+    request_id = request.get(REQUEST_ID, "-")
+    request.app[SERVICES].alerts.report(status, request.method, pattern, request_id)
+
+
 async def _close_database(app: web.Application) -> None:
+    await app[SERVICES].alerts.drain()
     app[SERVICES].db.close()
 
 
-async def serve(site: Site) -> None:
-    """Serve until SIGTERM or SIGINT, then finish in-flight requests and close cleanly."""
+async def serve(site: Site, ready: Callable[[], None] | None = None) -> None:
+    """Serve until SIGTERM or SIGINT, then finish in-flight requests and close cleanly.
+
+    `ready` runs once the port is bound, so nothing claims to listen before it does. The
+    runner is cleaned up (and the database closed) even when binding fails.
+    """
     config = site.services.config
-    app = create_app(site)
-    runner = web.AppRunner(app, shutdown_timeout=config.shutdown_timeout, access_log=None)
+    stop = _stop_on_signals()
+    runner = web.AppRunner(
+        create_app(site), shutdown_timeout=config.shutdown_timeout, access_log=None
+    )
     await runner.setup()
-    await web.TCPSite(runner, config.host, config.port).start()
+    try:
+        await web.TCPSite(runner, config.host, config.port).start()
+        if ready is not None:
+            ready()
+        log.info("serving %s", config.base_url)
+        await stop.wait()
+        log.info("stopping: finishing in-flight requests")
+    finally:
+        await runner.cleanup()
+    log.info("stopped cleanly")
+
+
+def _stop_on_signals() -> asyncio.Event:
+    """An event set by SIGTERM or SIGINT: both mean a clean stop, so both exit with code 0."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    log.info("serving %s", config.base_url)
-    await stop.wait()
-    log.info("stopping: finishing in-flight requests")
-    await runner.cleanup()
-    log.info("stopped cleanly")
+    return stop

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from edge.alerts import OperatorAlerts
 from edge.config import Config
 from edge.keys import KeyRing
 from edge.listing import CursorCodec
@@ -22,10 +23,13 @@ class Services:
     tokens: Tokens
     orgs: Orgs
     signin: SignIn
+    alerts: OperatorAlerts
 
     @classmethod
     def build(cls, config: Config, db: Database, keys: KeyRing) -> Services:
         cursors = CursorCodec(keys.hmac_secret)
         tokens = Tokens(db, keys)
         orgs = Orgs(db, cursors)
-        return cls(config, db, keys, cursors, tokens, orgs, SignIn(db, tokens, orgs))
+        alerts = OperatorAlerts(db, config.admin_email, config.base_url)
+        signin = SignIn(db, tokens, orgs)
+        return cls(config, db, keys, cursors, tokens, orgs, signin, alerts)

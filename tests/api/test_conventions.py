@@ -13,8 +13,11 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from api.keys import SERVICES
+from edge.alerts import PURPOSE
 from edge.app import ROUTES, create_app, open_site
-from tests.conftest import Api, make_config
+from storage import outbox
+from tests.conftest import STAFF_EMAIL, Api, make_config
 
 PROTECTED = [r for r in ROUTES if r.auth != "public"]
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -156,6 +159,27 @@ async def test_unexpected_error_is_a_safe_500_with_request_id(
     assert body == {"message": "Internal server error (request ID req-123)"}
     assert response.headers["X-Request-ID"] == "req-123"
     assert "secret internals" in caplog.text and "req-123" in caplog.text
+
+
+async def test_server_errors_queue_one_operator_mail_per_window(
+    aiohttp_client: Any, app: web.Application, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def boom(request: web.Request) -> web.Response:
+        raise RuntimeError("secret internals")
+
+    app.router.add_get("/v2/test-boom/{thing}", boom)
+    client = await aiohttp_client(app)
+    with caplog.at_level(logging.CRITICAL, logger="edge.http"):
+        for n in range(3):
+            response = await client.get(f"/v2/test-boom/{n}", headers={"X-Request-ID": f"r{n}"})
+            assert response.status == 500
+    await app[SERVICES].alerts.drain()
+    mails = app[SERVICES].db.read(lambda c: outbox.by_purpose(c, PURPOSE))
+    assert len(mails) == 1  # the same route again within the window is not mailed
+    mail = mails[0]
+    assert mail["recipient"] == STAFF_EMAIL and mail["channel"] == "mail"
+    assert mail["subject"] == "edge: 500 on GET /v2/test-boom/{thing}"
+    assert "r0" in mail["body_text"] and "secret internals" not in mail["body_text"]
 
 
 async def test_every_response_carries_a_request_id_and_safe_headers(api: Api) -> None:

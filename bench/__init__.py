@@ -1,0 +1,1 @@
+"""Repeatable benchmarks (`make bench`): they print figures; nothing here asserts time."""
