@@ -25,6 +25,10 @@ ReadFn = Callable[[apsw.Connection], T]
 SCAN_WORKERS = 2
 
 
+class DatabaseClosed(Exception):
+    pass
+
+
 class Database:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -33,6 +37,7 @@ class Database:
         self._connections: list[apsw.Connection] = []
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(SCAN_WORKERS, thread_name_prefix="edge-reader")
+        self._closed = False
 
     @classmethod
     def open(cls, path: Path) -> Database:
@@ -43,6 +48,7 @@ class Database:
         return db
 
     def close(self) -> None:
+        self._closed = True
         self._pool.shutdown(wait=True)
         self._writer.stop()
         with self._lock:
@@ -65,7 +71,13 @@ class Database:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, lambda: fn(self._reader()))
 
+    def ping(self) -> None:
+        """Raise unless the database answers a trivial query on this thread's reader."""
+        self._reader().execute("SELECT 1").fetchone()
+
     def _reader(self) -> apsw.Connection:
+        if self._closed:
+            raise DatabaseClosed("the database is closed")
         conn: apsw.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READWRITE)

@@ -30,6 +30,10 @@ IDLE_CHECKPOINT_SECONDS = 1.0
 log = logging.getLogger("edge.storage")
 
 
+class WriterStopped(Exception):
+    """A write arrived after the database was closed."""
+
+
 @dataclass
 class _Job:
     fn: Callable[[apsw.Connection], Any]
@@ -46,6 +50,8 @@ class Writer:
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="edge-writer", daemon=True)
         self._dirty = False
+        self._lock = threading.Lock()
+        self._stopping = False
 
     def start(self) -> None:
         self._thread.start()
@@ -55,7 +61,11 @@ class Writer:
 
     def submit(self, fn: WriteFn[T]) -> concurrent.futures.Future[T]:
         job = _Job(fn)
-        self._queue.put(job)
+        with self._lock:
+            if self._stopping:
+                job.future.set_exception(WriterStopped("the database is closed"))
+            else:
+                self._queue.put(job)
         return job.future
 
     async def run(self, fn: WriteFn[T]) -> T:
@@ -66,8 +76,12 @@ class Writer:
 
     def stop(self) -> None:
         """Finish every queued job, checkpoint and truncate the WAL, close the connection."""
-        if self._thread.is_alive():
+        with self._lock:
+            if self._stopping:
+                return
+            self._stopping = True
             self._queue.put(None)
+        if self._thread.is_alive():
             self._thread.join()
 
     def _run(self) -> None:

@@ -182,6 +182,12 @@ async def test_server_errors_queue_one_operator_mail_per_window(
     assert "r0" in mail["body_text"] and "secret internals" not in mail["body_text"]
 
 
+async def test_unavailable_database_is_503(api: Api, app: web.Application) -> None:
+    app[SERVICES].db.close()
+    status, body = await api.call("GET", "/v2/health")
+    assert (status, body) == (503, {"message": "Database is not available"})
+
+
 async def test_every_response_carries_a_request_id_and_safe_headers(api: Api) -> None:
     response = await api.client.get("/v2/health")
     assert re.fullmatch(r"[0-9a-f]{32}", response.headers["X-Request-ID"])

@@ -96,3 +96,11 @@ async def test_scan_runs_off_the_event_loop(db: Database) -> None:
     seen = await db.scan(lambda c: threading.get_ident())
     assert seen != loop_thread
     db.close()
+
+
+async def test_writes_after_close_fail_at_once(db: Database) -> None:
+    from storage.writer import WriterStopped
+
+    db.close()
+    with pytest.raises(WriterStopped):
+        await asyncio.wait_for(db.write(insert("late", 1)), timeout=5)
