@@ -8,7 +8,7 @@ from typing import Any
 from aiohttp import web
 
 from api import schemas
-from edge.errors import ValidationError
+from edge.errors import SchemaError, ValidationError
 
 JSON_TYPES = ("application/json",)
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -23,7 +23,7 @@ async def read_json(request: web.Request, schema: schemas.Schema) -> dict[str, A
     except (ValueError, UnicodeDecodeError):
         raise ValidationError("body", "is not valid JSON") from None
     if not isinstance(body, dict):
-        raise ValidationError("body", "must be a JSON object")
+        raise SchemaError("body: must be a JSON object")
     schemas.validate(schema, body)
     return body
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+import regex
 from aiohttp import web
 from multidict import MultiMapping
 
@@ -45,6 +46,8 @@ COMMON = (
 OP_SUFFIXES = ("contains_any", "contains", "regex", "gte", "lte", "gt", "lt", "sw")
 MAX_PAGE = 1_000_000
 MAX_PATTERN = 256
+_INTEGER = re.compile(r"-?[0-9]+")
+_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ def parse(
         order_by=common.get("order_by", "").strip() or listable.default_order,
         desc=params.flag(common, "desc"),
         filters=tuple(filters),
-        search=common.get("search") or None,
+        search=common.get("search", "").strip() or None,
         search_fields=_names(common.get("search_fields", "")),
         object_count=params.flag(common, "object_count"),
         page_count=params.flag(common, "page_count"),
@@ -169,10 +172,15 @@ def _json_filter(key: str, raw: str) -> Filter:
         raise ValidationError(key, "is not a valid custom attribute filter")
     if op not in OPS_BY_KIND["json"]:
         raise ValidationError(key, f"'{op}' does not apply to custom attributes")
-    value = (
-        _pattern(key, raw) if op == "regex" else raw if op in ("sw", "contains") else _literal(raw)
-    )
-    return Filter(field, op, value)
+    return Filter(field, op, _json_value(key, raw, op))
+
+
+def _json_value(key: str, raw: str, op: str) -> Any:
+    if op == "regex":
+        return _pattern(key, raw)
+    if op in ("sw", "contains"):
+        return raw
+    return _candidates(raw) if op == "eq" else _literal(raw)
 
 
 def _value(key: str, raw: str, kind: str, op: str) -> Any:
@@ -193,13 +201,17 @@ def _value(key: str, raw: str, kind: str, op: str) -> Any:
 
 
 def _moment(key: str, raw: str, op: str) -> Any:
-    bounds = clock.day_bounds(raw)
-    if bounds is not None:
-        return bounds if op == "eq" else bounds[0] if op in ("gte", "gt") else bounds[1]
     try:
-        return clock.iso(clock.parse(raw))
-    except ValueError:
+        bounds = clock.day_bounds(raw)
+        return _day_value(bounds, op) if bounds else clock.iso(clock.parse(raw))
+    except (ValueError, OverflowError):  # year 1 with an offset, 9999-12-31: out of range
         raise ValidationError(key, "must be an ISO 8601 date or datetime") from None
+
+
+def _day_value(bounds: tuple[str, str], op: str) -> Any:
+    """A bare date is its whole UTC day: `gt` a day means after it, `lt` a day before it."""
+    start, end = bounds
+    return {"eq": bounds, "gte": start, "lt": start, "gt": end, "lte": end}[op]
 
 
 def _tags(key: str, items: Iterable[str]) -> tuple[str, ...]:
@@ -213,18 +225,25 @@ def _pattern(key: str, raw: str) -> str:
     if len(raw) > MAX_PATTERN:
         raise ValidationError(key, f"must be at most {MAX_PATTERN} characters")
     try:
-        re.compile(raw)
-    except re.error as exc:
+        regex.compile(raw)
+    except regex.error as exc:
         raise ValidationError(key, f"is not a valid regular expression ({exc.msg})") from None
     return raw
 
 
 def _literal(raw: str) -> Any:
+    """A custom attribute value as JSON would type it: true/false, a number, else text."""
     lowered = raw.strip().lower()
     if lowered in ("true", "false"):
         return 1 if lowered == "true" else 0
-    try:
-        number = float(raw)
-    except ValueError:
-        return raw
-    return int(number) if number.is_integer() and "." not in raw else number
+    if _INTEGER.fullmatch(raw.strip()) and abs(int(raw)) < 2**63:
+        return int(raw)
+    if _NUMBER.fullmatch(raw.strip()):
+        return float(raw)
+    return raw
+
+
+def _candidates(raw: str) -> Any:
+    """What `eq` may match: the typed value and the text as sent ('01234' is text and 1234)."""
+    typed = _literal(raw)
+    return raw if typed == raw else (typed, raw)

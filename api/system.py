@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 from datetime import timedelta
 from importlib import resources
@@ -32,7 +33,7 @@ _DOCS_CSP = (
 
 async def health(request: web.Request) -> web.Response:
     try:
-        request.app[SERVICES].db.read(lambda c: c.execute("SELECT 1").fetchone())
+        request.app[SERVICES].db.ping()
     except Exception as exc:
         raise Unavailable("Database is not available", cause=repr(exc)) from None
     return web.json_response({"status": "ok"})
@@ -77,17 +78,23 @@ async def docs(request: web.Request) -> web.Response:
 
 async def docs_asset(request: web.Request) -> web.Response:
     name = request.match_info["name"]
-    if name in _OWN_ASSETS:
-        body = (_STATIC / name).read_bytes()
-        content_type = _OWN_ASSETS[name]
-    elif name in _VENDOR_ASSETS:
-        body = (Path(swagger_ui_bundle.swagger_ui_path) / name).read_bytes()
-        content_type = _VENDOR_ASSETS[name]
-    else:
+    content_type = _OWN_ASSETS.get(name) or _VENDOR_ASSETS.get(name)
+    if content_type is None:
         raise NotFound(f"Not found: {request.path}")
     return web.Response(
-        body=body, content_type=content_type, headers={"Cache-Control": "public, max-age=86400"}
+        body=_asset_bytes(name),
+        content_type=content_type,
+        headers={"Cache-Control": "public, max-age=86400"},
     )
+
+
+@functools.cache
+def _asset_bytes(name: str) -> bytes:
+    """Read each known asset once: the vendor bundle (about 1.5 MB) is too big to read from
+    disk on the event loop for every request. Only listed names get here, so the cache is small.
+    """
+    folder = _STATIC if name in _OWN_ASSETS else Path(swagger_ui_bundle.swagger_ui_path)
+    return (folder / name).read_bytes()
 
 
 async def security_txt(request: web.Request) -> web.Response:
@@ -97,9 +104,21 @@ async def security_txt(request: web.Request) -> web.Response:
         f"Contact: {config.contact}",
         f"Expires: {expires.strftime('%Y-%m-%dT%H:%M:%SZ')}",
         f"Preferred-Languages: {config.security_languages}",
-        f"Canonical: {config.base_url}/.well-known/security.txt",
+        f"Canonical: {public_base(request)}/.well-known/security.txt",
     ]
     return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+
+
+def public_base(request: web.Request) -> str:
+    """The operator's public URL, else the origin this request reached.
+
+    Without `public_url`, `base_url` names the bind address (127.0.0.1 even when serving the
+    LAN on 0.0.0.0), which is wrong for every client on another machine.
+    """
+    config = request.app[SERVICES].config
+    if config.public_url:
+        return config.base_url
+    return str(request.url.origin())
 
 
 async def jwks(request: web.Request) -> web.Response:

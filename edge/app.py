@@ -73,18 +73,20 @@ def _server_url(config: Config) -> str:
 
 
 async def _background(app: web.Application) -> AsyncIterator[None]:
-    task = asyncio.create_task(_sweep(app[SERVICES].db))
+    """Background tasks are asked to stop, not cancelled: a write they await finishes first."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(_sweep(app[SERVICES].db, stop))
     yield
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    stop.set()
+    await task
 
 
-async def _sweep(db: Database) -> None:
-    """Forget sessions whose refresh tokens have expired."""
-    while True:
+async def _sweep(db: Database, stop: asyncio.Event) -> None:
+    """Forget sessions whose refresh tokens have expired, hourly, until asked to stop."""
+    while not stop.is_set():
         await db.write(lambda c: sessions.purge_expired(c, clock.now_iso()))
-        await asyncio.sleep(SWEEP_SECONDS)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), SWEEP_SECONDS)
 
 
 def _alert_operator(request: web.Request, status: int, message: str) -> None:

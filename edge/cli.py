@@ -11,12 +11,15 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edge import BUILD_VERSION, INTERFACE_VERSION
-from edge.config import SETTINGS, Config, ConfigError, load
-from edge.errors import EdgeError
+from edge.config import BY_NAME, SETTINGS, Config, ConfigError, load
+from edge.errors import EdgeError, ValidationError
 from edge.principal import Principal
+
+if TYPE_CHECKING:
+    from edge.staff import FirstStaff
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -31,13 +34,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = _config(args)
     except ConfigError as exc:
-        print(f"edge: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc), 2)
+    return _run(args, config)
+
+
+def _run(args: argparse.Namespace, config: Config) -> int:
+    """Run a command; every expected failure becomes one line on stderr and an exit code."""
     try:
         return int(COMMANDS[args.command](args, config))
+    except ValidationError as exc:
+        # A first-start setting (admin_password, admin_email) that breaks a rule is bad
+        # configuration, like any other bad value; for `admin` the field names an argument.
+        return _fail(exc.message, 2 if _is_setting_error(args, exc) else 1)
     except EdgeError as exc:
-        print(f"edge: {exc.message}", file=sys.stderr)
-        return 1
+        return _fail(exc.message, 1)
+    except OSError as exc:
+        return _fail(_os_message(exc), 1)
+
+
+def _is_setting_error(args: argparse.Namespace, exc: ValidationError) -> bool:
+    return args.command in ("serve", "init") and exc.field in BY_NAME
+
+
+def _os_message(exc: OSError) -> str:
+    """The operating system's words (address in use, not a directory), without a traceback."""
+    text = exc.strerror or str(exc)
+    return f"{text}: {exc.filename}" if exc.filename else text
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"edge: {message}", file=sys.stderr)
+    return code
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,8 +104,8 @@ def _serve(args: argparse.Namespace, config: Config) -> int:
 
     logs.setup(config.log_format, config.log_level)
     site = app.open_site(config)
-    _announce(site, config)
-    asyncio.run(app.serve(site))
+    _announce_site(site, config)
+    asyncio.run(app.serve(site, ready=lambda: _announce_urls(config)))
     return 0
 
 
@@ -87,19 +114,28 @@ def _init(args: argparse.Namespace, config: Config) -> int:
 
     site = app.open_site(config)
     site.services.db.close()
-    _announce(site, config, serving=False)
+    _announce_site(site, config)
     return 0
 
 
-def _announce(site: Any, config: Config, serving: bool = True) -> None:
-    base = config.base_url
+def _announce_site(site: Any, config: Config) -> None:
+    """Before binding: a generated staff password must be shown even if binding then fails."""
     print(f"edge {BUILD_VERSION} (interface {INTERFACE_VERSION})")
     print(f"  data folder:  {config.data_dir.resolve()}")
-    if serving:
-        print(f"  API:          {base}/v2")
-        print(f"  reference:    {base}/v2/docs")
-        print(f"  health:       {base}/v2/health")
-    first = site.first_staff
+    _announce_first_staff(site.first_staff)
+
+
+def _announce_urls(config: Config) -> None:
+    """After binding, so the URLs are only printed once they answer."""
+    base = config.base_url
+    print(f"  API:          {base}/v2")
+    print(f"  reference:    {base}/v2/docs")
+    print(f"  health:       {base}/v2/health")
+    sys.stdout.flush()
+
+
+def _announce_first_staff(first: FirstStaff | None) -> None:
+    """The generated password is printed this once; later starts find the account and stay quiet."""
     if first is not None:
         print("First start: created the staff account")
         print(f"  username: {first.username}")
@@ -125,6 +161,7 @@ def _create_org(args: argparse.Namespace, config: Config) -> int:
         org_id = asyncio.run(site.services.orgs.create(principal, body, admin))
     finally:
         site.services.db.close()
+    _announce_first_staff(site.first_staff)
     print(f"created organization {org_id} with admin {args.org_admin_email}")
     return 0
 

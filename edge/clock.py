@@ -24,7 +24,8 @@ def reset() -> None:
 
 def iso(moment: datetime) -> str:
     """Fixed-width ISO 8601 UTC with `Z`: sorts correctly as text."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    utc = moment.astimezone(UTC)
+    return f"{utc.year:04d}-" + utc.strftime("%m-%dT%H:%M:%S.%fZ")
 
 
 def now_iso() -> str:
@@ -36,7 +37,10 @@ def parse(text: str) -> datetime:
     value = datetime.fromisoformat(text.strip().replace(" ", "+"))
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("date out of range") from None
 
 
 def day_bounds(text: str) -> tuple[str, str] | None:
@@ -46,4 +50,8 @@ def day_bounds(text: str) -> tuple[str, str] | None:
     except ValueError:
         return None
     start = datetime.combine(day, time.min, UTC)
-    return iso(start), iso(start + timedelta(days=1) - timedelta(microseconds=1))
+    try:
+        end = start + timedelta(days=1) - timedelta(microseconds=1)
+    except OverflowError:
+        end = datetime.max.replace(tzinfo=UTC)
+    return iso(start), iso(end)

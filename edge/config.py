@@ -49,11 +49,13 @@ def _text(value: Any) -> str:
 
 def _int_range(low: int, high: int) -> Parser:
     def parse(value: Any) -> int:
+        if isinstance(value, bool | float):
+            raise ValueError(f"must be a whole number from {low} to {high}")
         try:
             number = int(value)
         except (TypeError, ValueError):
             raise ValueError(f"must be a whole number from {low} to {high}") from None
-        if isinstance(value, bool) or not low <= number <= high:
+        if not low <= number <= high:
             raise ValueError(f"must be a whole number from {low} to {high}")
         return number
 
@@ -68,6 +70,28 @@ def _choice(*options: str) -> Parser:
         return text
 
     return parse
+
+
+def _url(value: Any) -> str:
+    text = _text(value)
+    if not text.startswith(("http://", "https://")):
+        raise ValueError("must be an http:// or https:// URL")
+    return text.rstrip("/")
+
+
+def _uri(value: Any) -> str:
+    text = _text(value)
+    if not text.startswith(("mailto:", "https://", "http://", "tel:")):
+        raise ValueError("must be a URI such as mailto:security@example.org or https://...")
+    return text
+
+
+def _email(value: Any) -> str:
+    text = _text(value)
+    local, at, domain = text.partition("@")
+    if not (local and at and domain) or " " in text:
+        raise ValueError("must be an e-mail address")
+    return text
 
 
 def _path(value: Any) -> Path:
@@ -107,7 +131,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("port", _int_range(1, 65535), 8080, "HTTP port"),
     Setting(
         "public_url",
-        _optional(_text),
+        _optional(_url),
         None,
         "URL clients use to reach this server (default: http://HOST:PORT)",
     ),
@@ -118,7 +142,7 @@ SETTINGS: tuple[Setting, ...] = (
         "info",
         "Least severe level logged",
     ),
-    Setting("admin_email", _text, "admin@localhost", "E-mail of the first staff account"),
+    Setting("admin_email", _email, "admin@localhost", "E-mail of the first staff account"),
     Setting(
         "admin_password",
         _optional(_secret),
@@ -139,7 +163,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "security_contact",
-        _optional(_text),
+        _optional(_uri),
         None,
         "security.txt Contact (default: mailto:ADMIN_EMAIL)",
     ),

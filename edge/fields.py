@@ -6,6 +6,7 @@ Each rule returns the normalized value or raises ValidationError naming the fiel
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from edge import ids
@@ -33,14 +34,22 @@ def text(field: str, value: Any, *, max_length: int = MAX_NAME, required: bool =
 
 
 def org_name(field: str, value: Any) -> str:
-    """Letters, digits, spaces, period, comma, underscore and hyphen only."""
+    """Letters, digits, spaces, period, comma, underscore and hyphen only.
+
+    Combining marks count as part of the letter they sit on: without them no name in
+    Hindi or Thai, nor a decomposed 'é', could be written.
+    """
     name = text(field, value)
-    if not all(ch.isalnum() or ch in _ORG_NAME_PUNCT for ch in name):
+    if not all(_org_name_char(ch) for ch in name):
         raise ValidationError(
             field,
             "may contain only letters, digits, spaces, periods, commas, underscores and hyphens",
         )
     return name
+
+
+def _org_name_char(ch: str) -> bool:
+    return ch.isalnum() or ch in _ORG_NAME_PUNCT or unicodedata.category(ch).startswith("M")
 
 
 def alias(field: str, value: Any) -> str | None:
@@ -53,7 +62,7 @@ def alias(field: str, value: Any) -> str | None:
             "must be 2 to 63 lowercase letters, digits, hyphens or underscores, "
             "starting with a letter or digit",
         )
-    if ids.looks_like_id(value.strip()):
+    if ids.looks_like_id(name):  # the lowered form: 'K' (Kelvin sign) lowers to ASCII 'k'
         raise ValidationError(field, "must not look like an ID")
     return name
 
@@ -99,6 +108,9 @@ def email(field: str, value: Any) -> str:
 
 
 def integer(field: str, value: Any, low: int, high: int) -> int:
+    """A whole number; 5.0 counts, as JSON does not tell it from 5 (nor does JSON Schema)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError(field, "must be a whole number")
     if not low <= value <= high:

@@ -13,7 +13,10 @@ import json
 from typing import Any
 
 from edge.errors import ValidationError
-from storage.listing import OPS_BY_KIND, Filter, ListQuery, Page, Table
+from storage import listing
+from storage.database import Database
+from storage.listing import OPS_BY_KIND, Filter, ListQuery, Page, Table, expression
+from storage.pragmas import PatternTooSlow
 
 __all__ = [
     "Filter",
@@ -43,12 +46,13 @@ class CursorCodec:
     def decode(self, resource: str, query: ListQuery, text: str) -> tuple[Any, str]:
         try:
             key = json.loads(text)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):  # deep nesting is a client's fault too
             raise ValidationError(KEY_FIELD, "must be valid JSON") from None
         if not self._well_formed(key):
             raise ValidationError(KEY_FIELD, "is not a continuation key of this list")
         expected = self._sign(resource, query, key["v"], key["id"])
-        if not hmac.compare_digest(expected, key["sig"]):
+        # As bytes: compare_digest refuses non-ASCII str, and a forged sig may hold any text.
+        if not hmac.compare_digest(expected.encode(), key["sig"].encode()):
             raise ValidationError(KEY_FIELD, "is not a continuation key of this list")
         return key["v"], key["id"]
 
@@ -69,14 +73,56 @@ class CursorCodec:
 
 
 def check_query(table: Table, query: ListQuery) -> None:
-    """Reject a sort or search field the resource does not offer, naming it."""
-    sortable = {n for n, f in table.fields.items() if f.sortable and f.kind != "tags"}
-    column, _, key = query.order_by.partition(".")
-    if query.order_by not in sortable and not (key and column in table.json_columns):
+    """Reject a sort, filter or search field the resource does not offer, naming it.
+
+    Whatever passes here is known to the storage engine, so a bad name is a 400, never
+    a KeyError deep in the query builder.
+    """
+    if not _can_sort(table, query.order_by):
         raise ValidationError("order_by", f"cannot sort by '{query.order_by}'")
+    for item in query.filters:
+        if item.op not in OPS_BY_KIND[_kind(table, item.field)]:
+            raise ValidationError(item.field, f"'{item.op}' does not apply to {item.field}")
     for name in query.search_fields:
         if name not in table.fts_columns:
             choices = ", ".join(table.fts_columns) or "nothing"
             raise ValidationError(
                 "search_fields", f"'{name}' is not searchable (choose from {choices})"
             )
+
+
+def _kind(table: Table, name: str) -> str:
+    """The kind of a declared field, or 'json' for a well-formed custom attribute."""
+    if name in table.fields:
+        return table.fields[name].kind
+    try:
+        expression(table, name)
+    except KeyError:
+        raise ValidationError(name, "is not a field of this list") from None
+    return "json"
+
+
+def _can_sort(table: Table, name: str) -> bool:
+    if name in table.fields:
+        return table.fields[name].sortable and table.fields[name].kind != "tags"
+    try:
+        return _kind(table, name) == "json"
+    except ValidationError:
+        return False
+
+
+async def fetch(
+    db: Database,
+    table: Table,
+    query: ListQuery,
+    scope: str = "1",
+    scope_params: tuple[Any, ...] = (),
+) -> Page:
+    """Check the query against the table, then run it on a reader thread."""
+    check_query(table, query)
+    try:
+        return await db.scan(lambda c: listing.fetch(c, table, query, scope, scope_params))
+    except PatternTooSlow:
+        raise ValidationError(
+            None, "A regular expression filter took too long; simplify it"
+        ) from None

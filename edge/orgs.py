@@ -9,10 +9,10 @@ from typing import Any
 
 from edge import clock, fields, ids, passwords
 from edge.errors import AliasTaken, DeleteProtected, Denied, NotFound, ValidationError
-from edge.listing import CursorCodec, ListQuery, Page, check_query
+from edge.listing import CursorCodec, ListQuery, Page, fetch
 from edge.principal import Principal
 from edge.tokens import Lifetimes
-from storage import aliases, listing
+from storage import aliases
 from storage import orgs as store
 from storage import users as user_store
 from storage.database import Database
@@ -82,7 +82,7 @@ class Orgs:
         _require_staff(principal)
         return present(self.get_row(org_id))
 
-    def resolve_client(self, client_id: str) -> dict[str, Any]:
+    def resolve_client(self, client_id: str, field: str = "client_id") -> dict[str, Any]:
         """The org named by a client ID: its ID or its alias (any case)."""
         row = self._db.read(lambda c: store.get(c, client_id))
         if row is None:
@@ -90,13 +90,12 @@ class Orgs:
             if holder is not None and holder["owner_kind"] == "org":
                 row = self._db.read(lambda c: store.get(c, holder["owner_id"]))
         if row is None:
-            raise ValidationError("client_id", "does not name an organization")
+            raise ValidationError(field, "does not name an organization")
         return row
 
     async def list(self, principal: Principal, query: ListQuery) -> Page:
         _require_staff(principal)
-        check_query(store.LIST, query)
-        page = await self._db.scan(lambda c: listing.fetch(c, store.LIST, query))
+        page = await fetch(self._db, store.LIST, query)
         page.rows = [present(row) for row in page.rows]
         return page
 

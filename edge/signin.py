@@ -48,8 +48,8 @@ class SignIn:
             raise ValidationError(None, BAD_CREDENTIALS)
         assert account is not None
         org_id = None
-        if scope:
-            org_id = self._orgs.get_row(scope.strip())["id"]
+        if scope and scope.strip():
+            org_id = self._orgs.resolve_client(scope.strip(), field="scope")["id"]
         return await self._tokens.open_session(
             "staff", account["id"], org_id=org_id, project_id=None, lifetimes=Lifetimes()
         )

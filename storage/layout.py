@@ -24,7 +24,9 @@ def keys_dir(data_dir: Path) -> Path:
 
 def prepare(data_dir: Path) -> None:
     """Create the data folder and its sub-folders; secrets live in owner-only folders."""
-    data_dir.mkdir(parents=True, exist_ok=True)
+    if not data_dir.exists():
+        data_dir.mkdir(mode=SECRET_DIR_MODE, parents=True)
+    _create_private(database_path(data_dir))
     for name in (BLOBS_DIR, OUTBOX_DIR, TMP_DIR):
         (data_dir / name).mkdir(exist_ok=True)
     for name in (KEYS_DIR, CA_DIR):
@@ -44,5 +46,13 @@ def write_secret(path: Path, content: bytes) -> None:
     tmp.replace(path)
 
 
-def _open_private(path: Path) -> int:
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, SECRET_FILE_MODE)
+def _create_private(path: Path) -> None:
+    """The database holds password and session hashes: owner-only, like its WAL files."""
+    if not path.exists():
+        os.close(_open_private(path, truncate=False))
+    path.chmod(SECRET_FILE_MODE)
+
+
+def _open_private(path: Path, truncate: bool = True) -> int:
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if truncate else 0)
+    return os.open(path, flags, SECRET_FILE_MODE)

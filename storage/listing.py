@@ -31,9 +31,16 @@ _COMPARE = {"eq": "=", "gte": ">=", "lte": "<=", "gt": ">", "lt": "<"}
 
 @dataclass(frozen=True)
 class Field:
+    """One listable field. `folded` names a casefolded copy of a text column, if stored.
+
+    SQLite's lower() folds ASCII only; names are case-insensitive in every script, so a
+    field with a folded copy compares and sorts on it (the value is casefolded in Python).
+    """
+
     kind: str
     sql: str
     sortable: bool = True
+    folded: str | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,14 @@ def expression(table: Table, name: str) -> str:
     raise KeyError(name)
 
 
+def sort_expression(table: Table, name: str) -> str:
+    """What a field sorts by: its folded copy when it has one, so case does not split runs."""
+    spec = table.fields.get(name)
+    if spec is not None and spec.folded:
+        return spec.folded
+    return expression(table, name)
+
+
 def fetch(
     conn: apsw.Connection,
     table: Table,
@@ -116,7 +131,7 @@ def fetch(
     if query.counts_only:
         total = count(conn, table, where)
         return Page([], False, None, total)
-    order = f"coalesce({expression(table, query.order_by)}, '')"
+    order = f"coalesce({sort_expression(table, query.order_by)}, '')"
     direction = "DESC" if query.desc else "ASC"
     if query.after is not None:
         where.add(f"({order}, {table.name}.id) {'<' if query.desc else '>'} (?, ?)", *query.after)
@@ -151,21 +166,59 @@ def _build_where(
 
 def _add_filter(where: _Where, table: Table, item: Filter) -> None:
     sql = expression(table, item.field)
-    kind = table.fields[item.field].kind if item.field in table.fields else "json"
+    spec = table.fields.get(item.field)
+    kind = spec.kind if spec is not None else "json"
+    if item.op not in OPS_BY_KIND[kind]:
+        raise KeyError(f"{item.field}.{item.op}")
     if kind == "tags":
         _add_tags(where, sql, item)
     elif item.op == "regex":
         where.add(f"regexp(?, {sql})", item.value)
-    elif item.op == "sw":
-        where.add(f"substr(lower({sql}), 1, length(?)) = lower(?)", item.value, item.value)
-    elif item.op == "contains":
-        where.add(f"instr(lower({sql}), lower(?)) > 0", item.value)
-    elif kind == "text" and item.op == "eq":
-        where.add(f"lower({sql}) = lower(?)", item.value)
+    elif kind == "json":
+        _add_json(where, sql, item)
+    elif kind == "text" and spec is not None:
+        _add_text(where, spec, item)
     elif kind == "datetime" and item.op == "eq" and isinstance(item.value, tuple):
         where.add(f"{sql} BETWEEN ? AND ?", *item.value)
     else:
         where.add(f"{sql} {_COMPARE[item.op]} ?", item.value)
+
+
+def _add_text(where: _Where, spec: Field, item: Filter) -> None:
+    """Case-insensitive eq, sw and contains; on the folded copy when the field has one."""
+    if spec.folded:
+        column, mark, value = spec.folded, "?", str(item.value).casefold()
+    else:
+        column, mark, value = f"lower({spec.sql})", "lower(?)", item.value
+    if item.op == "sw":
+        where.add(f"substr({column}, 1, length({mark})) = {mark}", value, value)
+    elif item.op == "contains":
+        where.add(f"instr({column}, {mark}) > 0", value)
+    else:
+        where.add(f"{column} = {mark}", value)
+
+
+def _add_json(where: _Where, sql: str, item: Filter) -> None:
+    """A custom attribute: eq matches any candidate value (the API sends both 30 and '30').
+
+    Comparisons only match values of the same type as the bound, because SQLite orders every
+    text above every number: `age >= 30` must not match an age of 'unknown'.
+    """
+    if item.op == "sw":
+        where.add(f"substr(lower({sql}), 1, length(?)) = lower(?)", item.value, item.value)
+    elif item.op == "contains":
+        where.add(f"instr(lower({sql}), lower(?)) > 0", item.value)
+    elif item.op == "eq":
+        values = item.value if isinstance(item.value, tuple) else (item.value,)
+        where.add(f"{sql} IN ({', '.join('?' for _ in values)})", *values)
+    else:
+        where.add(f"{_same_type(sql, item.value)} AND {sql} {_COMPARE[item.op]} ?", item.value)
+
+
+def _same_type(sql: str, value: Any) -> str:
+    if isinstance(value, int | float):
+        return f"typeof({sql}) IN ('integer', 'real')"
+    return f"typeof({sql}) = 'text'"
 
 
 def _add_tags(where: _Where, sql: str, item: Filter) -> None:
@@ -186,6 +239,9 @@ def _add_tags(where: _Where, sql: str, item: Filter) -> None:
 
 
 def _add_search(where: _Where, table: Table, text: str, fields: tuple[str, ...]) -> None:
+    unknown = [name for name in fields if name not in table.fts_columns]
+    if unknown:
+        raise KeyError(unknown[0])
     terms = re.findall(r"\w+", text)
     if table.fts is None or not terms:
         where.add("0")

@@ -42,8 +42,8 @@ def delete(conn: apsw.Connection, org_id: str) -> bool:
     return conn.changes() == 1
 
 
-def _column(kind: str, name: str, sortable: bool = True) -> Field:
-    return Field(kind, f"orgs.{name}", sortable)
+def _column(kind: str, name: str, sortable: bool = True, folded: bool = False) -> Field:
+    return Field(kind, f"orgs.{name}", sortable, f"orgs.{name}_folded" if folded else None)
 
 
 def _setting(kind: str, name: str) -> Field:
@@ -54,7 +54,7 @@ LIST = Table(
     "orgs",
     {
         "id": _column("id", "id"),
-        "name": _column("text", "name"),
+        "name": _column("text", "name", folded=True),
         "alias": _column("text", "alias"),
         "description": _column("text", "description"),
         "tags": _column("tags", "tags", sortable=False),

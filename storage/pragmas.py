@@ -1,18 +1,31 @@
 """Every connection's pragmas, in one function, so readers and the writer cannot drift apart."""
 
-import re
+from __future__ import annotations
+
 from typing import Any
 
 import apsw
+import regex
 
 BUSY_TIMEOUT_MS = 5000
+# User-supplied patterns run with a time limit, so a catastrophic one cannot hold a thread.
+REGEX_TIMEOUT_SECONDS = 0.05
+
+
+class PatternTooSlow(Exception):
+    """A user-supplied regular expression ran past its time limit."""
 
 
 def _regexp(*args: Any) -> int:
     pattern, value = args
     if value is None:
         return 0
-    return int(re.search(str(pattern), str(value)) is not None)
+    try:
+        return int(
+            regex.search(str(pattern), str(value), timeout=REGEX_TIMEOUT_SECONDS) is not None
+        )
+    except TimeoutError:
+        raise PatternTooSlow(str(pattern)) from None
 
 
 def configure(conn: apsw.Connection, *, writer: bool) -> None:

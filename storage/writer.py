@@ -128,6 +128,10 @@ class Writer:
         return batch, False
 
     def _commit(self, conn: apsw.Connection, batch: list[_Job]) -> None:
+        # A job whose caller gave up (cancelled) is not run; the rest can no longer be cancelled.
+        batch = [job for job in batch if job.future.set_running_or_notify_cancel()]
+        if not batch:
+            return
         outcomes: list[tuple[_Job, Any, BaseException | None]] = []
         try:
             conn.execute("BEGIN IMMEDIATE")

@@ -192,3 +192,12 @@ async def test_deleting_an_org_ends_its_users_sessions(
     assert (await api.call("GET", "/v2/orgs", user))[0] == 403
     assert (await api.call("DELETE", f"/v2/orgs/{org_id}", staff_token))[0] == 200
     assert (await api.call("GET", "/v2/orgs", user))[0] == 401
+
+
+async def test_staff_scope_accepts_the_org_alias(api: Api, site: Site) -> None:
+    org_id = await make_org(site)
+    scoped = await api.token(scope="CLINIC")
+    status, body = await api.call("GET", f"/v2/orgs/{org_id}", scoped)
+    assert status == 200 and body["org"]["alias"] == "clinic"
+    status, body = await sign_in(api, username="admin", password=STAFF_PASSWORD, scope="elsewhere")
+    assert (status, body) == (400, {"message": "scope: does not name an organization"})

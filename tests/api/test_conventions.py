@@ -72,9 +72,9 @@ async def test_malformed_json_is_400(api: Api, staff_token: str) -> None:
     assert (status, body) == (400, {"message": "body: is not valid JSON"})
 
 
-async def test_json_that_is_not_an_object_is_400(api: Api, staff_token: str) -> None:
+async def test_json_that_is_not_an_object_is_406(api: Api, staff_token: str) -> None:
     status, body = await api.call("POST", "/v2/orgs", staff_token, json=["a"])
-    assert (status, body) == (400, {"message": "body: must be a JSON object"})
+    assert (status, body) == (406, {"message": "body: must be a JSON object"})
 
 
 async def test_wrong_content_type_is_400(api: Api, staff_token: str) -> None:
@@ -192,3 +192,12 @@ async def test_every_response_carries_a_request_id_and_safe_headers(api: Api) ->
     response = await api.client.get("/v2/health")
     assert re.fullmatch(r"[0-9a-f]{32}", response.headers["X-Request-ID"])
     assert response.headers["X-Content-Type-Options"] == "nosniff"
+
+
+async def test_catastrophic_regex_is_a_400_not_a_stuck_thread(api: Api, staff_token: str) -> None:
+    await api.create_org(staff_token, name="a" * 60 + "b")
+    status, body = await api.call("GET", "/v2/orgs", staff_token, params={"name_regex": "(a|aa)+$"})
+    assert (status, body) == (
+        400,
+        {"message": "A regular expression filter took too long; simplify it"},
+    )

@@ -103,3 +103,21 @@ def test_database_is_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
         assert db.read(lambda c: c.execute("PRAGMA foreign_keys").fetchone()) == (1,)
     finally:
         db.close()
+
+
+def test_database_files_are_owner_only(tmp_path: Path) -> None:
+    import stat
+
+    from storage import layout
+    from storage.database import Database
+
+    folder = tmp_path / "site"
+    layout.prepare(folder)
+    db = Database.open(layout.database_path(folder))
+    db.write_sync(lambda c: c.execute("CREATE TABLE x (a)"))
+    try:
+        for name in ("edge.db", "edge.db-wal"):
+            assert stat.S_IMODE((folder / name).stat().st_mode) == 0o600, name
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    finally:
+        db.close()

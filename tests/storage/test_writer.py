@@ -104,3 +104,25 @@ async def test_writes_after_close_fail_at_once(db: Database) -> None:
     db.close()
     with pytest.raises(WriterStopped):
         await asyncio.wait_for(db.write(insert("late", 1)), timeout=5)
+
+
+async def test_a_cancelled_write_does_not_stop_the_writer(db: Database) -> None:
+    import threading
+
+    release = threading.Event()
+
+    def slow(conn: apsw.Connection) -> str:
+        release.wait(5)
+        return "slow"
+
+    first = asyncio.ensure_future(db.write(slow))
+    await asyncio.sleep(0.05)  # the writer is now busy with `slow`
+    doomed = asyncio.ensure_future(db.write(insert("never", 1)))
+    await asyncio.sleep(0)
+    doomed.cancel()
+    release.set()
+    assert await first == "slow"
+    assert await asyncio.wait_for(db.write(insert("later", 2)), timeout=5) == "later"
+    keys = db.read(lambda c: c.execute("SELECT k FROM t ORDER BY k").fetchall())
+    assert keys == [("later",)]  # the cancelled job never ran
+    db.close()

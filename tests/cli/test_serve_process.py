@@ -1,0 +1,194 @@
+"""`edge serve` as a real process: bind a free loopback port, answer, stop cleanly on a signal."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import apsw
+import pytest
+
+STARTUP_SECONDS = 15.0
+SHUTDOWN_TIMEOUT = 2
+PASSWORD = "process-test-password"
+EMAIL = "ops@example.test"
+
+
+@dataclass
+class Reply:
+    status: int
+    content_type: str
+    headers: dict[str, str]
+    text: str
+
+    def json(self) -> object:
+        return json.loads(self.text)
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[bytes]
+    base: str
+    data_dir: Path
+    stdout: Path
+    stderr: Path
+
+    def get(self, path: str) -> Reply:
+        return _send(urllib.request.Request(self.base + path))
+
+    def sign_in(self, password: str) -> Reply:
+        form = {"grant_type": "password", "username": "admin", "password": password}
+        data = urllib.parse.urlencode(form).encode()
+        return _send(urllib.request.Request(self.base + "/v2/auth/token", data=data))
+
+    def stop(self, sig: signal.Signals) -> int:
+        self.process.send_signal(sig)
+        return self.process.wait(timeout=SHUTDOWN_TIMEOUT + 5)
+
+    def output(self) -> str:
+        return self.stdout.read_text()
+
+
+def _send(request: urllib.request.Request) -> Reply:
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return _reply(response.status, response.headers, response.read())
+    except urllib.error.HTTPError as error:
+        return _reply(error.code, error.headers, error.read())
+
+
+def _reply(status: int, headers: object, body: bytes) -> Reply:
+    flat = dict(headers.items())  # type: ignore[attr-defined]
+    content_type = flat.get("Content-Type", "").split(";")[0]
+    return Reply(status, content_type, flat, body.decode())
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _environment(password: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EDGE_")}
+    env["EDGE_ADMIN_EMAIL"] = EMAIL
+    if password is not None:
+        env["EDGE_ADMIN_PASSWORD"] = password
+    return env
+
+
+def _start(data_dir: Path, password: str | None, name: str) -> Server:
+    port = _free_port()
+    stdout, stderr = data_dir.parent / f"{name}.out", data_dir.parent / f"{name}.err"
+    command = [sys.executable, "-m", "edge", "serve", "--data-dir", str(data_dir)]
+    command += ["--port", str(port), "--shutdown-timeout", str(SHUTDOWN_TIMEOUT)]
+    with stdout.open("wb") as out, stderr.open("wb") as err:
+        process = subprocess.Popen(
+            command, stdout=out, stderr=err, env=_environment(password), cwd=data_dir.parent
+        )
+    server = Server(process, f"http://127.0.0.1:{port}", data_dir, stdout, stderr)
+    _wait_healthy(server)
+    return server
+
+
+def _wait_healthy(server: Server) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            pytest.fail(f"edge serve exited early: {server.stderr.read_text()}")
+        try:
+            if server.get("/v2/health").status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    server.process.kill()
+    pytest.fail(f"edge serve was not healthy within {STARTUP_SECONDS}s")
+
+
+@pytest.fixture
+def servers() -> Iterator[list[Server]]:
+    """Every started process, killed at the end if a failing test left it running."""
+    started: list[Server] = []
+    yield started
+    for server in started:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait()
+
+
+def _assert_closed_cleanly(data_dir: Path) -> None:
+    wal = data_dir / "edge.db-wal"
+    assert not wal.exists() or wal.stat().st_size == 0
+    conn = apsw.Connection(str(data_dir / "edge.db"), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert conn.execute("SELECT count(*) >= 1 FROM sessions").fetchall() == [(1,)]
+    finally:
+        conn.close()
+
+
+@pytest.mark.slow
+def test_serve_answers_over_http_and_stops_cleanly_on_sigterm(
+    tmp_path: Path, servers: list[Server]
+) -> None:
+    server = _start(tmp_path / "data", PASSWORD, "given")
+    servers.append(server)
+    assert server.get("/v2/health").json() == {"status": "ok"}
+    assert server.get("/v2/version").json() == {"version": "2.3.18", "server_version": "0.1.0"}
+    docs = server.get("/v2/docs")
+    assert (docs.status, docs.content_type) == (200, "text/html")
+    assert "Content-Security-Policy" in docs.headers and "/v2/changelog" in docs.text
+    script = server.get("/v2/docs/assets/swagger-ui-bundle.js")
+    assert (script.status, script.content_type) == (200, "text/javascript")
+    changelog = server.get("/v2/changelog")
+    assert changelog.content_type == "text/html" and "2.3.18" in changelog.text
+    security = server.get("/.well-known/security.txt")
+    assert security.content_type == "text/plain"
+    assert f"Canonical: {server.base}/.well-known/security.txt" in security.text
+    assert f"Contact: mailto:{EMAIL}" in security.text
+    assert server.sign_in(PASSWORD).status == 201  # a durable write: the WAL now holds it
+    assert (server.data_dir / "edge.db-wal").stat().st_size > 0
+    assert server.stop(signal.SIGTERM) == 0
+    output = server.output()
+    assert f"{server.base}/v2/docs" in output
+    assert "password:" not in output  # the operator gave it: never echoed
+    assert "stopped cleanly" in server.stderr.read_text()
+    _assert_closed_cleanly(server.data_dir)
+
+
+@pytest.mark.slow
+def test_generated_password_is_shown_once_and_sigint_stops_cleanly(
+    tmp_path: Path, servers: list[Server]
+) -> None:
+    data_dir = tmp_path / "data"
+    first = _start(data_dir, None, "first")
+    servers.append(first)
+    shown = re.findall(r"password: (\S+)", first.output())
+    assert len(shown) == 1, first.output()
+    assert first.sign_in(shown[0]).status == 201
+    assert first.stop(signal.SIGINT) == 0
+    credentials = data_dir / "initial-admin.txt"
+    assert credentials.stat().st_mode & 0o777 == 0o600
+    assert f"password: {shown[0]}" in credentials.read_text()
+    _assert_closed_cleanly(data_dir)
+
+    second = _start(data_dir, None, "second")
+    servers.append(second)
+    assert second.sign_in(shown[0]).status == 201
+    assert second.stop(signal.SIGTERM) == 0
+    assert "password:" not in second.output() and shown[0] not in second.output()
+    assert f"password: {shown[0]}" in credentials.read_text()
+    _assert_closed_cleanly(data_dir)
