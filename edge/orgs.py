@@ -7,11 +7,12 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from edge import clock, fields, ids, passwords
+from edge import clock, fields, grants, ids, passwords
 from edge.errors import AliasTaken, DeleteProtected, Denied, NotFound, ValidationError
 from edge.listing import CursorCodec, ListQuery, Page, fetch
 from edge.principal import Principal
 from edge.tokens import Lifetimes
+from storage import access as access_store
 from storage import aliases
 from storage import orgs as store
 from storage import users as user_store
@@ -123,6 +124,9 @@ class Orgs:
             store.create(conn, {**row, "alias": alias})
             if admin_row:
                 user_store.create(conn, admin_row)
+                access_store.create(
+                    conn, grants.org_admin_row(row["id"], admin_row["id"], principal.actor)
+                )
 
         await self._db.write(write)
         return str(row["id"])
@@ -199,7 +203,6 @@ class Orgs:
             "email_folded": email.casefold(),
             "password_hash": await passwords.hash(admin["password"]),
             "password_last_changed": now,
-            "is_org_admin": 1,
             "created_date": now,
             "created_by": principal.actor,
             "last_updated_date": now,

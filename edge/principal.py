@@ -15,7 +15,6 @@ class Principal:
     session_id: str | None
     org_id: str | None = None
     project_id: str | None = None
-    is_org_admin: bool = False
 
     @property
     def is_staff(self) -> bool:

@@ -142,7 +142,6 @@ class Tokens:
                 claims["sid"],
                 claims.get("org"),
                 claims.get("prj"),
-                is_org_admin=claims.get("org") is not None,
             )
         user = self._db.read(lambda c: users.get(c, claims["sub"]))
         if user is None or not user["is_active"]:
@@ -153,5 +152,4 @@ class Tokens:
             claims["sid"],
             user["org_id"],
             claims.get("prj"),
-            is_org_admin=bool(user["is_org_admin"]),
         )

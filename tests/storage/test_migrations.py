@@ -43,6 +43,13 @@ def seed(path: Path, at_version: int) -> None:
         " VALUES ('org0000000000001', 'Kept Org', 'kept org', '2026-01-01T00:00:00.000000Z',"
         " '2026-01-01T00:00:00.000000Z')"
     )
+    if at_version < 3:  # before 0003, org admin status was a column of users
+        conn.execute(
+            "INSERT INTO users (id, org_id, username, username_folded, email, email_folded,"
+            " is_org_admin, created_date, last_updated_date) VALUES ('user000000000001',"
+            " 'org0000000000001', 'Boss', 'boss', 'b@x.test', 'b@x.test', 1,"
+            " '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z')"
+        )
     conn.close()
 
 
@@ -67,6 +74,13 @@ def test_migrates_from_every_earlier_version(tmp_path: Path, start: int) -> None
     if start >= 1:
         conn = apsw.Connection(str(old))
         assert conn.execute("SELECT name FROM orgs").fetchall() == [("Kept Org",)]
+        if start < 3:
+            admin = conn.execute(
+                "SELECT id, kind, target_id, is_admin FROM access WHERE grantee_id = 'user000000000001'"
+            ).fetchall()
+            assert admin == [("org0000000000001user000000000", "org", "org0000000000001", 1)]
+            found = conn.execute("SELECT id FROM users_fts WHERE users_fts MATCH 'boss'").fetchall()
+            assert found == [("user000000000001",)]
         conn.close()
 
 
