@@ -79,6 +79,11 @@ class Tokens:
             raise ValidationError("refresh_token", "is not a refresh token of this account")
         await self._db.write(lambda c: sessions.revoke(c, row["id"]))
 
+    async def revoke_accounts(self, account_ids: list[str]) -> None:
+        """End every session of these accounts (admin status lost, role admin turned off)."""
+        if account_ids:
+            await self._db.write(lambda c: sessions.revoke_accounts(c, account_ids))
+
     async def revoke_session(self, session_id: str) -> None:
         await self._db.write(lambda c: sessions.revoke(c, session_id))
 

@@ -27,6 +27,11 @@ def revoke_account(conn: apsw.Connection, account_id: str) -> None:
     conn.execute("UPDATE sessions SET revoked = 1 WHERE account_id = ?", (account_id,))
 
 
+def revoke_accounts(conn: apsw.Connection, account_ids: list[str]) -> None:
+    for account_id in account_ids:
+        revoke_account(conn, account_id)
+
+
 def purge_expired(conn: apsw.Connection, now_iso: str) -> int:
     conn.execute("DELETE FROM sessions WHERE refresh_expires_at < ?", (now_iso,))
     return conn.changes()

@@ -1,0 +1,91 @@
+"""Building tenants for identity tests: an org with its admin, and signed-in callers.
+
+Import from test modules: `from tests.tenants import Tenant, new_tenant`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from edge import clock, grants, ids, passwords
+from edge.app import Site
+from edge.principal import Principal
+from storage import access as access_store
+from storage import staff
+from storage import users as user_store
+from tests.conftest import Api
+
+PASSWORD = "tenant-password-1"
+_HASH: dict[str, str] = {}
+
+
+def _password_hash() -> str:
+    if PASSWORD not in _HASH:  # argon2 is slow on purpose: hash the shared password once
+        _HASH[PASSWORD] = passwords.hash_sync(PASSWORD)
+    return _HASH[PASSWORD]
+
+
+@dataclass
+class Tenant:
+    """An organization with an org admin; helpers to add users and sign them in."""
+
+    site: Site
+    api: Api
+    org_id: str
+    alias: str
+    admin_id: str
+    admin_email: str
+
+    async def token(self, email: str | None = None, client: str | None = None) -> str:
+        return await self.api.token(
+            email or self.admin_email, PASSWORD, client_id=client or self.alias
+        )
+
+    async def add_user(self, username: str, **profile: Any) -> str:
+        """A plain user written straight to storage (no permissions), for arranging tests."""
+        user_id = ids.new_id()
+        email = profile.pop("email", f"{username}@{self.alias}.test")
+        now = clock.now_iso()
+        row = {
+            "id": user_id,
+            "org_id": self.org_id,
+            "username": username,
+            "username_folded": username.casefold(),
+            "email": email,
+            "email_folded": email.casefold(),
+            "password_hash": _password_hash(),
+            "password_last_changed": now,
+            "created_date": now,
+            "last_updated_date": now,
+            **profile,
+        }
+        await self.site.services.db.write(lambda c: user_store.create(c, row))
+        return user_id
+
+    async def grant(
+        self, kind: str, target_id: str, grantee_id: str, grantee_kind: str = "user", **values: Any
+    ) -> None:
+        """Write an access object straight to storage, for arranging tests."""
+        row = grants.new_row(
+            kind, target_id, grantee_id, grantee_kind, self.org_id, self.admin_id, values
+        )
+        await self.site.services.db.write(lambda c: access_store.create(c, row))
+
+
+async def new_tenant(site: Site, api: Api, name: str = "Clinic", alias: str = "clinic") -> Tenant:
+    owner = site.services.db.read(staff.first)
+    email = f"admin@{alias}.test"
+    org_id = await site.services.orgs.create(
+        Principal("staff", owner["id"], None),
+        {"name": name, "alias": alias},
+        admin={"email": email, "password": PASSWORD},
+    )
+    admin = site.services.db.read(lambda c: user_store.find_by_login(c, org_id, email))
+    assert admin is not None
+    return Tenant(site, api, org_id, alias, str(admin["id"]), email)
+
+
+def body_of(row: dict[str, Any], *names: str) -> dict[str, Any]:
+    return {n: json.loads(row[n]) if n in ("tags",) else row[n] for n in names}
