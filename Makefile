@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test browser lint fmt typecheck bench clean
+.PHONY: run test browser binary lint fmt typecheck bench clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -25,6 +25,9 @@ browser:
 	  echo "Installing Debian's chromium for the browser tests"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+binary: $(STAMP)
+	PYTHON=$(BIN)/python packaging/build.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check edge api storage embedded_broker tests bench

@@ -31,6 +31,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "version":
         print(f"edge {BUILD_VERSION} (interface {INTERFACE_VERSION})")
         return 0
+    if args.command == "selftest":
+        from edge import selftest
+
+        return 0 if selftest.run() else 1
     try:
         config = _config(args)
     except ConfigError as exc:
@@ -75,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     for command in (serve, init):
         _setting_flags(command)
     sub.add_parser("version", help="print the interface and build versions")
+    sub.add_parser("selftest", help="start each part of the runtime stack once and report")
     admin = sub.add_parser("admin", help="administration commands")
     admin_sub = admin.add_subparsers(dest="admin_command", required=True)
     create = admin_sub.add_parser("create-org", help="create an organization and its first admin")
