@@ -18,7 +18,7 @@ from aiohttp import web
 from api import auth, middleware, openapi, orgs, routing, system
 from api.keys import REQUEST_ID, SERVICES
 from api.routing import Route
-from edge import clock
+from edge import clock, tls
 from edge.config import Config
 from edge.keys import load_or_create
 from edge.services import Services
@@ -114,7 +114,9 @@ async def serve(site: Site, ready: Callable[[], None] | None = None) -> None:
     )
     await runner.setup()
     try:
-        await web.TCPSite(runner, config.host, config.port).start()
+        await web.TCPSite(
+            runner, config.host, config.port, ssl_context=tls.server_context(config)
+        ).start()
         if ready is not None:
             ready()
         log.info("serving %s", config.base_url)

@@ -80,6 +80,18 @@ def _parser() -> argparse.ArgumentParser:
         _setting_flags(command)
     sub.add_parser("version", help="print the interface and build versions")
     sub.add_parser("selftest", help="start each part of the runtime stack once and report")
+    backup = sub.add_parser("backup", help="copy a site (safe while the server runs)")
+    backup.add_argument("dest", type=Path, help="a new or empty folder for the copy")
+    restore = sub.add_parser("restore", help="make a site from a backup")
+    restore.add_argument("source", type=Path, help="a folder made by `edge backup`")
+    restore.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a non-empty data folder (it is moved aside, not deleted)",
+    )
+    check = sub.add_parser("check", help="check a data folder: database, migrations, keys, files")
+    for command in (backup, restore, check):
+        _setting_flags(command, only=("data_dir",))
     admin = sub.add_parser("admin", help="administration commands")
     admin_sub = admin.add_subparsers(dest="admin_command", required=True)
     create = admin_sub.add_parser("create-org", help="create an organization and its first admin")
@@ -106,8 +118,14 @@ def _config(args: argparse.Namespace) -> Config:
 
 def _serve(args: argparse.Namespace, config: Config) -> int:
     from edge import app, logs
+    from storage import layout
 
     logs.setup(config.log_format, config.log_level)
+    layout.prepare(config.data_dir)
+    try:
+        layout.lock(config.data_dir)  # held until the process ends
+    except BlockingIOError:
+        return _fail(f"another edge server is already running on {config.data_dir}", 1)
     site = app.open_site(config)
     _announce_site(site, config)
     asyncio.run(app.serve(site, ready=lambda: _announce_urls(config)))
@@ -171,7 +189,45 @@ def _create_org(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def _backup(args: argparse.Namespace, config: Config) -> int:
+    from edge import backup
+
+    print(f"backing up {config.data_dir} to {args.dest}")
+    done = backup.backup(config.data_dir, args.dest)
+    print(
+        f"backup complete: {done.files} files, {_mib(done.bytes)}, schema {done.schema}, "
+        f"in {done.seconds:.1f} s"
+    )
+    return 0
+
+
+def _restore(args: argparse.Namespace, config: Config) -> int:
+    from edge import backup
+
+    print(f"restoring {args.source} into {config.data_dir}")
+    done = backup.restore(args.source, config.data_dir, force=args.force)
+    print(
+        f"restore complete: {done.files} files, {_mib(done.bytes)}, schema {done.schema}, "
+        f"in {done.seconds:.1f} s; start the server on {config.data_dir}"
+    )
+    return 0
+
+
+def _check(args: argparse.Namespace, config: Config) -> int:
+    from edge import check
+
+    print(f"checking {config.data_dir}")
+    return 0 if check.run(config.data_dir) else 1
+
+
+def _mib(size: int) -> str:
+    return f"{size / 1024 / 1024:.1f} MiB"
+
+
 COMMANDS = {
+    "backup": _backup,
+    "restore": _restore,
+    "check": _check,
     "serve": _serve,
     "init": _init,
     "admin": _create_org,

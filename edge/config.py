@@ -94,6 +94,25 @@ def _email(value: Any) -> str:
     return text
 
 
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("must be true or false")
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    items = value if isinstance(value, list) else str(value).split(",")
+    names = tuple(str(n).strip() for n in items if str(n).strip())
+    if not names:
+        raise ValueError("must list at least one host name or address")
+    return names
+
+
 def _path(value: Any) -> Path:
     return Path(_text(value)).expanduser()
 
@@ -174,6 +193,25 @@ SETTINGS: tuple[Setting, ...] = (
         "security.txt Expires, in days from the time it is served",
     ),
     Setting("security_languages", _text, "en", "security.txt Preferred-Languages"),
+    Setting(
+        "tls_cert",
+        _optional(_path),
+        None,
+        "PEM certificate (chain) to serve HTTPS with; needs tls_key",
+    ),
+    Setting("tls_key", _optional(_path), None, "PEM private key of tls_cert"),
+    Setting(
+        "tls_local_ca",
+        _bool,
+        False,
+        "Serve HTTPS with a certificate from the site's own CA (ca/ca.pem) when no tls_cert",
+    ),
+    Setting(
+        "tls_hostnames",
+        _names,
+        ("localhost", "127.0.0.1"),
+        "Names and addresses the local-CA certificate is issued for (comma-separated)",
+    ),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -193,13 +231,21 @@ class Config:
     security_contact: str | None
     security_expires_days: int
     security_languages: str
+    tls_cert: Path | None
+    tls_key: Path | None
+    tls_local_ca: bool
+    tls_hostnames: tuple[str, ...]
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert is not None or self.tls_local_ca
 
     @property
     def base_url(self) -> str:
         if self.public_url:
             return self.public_url.rstrip("/")
         host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host
-        return f"http://{host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
 
     @property
     def contact(self) -> str:
@@ -220,6 +266,9 @@ def load(
     values.update(_parse_layer(from_env, lambda s: f"{s.name} ({s.env})"))
     given = {k: v for k, v in (flags or {}).items() if v is not None and k in BY_NAME}
     values.update(_parse_layer(given, lambda s: f"{s.name} ({s.flag})"))
+    if (values["tls_cert"] is None) != (values["tls_key"] is None):
+        missing = "tls_key" if values["tls_key"] is None else "tls_cert"
+        raise ConfigError(f"invalid setting {missing}: tls_cert and tls_key go together")
     return Config(**values)
 
 
@@ -251,6 +300,7 @@ def settings_table() -> str:
     """The README's configuration table, rendered from the declarations (a test compares)."""
     rows = ["| Setting | Flag | Environment | Default | Meaning |", "|---|---|---|---|---|"]
     for s in SETTINGS:
-        default = "(none)" if s.default is None else f"`{s.default}`"
+        shown = ",".join(s.default) if isinstance(s.default, tuple) else s.default
+        default = "(none)" if s.default is None else f"`{shown}`"
         rows.append(f"| `{s.name}` | `{s.flag}` | `{s.env}` | {default} | {s.help} |")
     return "\n".join(rows)

@@ -8,7 +8,9 @@ so a long query never stalls the loop (apsw releases the GIL inside SQLite).
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,17 +18,40 @@ from typing import TypeVar
 
 import apsw
 
-from storage import migrate
+from storage import layout, migrate, snapshot
 from storage.pragmas import configure
 from storage.writer import WriteFn, Writer
 
 T = TypeVar("T")
 ReadFn = Callable[[apsw.Connection], T]
 SCAN_WORKERS = 2
+log = logging.getLogger("edge.storage")
 
 
 class DatabaseClosed(Exception):
     pass
+
+
+def _snapshot_before_upgrade(path: Path) -> Path | None:
+    if not path.exists() or path.stat().st_size == 0:
+        return None
+    current, latest = snapshot.schema_version(path), migrate.latest_version()
+    if current == 0 or current >= latest:
+        return None
+    folder = path.parent / layout.BACKUPS_DIR
+    folder.mkdir(mode=layout.SECRET_DIR_MODE, exist_ok=True)
+    stamp = clock_stamp()
+    target = folder / f"{path.stem}-schema{current}-before-{latest}-{stamp}.db"
+    snapshot.copy_database(path, target)
+    target.chmod(layout.SECRET_FILE_MODE)
+    log.warning(
+        "upgrading the database from schema %s to %s; a copy is in %s", current, latest, target
+    )
+    return target
+
+
+def clock_stamp() -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
 
 class Database:
@@ -41,7 +66,12 @@ class Database:
 
     @classmethod
     def open(cls, path: Path) -> Database:
-        """Open (creating if needed) and bring the schema up to date before any use."""
+        """Open (creating if needed) and bring the schema up to date before any use.
+
+        An existing database that needs migrating is first copied to `backups/` beside it,
+        so an upgrade can always be undone by putting the old executable and that copy back.
+        """
+        _snapshot_before_upgrade(path)
         migrate.apply_pending(path)
         db = cls(path)
         db._writer.start()

@@ -1,5 +1,6 @@
 """Names inside the data folder, in one place so backup, restore and check agree on them."""
 
+import fcntl
 import os
 from pathlib import Path
 
@@ -9,7 +10,9 @@ BLOBS_DIR = "blobs"
 CA_DIR = "ca"
 OUTBOX_DIR = "outbox"
 TMP_DIR = "tmp"
+BACKUPS_DIR = "backups"
 INITIAL_ADMIN_FILE = "initial-admin.txt"
+LOCK_FILE = "edge.lock"
 SECRET_FILE_MODE = 0o600
 SECRET_DIR_MODE = 0o700
 
@@ -56,3 +59,33 @@ def _create_private(path: Path) -> None:
 def _open_private(path: Path, truncate: bool = True) -> int:
     flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if truncate else 0)
     return os.open(path, flags, SECRET_FILE_MODE)
+
+
+def lock(data_dir: Path) -> int:
+    """Hold the data folder for one server: returns the lock's file descriptor.
+
+    Raises BlockingIOError when another process holds it. The lock ends with the process.
+    """
+    fd = os.open(data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, SECRET_FILE_MODE)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())
+    return fd
+
+
+def is_locked(data_dir: Path) -> bool:
+    path = data_dir / LOCK_FILE
+    if not path.exists():
+        return False
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
