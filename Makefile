@@ -40,8 +40,9 @@ fmt: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-bench: $(STAMP)
+bench: binary
 	$(BIN)/python -m bench.http_requests
+	$(BIN)/python -m bench.executable
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
