@@ -53,9 +53,10 @@ def load_or_create_ca(data_dir: Path) -> tuple[ec.EllipticCurvePrivateKey, x509.
         )
         layout.write_secret(folder / CA_KEY, _pem_key(key))
         (folder / CA_CERT).write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key = serialization.load_pem_private_key((folder / CA_KEY).read_bytes(), password=None)
-    assert isinstance(key, ec.EllipticCurvePrivateKey)
-    return key, x509.load_pem_x509_certificate((folder / CA_CERT).read_bytes())
+    loaded = serialization.load_pem_private_key((folder / CA_KEY).read_bytes(), password=None)
+    if not isinstance(loaded, ec.EllipticCurvePrivateKey):
+        raise ValueError(f"{folder / CA_KEY} is not an EC private key")
+    return loaded, x509.load_pem_x509_certificate((folder / CA_CERT).read_bytes())
 
 
 def server_certificate(data_dir: Path, names: list[str]) -> ServerFiles:

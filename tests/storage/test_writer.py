@@ -109,14 +109,15 @@ async def test_writes_after_close_fail_at_once(db: Database) -> None:
 async def test_a_cancelled_write_does_not_stop_the_writer(db: Database) -> None:
     import threading
 
-    release = threading.Event()
+    entered, release = threading.Event(), threading.Event()
 
     def slow(conn: apsw.Connection) -> str:
+        entered.set()
         release.wait(5)
         return "slow"
 
     first = asyncio.ensure_future(db.write(slow))
-    await asyncio.sleep(0.05)  # the writer is now busy with `slow`
+    await asyncio.get_running_loop().run_in_executor(None, entered.wait, 5)  # writer is busy
     doomed = asyncio.ensure_future(db.write(insert("never", 1)))
     await asyncio.sleep(0)
     doomed.cancel()
