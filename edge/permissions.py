@@ -119,10 +119,12 @@ class Grants:
     def is_project_admin(self, project_id: str | None) -> bool:
         return self.is_org_admin or self.project(project_id).is_admin
 
-    def is_group_admin(self, group_id: str) -> bool:
+    def is_group_admin(self, group_id: str, project_id: str | None = None) -> bool:
+        """Admin of the group directly, or of its project (`project_id` when the caller
+        holds no access to the group itself, so its project is not known from the grants)."""
         if self.is_org_admin or self.group(group_id).is_admin:
             return True
-        return self.project(self.group_projects.get(group_id)).is_admin
+        return self.project(project_id or self.group_projects.get(group_id)).is_admin
 
     def may(
         self,

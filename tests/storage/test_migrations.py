@@ -76,7 +76,8 @@ def test_migrates_from_every_earlier_version(tmp_path: Path, start: int) -> None
         assert conn.execute("SELECT name FROM orgs").fetchall() == [("Kept Org",)]
         if start < 3:
             admin = conn.execute(
-                "SELECT id, kind, target_id, is_admin FROM access WHERE grantee_id = 'user000000000001'"
+                "SELECT id, kind, target_id, is_admin FROM access"
+                " WHERE grantee_id = 'user000000000001'"
             ).fetchall()
             assert admin == [("org0000000000001user000000000", "org", "org0000000000001", 1)]
             found = conn.execute("SELECT id FROM users_fts WHERE users_fts MATCH 'boss'").fetchall()
