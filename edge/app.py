@@ -15,7 +15,22 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from api import auth, middleware, openapi, orgs, routing, system
+from api import (
+    account,
+    auth,
+    groups,
+    middleware,
+    my_org,
+    openapi,
+    orgs,
+    project_access,
+    projects,
+    roles,
+    routing,
+    system,
+    ui,
+    users,
+)
 from api.keys import REQUEST_ID, SERVICES
 from api.routing import Route
 from edge import clock, tls
@@ -27,7 +42,19 @@ from storage import layout, sessions
 from storage.database import Database
 
 log = logging.getLogger("edge")
-ROUTES: list[Route] = [*system.ROUTES, *auth.ROUTES, *orgs.ROUTES]
+ROUTES: list[Route] = [
+    *system.ROUTES,
+    *auth.ROUTES,
+    *orgs.ROUTES,
+    *projects.ROUTES,
+    *project_access.ROUTES,
+    *ui.ROUTES,
+    *groups.ROUTES,
+    *roles.ROUTES,
+    *users.ROUTES,
+    *account.ROUTES,
+    *my_org.ROUTES,
+]
 SWEEP_SECONDS = 3600
 
 

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from edge.account import Account
 from edge.alerts import OperatorAlerts
 from edge.config import Config
+from edge.groups import Groups
 from edge.keys import KeyRing
 from edge.listing import CursorCodec
+from edge.my_org import MyOrg
 from edge.orgs import Orgs
+from edge.pictures import Pictures
+from edge.project_access import ProjectAccess
+from edge.projects import Projects
+from edge.roles import Roles
 from edge.signin import SignIn
 from edge.tokens import Tokens
+from edge.users import Users
 from storage.database import Database
 
 
@@ -24,6 +32,14 @@ class Services:
     orgs: Orgs
     signin: SignIn
     alerts: OperatorAlerts
+    projects: Projects
+    project_access: ProjectAccess
+    groups: Groups
+    roles: Roles
+    users: Users
+    pictures: Pictures
+    account: Account
+    my_org: MyOrg
 
     @classmethod
     def build(cls, config: Config, db: Database, keys: KeyRing) -> Services:
@@ -31,5 +47,27 @@ class Services:
         tokens = Tokens(db, keys)
         orgs = Orgs(db, cursors)
         alerts = OperatorAlerts(db, config.admin_email, config.base_url)
-        signin = SignIn(db, tokens, orgs)
-        return cls(config, db, keys, cursors, tokens, orgs, signin, alerts)
+        projects = Projects(db, cursors, orgs)
+        signin = SignIn(db, tokens, orgs, projects)
+        project_access = ProjectAccess(db, tokens, projects)
+        groups = Groups(db, cursors)
+        roles = Roles(db, cursors, tokens)
+        users = Users(db, cursors, orgs, tokens)
+        return cls(
+            config,
+            db,
+            keys,
+            cursors,
+            tokens,
+            orgs,
+            signin,
+            alerts,
+            projects,
+            project_access,
+            groups,
+            roles,
+            users,
+            Pictures(db, users),
+            Account(db),
+            MyOrg(db, orgs),
+        )

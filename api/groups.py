@@ -1,0 +1,187 @@
+"""Groups and group access. Every route needs a token; the group service checks who may act.
+
+- POST   /v2/groups                               group_permissions.can_create (org or project)
+- GET    /v2/groups                               lists the groups the caller may read
+- GET    /v2/groups/{group_id}                    read: org/project block, group admin, can_read
+- PATCH  /v2/groups/{group_id}                    update: same, or the access's can_update
+- DELETE /v2/groups/{group_id}                    delete: org/project block or group admin
+- POST, GET, PATCH, DELETE /v2/groups/{group_id}/access/{grantee_id}
+                                                  group admins (GET: also readers, the grantee)
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from api import bodies, listing, params
+from api.keys import SERVICES
+from api.routing import Route, principal
+from api.schemas import BOOL, NULLABLE_STR, STR, TAGS, Schema, obj
+from edge.groups import TABLE as GROUP_TABLE
+
+CRUD = obj({name: BOOL for name in ("can_create", "can_read", "can_update", "can_delete")})
+PATH_PERMISSIONS: Schema = {
+    "type": "object",
+    "additionalProperties": obj(
+        {name: BOOL for name in ("can_write", "can_read", "can_update", "can_delete")}
+    ),
+}
+_GROUP: dict[str, Schema] = {
+    "name": STR,
+    "description": STR,
+    "is_delete_protected": BOOL,
+    "tags": TAGS,
+    "require_delete_permission_to_put_data": BOOL,
+}
+CREATE_GROUP = obj(
+    {**_GROUP, "project_id": NULLABLE_STR, "create_own_access": BOOL},
+    ("name",),
+    title="CreateGroupBody",
+)
+PATCH_GROUP = obj({**_GROUP, "is_active": BOOL}, title="PatchGroupBody")
+_ACCESS: dict[str, Schema] = {
+    "is_delete_protected": BOOL,
+    "tags": TAGS,
+    "user_permissions": CRUD,
+    "device_permissions": CRUD,
+    "role_permissions": CRUD,
+    "can_read": BOOL,
+    "can_update": BOOL,
+    "is_admin": BOOL,
+    "data_paths": PATH_PERMISSIONS,
+    "file_paths": PATH_PERMISSIONS,
+}
+CREATE_ACCESS = obj(_ACCESS, title="CreateGroupAccessBody")
+PATCH_ACCESS = obj({**_ACCESS, "is_active": BOOL}, title="PatchGroupAccessBody")
+LISTABLE = listing.Listable("groups", GROUP_TABLE.kinds())
+DELETE_QUERY = ("force", "permanent")
+
+
+def deletion(request: web.Request) -> bool:
+    """The `force` flag of a delete; `permanent` is accepted (deletes are always permanent)."""
+    params.flag(request.query, "permanent")
+    return params.flag(request.query, "force")
+
+
+async def create_group(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, CREATE_GROUP)
+    group_id = await request.app[SERVICES].groups.create(principal(request), body)
+    return web.json_response({"group": {"id": group_id}}, status=201)
+
+
+async def list_groups(request: web.Request) -> web.Response:
+    services = request.app[SERVICES]
+    query, _ = listing.parse(request.query, LISTABLE, services.cursors)
+    page = await services.groups.list(principal(request), query)
+    return listing.respond("groups", page, query, services.cursors, LISTABLE.resource)
+
+
+async def get_group(request: web.Request) -> web.Response:
+    group = request.app[SERVICES].groups.get(principal(request), request.match_info["group_id"])
+    return web.json_response({"group": group})
+
+
+async def patch_group(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, PATCH_GROUP)
+    groups = request.app[SERVICES].groups
+    await groups.patch(principal(request), request.match_info["group_id"], body)
+    return web.json_response({"message": "Success"})
+
+
+async def delete_group(request: web.Request) -> web.Response:
+    groups = request.app[SERVICES].groups
+    await groups.delete(principal(request), request.match_info["group_id"], force=deletion(request))
+    return web.json_response({"message": "Success"})
+
+
+def _ids(request: web.Request) -> tuple[str, str]:
+    return request.match_info["group_id"], request.match_info["grantee_id"]
+
+
+async def create_access(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, CREATE_ACCESS)
+    await request.app[SERVICES].groups.create_access(principal(request), *_ids(request), body)
+    return web.json_response({"message": "Success"}, status=201)
+
+
+async def get_access(request: web.Request) -> web.Response:
+    access = request.app[SERVICES].groups.get_access(principal(request), *_ids(request))
+    return web.json_response({"group_access": access})
+
+
+async def patch_access(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, PATCH_ACCESS)
+    await request.app[SERVICES].groups.patch_access(principal(request), *_ids(request), body)
+    return web.json_response({"message": "Success"})
+
+
+async def delete_access(request: web.Request) -> web.Response:
+    groups = request.app[SERVICES].groups
+    await groups.delete_access(principal(request), *_ids(request), force=deletion(request))
+    return web.json_response({"message": "Success"})
+
+
+_ONE = "/v2/groups/{group_id}"
+_ACCESS_PATH = "/v2/groups/{group_id}/access/{grantee_id}"
+ROUTES = [
+    Route(
+        "POST",
+        "/v2/groups",
+        create_group,
+        "token",
+        "Create a group",
+        "groups",
+        body=CREATE_GROUP,
+        responses={201: "NewGroupInfo"},
+    ),
+    Route(
+        "GET",
+        "/v2/groups",
+        list_groups,
+        "token",
+        "List groups",
+        "groups",
+        query=("list", *LISTABLE.kinds),
+        responses={200: "GroupList"},
+    ),
+    Route("GET", _ONE, get_group, "token", "Get a group", "groups", responses={200: "GroupInfo"}),
+    Route("PATCH", _ONE, patch_group, "token", "Update a group", "groups", body=PATCH_GROUP),
+    Route("DELETE", _ONE, delete_group, "token", "Delete a group", "groups", query=DELETE_QUERY),
+    Route(
+        "POST",
+        _ACCESS_PATH,
+        create_access,
+        "token",
+        "Give a user or role access to a group",
+        "groups",
+        body=CREATE_ACCESS,
+        responses={201: "Success"},
+    ),
+    Route(
+        "GET",
+        _ACCESS_PATH,
+        get_access,
+        "token",
+        "Get a grantee's access to a group",
+        "groups",
+        responses={200: "GroupAccessInfo"},
+    ),
+    Route(
+        "PATCH",
+        _ACCESS_PATH,
+        patch_access,
+        "token",
+        "Update a grantee's access to a group",
+        "groups",
+        body=PATCH_ACCESS,
+    ),
+    Route(
+        "DELETE",
+        _ACCESS_PATH,
+        delete_access,
+        "token",
+        "Remove a grantee's access to a group",
+        "groups",
+        query=DELETE_QUERY,
+    ),
+]

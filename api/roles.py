@@ -1,0 +1,227 @@
+"""Roles, role access, and the access a role holds. Every route needs a token.
+
+- POST   /v2/roles                               role_permissions.can_create (org or project);
+                                                 org_permissions: org admins; project_permissions:
+                                                 admins of the role's project
+- GET    /v2/roles                               lists the roles the caller may read
+- GET    /v2/roles/{role_id}                     read: org/project/group block, group admin of a
+                                                 group the role is in, holder with can_read
+- PATCH  /v2/roles/{role_id}                     update (and outrank the role's admin powers)
+- DELETE /v2/roles/{role_id}                     delete (and outrank the role's admin powers)
+- POST, PATCH, DELETE /v2/roles/{role_id}/access/{account_id}
+                                                 org admins; admins of the role's project
+- GET    /v2/roles/{role_id}/access/{account_id} those, the account itself, readers of the role
+- GET    /v2/roles/{role_id}/access/org | projects | groups
+                                                 plain read permission on the role
+
+The three lists of what a role holds share the path of role access: account IDs are 16
+characters, so `org`, `projects` and `groups` never name an account, and one route serves
+both (separate routes would shadow each other's methods).
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from api import bodies, listing, params
+from api.groups import CRUD, DELETE_QUERY, deletion
+from api.keys import SERVICES
+from api.routing import Route, principal
+from api.schemas import BOOL, NULLABLE_STR, OBJECT, STR, TAGS, Schema, obj
+from edge.roles import HELD_TABLES
+from edge.roles import TABLE as ROLE_TABLE
+
+_LEVEL: dict[str, Schema] = {
+    "can_update": BOOL,
+    "can_read": BOOL,
+    "is_admin": BOOL,
+    **{f"{r}_permissions": CRUD for r in ("user", "device", "role", "group")},
+}
+ORG_PERMISSIONS = obj({**_LEVEL, "project_permissions": CRUD}, title="OrgAccessPermissions")
+PROJECT_PERMISSIONS = obj(_LEVEL, title="ProjectAccessPermissions")
+_ROLE: dict[str, Schema] = {
+    "name": STR,
+    "description": STR,
+    "is_delete_protected": BOOL,
+    "tags": TAGS,
+    "org_permissions": ORG_PERMISSIONS,
+    "project_permissions": PROJECT_PERMISSIONS,
+    "custom_attributes": OBJECT,
+    "restricted_custom_attributes": OBJECT,
+}
+CREATE_ROLE = obj(
+    {**_ROLE, "project_id": NULLABLE_STR, "create_own_access": BOOL},
+    ("name",),
+    title="CreateRoleBody",
+)
+PATCH_ROLE = obj({**_ROLE, "is_active": BOOL}, title="PatchRoleBody")
+_ACCESS: dict[str, Schema] = {
+    "is_delete_protected": BOOL,
+    "tags": TAGS,
+    "user_permissions": CRUD,
+    "device_permissions": CRUD,
+    "can_read": BOOL,
+    "can_update": BOOL,
+}
+CREATE_ACCESS = obj(_ACCESS, title="CreateRoleAccessBody")
+PATCH_ACCESS = obj({**_ACCESS, "is_active": BOOL}, title="PatchRoleAccessBody")
+LISTABLE = listing.Listable(
+    "roles",
+    ROLE_TABLE.kinds(),
+    json_columns=ROLE_TABLE.json_columns,
+    extras=("group_id", "is_group_admin"),
+)
+HELD = {
+    f"{kind}s": (kind, listing.Listable(f"role_{kind}_access", table.kinds(), extras=("ids_only",)))
+    for kind, table in HELD_TABLES.items()
+}
+
+
+async def create_role(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, CREATE_ROLE)
+    role_id = await request.app[SERVICES].roles.create(principal(request), body)
+    return web.json_response({"role": {"id": role_id}}, status=201)
+
+
+async def list_roles(request: web.Request) -> web.Response:
+    services = request.app[SERVICES]
+    query, extras = listing.parse(request.query, LISTABLE, services.cursors)
+    group_id = extras.get("group_id", "").strip() or None
+    admin = (
+        params.boolean("is_group_admin", extras["is_group_admin"])
+        if "is_group_admin" in extras
+        else None
+    )
+    page = await services.roles.list(principal(request), query, group_id, admin)
+    return listing.respond("roles", page, query, services.cursors, LISTABLE.resource)
+
+
+async def get_role(request: web.Request) -> web.Response:
+    role = request.app[SERVICES].roles.get(principal(request), request.match_info["role_id"])
+    return web.json_response({"role": role})
+
+
+async def patch_role(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, PATCH_ROLE)
+    await request.app[SERVICES].roles.patch(principal(request), request.match_info["role_id"], body)
+    return web.json_response({"message": "Success"})
+
+
+async def delete_role(request: web.Request) -> web.Response:
+    roles = request.app[SERVICES].roles
+    await roles.delete(principal(request), request.match_info["role_id"], force=deletion(request))
+    return web.json_response({"message": "Success"})
+
+
+def _ids(request: web.Request) -> tuple[str, str]:
+    return request.match_info["role_id"], request.match_info["account_id"]
+
+
+async def create_access(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, CREATE_ACCESS)
+    await request.app[SERVICES].roles.create_access(principal(request), *_ids(request), body)
+    return web.json_response({"message": "Success"}, status=201)
+
+
+async def get_access(request: web.Request) -> web.Response:
+    role_id, account_id = _ids(request)
+    if account_id == "org":
+        org_access = request.app[SERVICES].roles.org_access(principal(request), role_id)
+        return web.json_response({"org_access": org_access})
+    if account_id in HELD:
+        return await _held_access(request, role_id, account_id)
+    access = request.app[SERVICES].roles.get_access(principal(request), role_id, account_id)
+    return web.json_response({"role_access": access})
+
+
+async def _held_access(request: web.Request, role_id: str, plural: str) -> web.Response:
+    """The group or project access a role holds (RoleGroupAccessList, RoleProjectAccessList)."""
+    services = request.app[SERVICES]
+    kind, listable = HELD[plural]
+    query, extras = listing.parse(request.query, listable, services.cursors)
+    page = await services.roles.held_access(principal(request), role_id, kind, query)
+    key = f"{kind}_access"
+    if "ids_only" in extras and params.boolean("ids_only", extras["ids_only"]):
+        page.rows = [row[f"{kind}_id"] for row in page.rows]
+        key = f"{kind}_ids"
+    return listing.respond(key, page, query, services.cursors, listable.resource)
+
+
+async def patch_access(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, PATCH_ACCESS)
+    await request.app[SERVICES].roles.patch_access(principal(request), *_ids(request), body)
+    return web.json_response({"message": "Success"})
+
+
+async def delete_access(request: web.Request) -> web.Response:
+    roles = request.app[SERVICES].roles
+    await roles.delete_access(principal(request), *_ids(request), force=deletion(request))
+    return web.json_response({"message": "Success"})
+
+
+_ONE = "/v2/roles/{role_id}"
+_ACCESS_PATH = "/v2/roles/{role_id}/access/{account_id}"
+ROUTES = [
+    Route(
+        "POST",
+        "/v2/roles",
+        create_role,
+        "token",
+        "Create a role",
+        "roles",
+        body=CREATE_ROLE,
+        responses={201: "NewRoleInfo"},
+    ),
+    Route(
+        "GET",
+        "/v2/roles",
+        list_roles,
+        "token",
+        "List roles",
+        "roles",
+        query=("list", *LISTABLE.kinds, *LISTABLE.extras),
+        responses={200: "RoleList"},
+    ),
+    Route("GET", _ONE, get_role, "token", "Get a role", "roles", responses={200: "RoleInfo"}),
+    Route("PATCH", _ONE, patch_role, "token", "Update a role", "roles", body=PATCH_ROLE),
+    Route("DELETE", _ONE, delete_role, "token", "Delete a role", "roles", query=DELETE_QUERY),
+    Route(
+        "POST",
+        _ACCESS_PATH,
+        create_access,
+        "token",
+        "Give a user or device a role",
+        "roles",
+        body=CREATE_ACCESS,
+        responses={201: "Success"},
+    ),
+    Route(
+        "GET",
+        _ACCESS_PATH,
+        get_access,
+        "token",
+        "Get an account's access to a role; with account_id org, projects or groups: the"
+        " access the role holds (RoleOrgAccessInfo, RoleProjectAccessList, RoleGroupAccessList)",
+        "roles",
+        query=("list", "ids_only"),
+        responses={200: "RoleAccessInfo"},
+    ),
+    Route(
+        "PATCH",
+        _ACCESS_PATH,
+        patch_access,
+        "token",
+        "Update an account's access to a role",
+        "roles",
+        body=PATCH_ACCESS,
+    ),
+    Route(
+        "DELETE",
+        _ACCESS_PATH,
+        delete_access,
+        "token",
+        "Take a role from an account",
+        "roles",
+        query=DELETE_QUERY,
+    ),
+]

@@ -1,0 +1,37 @@
+"""Reading one file from a multipart/form-data body, with a size cap while streaming.
+
+The cap is applied as the bytes arrive, so an oversized upload is refused without being
+held in memory whole.
+"""
+
+from __future__ import annotations
+
+from aiohttp import BodyPartReader, web
+
+from edge.errors import SchemaError, ValidationError
+
+CHUNK = 64 * 1024
+
+
+async def read_file(request: web.Request, field: str, limit: int) -> bytes:
+    """The bytes of the multipart field `field`; a ValidationError past `limit` bytes."""
+    if request.content_type != "multipart/form-data":
+        raise ValidationError(None, "Content-Type must be multipart/form-data")
+    try:
+        reader = await request.multipart()
+        while (part := await reader.next()) is not None:
+            if isinstance(part, BodyPartReader) and part.name == field:
+                return await _read_capped(part, field, limit)
+            await part.release()
+    except (ValueError, AssertionError):
+        raise ValidationError("body", "is not valid multipart/form-data") from None
+    raise SchemaError(f"{field}: is required")
+
+
+async def _read_capped(part: BodyPartReader, field: str, limit: int) -> bytes:
+    data = bytearray()
+    while chunk := await part.read_chunk(CHUNK):
+        data.extend(chunk)
+        if len(data) > limit:
+            raise ValidationError(field, f"must be at most {limit // (1024 * 1024)} MB")
+    return bytes(data)

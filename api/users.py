@@ -1,0 +1,205 @@
+"""Users of the caller's organization.
+
+Every route needs a token of the organization (staff: with scope=<org>); what the caller
+may do to which user is decided by the permission engine (docs/permissions.md):
+
+- POST   /v2/users                     user create permission (org, or the new user's project)
+- GET    /v2/users                     lists the users the caller may read
+- GET    /v2/users/{user_id}           read permission, or the user themselves
+- PATCH  /v2/users/{user_id}           update permission, or the user themselves
+- DELETE /v2/users/{user_id}           delete permission; `force` for admins only
+- PUT    /v2/users/{user_id}/picture   update permission, or the user themselves
+- DELETE /v2/users/{user_id}/picture   update permission, or the user themselves
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from api import bodies, listing, params, uploads
+from api.keys import SERVICES
+from api.routing import Route, principal
+from api.schemas import BOOL, NULLABLE_STR, OBJECT, STR, TAGS, Schema, obj
+from edge.pictures import MAX_BYTES
+from edge.users import TABLE, UserFilters
+
+CRUD = obj({name: BOOL for name in ("can_create", "can_read", "can_update", "can_delete")})
+_LEVEL = {"is_admin": BOOL, "can_read": BOOL, "can_update": BOOL}
+ORG_PERMISSIONS = obj(
+    {
+        **_LEVEL,
+        **{f"{r}_permissions": CRUD for r in ("user", "device", "role", "group", "project")},
+    },
+    title="OrgAccessPermissions",
+)
+PROJECT_PERMISSIONS = obj(
+    {**_LEVEL, **{f"{r}_permissions": CRUD for r in ("user", "device", "role", "group")}},
+    title="ProjectAccessPermissions",
+)
+_PROFILE: dict[str, Schema] = {
+    "username": STR,
+    "email": STR,
+    "phone_number": NULLABLE_STR,
+    "first_name": NULLABLE_STR,
+    "middle_name": NULLABLE_STR,
+    "last_name": NULLABLE_STR,
+    "nickname": NULLABLE_STR,
+    "picture": NULLABLE_STR,
+    "locale": STR,
+    "zoneinfo": STR,
+    "tags": TAGS,
+    "is_active": BOOL,
+    "is_delete_protected": BOOL,
+    "custom_attributes": OBJECT,
+    "restricted_custom_attributes": OBJECT,
+    "org_permissions": ORG_PERMISSIONS,
+    "project_permissions": PROJECT_PERMISSIONS,
+}
+CREATE_USER = obj(
+    {**_PROFILE, "project_id": STR, "password": STR, "temp_password": STR},
+    ("email",),
+    title="CreateUserBody",
+)
+PATCH_USER = obj(_PROFILE, title="PatchUserBody")
+EXTRAS = ("group_id", "project_id", "role_id", "is_group_admin", "is_project_admin")
+LISTABLE = listing.Listable(
+    "users",
+    TABLE.kinds(),
+    json_columns=TABLE.json_columns,
+    extras=(*EXTRAS, "exclude_admins"),
+)
+
+
+def _filters(extras: dict[str, str]) -> UserFilters:
+    def optional_flag(name: str) -> bool | None:
+        return params.boolean(name, extras[name]) if name in extras else None
+
+    return UserFilters(
+        group_id=extras.get("group_id") or None,
+        project_id=extras.get("project_id") or None,
+        role_id=extras.get("role_id") or None,
+        is_group_admin=optional_flag("is_group_admin"),
+        is_project_admin=optional_flag("is_project_admin"),
+        exclude_admins=params.flag(extras, "exclude_admins"),
+    )
+
+
+async def create_user(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, CREATE_USER)
+    user_id = await request.app[SERVICES].users.create(principal(request), body)
+    return web.json_response({"user": {"id": user_id}}, status=201)
+
+
+async def list_users(request: web.Request) -> web.Response:
+    services = request.app[SERVICES]
+    query, extras = listing.parse(request.query, LISTABLE, services.cursors)
+    page = await services.users.list(principal(request), query, _filters(extras))
+    return listing.respond("users", page, query, services.cursors, LISTABLE.resource)
+
+
+async def get_user(request: web.Request) -> web.Response:
+    services = request.app[SERVICES]
+    user = services.users.get(principal(request), request.match_info["user_id"])
+    return web.json_response({"user": user})
+
+
+async def patch_user(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, PATCH_USER)
+    await request.app[SERVICES].users.patch(principal(request), request.match_info["user_id"], body)
+    return web.json_response({"message": "Success"})
+
+
+async def delete_user(request: web.Request) -> web.Response:
+    """`permanent` is accepted for the SDK's sake: a deleted user is always gone for good."""
+    params.flag(request.query, "permanent")
+    force = params.flag(request.query, "force")
+    await request.app[SERVICES].users.delete(
+        principal(request), request.match_info["user_id"], force=force
+    )
+    return web.json_response({"message": "Success"})
+
+
+async def set_user_picture(request: web.Request) -> web.Response:
+    data = await uploads.read_file(request, "file", MAX_BYTES)
+    await request.app[SERVICES].pictures.set_for(
+        principal(request), request.match_info["user_id"], data
+    )
+    return web.json_response({"message": "Success"})
+
+
+async def delete_user_picture(request: web.Request) -> web.Response:
+    await request.app[SERVICES].pictures.delete_for(
+        principal(request), request.match_info["user_id"]
+    )
+    return web.json_response({"message": "Success"})
+
+
+PICTURE_FORM = obj({"file": {"type": "string", "format": "binary"}}, ("file",))
+
+ROUTES = [
+    Route(
+        "POST",
+        "/v2/users",
+        create_user,
+        "token",
+        "Create a user",
+        "users",
+        body=CREATE_USER,
+        responses={201: "NewUserInfo"},
+    ),
+    Route(
+        "GET",
+        "/v2/users",
+        list_users,
+        "token",
+        "List users",
+        "users",
+        query=("list", *EXTRAS, "exclude_admins", *LISTABLE.kinds),
+        responses={200: "UserList"},
+    ),
+    Route(
+        "GET",
+        "/v2/users/{user_id}",
+        get_user,
+        "token",
+        "Get a user",
+        "users",
+        responses={200: "UserInfo"},
+    ),
+    Route(
+        "PATCH",
+        "/v2/users/{user_id}",
+        patch_user,
+        "token",
+        "Update, suspend or reactivate a user",
+        "users",
+        body=PATCH_USER,
+    ),
+    Route(
+        "DELETE",
+        "/v2/users/{user_id}",
+        delete_user,
+        "token",
+        "Delete a user",
+        "users",
+        query=("force", "permanent"),
+    ),
+    Route(
+        "PUT",
+        "/v2/users/{user_id}/picture",
+        set_user_picture,
+        "token",
+        "Set a user's profile picture (JPEG or PNG, at most 10 MB, at least 24x24 px)",
+        "users",
+        body=PICTURE_FORM,
+        body_type="multipart",
+    ),
+    Route(
+        "DELETE",
+        "/v2/users/{user_id}/picture",
+        delete_user_picture,
+        "token",
+        "Remove a user's profile picture",
+        "users",
+    ),
+]

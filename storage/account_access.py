@@ -1,0 +1,147 @@
+"""The caller's own access objects, listed with their target's name, description and tags.
+
+One list spec per kind (groups, projects, roles). Target fields are subqueries on the
+target's table, so the list engine filters and sorts on them like on any column.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import apsw
+
+from storage.listing import Field, Table
+from storage.rows import Row, many
+
+Clause = tuple[str, tuple[Any, ...]]
+_CRUD = ("can_create", "can_read", "can_update", "can_delete")
+TARGET_TABLES = {"group": "groups", "project": "projects", "role": "roles"}
+
+
+def _column(kind: str, name: str, sortable: bool = True) -> Field:
+    return Field(kind, f"access.{name}", sortable)
+
+
+def _blocks(*resources: str) -> dict[str, Field]:
+    return {
+        f"{r}_permissions_{flag}": Field(
+            "bool", f"json_extract(access.permissions, '$.{r}_permissions.{flag}')"
+        )
+        for r in resources
+        for flag in _CRUD
+    }
+
+
+def _target(kind: str, column: str, field_kind: str, folded: str | None = None) -> Field:
+    table = TARGET_TABLES[kind]
+    select = "(SELECT t.{} FROM " + table + " t WHERE t.id = access.target_id)"
+    return Field(
+        field_kind,
+        select.format(column),
+        field_kind != "tags",
+        select.format(folded) if folded else None,
+    )
+
+
+_COMMON = {
+    "id": _column("id", "id"),
+    "can_read": _column("bool", "can_read"),
+    "can_update": _column("bool", "can_update"),
+    "is_active": _column("bool", "is_active"),
+    "is_delete_protected": _column("bool", "is_delete_protected"),
+    "tags": _column("tags", "tags", sortable=False),
+    "created_date": _column("datetime", "created_date"),
+    "created_by": _column("id", "created_by"),
+    "last_updated_date": _column("datetime", "last_updated_date"),
+    "last_updated_by": _column("id", "last_updated_by"),
+}
+
+
+def _described(kind: str) -> dict[str, Field]:
+    return {
+        f"{kind}_id": _column("id", "target_id"),
+        "grantee_id": _column("id", "grantee_id"),
+        "is_admin": _column("bool", "is_admin"),
+        f"{kind}_name": _target(kind, "name", "text", folded="name_folded"),
+        f"{kind}_description": _target(kind, "description", "text"),
+        f"{kind}_tags": _target(kind, "tags", "tags"),
+    }
+
+
+GROUPS = Table(
+    "access",
+    {
+        **_COMMON,
+        **_described("group"),
+        "project_id": _target("group", "project_id", "id"),
+        **_blocks("user", "device", "role"),
+    },
+)
+PROJECTS = Table(
+    "access",
+    {**_COMMON, **_described("project"), **_blocks("user", "device", "group", "role")},
+)
+ROLES = Table(
+    "access",
+    {
+        **_COMMON,
+        "role_id": _column("id", "target_id"),
+        "account_id": _column("id", "grantee_id"),
+        "project_id": _target("role", "project_id", "id"),
+        **_blocks("user", "device"),
+    },
+)
+
+
+def held_by(org_id: str, kind: str, grantee_ids: Sequence[str]) -> Clause:
+    marks = ", ".join("?" for _ in grantee_ids)
+    return (
+        f"access.org_id = ? AND access.kind = ? AND access.grantee_id IN ({marks})",
+        (org_id, kind, *grantee_ids),
+    )
+
+
+def target_active(kind: str) -> Clause:
+    table = TARGET_TABLES[kind]
+    return f"(SELECT t.is_active FROM {table} t WHERE t.id = access.target_id) = 1", ()
+
+
+def target_in_project(kind: str, project_id: str) -> Clause:
+    table = TARGET_TABLES[kind]
+    return f"(SELECT t.project_id FROM {table} t WHERE t.id = access.target_id) = ?", (project_id,)
+
+
+def role_holds_group(group_id: str) -> Clause:
+    """Role access whose role holds active access to this group."""
+    return (
+        "access.target_id IN (SELECT grantee_id FROM access WHERE kind = 'group'"
+        " AND is_active = 1 AND target_id = ?)",
+        (group_id,),
+    )
+
+
+def search(kind: str, text: str, fields: Sequence[str] = ()) -> Clause:
+    """Full-text search over the targets (name, description, tags): every word a prefix."""
+    terms = re.findall(r"\w+", text)
+    if not terms:
+        return "0", ()
+    fts = f"{TARGET_TABLES[kind]}_fts"
+    match = " ".join('"' + t.replace('"', '""') + '"*' for t in terms)
+    if fields:
+        match = "{" + " ".join(fields) + "} : (" + match + ")"
+    return f"access.target_id IN (SELECT id FROM {fts} WHERE {fts} MATCH ?)", (match,)
+
+
+def targets(conn: apsw.Connection, kind: str, target_ids: Sequence[str]) -> dict[str, Row]:
+    """Name, description and tags of these targets, by ID."""
+    if not target_ids:
+        return {}
+    marks = ", ".join("?" for _ in target_ids)
+    rows = many(
+        conn,
+        f"SELECT id, name, description, tags FROM {TARGET_TABLES[kind]} WHERE id IN ({marks})",
+        tuple(target_ids),
+    )
+    return {str(r["id"]): r for r in rows}

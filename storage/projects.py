@@ -1,0 +1,140 @@
+"""Projects: the second level of a tenant, and the questions sign-in asks about them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import apsw
+
+from storage.listing import Field, Table
+from storage.rows import Row, insert, many, one, update
+
+# The SQL that a login field compares a folded login with, per field.
+LOGIN_COLUMNS = {
+    "username": "username_folded",
+    "email": "email_folded",
+    "phone_number": "phone_folded",
+}
+_MEMBERS = "org_id = :org AND (project_id IS NULL OR project_id = :project)"
+
+
+def create(conn: apsw.Connection, values: Row) -> None:
+    insert(conn, "projects", values)
+
+
+def get(conn: apsw.Connection, project_id: str) -> Row | None:
+    return one(conn, "SELECT * FROM projects WHERE id = ?", (project_id,))
+
+
+def get_in_org(conn: apsw.Connection, org_id: str, project_id: str) -> Row | None:
+    return one(conn, "SELECT * FROM projects WHERE id = ? AND org_id = ?", (project_id, org_id))
+
+
+def name_taken(conn: apsw.Connection, org_id: str, name_folded: str, project_id: str) -> bool:
+    row = one(
+        conn,
+        "SELECT 1 AS hit FROM projects WHERE org_id = ? AND name_folded = ? AND id != ?",
+        (org_id, name_folded, project_id),
+    )
+    return row is not None
+
+
+def patch(conn: apsw.Connection, project_id: str, values: Row) -> bool:
+    return update(conn, "projects", "id", project_id, values) == 1
+
+
+def delete(conn: apsw.Connection, project_id: str) -> bool:
+    """Delete a project; its groups, roles, users and access go with it (keys and triggers)."""
+    conn.execute("DELETE FROM projects WHERE id = ?", (project_id,))
+    return conn.changes() == 1
+
+
+def end_sessions(conn: apsw.Connection, project_id: str) -> None:
+    """Revoke every session signed in to the project (it was deleted or suspended)."""
+    conn.execute("UPDATE sessions SET revoked = 1 WHERE project_id = ?", (project_id,))
+
+
+def account_project(conn: apsw.Connection, account_id: str) -> tuple[bool, str | None]:
+    """(found, project_id) of a user or role: the project it belongs to, None if org-level."""
+    row = one(
+        conn,
+        "SELECT project_id FROM users WHERE id = ?1 UNION ALL"
+        " SELECT project_id FROM roles WHERE id = ?1",
+        (account_id,),
+    )
+    return (False, None) if row is None else (True, row["project_id"])
+
+
+def login_matches(
+    conn: apsw.Connection,
+    org_id: str,
+    project_id: str,
+    login_fields: Iterable[str],
+    folded: str,
+    phone: str,
+) -> dict[str, list[Row]]:
+    """The users a project may sign in (org-level or the project's own) per matching field."""
+    found: dict[str, list[Row]] = {}
+    for name in login_fields:
+        column = LOGIN_COLUMNS[name]
+        value = phone if name == "phone_number" else folded
+        rows = many(
+            conn,
+            f"SELECT * FROM users WHERE {_MEMBERS} AND {column} = :value LIMIT 2",
+            {"org": org_id, "project": project_id, "value": value},
+        )
+        if rows:
+            found[name] = rows
+    return found
+
+
+def ambiguous_login(
+    conn: apsw.Connection, org_id: str, project_id: str, login_fields: Iterable[str]
+) -> bool:
+    """Whether one login value names two accounts the project may sign in, on these fields."""
+    parts = [
+        f"SELECT {LOGIN_COLUMNS[name]} AS value, id FROM users"
+        f" WHERE {_MEMBERS} AND {LOGIN_COLUMNS[name]} IS NOT NULL"
+        for name in login_fields
+    ]
+    if not parts:
+        return False
+    row = one(
+        conn,
+        f"SELECT value FROM ({' UNION ALL '.join(parts)})"
+        " GROUP BY value HAVING count(DISTINCT id) > 1 LIMIT 1",
+        {"org": org_id, "project": project_id},
+    )
+    return row is not None
+
+
+def list_scope(org_id: str, project_ids: list[str] | None) -> tuple[str, tuple[str, ...]]:
+    """The WHERE clause that keeps a list inside an org, and inside these projects if given."""
+    if project_ids is None:
+        return "projects.org_id = ?", (org_id,)
+    marks = ", ".join("?" for _ in project_ids) or "NULL"
+    return f"projects.org_id = ? AND projects.id IN ({marks})", (org_id, *project_ids)
+
+
+def _column(kind: str, name: str, sortable: bool = True, folded: bool = False) -> Field:
+    return Field(kind, f"projects.{name}", sortable, f"projects.{name}_folded" if folded else None)
+
+
+LIST = Table(
+    "projects",
+    {
+        "id": _column("id", "id"),
+        "name": _column("text", "name", folded=True),
+        "alias": _column("text", "alias"),
+        "description": _column("text", "description"),
+        "tags": _column("tags", "tags", sortable=False),
+        "is_active": _column("bool", "is_active"),
+        "is_delete_protected": _column("bool", "is_delete_protected"),
+        "created_date": _column("datetime", "created_date"),
+        "created_by": _column("id", "created_by"),
+        "last_updated_date": _column("datetime", "last_updated_date"),
+        "last_updated_by": _column("id", "last_updated_by"),
+    },
+    fts="projects_fts",
+    fts_columns=("name", "alias", "description", "tags"),
+)

@@ -1,0 +1,257 @@
+"""The caller's own account: access lists, the current session's permissions, the dashboard."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from edge.app import Site
+from tests.api.user_world import ALL, World, add_group, add_project, add_role, build
+from tests.conftest import Api
+
+NO_CRUD = dict.fromkeys(ALL, False)
+
+
+@pytest.fixture
+async def world(site: Site, api: Api) -> World:
+    return await build(site, api)
+
+
+async def get(world: World, who: str, path: str) -> Any:
+    status, body = await world.call(who, "GET", path)
+    assert status == 200, body
+    return body
+
+
+# -- org access ------------------------------------------------------------------------------
+async def test_org_access_of_an_org_admin(world: World) -> None:
+    body = await get(world, "org_admin", "/v2/account/access/org")
+    access = body["org_access"]
+    assert set(body) == {"org_access"}
+    assert access["org_id"] == world.tenant.org_id
+    assert access["grantee_id"] == world.tenant.admin_id
+    assert access["is_admin"] is True and access["user_permissions"] == ALL
+    assert access["tags"] == [] and access["is_delete_protected"] is False
+
+
+async def test_org_access_of_a_member_without_any_is_all_false(world: World) -> None:
+    access = (await get(world, "plain", "/v2/account/access/org"))["org_access"]
+    assert access["is_admin"] is False and access["can_read"] is False
+    for block in ("user", "device", "role", "group", "project"):
+        assert access[f"{block}_permissions"] == NO_CRUD
+    assert access["grantee_id"] == world.id("plain") and access["created_date"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v2/account/access/org",
+        "/v2/account/access/projects",
+        "/v2/account/access/groups",
+        "/v2/account/access/roles",
+        "/v2/account/dashboard",
+    ],
+)
+async def test_staff_hold_no_account(world: World, path: str) -> None:
+    status, body = await world.call("staff", "GET", path)
+    assert status == 403, body
+    status, _ = await world.call("anonymous", "GET", path)
+    assert status == 401
+
+
+async def test_sms_verification_endpoints_are_gone(world: World) -> None:
+    for method in ("POST", "PUT"):
+        status, _ = await world.call("plain", method, "/v2/account/sms/verification")
+        assert status == 404
+
+
+# -- project and group access ----------------------------------------------------------------
+async def test_project_access_lists_own_and_role_access_with_the_project(world: World) -> None:
+    second = await add_project(world.tenant, "Clinic Two", description="Second site", tags='["x"]')
+    role = await add_role(world.tenant, "Auditors")
+    await world.tenant.grant("project", second, role, "role", can_read=True)
+    await world.tenant.grant("role", role, world.id("project_admin"))
+    body = await get(world, "project_admin", "/v2/account/access/projects?order_by=project_name")
+    rows = body["project_access"]
+    assert [r["project_name"] for r in rows] == ["Clinic Two", "Ward"]
+    two, ward = rows
+    assert (two["grantee_id"], two["project_id"]) == (role, second)
+    assert two["project_description"] == "Second site" and two["project_tags"] == ["x"]
+    assert ward["is_admin"] is True and ward["grantee_id"] == world.id("project_admin")
+    assert ward["is_active"] is True and ward["group_permissions"] == NO_CRUD
+    body = await get(world, "project_admin", "/v2/account/access/projects?project_name=WARD")
+    assert [r["project_id"] for r in body["project_access"]] == [world.project_id]
+    body = await get(
+        world, "project_admin", "/v2/account/access/projects?ids_only=true&is_admin=true"
+    )
+    assert body == {"project_ids": [world.project_id]}
+
+
+async def test_plain_users_hold_no_project_access(world: World) -> None:
+    assert await get(world, "plain", "/v2/account/access/projects") == {"project_access": []}
+
+
+async def test_group_access_filters_and_inactive_groups(world: World) -> None:
+    old = await add_group(world.tenant, "Old Team", is_active=0, tags='["archive"]')
+    lab = await add_group(
+        world.tenant,
+        "Lab",
+        description="Blood work",
+        tags='["lab", "blood"]',
+        project_id=world.project_id,
+    )
+    for group in (old, lab):
+        await world.tenant.grant(
+            "group", group, world.id("member"), can_read=True, data_paths={"/a": {"can_read": True}}
+        )
+    path = "/v2/account/access/groups"
+    body = await get(world, "member", path)
+    ids = {r["group_id"] for r in body["group_access"]}
+    assert ids == {world.group_id, lab}  # the inactive group is left out
+    body = await get(world, "member", path + "?include_inactive_groups=true")
+    assert {r["group_id"] for r in body["group_access"]} == {world.group_id, lab, old}
+    lab_row = next(r for r in body["group_access"] if r["group_id"] == lab)
+    assert lab_row["group_name"] == "Lab" and lab_row["group_description"] == "Blood work"
+    assert lab_row["group_tags"] == ["lab", "blood"]
+    assert lab_row["data_paths"] == {"/a": {"can_read": True}} and lab_row["file_paths"] == {}
+    assert lab_row["role_permissions"] == NO_CRUD
+    queries = {
+        "group_name=lab": {lab},
+        "group_name.regex=^(Lab|Team)$": {lab, world.group_id},
+        "group_tags.contains=blood": {lab},
+        f"project_id={world.project_id}": {lab},
+        "search=blood": {lab},
+        "can_read=true": {lab},
+    }
+    for query, wanted in queries.items():
+        body = await get(world, "member", f"{path}?{query}")
+        assert {r["group_id"] for r in body["group_access"]} == wanted, query
+    body = await get(world, "member", f"{path}?ids_only=true&group_name=team")
+    assert body == {"group_ids": [world.group_id]}
+    body = await get(world, "member", f"{path}?object_count=true")
+    assert body == {"object_count": 2}
+
+
+async def test_project_session_lists_only_that_projects_groups(world: World) -> None:
+    lab = await add_group(world.tenant, "Lab", project_id=world.project_id)
+    await world.tenant.grant("group", lab, world.id("member"))
+    token = await world.project_token("member")
+    status, body = await world.api.call("GET", "/v2/account/access/groups", token)
+    assert status == 200 and [r["group_id"] for r in body["group_access"]] == [lab]
+
+
+async def test_unknown_access_filters_are_400(world: World) -> None:
+    status, body = await world.call("member", "GET", "/v2/account/access/groups?colour=red")
+    assert (status, body) == (400, {"message": "colour: is not a query parameter of this list"})
+
+
+# -- role access -----------------------------------------------------------------------------
+async def test_role_access_and_is_active_only_for_admins(world: World) -> None:
+    await world.tenant.grant("role", world.role_id, world.id("member"), can_read=True)
+    await world.tenant.grant("role", world.role_id, world.tenant.admin_id)
+    body = await get(world, "member", "/v2/account/access/roles")
+    (row,) = body["role_access"]
+    assert row["role_id"] == world.role_id and row["account_id"] == world.id("member")
+    assert row["can_read"] is True and row["user_permissions"] == NO_CRUD
+    assert "is_active" not in row and "is_admin" not in row
+    (row,) = (await get(world, "org_admin", "/v2/account/access/roles"))["role_access"]
+    assert row["is_active"] is True
+    body = await get(world, "member", "/v2/account/access/roles?ids_only=false")
+    assert len(body["role_access"]) == 1
+    body = await get(world, "member", "/v2/account/access/roles?ids_only=true")
+    assert body == {"role_ids": [world.role_id]}
+
+
+async def test_role_access_filtered_by_a_group_the_role_holds(world: World) -> None:
+    other_role = await add_role(world.tenant, "Cleaners")
+    await world.tenant.grant("group", world.group_id, world.role_id, "role")
+    for role in (world.role_id, other_role):
+        await world.tenant.grant("role", role, world.id("member"))
+    body = await get(world, "member", f"/v2/account/access/roles?group_id={world.group_id}")
+    assert [r["role_id"] for r in body["role_access"]] == [world.role_id]
+
+
+# -- current session -------------------------------------------------------------------------
+async def test_current_session_merges_roles(world: World) -> None:
+    body = await get(world, "plain", "/v2/account/access/current-session")
+    assert set(body) == {"org_permissions"}
+    assert body["org_permissions"]["user_permissions"] == NO_CRUD
+    role = await add_role(world.tenant, "Readers")
+    await world.tenant.grant(
+        "org", world.tenant.org_id, role, "role", user_permissions={"can_read": True}
+    )
+    await world.tenant.grant(
+        "org", world.tenant.org_id, world.id("plain"), device_permissions={"can_create": True}
+    )
+    await world.tenant.grant("role", role, world.id("plain"))
+    perms = (await get(world, "plain", "/v2/account/access/current-session"))["org_permissions"]
+    assert perms["user_permissions"] == {**NO_CRUD, "can_read": True}
+    assert perms["device_permissions"] == {**NO_CRUD, "can_create": True}
+    assert perms["is_admin"] is False
+
+
+async def test_current_session_of_admins_and_project_sessions(world: World) -> None:
+    perms = await get(world, "org_admin", "/v2/account/access/current-session")
+    assert perms["org_permissions"]["is_admin"] is True
+    assert perms["org_permissions"]["project_permissions"] == ALL
+    staff = await get(world, "staff", "/v2/account/access/current-session")
+    assert staff["org_permissions"]["is_admin"] is True
+    token = await world.project_token("project_admin")
+    status, body = await world.api.call("GET", "/v2/account/access/current-session", token)
+    assert status == 200
+    assert body["org_permissions"]["is_admin"] is False
+    assert body["project_permissions"]["is_admin"] is True
+    assert body["project_permissions"]["user_permissions"] == ALL
+    assert "project_permissions" not in body["project_permissions"]
+
+
+# -- dashboard -------------------------------------------------------------------------------
+WIDGETS = [
+    {
+        "order": 1,
+        "widget_type": "plot",
+        "widget_title": "Heart rate",
+        "config": {"plot_type": "line", "group_id": "g", "data_path": "/hr", "nested": {"a": [1]}},
+    },
+    {"order": 2, "widget_type": "text", "widget_title": "", "config": {}},
+]
+
+
+async def test_dashboard_starts_empty_and_round_trips(world: World) -> None:
+    assert await get(world, "member", "/v2/account/dashboard") == {"widgets": []}
+    status, body = await world.call(
+        "member", "PUT", "/v2/account/dashboard", json={"widgets": WIDGETS}
+    )
+    assert (status, body) == (200, {"message": "Success"})
+    assert await get(world, "member", "/v2/account/dashboard") == {"widgets": WIDGETS}
+    assert await get(world, "plain", "/v2/account/dashboard") == {"widgets": []}  # per user
+    status, _ = await world.call("member", "PUT", "/v2/account/dashboard", json={"widgets": []})
+    assert await get(world, "member", "/v2/account/dashboard") == {"widgets": []}
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        ({}, 406, "widgets: is required"),
+        ({"widgets": {}}, 406, "widgets: must be of type array"),
+        ({"widgets": [{"order": 1}]}, 406, "widgets.0.widget_type: is required"),
+        (
+            {"widgets": [{**WIDGETS[0], "config": "line"}]},
+            406,
+            "widgets.0.config: must be of type object",
+        ),
+        (
+            {"widgets": [{**WIDGETS[0], "widget_type": " "}]},
+            400,
+            "widgets.0.widget_type: must not be empty",
+        ),
+    ],
+)
+async def test_dashboard_shape_and_values(
+    world: World, body: dict[str, Any], status: int, message: str
+) -> None:
+    assert await world.call("member", "PUT", "/v2/account/dashboard", json=body) == (
+        status,
+        {"message": message},
+    )
