@@ -136,7 +136,61 @@ def test_serves_the_interface_and_stops_cleanly(
     token = json.loads(reply)["access_token"]
     status, reply = request(f"{base}/v2/orgs", token=token, body={"name": "Binary Org"})
     assert status == 201
+    identity_round_trip(base, token)
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == 0
     wal = data / "edge.db-wal"
     assert not wal.exists() or wal.stat().st_size == 0
+
+
+def created(base: str, path: str, token: str, body: dict[str, object]) -> dict[str, object]:
+    status, reply = request(f"{base}{path}", token=token, body=body)
+    assert status == 201, (path, status, reply)
+    return dict(json.loads(reply or b"{}"))
+
+
+def sign_in(base: str, username: str, password: str, client_id: str) -> str:
+    form = {
+        "grant_type": "password",
+        "username": username,
+        "password": password,
+        "client_id": client_id,
+    }
+    status, reply = request(f"{base}/v2/auth/token", form)
+    assert status == 201, reply
+    return str(json.loads(reply)["access_token"])
+
+
+def identity_round_trip(base: str, staff: str) -> None:
+    """An org and its admin; the admin makes a project, a group, a role and a user who
+    holds the role and group access; both sign in and the user reads the group."""
+    status, _ = request(f"{base}/v2/orgs", token=staff, body={"name": "Smoke", "alias": "smoke"})
+    assert status == 201
+    scoped = json.loads(
+        request(
+            f"{base}/v2/auth/token",
+            {"grant_type": "password", "username": "admin", "password": PASSWORD, "scope": "smoke"},
+        )[1]
+    )
+    admin_body = {
+        "email": "boss@smoke.test",
+        "password": "boss-password-1",
+        "org_permissions": {"is_admin": True},
+    }
+    created(base, "/v2/users", scoped["access_token"], admin_body)
+    admin = sign_in(base, "boss@smoke.test", "boss-password-1", "smoke")
+    project = created(base, "/v2/projects", admin, {"name": "Ward"})["project"]
+    group = created(
+        base, "/v2/groups", admin, {"name": "Night shift", "project_id": project["id"]}
+    )["group"]
+    role = created(base, "/v2/roles", admin, {"name": "Nurse"})["role"]
+    user = created(
+        base, "/v2/users", admin, {"email": "nurse@smoke.test", "password": "nurse-password-1"}
+    )["user"]
+    created(base, f"/v2/roles/{role['id']}/access/{user['id']}", admin, {"can_read": True})
+    created(base, f"/v2/groups/{group['id']}/access/{user['id']}", admin, {"can_read": True})
+    nurse = sign_in(base, "nurse@smoke.test", "nurse-password-1", "smoke")
+    status, reply = request(f"{base}/v2/groups/{group['id']}", token=nurse)
+    assert status == 200 and json.loads(reply)["group"]["name"] == "Night shift"
+    status, _ = request(f"{base}/v2/orgs", token=nurse)
+    assert status == 403
