@@ -10,6 +10,7 @@ from edge.config import Config
 from edge.groups import Groups
 from edge.keys import KeyRing
 from edge.listing import CursorCodec
+from edge.messages import Messages
 from edge.my_org import MyOrg
 from edge.orgs import Orgs
 from edge.pictures import Pictures
@@ -40,6 +41,7 @@ class Services:
     pictures: Pictures
     account: Account
     my_org: MyOrg
+    messages: Messages
 
     @classmethod
     def build(cls, config: Config, db: Database, keys: KeyRing) -> Services:
@@ -70,4 +72,5 @@ class Services:
             Pictures(db, users),
             Account(db),
             MyOrg(db, orgs),
+            Messages(db, config.base_url),
         )
