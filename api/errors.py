@@ -24,6 +24,7 @@ STATUS: dict[type[errors.EdgeError], int] = {
     errors.NotFound: 404,
     errors.SchemaError: 406,
     errors.Conflict: 409,
+    errors.TooManyAttempts: 429,
     errors.Unavailable: 503,
 }
 HTTP_MESSAGES = {
@@ -77,7 +78,10 @@ def middleware(
                 log.info("request %s: %s (%s)", request.get(REQUEST_ID), exc.message, exc.cause)
             if status >= 500 and on_server_error:
                 on_server_error(request, status, exc.message)
-            return payload(status, exc.message)
+            headers = {}
+            if isinstance(exc, errors.TooManyAttempts):
+                headers["Retry-After"] = str(exc.retry_after)
+            return payload(status, exc.message, headers)
         except web.HTTPException as exc:
             if exc.status < 400:
                 raise

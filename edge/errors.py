@@ -57,5 +57,13 @@ class Unauthenticated(EdgeError):
     """No valid credentials, or the session has ended."""
 
 
+class TooManyAttempts(EdgeError):
+    """Too many failed attempts: wait `retry_after` seconds before the next one."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class Unavailable(EdgeError):
     """The service cannot serve this now (shutting down, overloaded)."""
