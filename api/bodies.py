@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from api import schemas
 from edge.errors import SchemaError, ValidationError
@@ -32,7 +33,10 @@ async def read_form(request: web.Request, schema: schemas.Schema) -> dict[str, s
     """A form's fields as strings; file parts are not accepted here."""
     if request.content_type not in FORM_TYPES:
         raise ValidationError(None, "Content-Type must be application/x-www-form-urlencoded")
-    form = await request.post()
+    try:
+        form = await request.post()
+    except (ValueError, HttpProcessingError):  # no boundary, a broken part header, ...
+        raise ValidationError("body", "is not a valid form") from None
     values: dict[str, str] = {}
     for key, value in form.items():
         if not isinstance(value, str):

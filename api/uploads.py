@@ -7,6 +7,7 @@ held in memory whole.
 from __future__ import annotations
 
 from aiohttp import BodyPartReader, web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from edge.errors import SchemaError, ValidationError
 
@@ -23,7 +24,7 @@ async def read_file(request: web.Request, field: str, limit: int) -> bytes:
             if isinstance(part, BodyPartReader) and part.name == field:
                 return await _read_capped(part, field, limit)
             await part.release()
-    except (ValueError, AssertionError):
+    except (ValueError, AssertionError, HttpProcessingError):
         raise ValidationError("body", "is not valid multipart/form-data") from None
     raise SchemaError(f"{field}: is required")
 

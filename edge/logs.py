@@ -24,6 +24,24 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry)
 
 
+class MalformedRequestFilter(logging.Filter):
+    """A request the HTTP parser rejects (400) is the client's fault, not a server error:
+    log one line without the traceback, so nobody can fill the log by sending junk."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is not None and any(
+            c.__name__ == "HttpProcessingError" for c in type(error).__mro__
+        ):
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            record.msg, record.args = (
+                "rejected a malformed request: %s",
+                (str(error).split("\n")[0],),
+            )
+            record.exc_info = record.exc_text = None
+        return True
+
+
 def setup(fmt: str, level: str) -> None:
     handler = logging.StreamHandler(sys.stderr)
     if fmt == "json":
@@ -34,3 +52,4 @@ def setup(fmt: str, level: str) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    logging.getLogger("aiohttp.server").addFilter(MalformedRequestFilter())

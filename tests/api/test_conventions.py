@@ -201,3 +201,24 @@ async def test_catastrophic_regex_is_a_400_not_a_stuck_thread(api: Api, staff_to
         400,
         {"message": "A regular expression filter took too long; simplify it"},
     )
+
+
+async def test_multipart_without_a_boundary_is_400(api: Api) -> None:
+    status, body = await api.call(
+        "POST",
+        "/v2/auth/token",
+        data=b"grant_type=password",
+        headers={"Content-Type": "multipart/form-data"},
+    )
+    assert (status, body) == (400, {"message": "body: is not a valid form"})
+
+
+async def test_broken_multipart_part_headers_are_400(api: Api, staff_token: str) -> None:
+    broken = b"--xyz\r\nNone--xyz--\r\n"
+    headers = {"Content-Type": "multipart/form-data; boundary=xyz"}
+    status, body = await api.call("POST", "/v2/auth/token", data=broken, headers=headers)
+    assert (status, body) == (400, {"message": "body: is not a valid form"})
+    status, body = await api.call(
+        "PUT", "/v2/account/picture", staff_token, data=broken, headers=headers
+    )
+    assert status == 400
