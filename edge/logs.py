@@ -34,10 +34,8 @@ class MalformedRequestFilter(logging.Filter):
             c.__name__ == "HttpProcessingError" for c in type(error).__mro__
         ):
             record.levelno, record.levelname = logging.INFO, "INFO"
-            record.msg, record.args = (
-                "rejected a malformed request: %s",
-                (str(error).split("\n")[0],),
-            )
+            record.msg = "rejected a malformed request: %s"
+            record.args = (" ".join(str(error).split())[:300],)
             record.exc_info = record.exc_text = None
         return True
 
