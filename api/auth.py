@@ -1,4 +1,9 @@
-"""Sign-in and sign-out (the authentication issue adds challenges, MFA and passwords)."""
+"""Sign-in, challenge answers and sign-out.
+
+- POST /v2/auth/token (public): password or refresh grant; 201 TokenInfo or 200 Challenge.
+- POST /v2/auth/challenge (public; bearer = the challenge session): answer a Challenge.
+- PUT /v2/auth/token/revoke (token): sign out.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from aiohttp import web
 
 from api import bodies
 from api.keys import SERVICES
-from api.routing import Route, principal
+from api.routing import Route, bearer, principal
 from api.schemas import STR, obj
 from edge.errors import ValidationError
 
@@ -28,6 +33,24 @@ LOGIN_FORM = obj(
     ("grant_type",),
     title="LoginFormParams",
 )
+CHALLENGE_FORM = obj(
+    {
+        name: STR
+        for name in (
+            "client_id",
+            "challenge",
+            "username",
+            "email",
+            "phone_number",
+            "scope",
+            "mfa_choice",
+            "mfa_code",
+            "new_password",
+        )
+    },
+    ("challenge",),
+    title="RespondToChallengeFormParams",
+)
 LOGOUT_FORM = obj({"refresh_token": STR}, title="LogoutFormParams")
 
 
@@ -36,12 +59,23 @@ async def login(request: web.Request) -> web.Response:
     signin = request.app[SERVICES].signin
     grant = form["grant_type"].strip()
     if grant == "password":
-        info = await signin.password_grant(form)
+        info = await signin.password_grant(form, request.remote)
     elif grant == "refresh_token":
         info = await signin.refresh_grant(form)
     else:
         raise ValidationError("grant_type", "must be password or refresh_token")
-    return web.json_response(info, status=201, headers={"Cache-Control": "no-store"})
+    return _signed_in_or_challenged(info)
+
+
+def _signed_in_or_challenged(info: dict[str, object]) -> web.Response:
+    status = 200 if "challenge" in info else 201
+    return web.json_response(info, status=status, headers={"Cache-Control": "no-store"})
+
+
+async def respond_to_challenge(request: web.Request) -> web.Response:
+    form = await bodies.read_form(request, CHALLENGE_FORM)
+    signin = request.app[SERVICES].signin
+    return _signed_in_or_challenged(await signin.answer(bearer(request), form, request.remote))
 
 
 async def logout(request: web.Request) -> web.Response:
@@ -59,6 +93,17 @@ ROUTES = [
         "Sign in, or refresh an access token",
         "auth",
         body=LOGIN_FORM,
+        body_type="form",
+        responses={201: "TokenInfo", 200: "Challenge"},
+    ),
+    Route(
+        "POST",
+        "/v2/auth/challenge",
+        respond_to_challenge,
+        "public",
+        "Answer a sign-in challenge (bearer: the challenge session)",
+        "auth",
+        body=CHALLENGE_FORM,
         body_type="form",
         responses={201: "TokenInfo", 200: "Challenge"},
     ),

@@ -17,7 +17,10 @@ from api.keys import PRINCIPAL, SERVICES
 from edge.errors import Denied, Unauthenticated
 from edge.principal import Principal
 
-Auth = Literal["public", "token", "staff"]
+Auth = Literal["public", "token", "staff", "challenge"]
+# On "challenge" routes (the MFA setup calls) a sign-in challenge session may stand in for
+# an access token; the handler finds its row here (and no principal).
+CHALLENGE = web.RequestKey("challenge", dict)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -56,6 +59,9 @@ def _guard(route: Route) -> Handler:
         token = bearer(request)
         if token is None:
             raise Unauthenticated("Authentication required: send 'Authorization: Bearer <token>'")
+        if route.auth == "challenge" and "." not in token:
+            request[CHALLENGE] = request.app[SERVICES].signin.challenges.require(token)
+            return await route.handler(request)
         who = request.app[SERVICES].tokens.verify(token)
         if route.auth == "staff" and not who.is_staff:
             raise Denied("Only staff may do this")

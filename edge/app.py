@@ -13,22 +13,27 @@ import signal
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
+import apsw
 from aiohttp import web
 
 from api import (
     account,
     auth,
+    email_templates,
     groups,
+    mfa,
     middleware,
     my_org,
     openapi,
     orgs,
+    passwords,
     project_access,
     projects,
     roles,
     routing,
     system,
     ui,
+    user_mfa,
     users,
 )
 from api.keys import REQUEST_ID, SERVICES
@@ -38,13 +43,16 @@ from edge.config import Config
 from edge.keys import load_or_create
 from edge.services import Services
 from edge.staff import FirstStaff, ensure_first
-from storage import layout, sessions
+from storage import challenges, layout, sessions, throttle
 from storage.database import Database
 
 log = logging.getLogger("edge")
 ROUTES: list[Route] = [
     *system.ROUTES,
     *auth.ROUTES,
+    *mfa.ROUTES,
+    *user_mfa.ROUTES,
+    *passwords.ROUTES,
     *orgs.ROUTES,
     *projects.ROUTES,
     *project_access.ROUTES,
@@ -54,6 +62,7 @@ ROUTES: list[Route] = [
     *users.ROUTES,
     *account.ROUTES,
     *my_org.ROUTES,
+    *email_templates.ROUTES,
 ]
 SWEEP_SECONDS = 3600
 
@@ -102,18 +111,29 @@ def _server_url(config: Config) -> str:
 async def _background(app: web.Application) -> AsyncIterator[None]:
     """Background tasks are asked to stop, not cancelled: a write they await finishes first."""
     stop = asyncio.Event()
-    task = asyncio.create_task(_sweep(app[SERVICES].db, stop))
+    tasks = [
+        asyncio.create_task(_sweep(app[SERVICES].db, stop)),
+        asyncio.create_task(app[SERVICES].outbox_worker.run(stop)),
+    ]
     yield
     stop.set()
-    await task
+    await asyncio.gather(*tasks)
 
 
 async def _sweep(db: Database, stop: asyncio.Event) -> None:
-    """Forget sessions whose refresh tokens have expired, hourly, until asked to stop."""
+    """Hourly, until asked to stop: forget sessions whose refresh tokens have expired,
+    expired challenge sessions, and sign-in failure counts idle for a day."""
     while not stop.is_set():
-        await db.write(lambda c: sessions.purge_expired(c, clock.now_iso()))
+        await db.write(_purge)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), SWEEP_SECONDS)
+
+
+def _purge(conn: apsw.Connection) -> None:
+    now = clock.now_iso()
+    sessions.purge_expired(conn, now)
+    challenges.purge_expired(conn, now)
+    throttle.purge_before(conn, now)
 
 
 def _alert_operator(request: web.Request, status: int, message: str) -> None:

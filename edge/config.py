@@ -212,6 +212,46 @@ SETTINGS: tuple[Setting, ...] = (
         ("localhost", "127.0.0.1"),
         "Names and addresses the local-CA certificate is issued for (comma-separated)",
     ),
+    Setting(
+        "smtp_host",
+        _optional(_text),
+        None,
+        "SMTP server for outgoing mail (default: none, mail is written to outbox/mail/)",
+    ),
+    Setting("smtp_port", _int_range(1, 65535), 587, "SMTP server port"),
+    Setting(
+        "smtp_security",
+        _choice("none", "starttls", "tls"),
+        "starttls",
+        "SMTP connection security: none, starttls or tls",
+    ),
+    Setting("smtp_username", _optional(_text), None, "SMTP user name (default: no login)"),
+    Setting("smtp_password", _optional(_secret), None, "SMTP password of smtp_username"),
+    Setting("mail_from", _email, "edge@localhost", "Sender address of outgoing mail"),
+    Setting(
+        "mail_max_attempts",
+        _int_range(1, 100),
+        8,
+        "Delivery attempts of a mail or SMS before it is marked failed",
+    ),
+    Setting(
+        "sms_gateway_url",
+        _optional(_url),
+        None,
+        "HTTP gateway that sends SMS (default: none, SMS are written to outbox/sms/)",
+    ),
+    Setting(
+        "sms_gateway_body",
+        _text,
+        '{"to": "{to}", "text": "{text}"}',
+        "Body POSTed to sms_gateway_url; {to} and {text} are filled in (JSON or form)",
+    ),
+    Setting(
+        "sms_gateway_auth_header",
+        _optional(_secret),
+        None,
+        "Authorization header value sent to sms_gateway_url",
+    ),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -235,6 +275,16 @@ class Config:
     tls_key: Path | None
     tls_local_ca: bool
     tls_hostnames: tuple[str, ...]
+    smtp_host: str | None = None
+    smtp_port: int = 587
+    smtp_security: str = "starttls"
+    smtp_username: str | None = None
+    smtp_password: Secret | None = None
+    mail_from: str = "edge@localhost"
+    mail_max_attempts: int = 8
+    sms_gateway_url: str | None = None
+    sms_gateway_body: str = '{"to": "{to}", "text": "{text}"}'
+    sms_gateway_auth_header: Secret | None = None
 
     @property
     def tls(self) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cryptography.fernet import Fernet
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -20,6 +21,7 @@ from storage import layout
 
 SIGNING_PREFIX = "signing-"
 HMAC_FILE = "hmac.key"
+MFA_FILE = "mfa.fernet.key"  # encrypts TOTP secrets at rest (they cannot be hashed)
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class SigningKey:
 class KeyRing:
     signing: list[SigningKey]
     hmac_secret: bytes
+    mfa_secret: bytes = b""
 
     @property
     def current(self) -> SigningKey:
@@ -68,7 +71,10 @@ def load_or_create(data_dir: Path) -> KeyRing:
     hmac_path = folder / HMAC_FILE
     if not hmac_path.exists():
         layout.write_secret(hmac_path, secrets.token_bytes(32))
-    return KeyRing(_load_signing(folder), hmac_path.read_bytes())
+    mfa_path = folder / MFA_FILE
+    if not mfa_path.exists():
+        layout.write_secret(mfa_path, Fernet.generate_key())
+    return KeyRing(_load_signing(folder), hmac_path.read_bytes(), mfa_path.read_bytes())
 
 
 def _create_signing_key(folder: Path) -> None:

@@ -7,17 +7,22 @@ from dataclasses import dataclass
 from edge.account import Account
 from edge.alerts import OperatorAlerts
 from edge.config import Config
+from edge.email_templates import EmailTemplates
 from edge.groups import Groups
 from edge.keys import KeyRing
 from edge.listing import CursorCodec
 from edge.messages import Messages
+from edge.mfa import Mfa
 from edge.my_org import MyOrg
 from edge.orgs import Orgs
+from edge.outbox_worker import OutboxWorker
+from edge.passwords import Passwords
 from edge.pictures import Pictures
 from edge.project_access import ProjectAccess
 from edge.projects import Projects
 from edge.roles import Roles
 from edge.signin import SignIn
+from edge.sms_mfa import SmsMfa
 from edge.tokens import Tokens
 from edge.users import Users
 from storage.database import Database
@@ -42,6 +47,11 @@ class Services:
     account: Account
     my_org: MyOrg
     messages: Messages
+    email_templates: EmailTemplates
+    outbox_worker: OutboxWorker
+    mfa: Mfa
+    sms_mfa: SmsMfa
+    passwords: Passwords
 
     @classmethod
     def build(cls, config: Config, db: Database, keys: KeyRing) -> Services:
@@ -54,7 +64,11 @@ class Services:
         project_access = ProjectAccess(db, tokens, projects)
         groups = Groups(db, cursors)
         roles = Roles(db, cursors, tokens)
-        users = Users(db, cursors, orgs, tokens)
+        messages = Messages(db, config.base_url)
+        users = Users(db, cursors, orgs, tokens, messages)
+        software_mfa = Mfa(db, keys.mfa_secret, orgs, tokens)
+        sms_mfa = SmsMfa(db, orgs, messages)
+        signin.attach(software_mfa, sms_mfa)
         return cls(
             config,
             db,
@@ -72,5 +86,10 @@ class Services:
             Pictures(db, users),
             Account(db),
             MyOrg(db, orgs),
-            Messages(db, config.base_url),
+            messages,
+            EmailTemplates(db, cursors),
+            OutboxWorker(db, config),
+            software_mfa,
+            sms_mfa,
+            Passwords(db, tokens, projects, messages),
         )

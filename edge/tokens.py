@@ -2,6 +2,8 @@
 
 Access tokens are ES256 JWTs (kid in the header, keys in the JWKS) carrying the session
 ID; refresh tokens are 256-bit random strings stored only as their SHA-256.
+Verified principals are cached (edge/principal_cache.py); every revocation goes through
+`_invalidate`, and the database's auth epoch covers writes made anywhere else.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from edge import clock, ids
 from edge.errors import Unauthenticated, ValidationError
 from edge.keys import KeyRing
 from edge.principal import Kind, Principal
-from storage import sessions, staff, users
+from edge.principal_cache import PrincipalCache
+from storage import credentials, sessions, staff, users
 from storage.database import Database
 
 ISSUER = "edge"
@@ -36,9 +39,12 @@ def _hash(token: str) -> str:
 
 
 class Tokens:
-    def __init__(self, db: Database, keys: KeyRing) -> None:
+    def __init__(self, db: Database, keys: KeyRing, *, cache: bool = True) -> None:
         self._db = db
         self._keys = keys
+        self.cache: PrincipalCache | None = None
+        if cache:
+            self.cache = PrincipalCache(lambda: db.read(credentials.auth_epoch))
 
     async def open_session(
         self,
@@ -78,14 +84,33 @@ class Tokens:
         if row is None or row["account_id"] != principal.account_id:
             raise ValidationError("refresh_token", "is not a refresh token of this account")
         await self._db.write(lambda c: sessions.revoke(c, row["id"]))
+        self._invalidate(session_ids={row["id"]})
 
     async def revoke_accounts(self, account_ids: list[str]) -> None:
-        """End every session of these accounts (admin status lost, role admin turned off)."""
+        """End every session of these accounts (admin status lost, role admin turned off,
+        password changed)."""
         if account_ids:
             await self._db.write(lambda c: sessions.revoke_accounts(c, account_ids))
+            self._invalidate(account_ids=set(account_ids))
 
     async def revoke_session(self, session_id: str) -> None:
         await self._db.write(lambda c: sessions.revoke(c, session_id))
+        self._invalidate(session_ids={session_id})
+
+    def forget_accounts(self, account_ids: list[str]) -> None:
+        """Drop cached principals of these accounts without ending their sessions."""
+        self._invalidate(account_ids=set(account_ids))
+
+    def _invalidate(
+        self, *, session_ids: set[str] | None = None, account_ids: set[str] | None = None
+    ) -> None:
+        """The one path by which this process drops cached principals after a change."""
+        if self.cache is None:
+            return
+        if session_ids:
+            self.cache.drop_sessions(session_ids)
+        if account_ids:
+            self.cache.drop_accounts(account_ids)
 
     def _token_info(self, session: dict[str, Any], lifetimes: Lifetimes) -> dict[str, Any]:
         now = clock.now()
@@ -107,11 +132,21 @@ class Tokens:
 
     def verify(self, token: str) -> Principal:
         """The principal of a valid access token of a live session, or Unauthenticated."""
+        cache = self.cache
+        if cache is not None:
+            entry = cache.get(token)
+            if entry is not None:
+                if entry.expires <= clock.now().timestamp():
+                    raise Unauthenticated("Access token has expired")
+                return entry.principal
         claims = self._decode(token)
         session = self._db.read(lambda c: sessions.get(c, claims["sid"]))
         if session is None or session["revoked"]:
             raise Unauthenticated("Session has ended; sign in again")
-        return self._principal(claims)
+        found = self._principal(claims)
+        if cache is not None:
+            cache.put(token, found, float(claims["exp"]))
+        return found
 
     def _decode(self, token: str) -> dict[str, Any]:
         try:

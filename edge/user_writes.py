@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import apsw
@@ -34,6 +34,7 @@ class Secret:
 
     hash: str
     temporary: bool
+    plain: str = field(default="", repr=False)  # temporary ones only: the invitation mails it
 
 
 async def initial_password(body: dict[str, Any], username: str) -> Secret:
@@ -43,9 +44,11 @@ async def initial_password(body: dict[str, Any], username: str) -> Secret:
     for name in ("password", "temp_password"):
         if name in body:
             passwords.check_policy(body[name], username=username, field=name)
-            return Secret(await passwords.hash(body[name]), temporary=name == "temp_password")
+            temporary = name == "temp_password"
+            plain = body[name] if temporary else ""
+            return Secret(await passwords.hash(body[name]), temporary, plain)
     generated = secrets.token_urlsafe(GENERATED_PASSWORD_BYTES)
-    return Secret(await passwords.hash(generated), temporary=True)
+    return Secret(await passwords.hash(generated), temporary=True, plain=generated)
 
 
 def new_row(

@@ -15,6 +15,7 @@ from typing import Any
 from edge import clock, permissions, user_rules
 from edge.errors import DeleteProtected, Denied, NotFound, ValidationError
 from edge.listing import CursorCodec, Filter, ListQuery, Page, fetch
+from edge.messages import Messages
 from edge.orgs import Orgs
 from edge.permissions import Grants
 from edge.principal import Principal
@@ -57,11 +58,19 @@ class Target:
 
 
 class Users:
-    def __init__(self, db: Database, cursors: CursorCodec, orgs: Orgs, tokens: Tokens) -> None:
+    def __init__(
+        self,
+        db: Database,
+        cursors: CursorCodec,
+        orgs: Orgs,
+        tokens: Tokens,
+        messages: Messages | None = None,
+    ) -> None:
         self._db = db
         self.cursors = cursors
         self._orgs = orgs
         self._tokens = tokens
+        self._messages = messages
 
     # -- context -------------------------------------------------------------------------
     def grants(self, principal: Principal) -> Grants:
@@ -189,6 +198,9 @@ class Users:
                 write_access(conn, org["id"], row["id"], principal.actor, change)
 
         await self._db.write(write)
+        if secret.temporary and self._messages is not None:
+            messages = self._messages
+            await messages.invitation(messages.recipient(row["id"]), secret.plain)
         return str(row["id"])
 
     async def patch(self, principal: Principal, user_id: str, body: dict[str, Any]) -> None:

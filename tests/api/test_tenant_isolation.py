@@ -25,6 +25,7 @@ PARAMS = {  # path parameter -> the kind of ID it takes
     "user_id": "user",
     "grantee_id": "user",
     "account_id": "user",
+    "template_id": "template",
 }
 
 
@@ -54,6 +55,11 @@ async def populate(site: Site, api: Api, name: str, alias: str) -> Org:
         await post(api, admin, "/v2/groups", {"name": "G", "project_id": org.ids["project"]})
     )["group"]["id"]
     org.ids["role"] = (await post(api, admin, "/v2/roles", {"name": "R"}))["role"]["id"]
+    template = {"name": "T", "subject": "S", "body_txt": "t", "body_html": "h"}
+    template["project_id"] = org.ids["project"]
+    org.ids["template"] = (await post(api, admin, "/v2/email/templates", template))["template"][
+        "id"
+    ]
     for who in ("plain", "group_admin", "project_admin"):
         body = {"email": f"{who}@{alias}.test", "username": f"{who}-{alias}", "password": PASSWORD}
         org.ids[who] = (await post(api, admin, "/v2/users", body))["user"]["id"]

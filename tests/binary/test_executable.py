@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyotp
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,6 +66,7 @@ def request(
     data: dict[str, str] | None = None,
     token: str | None = None,
     body: dict[str, object] | None = None,
+    method: str | None = None,
 ) -> tuple[int, bytes]:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     payload = None
@@ -72,7 +74,7 @@ def request(
         payload = urllib.parse.urlencode(data).encode()
     elif body is not None:
         payload, headers["Content-Type"] = json.dumps(body).encode(), "application/json"
-    req = urllib.request.Request(url, data=payload, headers=headers)
+    req = urllib.request.Request(url, data=payload, headers=headers, method=method)
     try:
         with urllib.request.urlopen(req, timeout=10) as response:
             return response.status, response.read()
@@ -194,3 +196,35 @@ def identity_round_trip(base: str, staff: str) -> None:
     assert status == 200 and json.loads(reply)["group"]["name"] == "Night shift"
     status, _ = request(f"{base}/v2/orgs", token=nurse)
     assert status == 403
+    totp_round_trip(base, nurse)
+
+
+def totp_round_trip(base: str, nurse: str) -> None:
+    """The user turns on software MFA, then signs in again answering the TOTP challenge."""
+    status, reply = request(f"{base}/v2/auth/mfa/secret-code", token=nurse)
+    assert status == 200
+    totp = pyotp.TOTP(json.loads(reply)["secret_code"])
+    status, reply = request(
+        f"{base}/v2/auth/mfa/software",
+        {"mfa_code": totp.now(), "client_id": "smoke"},
+        token=nurse,
+        method="PUT",
+    )
+    assert status == 200 and json.loads(reply)["recovery_code"]
+    form = {
+        "grant_type": "password",
+        "username": "nurse@smoke.test",
+        "password": "nurse-password-1",
+        "client_id": "smoke",
+    }
+    status, reply = request(f"{base}/v2/auth/token", form)
+    challenge = json.loads(reply)
+    assert status == 200 and challenge["challenge"] == "SOFTWARE_TOKEN_MFA"
+    answer = {
+        "client_id": "smoke",
+        "challenge": "SOFTWARE_TOKEN_MFA",
+        "mfa_code": totp.now(),
+        "username": "nurse@smoke.test",
+    }
+    status, reply = request(f"{base}/v2/auth/challenge", answer, token=challenge["session"])
+    assert status == 201 and json.loads(reply)["access_token"]

@@ -1,0 +1,134 @@
+"""E-mail templates. Every route needs a token; only admins manage templates.
+
+- POST   /v2/email/templates                 org admins; project admins for their project
+- GET    /v2/email/templates                 org admins: all; project admins: their projects'
+- GET    /v2/email/templates/{template_id}   org admins; admins of the template's project
+- PATCH  /v2/email/templates/{template_id}   the same
+- DELETE /v2/email/templates/{template_id}   the same (`force` past delete protection)
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from api import bodies, listing
+from api.groups import DELETE_QUERY, deletion
+from api.keys import SERVICES
+from api.routing import Route, principal
+from api.schemas import BOOL, NULLABLE_STR, STR, STR_LIST, TAGS, Schema, obj
+from edge.email_templates import TABLE
+
+_TEMPLATE: dict[str, Schema] = {
+    "name": STR,
+    "subject": STR,
+    "body_txt": STR,
+    "body_html": STR,
+    "from_address": NULLABLE_STR,
+    "description": NULLABLE_STR,
+    "project_id": NULLABLE_STR,
+    "is_delete_protected": BOOL,
+    "tags": TAGS,
+    "custom_args": STR_LIST,
+    "for_account_recovery": BOOL,
+    "for_new_users": BOOL,
+    "locale": STR,
+}
+CREATE_TEMPLATE = obj(
+    _TEMPLATE, ("name", "subject", "body_txt", "body_html"), title="CreateEmailTemplateBody"
+)
+PATCH_TEMPLATE = obj({**_TEMPLATE, "is_active": BOOL}, title="PatchEmailTemplateBody")
+LISTABLE = listing.Listable("email_templates", TABLE.kinds())
+
+
+async def create_template(request: web.Request) -> web.Response:
+    body = _without_nulls(await bodies.read_json(request, CREATE_TEMPLATE))
+    new_id = await request.app[SERVICES].email_templates.create(principal(request), body)
+    return web.json_response({"template": {"id": new_id}}, status=201)
+
+
+async def list_templates(request: web.Request) -> web.Response:
+    services = request.app[SERVICES]
+    query, _ = listing.parse(request.query, LISTABLE, services.cursors)
+    page = await services.email_templates.list(principal(request), query)
+    return listing.respond("templates", page, query, services.cursors, LISTABLE.resource)
+
+
+async def get_template(request: web.Request) -> web.Response:
+    templates = request.app[SERVICES].email_templates
+    return web.json_response(
+        {"template": templates.get(principal(request), request.match_info["template_id"])}
+    )
+
+
+async def patch_template(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, PATCH_TEMPLATE)
+    if body.get("description", "") is None:
+        body["description"] = ""
+    templates = request.app[SERVICES].email_templates
+    await templates.patch(principal(request), request.match_info["template_id"], body)
+    return web.json_response({"message": "Success"})
+
+
+async def delete_template(request: web.Request) -> web.Response:
+    templates = request.app[SERVICES].email_templates
+    await templates.delete(
+        principal(request), request.match_info["template_id"], force=deletion(request)
+    )
+    return web.json_response({"message": "Success"})
+
+
+def _without_nulls(body: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in body.items() if v is not None}
+
+
+_ONE = "/v2/email/templates/{template_id}"
+_TAG = "emails"
+ROUTES = [
+    Route(
+        "POST",
+        "/v2/email/templates",
+        create_template,
+        "token",
+        "Create an e-mail template",
+        _TAG,
+        body=CREATE_TEMPLATE,
+        responses={201: "NewEmailTemplateInfo"},
+    ),
+    Route(
+        "GET",
+        "/v2/email/templates",
+        list_templates,
+        "token",
+        "List e-mail templates",
+        _TAG,
+        query=("list", *LISTABLE.kinds),
+        responses={200: "EmailTemplateList"},
+    ),
+    Route(
+        "GET",
+        _ONE,
+        get_template,
+        "token",
+        "Get an e-mail template",
+        _TAG,
+        responses={200: "EmailTemplateInfo"},
+    ),
+    Route(
+        "PATCH",
+        _ONE,
+        patch_template,
+        "token",
+        "Update an e-mail template",
+        _TAG,
+        body=PATCH_TEMPLATE,
+    ),
+    Route(
+        "DELETE",
+        _ONE,
+        delete_template,
+        "token",
+        "Delete an e-mail template",
+        _TAG,
+        query=DELETE_QUERY,
+    ),
+]

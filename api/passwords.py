@@ -1,0 +1,61 @@
+"""Passwords: change one (signed in, or with a reset token) and ask for a reset."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from api import bodies
+from api.keys import SERVICES
+from api.routing import Route, bearer
+from api.schemas import STR, obj
+
+SET_PASSWORD_FORM = obj(
+    {"new_password": STR, "old_password": STR, "reset_token": STR},
+    ("new_password",),
+    title="SetPasswordFormParams",
+)
+FORGOT_PASSWORD_FORM = obj(
+    {"client_id": STR, "username": STR, "email": STR, "phone_number": STR},
+    ("client_id",),
+    title="ForgotPasswordFormParams",
+)
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+async def set_password(request: web.Request) -> web.Response:
+    form = await bodies.read_form(request, SET_PASSWORD_FORM)
+    await request.app[SERVICES].passwords.change(bearer(request), form)
+    return web.json_response({"message": "Success"}, headers=NO_STORE)
+
+
+async def forgot_password(request: web.Request) -> web.Response:
+    form = await bodies.read_form(request, FORGOT_PASSWORD_FORM)
+    message = await request.app[SERVICES].passwords.forgot(form)
+    return web.json_response({"message": message}, headers=NO_STORE)
+
+
+ROUTES = [
+    # Public at the guard: the handler accepts an access token (with old_password) or a
+    # reset token as the bearer, which the guard would refuse.
+    Route(
+        "PUT",
+        "/v2/auth/password",
+        set_password,
+        "public",
+        "Set or change the password (signed in with old_password, or with a reset token"
+        " as the bearer token)",
+        "auth",
+        body=SET_PASSWORD_FORM,
+        body_type="form",
+    ),
+    Route(
+        "POST",
+        "/v2/auth/forgot-password",
+        forgot_password,
+        "public",
+        "Ask for a password reset; the answer is the same whether or not an account matches",
+        "auth",
+        body=FORGOT_PASSWORD_FORM,
+        body_type="form",
+    ),
+]

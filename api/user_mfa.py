@@ -1,0 +1,66 @@
+"""An admin acting on another user's MFA and account recovery.
+
+Routes (org admins, project admins, and group admins over members of their groups who
+are not admins themselves; others get 403, or 404 when they cannot see the user):
+- DELETE /v2/users/{user_id}/mfa/sms       remove the user's SMS MFA
+- DELETE /v2/users/{user_id}/mfa/software  remove the user's software MFA
+- POST   /v2/users/{user_id}/recovery      queue an account-recovery mail (`template_id`)
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from api.keys import SERVICES
+from api.routing import Handler, Route, principal
+from edge import mfa
+
+
+def _remover(kind: str) -> Handler:
+    async def remove(request: web.Request) -> web.Response:
+        services = request.app[SERVICES]
+        target = services.users.target(principal(request), request.match_info["user_id"])
+        mfa.require_admin_over(target)
+        await services.mfa.remove(target.user, kind, recovery_code=None, by_admin=True)
+        return web.json_response({"message": "Success"})
+
+    return remove
+
+
+async def send_recovery(request: web.Request) -> web.Response:
+    services = request.app[SERVICES]
+    target = services.users.target(principal(request), request.match_info["user_id"])
+    mfa.require_admin_over(target)
+    template_id = request.query.get("template_id") or None
+    hours = mfa.reset_hours(services.orgs, target.user)
+    await mfa.send_recovery(services.db, services.messages, target.user, hours, template_id)
+    return web.json_response({"message": "Success"})
+
+
+ROUTES = [
+    Route(
+        "DELETE",
+        "/v2/users/{user_id}/mfa/sms",
+        _remover("sms"),
+        "token",
+        "Remove a user's SMS MFA (admins)",
+        "users",
+    ),
+    Route(
+        "DELETE",
+        "/v2/users/{user_id}/mfa/software",
+        _remover("software"),
+        "token",
+        "Remove a user's software MFA (admins)",
+        "users",
+    ),
+    Route(
+        "POST",
+        "/v2/users/{user_id}/recovery",
+        send_recovery,
+        "token",
+        "Send a user an account-recovery mail (admins)",
+        "users",
+        query=("template_id",),
+    ),
+]

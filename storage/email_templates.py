@@ -1,0 +1,110 @@
+"""E-mail templates of an org and its projects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import apsw
+
+from storage.listing import Field, Table
+from storage.rows import Row, insert, many, one, update
+
+
+def create(conn: apsw.Connection, values: Row) -> None:
+    insert(conn, "email_templates", values)
+
+
+def get(conn: apsw.Connection, template_id: str) -> Row | None:
+    return one(conn, "SELECT * FROM email_templates WHERE id = ?", (template_id,))
+
+
+def patch(conn: apsw.Connection, template_id: str, values: Row) -> bool:
+    return update(conn, "email_templates", "id", template_id, values) == 1
+
+
+def delete(conn: apsw.Connection, template_id: str) -> bool:
+    conn.execute("DELETE FROM email_templates WHERE id = ?", (template_id,))
+    return conn.changes() == 1
+
+
+def candidates(conn: apsw.Connection, org_id: str, project_id: str | None, flag: str) -> list[Row]:
+    """Active templates for one purpose (`flag`): the project's first, then the org's."""
+    if flag not in ("for_account_recovery", "for_new_users"):
+        raise ValueError(flag)
+    return many(
+        conn,
+        f"SELECT * FROM email_templates WHERE org_id = ? AND is_active = 1 AND {flag} = 1"
+        " AND (project_id IS NULL OR project_id = ?)"
+        " ORDER BY project_id IS NULL, created_date, id",
+        (org_id, project_id),
+    )
+
+
+def context(conn: apsw.Connection, org_id: str, project_id: str | None) -> tuple[Row, Row | None]:
+    """The org and project rows a message mentions (names, default locales)."""
+    org = one(conn, "SELECT id, name, settings FROM orgs WHERE id = ?", (org_id,)) or {}
+    project = None
+    if project_id:
+        project = one(
+            conn,
+            "SELECT id, name, settings FROM projects WHERE id = ? AND org_id = ?",
+            (project_id, org_id),
+        )
+    return org, project
+
+
+def user(conn: apsw.Connection, user_id: str) -> Row | None:
+    return one(conn, "SELECT * FROM users WHERE id = ?", (user_id,))
+
+
+def _column(kind: str, name: str, sortable: bool = True, folded: bool = False) -> Field:
+    return Field(
+        kind,
+        f"email_templates.{name}",
+        sortable,
+        f"email_templates.{name}_folded" if folded else None,
+    )
+
+
+LIST = Table(
+    "email_templates",
+    {
+        "id": _column("id", "id"),
+        "name": _column("text", "name", folded=True),
+        "description": _column("text", "description"),
+        "subject": _column("text", "subject"),
+        "from_address": _column("text", "from_address"),
+        "locale": _column("text", "locale"),
+        "project_id": _column("id", "project_id"),
+        "for_account_recovery": _column("bool", "for_account_recovery"),
+        "for_new_users": _column("bool", "for_new_users"),
+        "tags": _column("tags", "tags", sortable=False),
+        "is_active": _column("bool", "is_active"),
+        "is_delete_protected": _column("bool", "is_delete_protected"),
+        "created_date": _column("datetime", "created_date"),
+        "created_by": _column("id", "created_by"),
+        "last_updated_date": _column("datetime", "last_updated_date"),
+        "last_updated_by": _column("id", "last_updated_by"),
+    },
+    fts="email_templates_fts",
+    fts_columns=("name", "description", "subject", "tags"),
+)
+
+
+def visible(
+    org_id: str, project_scope: str | None, projects: list[str] | None
+) -> tuple[str, tuple[Any, ...]]:
+    """List scope: the org's templates (`projects` None), or those of the listed projects.
+
+    In project scope only that project's templates are listed (org-level resources do not
+    appear in project-level lists).
+    """
+    clauses, params = ["email_templates.org_id = ?"], [org_id]
+    if project_scope:
+        clauses.append("email_templates.project_id = ?")
+        params.append(project_scope)
+    if projects is not None:
+        marks = ", ".join("?" for _ in projects) or "NULL"
+        clauses.append(f"email_templates.project_id IN ({marks})")
+        params.extend(projects)
+    return " AND ".join(clauses), tuple(params)

@@ -1,0 +1,35 @@
+"""MFA factors of users: encrypted TOTP secrets, hashed recovery and SMS codes."""
+
+from __future__ import annotations
+
+import apsw
+
+from storage.rows import Row, one, update
+
+
+def get(conn: apsw.Connection, user_id: str, kind: str) -> Row | None:
+    sql = "SELECT * FROM mfa_factors WHERE user_id = ? AND kind = ?"
+    return one(conn, sql, (user_id, kind))
+
+
+def put(conn: apsw.Connection, user_id: str, kind: str, values: Row, now: str) -> None:
+    """Create the factor row if missing, then set the given columns."""
+    conn.execute(
+        "INSERT OR IGNORE INTO mfa_factors (user_id, kind, created_date) VALUES (?, ?, ?)",
+        (user_id, kind, now),
+    )
+    assignments = ", ".join(f"{name} = :{name}" for name in values)
+    if assignments:
+        conn.execute(
+            f"UPDATE mfa_factors SET {assignments} WHERE user_id = :__u AND kind = :__k",
+            {**values, "__u": user_id, "__k": kind},
+        )
+
+
+def delete(conn: apsw.Connection, user_id: str, kind: str) -> None:
+    conn.execute("DELETE FROM mfa_factors WHERE user_id = ? AND kind = ?", (user_id, kind))
+
+
+def set_user(conn: apsw.Connection, user_id: str, values: Row) -> None:
+    """The MFA columns of the users row (enabled flags, preference, phone)."""
+    update(conn, "users", "id", user_id, values)

@@ -1,0 +1,191 @@
+"""E-mail templates over HTTP: CRUD, who may manage them (denials next to grants), checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from edge.app import Site
+from tests.api.project_world import World, build_world
+from tests.conftest import Api
+
+BODY = {
+    "name": "Welcome",
+    "subject": "Welcome to {{ org_name }}",
+    "body_txt": "Hello {{ username }}, your password is {{ temporary_password }}",
+    "body_html": "<p>Hello {{ username }}</p>",
+    "for_new_users": True,
+}
+PATH = "/v2/email/templates"
+
+
+@pytest.fixture
+async def world(site: Site, api: Api) -> World:
+    return await build_world(site, api)
+
+
+async def create(world: World, who: str = "org_admin", **extra: Any) -> str:
+    token = await world.token(who)
+    status, body = await world.api.call("POST", PATH, token, json={**BODY, **extra})
+    assert status == 201, body
+    return str(body["template"]["id"])
+
+
+ORG_LEVEL_CREATE = {
+    "staff": 201,
+    "org_admin": 201,
+    "project_admin": 403,
+    "role_admin": 403,
+    "org_perms": 403,
+    "reader": 403,
+    "updater": 403,
+    "stranger": 403,
+    "anonymous": 401,
+}
+PROJECT_LEVEL_CREATE = {
+    **ORG_LEVEL_CREATE,
+    "project_admin": 201,
+    "role_admin": 201,
+    "other_admin": 400,  # not a project of their organization
+}
+
+
+@pytest.mark.parametrize("who", ORG_LEVEL_CREATE)
+async def test_create_org_template_by_role(world: World, who: str) -> None:
+    status, body = await world.api.call("POST", PATH, await world.token(who), json=BODY)
+    assert status == ORG_LEVEL_CREATE[who], body
+
+
+@pytest.mark.parametrize("who", PROJECT_LEVEL_CREATE)
+async def test_create_project_template_by_role(world: World, who: str) -> None:
+    body = {**BODY, "project_id": world.project_id}
+    status, reply = await world.api.call("POST", PATH, await world.token(who), json=body)
+    assert status == PROJECT_LEVEL_CREATE[who], reply
+
+
+READ_PROJECT_TEMPLATE = {
+    "staff": 200,
+    "org_admin": 200,
+    "project_admin": 200,
+    "role_admin": 200,
+    "org_perms": 404,
+    "reader": 404,
+    "stranger": 404,
+    "other_admin": 404,
+    "anonymous": 401,
+}
+
+
+@pytest.mark.parametrize("who", READ_PROJECT_TEMPLATE)
+async def test_get_patch_delete_project_template_by_role(world: World, who: str) -> None:
+    template_id = await create(world, project_id=world.project_id)
+    token = await world.token(who)
+    expected = READ_PROJECT_TEMPLATE[who]
+    status, body = await world.api.call("GET", f"{PATH}/{template_id}", token)
+    assert status == expected, body
+    status, body = await world.api.call(
+        "PATCH", f"{PATH}/{template_id}", token, json={"description": "x"}
+    )
+    assert status == expected, body
+    status, body = await world.api.call("DELETE", f"{PATH}/{template_id}", token)
+    assert status == expected, body
+
+
+async def test_a_project_admin_cannot_touch_org_templates(world: World) -> None:
+    template_id = await create(world)
+    token = await world.token("project_admin")
+    status, _ = await world.api.call("GET", f"{PATH}/{template_id}", token)
+    assert status == 403
+    status, _ = await world.api.call(
+        "PATCH", f"{PATH}/{template_id}", token, json={"project_id": world.project_id}
+    )
+    assert status == 403
+
+
+async def test_crud_round_trip(world: World) -> None:
+    template_id = await create(world, tags=["onboarding"], from_address="hr@clinic.test")
+    token = await world.token("org_admin")
+    status, body = await world.api.call("GET", f"{PATH}/{template_id}", token)
+    got = body["template"]
+    assert status == 200 and got["name"] == "Welcome" and got["for_new_users"] is True
+    assert got["for_account_recovery"] is False and got["locale"] == "en-US"
+    assert got["from_address"] == "hr@clinic.test" and got["tags"] == ["onboarding"]
+    assert got["is_active"] is True and got["custom_args"] == []
+    patch = {"subject": "Hi {{ first_name }}", "locale": "de_de", "is_delete_protected": True}
+    status, _ = await world.api.call("PATCH", f"{PATH}/{template_id}", token, json=patch)
+    assert status == 200
+    _, body = await world.api.call("GET", f"{PATH}/{template_id}", token)
+    assert body["template"]["subject"] == "Hi {{ first_name }}"
+    assert body["template"]["locale"] == "de-DE"
+    status, _ = await world.api.call("DELETE", f"{PATH}/{template_id}", token)
+    assert status == 409  # delete protected
+    status, _ = await world.api.call("DELETE", f"{PATH}/{template_id}?force=true", token)
+    assert status == 200
+    status, _ = await world.api.call("GET", f"{PATH}/{template_id}", token)
+    assert status == 404
+
+
+async def test_list_filters_and_project_admin_view(world: World) -> None:
+    org_level = await create(world)
+    project_level = await create(
+        world,
+        name="Reset",
+        project_id=world.project_id,
+        for_new_users=False,
+        for_account_recovery=True,
+    )
+    admin = await world.token("org_admin")
+    status, body = await world.api.call("GET", PATH, admin)
+    assert status == 200
+    assert {t["id"] for t in body["templates"]} == {org_level, project_level}
+    _, body = await world.api.call("GET", f"{PATH}?for_account_recovery=true", admin)
+    assert [t["id"] for t in body["templates"]] == [project_level]
+    _, body = await world.api.call("GET", f"{PATH}?name=welcome", admin)
+    assert [t["id"] for t in body["templates"]] == [org_level]
+    _, body = await world.api.call("GET", f"{PATH}?project_id={world.project_id}", admin)
+    assert [t["id"] for t in body["templates"]] == [project_level]
+    _, body = await world.api.call("GET", PATH, await world.token("project_admin"))
+    assert [t["id"] for t in body["templates"]] == [project_level]
+    status, _ = await world.api.call("GET", PATH, await world.token("reader"))
+    assert status == 403
+    _, body = await world.api.call("GET", f"{PATH}?object_count=true", admin)
+    assert body["object_count"] == 2
+
+
+async def test_unknown_variables_are_refused_by_name(world: World) -> None:
+    token = await world.token("org_admin")
+    bad = {**BODY, "body_txt": "Hi {{ usernme }} {{ __class__ }}"}
+    status, body = await world.api.call("POST", PATH, token, json=bad)
+    assert status == 400
+    assert "usernme" in body["message"] and "__class__" in body["message"]
+    custom = {**BODY, "body_txt": "Badge {{ badge }}", "custom_args": ["badge"]}
+    status, body = await world.api.call("POST", PATH, token, json=custom)
+    assert status == 201, body
+    template_id = body["template"]["id"]
+    status, body = await world.api.call(
+        "PATCH", f"{PATH}/{template_id}", token, json={"custom_args": []}
+    )
+    assert status == 400 and "badge" in body["message"]
+    status, body = await world.api.call(
+        "POST", PATH, token, json={**BODY, "custom_args": ["org_name"]}
+    )
+    assert status == 400 and body["message"].startswith("custom_args:")
+
+
+async def test_shape_errors_are_406(world: World) -> None:
+    token = await world.token("org_admin")
+    status, _ = await world.api.call("POST", PATH, token, json={"name": "x"})
+    assert status == 406
+    status, _ = await world.api.call("POST", PATH, token, json={**BODY, "nope": 1})
+    assert status == 406
+
+
+async def test_search(world: World) -> None:
+    found = await create(world, name="Onboarding letter", tags=["hr"])
+    await create(world, name="Other")
+    token = await world.token("org_admin")
+    _, body = await world.api.call("GET", f"{PATH}?search=onboard", token)
+    assert [t["id"] for t in body["templates"]] == [found]
+    _, body = await world.api.call("GET", f"{PATH}?search=hr&search_fields=tags", token)
+    assert [t["id"] for t in body["templates"]] == [found]

@@ -1,0 +1,106 @@
+"""An admin removing another user's MFA and starting their account recovery: role by role,
+denials next to grants."""
+
+from __future__ import annotations
+
+import pytest
+
+from edge.app import Site
+from storage import outbox
+from tests.api.sign_in_world import enroll_sms, enroll_software, login, require_mfa, user
+from tests.api.user_world import CALLERS, World, build
+from tests.conftest import Api
+
+
+@pytest.fixture
+async def world(site: Site, api: Api) -> World:
+    return await build(site, api)
+
+
+# Callers not named get 200. Group admins reach members of their groups but not admins
+# (boss) nor users outside their groups (loner); readers who are not admins are refused,
+# and callers who cannot see the user get 404.
+DENIED = {
+    "staff_unscoped": 403,
+    "anonymous": 401,
+    "other_admin": 404,
+    "org_block": 403,
+    "project_block": 403,
+    "group_block": 403,
+    "plain": 404,
+}
+EXPECTED = {
+    "member": DENIED,
+    "loner": {
+        **DENIED,
+        "project_admin": 404,
+        "group_admin": 404,
+        "project_block": 404,
+        "group_block": 404,
+    },
+    "boss": {**DENIED, "project_admin": 403, "group_admin": 403},
+}
+
+
+def expect(target: str, who: str) -> int:
+    return EXPECTED[target].get(who, 200)
+
+
+@pytest.mark.parametrize("kind", ["software", "sms"])
+@pytest.mark.parametrize("target", ["member", "loner", "boss"])
+@pytest.mark.parametrize("who", CALLERS)
+async def test_remove_user_mfa_by_role(world: World, who: str, target: str, kind: str) -> None:
+    site, user_id = world.site, world.id(target)
+    await (enroll_software if kind == "software" else enroll_sms)(site, user_id)
+    status, body = await world.call(who, "DELETE", f"/v2/users/{user_id}/mfa/{kind}")
+    assert status == expect(target, who), body
+    assert bool(user(site, user_id)[f"{kind}_mfa_enabled"]) == (status != 200)
+
+
+@pytest.mark.parametrize("target", ["member", "loner", "boss"])
+@pytest.mark.parametrize("who", CALLERS)
+async def test_recovery_mail_by_role(world: World, who: str, target: str) -> None:
+    status, body = await world.call(who, "POST", f"/v2/users/{world.id(target)}/recovery")
+    assert status == expect(target, who), body
+    mails = world.site.services.db.read(lambda c: outbox.by_purpose(c, "account_recovery"))
+    assert len(mails) == (1 if status == 200 else 0)
+    if mails:
+        assert mails[0]["recipient"] == world.email(target)
+
+
+async def test_recovery_token_resets_the_password(world: World) -> None:
+    status, _ = await world.call("org_admin", "POST", f"/v2/users/{world.id('member')}/recovery")
+    assert status == 200
+    mail = world.site.services.db.read(lambda c: outbox.by_purpose(c, "account_recovery"))[0]
+    token = next(w for w in mail["body_text"].split() if len(w) >= 40)
+    form = {"reset_token": token, "new_password": "recovered-pass-1"}
+    status, body = await world.api.call("PUT", "/v2/auth/password", data=form)
+    assert status == 200, body
+
+
+async def test_removing_required_mfa_revokes_the_users_tokens(world: World) -> None:
+    site, member = world.site, world.id("member")
+    await enroll_software(site, member)
+    await require_mfa(site, world.tenant.org_id)
+    token = await world.token("member")
+    assert (await world.api.call("GET", f"/v2/users/{member}", token))[0] == 200
+    status, _ = await world.call("org_admin", "DELETE", f"/v2/users/{member}/mfa/software")
+    assert status == 200
+    assert (await world.api.call("GET", f"/v2/users/{member}", token))[0] == 401
+    status, body = await login(world.tenant, "member")
+    assert status == 200 and body["challenge"] == "MFA_SETUP"
+
+
+async def test_removing_mfa_without_policy_keeps_tokens(world: World) -> None:
+    site, member = world.site, world.id("member")
+    await enroll_software(site, member)
+    token = await world.token("member")
+    assert (await world.call("org_admin", "DELETE", f"/v2/users/{member}/mfa/software"))[0] == 200
+    assert (await world.api.call("GET", f"/v2/users/{member}", token))[0] == 200
+
+
+async def test_admins_use_their_own_endpoints_for_themselves(world: World) -> None:
+    status, _ = await world.call(
+        "org_admin", "DELETE", f"/v2/users/{world.id('org_admin')}/mfa/sms"
+    )
+    assert status == 403
