@@ -12,7 +12,7 @@ import apsw
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from edge import clock, reset_tokens, user_rules
+from edge import clock, reset_tokens
 from edge.errors import Unauthenticated, ValidationError
 from edge.messages import Recipient
 from storage import credentials, staff, users
@@ -176,18 +176,7 @@ class Passwords:
     def _find(
         self, org: dict[str, Any], project: dict[str, Any] | None, login: str
     ) -> dict[str, Any] | None:
-        if project is not None:
-            return self._projects.find_login(project, login)
-        found = self._db.read(lambda c: users.find_by_login(c, org["id"], login.casefold()))
-        if found is not None:
-            return found
-        try:
-            phone = user_rules.phone("phone_number", login)
-        except ValidationError:
-            return None
-        if phone is None:
-            return None
-        return self._db.read(lambda c: users.find_by_phone(c, org["id"], phone))
+        return self._projects.find_login(org, project, login)
 
     def _recipient(
         self, org: dict[str, Any], project: dict[str, Any] | None, user: dict[str, Any]

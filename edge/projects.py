@@ -240,15 +240,22 @@ class Projects:
             return self._orgs.resolve_client(text, field), None
         return self._orgs.get_row(project["org_id"]), project
 
-    def find_login(self, project: Row, login: str) -> Row | None:
-        """The account a login names through the project's allowed login fields, if one."""
-        enabled = [f for f in LOGIN_FIELDS if f in _settings(project)["allowed_login_fields"]]
+    def find_login(self, org: Row, project: Row | None, login: str) -> Row | None:
+        """The account a login names through the allowed login fields of the project, or of
+        the org when signing in at org level; None when it names nobody, or two accounts."""
+        settings = _settings(project) if project is not None else _org_settings(org)
+        enabled = [f for f in LOGIN_FIELDS if f in settings["allowed_login_fields"]]
         phone = _phone_of(login)
         if phone is None:
             enabled = [f for f in enabled if f != "phone_number"]
         matches = self._db.read(
             lambda c: store.login_matches(
-                c, project["org_id"], project["id"], enabled, login.casefold(), phone or ""
+                c,
+                org["id"],
+                None if project is None else project["id"],
+                enabled,
+                login.casefold(),
+                phone or "",
             )
         )
         for name in enabled:

@@ -105,10 +105,7 @@ class SignIn:
         self, client_id: str, login: str, password: str, address: str | None
     ) -> dict[str, Any]:
         org, project = self._projects.resolve_client(client_id)
-        if project is None:
-            account = self._db.read(lambda c: users.find_by_login(c, org["id"], login))
-        else:
-            account = self._projects.find_login(project, login)
+        account = self._projects.find_login(org, project, login)
         await self._password(f"{org['id']}:{login}", account, password, address)
         assert account is not None
         if not account["is_active"] or not org["is_active"]:

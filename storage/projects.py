@@ -68,19 +68,21 @@ def account_project(conn: apsw.Connection, account_id: str) -> tuple[bool, str |
 def login_matches(
     conn: apsw.Connection,
     org_id: str,
-    project_id: str,
+    project_id: str | None,
     login_fields: Iterable[str],
     folded: str,
     phone: str,
 ) -> dict[str, list[Row]]:
-    """The users a project may sign in (org-level or the project's own) per matching field."""
+    """The users a login may name, per matching field: in a project, its own and org-level
+    users; at org level (project_id None), every user of the org."""
+    members = "org_id = :org" if project_id is None else _MEMBERS
     found: dict[str, list[Row]] = {}
     for name in login_fields:
         column = LOGIN_COLUMNS[name]
         value = phone if name == "phone_number" else folded
         rows = many(
             conn,
-            f"SELECT * FROM users WHERE {_MEMBERS} AND {column} = :value LIMIT 2",
+            f"SELECT * FROM users WHERE {members} AND {column} = :value LIMIT 2",
             {"org": org_id, "project": project_id, "value": value},
         )
         if rows:

@@ -201,3 +201,41 @@ async def test_staff_scope_accepts_the_org_alias(api: Api, site: Site) -> None:
     assert status == 200 and body["org"]["alias"] == "clinic"
     status, body = await sign_in(api, username="admin", password=STAFF_PASSWORD, scope="elsewhere")
     assert (status, body) == (400, {"message": "scope: does not name an organization"})
+
+
+async def test_org_users_sign_in_by_phone_number_too(api: Api, site: Site) -> None:
+    await make_org(site)
+    admin = await api.token(ADMIN_EMAIL, ADMIN_PASSWORD, client_id="clinic")
+    body = {
+        "email": "nurse@clinic.test",
+        "username": "nurse",
+        "phone_number": "+1 555 000 1234",
+        "password": "nurse-password-1",
+    }
+    status, reply = await api.call("POST", "/v2/users", admin, json=body)
+    assert status == 201, reply
+    for login in ("nurse", "NURSE@clinic.test", "+15550001234"):
+        status, _ = await sign_in(
+            api, username=login, password="nurse-password-1", client_id="clinic"
+        )
+        assert status == 201, login
+
+
+async def test_the_orgs_login_fields_decide_what_username_may_be(
+    api: Api, site: Site, staff_token: str
+) -> None:
+    org_id = await make_org(site)
+    admin = await api.token(ADMIN_EMAIL, ADMIN_PASSWORD, client_id="clinic")
+    body = {"email": "nurse@clinic.test", "username": "nurse", "password": "nurse-password-1"}
+    assert (await api.call("POST", "/v2/users", admin, json=body))[0] == 201
+    form = {"password": "nurse-password-1", "client_id": "clinic"}
+    assert (await sign_in(api, username="nurse", **form))[0] == 201
+    status, _ = await api.call(
+        "PATCH", f"/v2/orgs/{org_id}", staff_token, json={"allowed_login_fields": ["email"]}
+    )
+    assert status == 200
+    assert (await sign_in(api, username="nurse@clinic.test", **form))[0] == 201
+    assert await sign_in(api, username="nurse", **form) == (
+        400,
+        {"message": "Incorrect username or password"},
+    )

@@ -128,6 +128,36 @@ async def test_the_invitation_of_a_new_user_arrives_by_smtp(
     assert row["status"] == "sent" and row["attempts"] == 1
 
 
+async def test_the_reset_mail_arrives_by_smtp_and_its_token_sets_a_password(
+    site: Site, api: Api, inbox: Inbox
+) -> None:
+    tenant = await quick_tenant(site, api)
+    body = {"username": "forgetful", "email": "forgetful@clinic.test", "password": "Old-pass-4567"}
+    status, reply = await api.call("POST", "/v2/users", await admin_token(tenant), json=body)
+    assert status == 201, reply
+    status, _ = await api.call(
+        "POST",
+        "/v2/auth/forgot-password",
+        data={"client_id": tenant.alias, "username": "forgetful"},
+    )
+    assert status == 200
+    assert await site.services.outbox_worker.step() == 1
+    [envelope] = inbox.received
+    assert envelope.rcpt_tos == ["forgetful@clinic.test"]
+    text = inbox.message().get_payload(decode=True)
+    assert isinstance(text, bytes)
+    token = next(
+        line.strip()
+        for line in text.decode().splitlines()
+        if line.startswith("    ") and line.strip()
+    )
+    status, reply = await api.call(
+        "PUT", "/v2/auth/password", token, data={"new_password": "New-pass-7890"}
+    )
+    assert status == 200, reply
+    assert await api.token("forgetful", "New-pass-7890", client_id=tenant.alias)
+
+
 async def test_a_generated_temporary_password_is_mailed_too(
     site: Site, api: Api, inbox: Inbox
 ) -> None:
