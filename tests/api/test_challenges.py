@@ -34,7 +34,7 @@ async def tenant(site: Site, api: Api) -> Tenant:
     return await new_tenant(site, api)
 
 
-async def challenged(tenant: Tenant, name: str, kind: str) -> str:
+async def expect_challenge(tenant: Tenant, name: str, kind: str) -> str:
     status, body = await login(tenant, name)
     assert status == 200, body
     assert body["challenge"] == kind and body["message"]
@@ -49,7 +49,7 @@ async def test_no_step_left_gives_tokens_at_once(tenant: Tenant) -> None:
 
 async def test_new_password_required_then_tokens(site: Site, tenant: Tenant) -> None:
     user_id = await tenant.add_user("newbie", has_temporary_password=1, new_password_required=1)
-    session = await challenged(tenant, "newbie", "NEW_PASSWORD_REQUIRED")
+    session = await expect_challenge(tenant, "newbie", "NEW_PASSWORD_REQUIRED")
     status, body = await answer(tenant.api, session, challenge="NEW_PASSWORD_REQUIRED")
     assert status == 400 and body["message"].startswith("new_password:")
     status, body = await answer(
@@ -65,7 +65,7 @@ async def test_new_password_required_then_tokens(site: Site, tenant: Tenant) -> 
 async def test_software_token_mfa(site: Site, tenant: Tenant) -> None:
     user_id = await tenant.add_user("totp")
     secret = await enroll_software(site, user_id)
-    session = await challenged(tenant, "totp", "SOFTWARE_TOKEN_MFA")
+    session = await expect_challenge(tenant, "totp", "SOFTWARE_TOKEN_MFA")
     status, body = await answer(
         tenant.api, session, challenge="SOFTWARE_TOKEN_MFA", mfa_code=totp(secret)
     )
@@ -76,7 +76,7 @@ async def test_software_token_mfa(site: Site, tenant: Tenant) -> None:
 
 async def test_session_is_single_use(site: Site, tenant: Tenant) -> None:
     secret = await enroll_software(site, await tenant.add_user("once"))
-    session = await challenged(tenant, "once", "SOFTWARE_TOKEN_MFA")
+    session = await expect_challenge(tenant, "once", "SOFTWARE_TOKEN_MFA")
     form = {"challenge": "SOFTWARE_TOKEN_MFA", "mfa_code": totp(secret)}
     assert (await answer(tenant.api, session, **form))[0] == 201
     assert await answer(tenant.api, session, **form) == (401, {"message": RESTART})
@@ -87,7 +87,7 @@ async def test_empty_or_short_software_code_is_400_and_keeps_the_session(
     site: Site, tenant: Tenant, code: str
 ) -> None:
     secret = await enroll_software(site, await tenant.add_user("short"))
-    session = await challenged(tenant, "short", "SOFTWARE_TOKEN_MFA")
+    session = await expect_challenge(tenant, "short", "SOFTWARE_TOKEN_MFA")
     status, body = await answer(tenant.api, session, challenge="SOFTWARE_TOKEN_MFA", mfa_code=code)
     assert status == 400 and body["message"].startswith("mfa_code:")
     form = {"challenge": "SOFTWARE_TOKEN_MFA", "mfa_code": totp(secret)}
@@ -96,7 +96,7 @@ async def test_empty_or_short_software_code_is_400_and_keeps_the_session(
 
 async def test_wrong_code_invalidates_the_session(site: Site, tenant: Tenant) -> None:
     secret = await enroll_software(site, await tenant.add_user("oops"))
-    session = await challenged(tenant, "oops", "SOFTWARE_TOKEN_MFA")
+    session = await expect_challenge(tenant, "oops", "SOFTWARE_TOKEN_MFA")
     bad = {"challenge": "SOFTWARE_TOKEN_MFA", "mfa_code": wrong(totp(secret))}
     status, body = await answer(tenant.api, session, **bad)
     assert status == 401 and "restart sign-in" in body["message"]
@@ -107,13 +107,13 @@ async def test_wrong_code_invalidates_the_session(site: Site, tenant: Tenant) ->
 async def test_sms_mfa_sends_a_code_at_sign_in(site: Site, tenant: Tenant) -> None:
     await enroll_sms(site, await tenant.add_user("texter"), "+15550102000")
     before = sms_count(site)
-    session = await challenged(tenant, "texter", "SMS_MFA")
+    session = await expect_challenge(tenant, "texter", "SMS_MFA")
     assert sms_count(site) == before + 1
     phone, code = last_sms(site)
     assert phone == "+15550102000"
     status, body = await answer(tenant.api, session, challenge="SMS_MFA", mfa_code=wrong(code))
     assert status == 401
-    session = await challenged(tenant, "texter", "SMS_MFA")
+    session = await expect_challenge(tenant, "texter", "SMS_MFA")
     status, body = await answer(
         tenant.api, session, challenge="SMS_MFA", mfa_code=last_sms(site)[1]
     )
@@ -132,7 +132,7 @@ async def test_select_mfa_type_without_preference(
     await tenant.site.services.db.write(
         lambda c: c.execute("UPDATE users SET preferred_mfa = NULL WHERE id = ?", (user_id,))
     )
-    session = await challenged(tenant, "both", "SELECT_MFA_TYPE")
+    session = await expect_challenge(tenant, "both", "SELECT_MFA_TYPE")
     status, body = await answer(tenant.api, session, challenge="SELECT_MFA_TYPE", mfa_choice="x")
     assert status == 400
     status, body = await answer(tenant.api, session, challenge="SELECT_MFA_TYPE", mfa_choice=choice)
@@ -146,15 +146,15 @@ async def test_preferred_mfa_picks_the_challenge(site: Site, tenant: Tenant) -> 
     user_id = await tenant.add_user("pref")
     await enroll_software(site, user_id)  # preferred: SOFTWARE (first factor)
     await enroll_sms(site, user_id)
-    await challenged(tenant, "pref", "SOFTWARE_TOKEN_MFA")
+    await expect_challenge(tenant, "pref", "SOFTWARE_TOKEN_MFA")
     await site.services.mfa.set_preferred(user(site, user_id), "sms")
-    await challenged(tenant, "pref", "SMS_MFA")
+    await expect_challenge(tenant, "pref", "SMS_MFA")
 
 
 async def test_mfa_setup_with_software_then_tokens(site: Site, tenant: Tenant) -> None:
     await require_mfa(site, tenant.org_id)
     user_id = await tenant.add_user("setup")
-    session = await challenged(tenant, "setup", "MFA_SETUP")
+    session = await expect_challenge(tenant, "setup", "MFA_SETUP")
     status, body = await answer(tenant.api, session, challenge="MFA_SETUP")
     assert status == 400  # nothing set up yet; the session stays usable
     status, secret = await tenant.api.call("GET", "/v2/auth/mfa/secret-code", session)
@@ -167,13 +167,13 @@ async def test_mfa_setup_with_software_then_tokens(site: Site, tenant: Tenant) -
     assert (await answer(tenant.api, session, challenge="MFA_SETUP"))[0] == 401  # spent
     status, body = await answer(tenant.api, added["session"], challenge="MFA_SETUP")
     assert status == 201, body
-    await challenged(tenant, "setup", "SOFTWARE_TOKEN_MFA")
+    await expect_challenge(tenant, "setup", "SOFTWARE_TOKEN_MFA")
 
 
 async def test_mfa_setup_with_sms_then_tokens(site: Site, tenant: Tenant) -> None:
     await require_mfa(site, tenant.org_id)
     await tenant.add_user("smssetup")
-    session = await challenged(tenant, "smssetup", "MFA_SETUP")
+    session = await expect_challenge(tenant, "smssetup", "MFA_SETUP")
     form = {"phone_number": "+15550104000"}
     status, body = await tenant.api.call("PUT", "/v2/auth/mfa/sms", session, data=form)
     assert status == 200 and body["pending_phone_number"] == "+15550104000"
@@ -185,7 +185,7 @@ async def test_mfa_setup_with_sms_then_tokens(site: Site, tenant: Tenant) -> Non
 
 async def test_challenge_sessions_expire(site: Site, tenant: Tenant) -> None:
     secret = await enroll_software(site, await tenant.add_user("slow"))
-    session = await challenged(tenant, "slow", "SOFTWARE_TOKEN_MFA")
+    session = await expect_challenge(tenant, "slow", "SOFTWARE_TOKEN_MFA")
     clock.advance(timedelta(minutes=5, seconds=1))  # session_expire_mins defaults to 5
     form = {"challenge": "SOFTWARE_TOKEN_MFA", "mfa_code": totp(secret)}
     assert await answer(tenant.api, session, **form) == (401, {"message": RESTART})
@@ -193,7 +193,7 @@ async def test_challenge_sessions_expire(site: Site, tenant: Tenant) -> None:
 
 async def test_a_session_answers_only_its_own_challenge(site: Site, tenant: Tenant) -> None:
     await enroll_software(site, await tenant.add_user("kind"))
-    session = await challenged(tenant, "kind", "SOFTWARE_TOKEN_MFA")
+    session = await expect_challenge(tenant, "kind", "SOFTWARE_TOKEN_MFA")
     status, body = await answer(tenant.api, session, challenge="SMS_MFA", mfa_code="123456")
     assert status == 400 and body["message"].startswith("challenge:")
 
@@ -208,7 +208,7 @@ async def test_bad_sessions_are_401(tenant: Tenant, session: str | None) -> None
 
 async def test_challenge_session_is_not_an_access_token(site: Site, tenant: Tenant) -> None:
     await enroll_software(site, await tenant.add_user("notatoken"))
-    session = await challenged(tenant, "notatoken", "SOFTWARE_TOKEN_MFA")
+    session = await expect_challenge(tenant, "notatoken", "SOFTWARE_TOKEN_MFA")
     assert (await tenant.api.call("GET", "/v2/users", session))[0] == 401
     assert (await tenant.api.call("GET", "/v2/auth/mfa/secret-code", session))[0] == 401
 
