@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import apsw
 
-from storage.listing import Field, Table
+from storage.listing import Field, Table, common_fields
 from storage.rows import Row, insert, many, one, update
 
 
@@ -70,18 +70,11 @@ def _column(kind: str, name: str, sortable: bool = True) -> Field:
 LIST = Table(
     "access",
     {
-        "id": _column("id", "id"),
+        **common_fields("access"),
         "target_id": _column("id", "target_id"),
         "grantee_id": _column("id", "grantee_id"),
         "is_admin": _column("bool", "is_admin"),
         "can_read": _column("bool", "can_read"),
         "can_update": _column("bool", "can_update"),
-        "is_active": _column("bool", "is_active"),
-        "is_delete_protected": _column("bool", "is_delete_protected"),
-        "tags": _column("tags", "tags", sortable=False),
-        "created_date": _column("datetime", "created_date"),
-        "created_by": _column("id", "created_by"),
-        "last_updated_date": _column("datetime", "last_updated_date"),
-        "last_updated_by": _column("id", "last_updated_by"),
     },
 )

@@ -6,7 +6,7 @@ from typing import Any
 
 import apsw
 
-from storage.listing import Field, Table
+from storage.listing import Field, Table, common_fields
 from storage.rows import Row, insert, many, one, update
 
 
@@ -69,7 +69,7 @@ def _column(kind: str, name: str, sortable: bool = True, folded: bool = False) -
 LIST = Table(
     "email_templates",
     {
-        "id": _column("id", "id"),
+        **common_fields("email_templates"),
         "name": _column("text", "name", folded=True),
         "description": _column("text", "description"),
         "subject": _column("text", "subject"),
@@ -78,13 +78,6 @@ LIST = Table(
         "project_id": _column("id", "project_id"),
         "for_account_recovery": _column("bool", "for_account_recovery"),
         "for_new_users": _column("bool", "for_new_users"),
-        "tags": _column("tags", "tags", sortable=False),
-        "is_active": _column("bool", "is_active"),
-        "is_delete_protected": _column("bool", "is_delete_protected"),
-        "created_date": _column("datetime", "created_date"),
-        "created_by": _column("id", "created_by"),
-        "last_updated_date": _column("datetime", "last_updated_date"),
-        "last_updated_by": _column("id", "last_updated_by"),
     },
     fts="email_templates_fts",
     fts_columns=("name", "description", "subject", "tags"),

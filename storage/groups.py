@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import apsw
 
-from storage.listing import Field, Table
+from storage.listing import Field, Table, common_fields
 from storage.rows import Row, insert, one, update
 
 
@@ -32,20 +32,13 @@ def _column(kind: str, name: str, sortable: bool = True, folded: bool = False) -
 LIST = Table(
     "groups",
     {
-        "id": _column("id", "id"),
+        **common_fields("groups"),
         "name": _column("text", "name", folded=True),
         "description": _column("text", "description"),
         "project_id": _column("id", "project_id"),
-        "tags": _column("tags", "tags", sortable=False),
-        "is_active": _column("bool", "is_active"),
-        "is_delete_protected": _column("bool", "is_delete_protected"),
         "require_delete_permission_to_put_data": _column(
             "bool", "require_delete_permission_to_put_data"
         ),
-        "created_date": _column("datetime", "created_date"),
-        "created_by": _column("id", "created_by"),
-        "last_updated_date": _column("datetime", "last_updated_date"),
-        "last_updated_by": _column("id", "last_updated_by"),
     },
     fts="groups_fts",
     fts_columns=("name", "description", "tags"),

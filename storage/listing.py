@@ -55,6 +55,24 @@ class Table:
         return {name: f.kind for name, f in self.fields.items()}
 
 
+def column(table: str, kind: str, name: str, sortable: bool = True) -> Field:
+    return Field(kind, f"{table}.{name}", sortable)
+
+
+def common_fields(table: str) -> dict[str, Field]:
+    """The fields every listable resource has: its ID, tags, state and audit trail."""
+    return {
+        "id": column(table, "id", "id"),
+        "tags": column(table, "tags", "tags", sortable=False),
+        "is_active": column(table, "bool", "is_active"),
+        "is_delete_protected": column(table, "bool", "is_delete_protected"),
+        "created_date": column(table, "datetime", "created_date"),
+        "created_by": column(table, "id", "created_by"),
+        "last_updated_date": column(table, "datetime", "last_updated_date"),
+        "last_updated_by": column(table, "id", "last_updated_by"),
+    }
+
+
 @dataclass(frozen=True)
 class Filter:
     field: str

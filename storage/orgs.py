@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import apsw
 
-from storage.listing import Field, Table
+from storage.listing import Field, Table, common_fields
 from storage.rows import Row, insert, one, update
 
 COLUMNS = (
@@ -53,17 +53,10 @@ def _setting(kind: str, name: str) -> Field:
 LIST = Table(
     "orgs",
     {
-        "id": _column("id", "id"),
+        **common_fields("orgs"),
         "name": _column("text", "name", folded=True),
         "alias": _column("text", "alias"),
         "description": _column("text", "description"),
-        "tags": _column("tags", "tags", sortable=False),
-        "is_active": _column("bool", "is_active"),
-        "is_delete_protected": _column("bool", "is_delete_protected"),
-        "created_date": _column("datetime", "created_date"),
-        "created_by": _column("id", "created_by"),
-        "last_updated_date": _column("datetime", "last_updated_date"),
-        "last_updated_by": _column("id", "last_updated_by"),
         "mfa_required": _setting("bool", "mfa_required"),
         "default_locale": _setting("text", "default_locale"),
     },

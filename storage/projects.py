@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import apsw
 
-from storage.listing import Field, Table
+from storage.listing import Field, Table, common_fields
 from storage.rows import Row, insert, many, one, update
 
 # The SQL that a login field compares a folded login with, per field.
@@ -125,17 +125,10 @@ def _column(kind: str, name: str, sortable: bool = True, folded: bool = False) -
 LIST = Table(
     "projects",
     {
-        "id": _column("id", "id"),
+        **common_fields("projects"),
         "name": _column("text", "name", folded=True),
         "alias": _column("text", "alias"),
         "description": _column("text", "description"),
-        "tags": _column("tags", "tags", sortable=False),
-        "is_active": _column("bool", "is_active"),
-        "is_delete_protected": _column("bool", "is_delete_protected"),
-        "created_date": _column("datetime", "created_date"),
-        "created_by": _column("id", "created_by"),
-        "last_updated_date": _column("datetime", "last_updated_date"),
-        "last_updated_by": _column("id", "last_updated_by"),
     },
     fts="projects_fts",
     fts_columns=("name", "alias", "description", "tags"),

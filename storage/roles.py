@@ -7,7 +7,7 @@ from typing import Any
 
 import apsw
 
-from storage.listing import Field, Table
+from storage.listing import Field, Table, common_fields
 from storage.rows import Row, insert, many, one, scalar, update
 
 
@@ -85,18 +85,11 @@ _PROJECT_ADMIN = (
 LIST = Table(
     "roles",
     {
-        "id": _column("id", "id"),
+        **common_fields("roles"),
         "name": _column("text", "name", folded=True),
         "description": _column("text", "description"),
         "project_id": _column("id", "project_id"),
-        "tags": _column("tags", "tags", sortable=False),
-        "is_active": _column("bool", "is_active"),
-        "is_delete_protected": _column("bool", "is_delete_protected"),
         "is_project_admin": Field("bool", _PROJECT_ADMIN, sortable=False),
-        "created_date": _column("datetime", "created_date"),
-        "created_by": _column("id", "created_by"),
-        "last_updated_date": _column("datetime", "last_updated_date"),
-        "last_updated_by": _column("id", "last_updated_by"),
     },
     fts="roles_fts",
     fts_columns=("name", "description", "tags"),
