@@ -21,8 +21,8 @@ from api import bodies, listing, params, uploads
 from api.keys import SERVICES
 from api.routing import Handler, Route, principal
 from api.schemas import INT, OBJECT, STR, Schema, obj
-from edge.account import TABLES, AccessOptions
-from edge.pictures import MAX_BYTES
+from edge.tenancy.account import TABLES, AccessOptions
+from edge.tenancy.pictures import MAX_BYTES
 
 _LISTS = {
     "project": listing.Listable(

@@ -16,7 +16,7 @@ from api.groups import DELETE_QUERY, deletion
 from api.keys import SERVICES
 from api.routing import Route, principal
 from api.schemas import BOOL, NULLABLE_STR, STR, STR_LIST, TAGS, Schema, obj
-from edge.email_templates import TABLE
+from edge.delivery.email_templates import TABLE
 
 _TEMPLATE: dict[str, Schema] = {
     "name": STR,

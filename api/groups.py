@@ -17,7 +17,7 @@ from api import bodies, listing, params
 from api.keys import SERVICES
 from api.routing import Route, principal
 from api.schemas import BOOL, NULLABLE_STR, STR, TAGS, Schema, obj
-from edge.groups import TABLE as GROUP_TABLE
+from edge.tenancy.groups import TABLE as GROUP_TABLE
 
 CRUD = obj({name: BOOL for name in ("can_create", "can_read", "can_update", "can_delete")})
 PATH_PERMISSIONS: Schema = {

@@ -19,8 +19,8 @@ from api import bodies
 from api.keys import SERVICES
 from api.routing import CHALLENGE, Auth, Handler, Route, principal
 from api.schemas import STR, obj
+from edge.auth.mfa import software_code
 from edge.errors import Denied, Unauthenticated
-from edge.mfa import software_code
 from storage.rows import Row
 
 IDENTITY = ("client_id", "username", "email", "phone_number")

@@ -12,8 +12,8 @@ from api import bodies
 from api.keys import SERVICES
 from api.routing import Route, principal
 from api.schemas import BOOL, INT, OBJECT, STR, STR_LIST, Schema, obj
-from edge.my_org import PATCHABLE_COLUMNS, PATCHABLE_SETTINGS
-from edge.orgs import SETTINGS
+from edge.tenancy.my_org import PATCHABLE_COLUMNS, PATCHABLE_SETTINGS
+from edge.tenancy.orgs import SETTINGS
 
 _TYPES: dict[type, Schema] = {bool: BOOL, int: INT, str: STR, list: STR_LIST, dict: OBJECT}
 _COLUMN_TYPES: dict[str, Schema] = {"name": STR, "description": STR, "is_delete_protected": BOOL}

@@ -8,8 +8,8 @@ from api import bodies, listing, params
 from api.keys import SERVICES
 from api.routing import Route, principal
 from api.schemas import BOOL, INT, NULLABLE_STR, OBJECT, STR, STR_LIST, TAGS, Schema, obj
-from edge.orgs import SETTINGS
-from edge.orgs import TABLE as ORG_TABLE
+from edge.tenancy.orgs import SETTINGS
+from edge.tenancy.orgs import TABLE as ORG_TABLE
 
 _SETTING_TYPES: dict[type, Schema] = {bool: BOOL, int: INT, str: STR, list: STR_LIST, dict: OBJECT}
 _FIELDS: dict[str, Schema] = {

@@ -13,9 +13,9 @@ from api.keys import SERVICES
 from api.routing import Route, principal
 from api.schemas import BOOL, INT, NULLABLE_STR, OBJECT, STR, STR_LIST, TAGS, Schema, obj
 from edge.errors import ValidationError
-from edge.orgs import SETTINGS as ORG_SETTINGS
-from edge.projects import SETTINGS
-from edge.projects import TABLE as PROJECT_TABLE
+from edge.tenancy.orgs import SETTINGS as ORG_SETTINGS
+from edge.tenancy.projects import SETTINGS
+from edge.tenancy.projects import TABLE as PROJECT_TABLE
 
 _TYPES: dict[type, Schema] = {bool: BOOL, int: INT, str: STR, list: STR_LIST, dict: OBJECT}
 _SETTINGS: dict[str, Schema] = {n: _TYPES[type(ORG_SETTINGS[n][0])] for n in SETTINGS}

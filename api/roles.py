@@ -28,8 +28,8 @@ from api.groups import CRUD, DELETE_QUERY, deletion
 from api.keys import SERVICES
 from api.routing import Route, principal
 from api.schemas import BOOL, NULLABLE_STR, OBJECT, STR, TAGS, Schema, obj
-from edge.roles import HELD_TABLES
-from edge.roles import TABLE as ROLE_TABLE
+from edge.tenancy.roles import HELD_TABLES
+from edge.tenancy.roles import TABLE as ROLE_TABLE
 
 _LEVEL: dict[str, Schema] = {
     "can_update": BOOL,

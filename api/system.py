@@ -15,7 +15,7 @@ from api.keys import SERVICES
 from api.routing import Route
 from edge import BUILD_VERSION, INTERFACE_VERSION, clock
 from edge.errors import NotFound, Unavailable
-from edge.releases import INTERFACE_HISTORY, SERVER_RELEASES, Release
+from edge.ops.releases import INTERFACE_HISTORY, SERVER_RELEASES, Release
 
 OPENAPI = web.AppKey("openapi", dict)
 _STATIC = resources.files("api") / "static"

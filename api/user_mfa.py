@@ -13,7 +13,7 @@ from aiohttp import web
 
 from api.keys import SERVICES
 from api.routing import Handler, Route, principal
-from edge import mfa
+from edge.auth import mfa
 
 
 def _remover(kind: str) -> Handler:

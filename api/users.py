@@ -20,8 +20,8 @@ from api import bodies, listing, params, uploads
 from api.keys import SERVICES
 from api.routing import Route, principal
 from api.schemas import BOOL, NULLABLE_STR, OBJECT, STR, TAGS, Schema, obj
-from edge.pictures import MAX_BYTES
-from edge.users import TABLE, UserFilters
+from edge.tenancy.pictures import MAX_BYTES
+from edge.tenancy.users import TABLE, UserFilters
 
 CRUD = obj({name: BOOL for name in ("can_create", "can_read", "can_update", "can_delete")})
 _LEVEL = {"is_admin": BOOL, "can_read": BOOL, "can_update": BOOL}

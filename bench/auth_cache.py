@@ -30,8 +30,8 @@ def serve(data_dir: str, port: int, variant: str) -> None:
     from aiohttp import web
 
     from edge.app import create_app, open_site
+    from edge.auth.principal_cache import PrincipalCache
     from edge.config import load as load_config
-    from edge.principal_cache import PrincipalCache
     from storage import credentials
 
     config = load_config(
@@ -52,9 +52,9 @@ async def verify_costs(calls: int = 20_000) -> None:
     import time
 
     from edge.app import open_site
+    from edge.auth.principal_cache import PrincipalCache
+    from edge.auth.tokens import Lifetimes, Tokens
     from edge.config import load as load_config
-    from edge.principal_cache import PrincipalCache
-    from edge.tokens import Lifetimes, Tokens
     from storage import credentials, staff
 
     folder = tempfile.mkdtemp(prefix="edge-bench-verify-")

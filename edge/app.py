@@ -38,11 +38,12 @@ from api import (
 )
 from api.keys import REQUEST_ID, SERVICES
 from api.routing import Route
-from edge import clock, tls
+from edge import clock
+from edge.auth.keys import load_or_create
+from edge.auth.staff import FirstStaff, ensure_first
 from edge.config import Config
-from edge.keys import load_or_create
+from edge.ops import tls
 from edge.services import Services
-from edge.staff import FirstStaff, ensure_first
 from storage import challenges, layout, sessions, throttle
 from storage.database import Database
 

@@ -19,7 +19,7 @@ from edge.errors import EdgeError, ValidationError
 from edge.principal import Principal
 
 if TYPE_CHECKING:
-    from edge.staff import FirstStaff
+    from edge.auth.staff import FirstStaff
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -32,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"edge {BUILD_VERSION} (interface {INTERFACE_VERSION})")
         return 0
     if args.command == "selftest":
-        from edge import selftest
+        from edge.ops import selftest
 
         return 0 if selftest.run() else 1
     try:
@@ -190,7 +190,7 @@ def _create_org(args: argparse.Namespace, config: Config) -> int:
 
 
 def _backup(args: argparse.Namespace, config: Config) -> int:
-    from edge import backup
+    from edge.ops import backup
 
     print(f"backing up {config.data_dir} to {args.dest}")
     done = backup.backup(config.data_dir, args.dest)
@@ -202,7 +202,7 @@ def _backup(args: argparse.Namespace, config: Config) -> int:
 
 
 def _restore(args: argparse.Namespace, config: Config) -> int:
-    from edge import backup
+    from edge.ops import backup
 
     print(f"restoring {args.source} into {config.data_dir}")
     done = backup.restore(args.source, config.data_dir, force=args.force)
@@ -214,7 +214,7 @@ def _restore(args: argparse.Namespace, config: Config) -> int:
 
 
 def _check(args: argparse.Namespace, config: Config) -> int:
-    from edge import check
+    from edge.ops import check
 
     print(f"checking {config.data_dir}")
     return 0 if check.run(config.data_dir) else 1

@@ -4,27 +4,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from edge.account import Account
-from edge.alerts import OperatorAlerts
+from edge.access.project_access import ProjectAccess
+from edge.auth.keys import KeyRing
+from edge.auth.mfa import Mfa
+from edge.auth.passwords import Passwords
+from edge.auth.signin import SignIn
+from edge.auth.sms_mfa import SmsMfa
+from edge.auth.tokens import Tokens
 from edge.config import Config
-from edge.email_templates import EmailTemplates
-from edge.groups import Groups
-from edge.keys import KeyRing
+from edge.delivery.alerts import OperatorAlerts
+from edge.delivery.email_templates import EmailTemplates
+from edge.delivery.messages import Messages
+from edge.delivery.outbox_worker import OutboxWorker
 from edge.listing import CursorCodec
-from edge.messages import Messages
-from edge.mfa import Mfa
-from edge.my_org import MyOrg
-from edge.orgs import Orgs
-from edge.outbox_worker import OutboxWorker
-from edge.passwords import Passwords
-from edge.pictures import Pictures
-from edge.project_access import ProjectAccess
-from edge.projects import Projects
-from edge.roles import Roles
-from edge.signin import SignIn
-from edge.sms_mfa import SmsMfa
-from edge.tokens import Tokens
-from edge.users import Users
+from edge.tenancy.account import Account
+from edge.tenancy.groups import Groups
+from edge.tenancy.my_org import MyOrg
+from edge.tenancy.orgs import Orgs
+from edge.tenancy.pictures import Pictures
+from edge.tenancy.projects import Projects
+from edge.tenancy.roles import Roles
+from edge.tenancy.users import Users
 from storage.database import Database
 
 

@@ -1,4 +1,4 @@
-"""Password reset tokens, stored only as their SHA-256 (edge/reset_tokens.py makes them)."""
+"""Password reset tokens, stored only as their SHA-256 (edge/auth/reset_tokens.py makes them)."""
 
 from __future__ import annotations
 

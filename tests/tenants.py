@@ -9,8 +9,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from edge import clock, grants, ids, passwords
+from edge import clock, ids
+from edge.access import grants
 from edge.app import Site
+from edge.auth import hashing
 from edge.principal import Principal
 from storage import access as access_store
 from storage import staff
@@ -23,7 +25,7 @@ _HASH: dict[str, str] = {}
 
 def _password_hash() -> str:
     if PASSWORD not in _HASH:  # argon2 is slow on purpose: hash the shared password once
-        _HASH[PASSWORD] = passwords.hash_sync(PASSWORD)
+        _HASH[PASSWORD] = hashing.hash_sync(PASSWORD)
     return _HASH[PASSWORD]
 
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from edge import clock, grants, ids
+from edge import clock, ids
+from edge.access import grants
 from edge.app import Site
+from edge.auth.tokens import Lifetimes
 from edge.principal import Kind, Principal
-from edge.tokens import Lifetimes
 from storage import access as access_store
 from storage import staff
 from storage.rows import insert

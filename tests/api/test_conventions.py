@@ -14,8 +14,8 @@ import pytest
 from aiohttp import web
 
 from api.keys import SERVICES
-from edge.alerts import PURPOSE
 from edge.app import ROUTES, create_app, open_site
+from edge.delivery.alerts import PURPOSE
 from storage import outbox
 from tests.conftest import STAFF_EMAIL, Api, make_config
 

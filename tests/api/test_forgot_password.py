@@ -174,7 +174,7 @@ async def test_bad_requests(
 def test_token_lifetime_comes_from_the_project_then_the_org(
     org: dict[str, int], project: dict[str, int] | None, hours: int
 ) -> None:
-    from edge.reset_tokens import hours_for
+    from edge.auth.reset_tokens import hours_for
 
     as_row = None if project is None else {"settings": json.dumps(project)}
     assert hours_for({"settings": json.dumps(org)}, as_row) == hours

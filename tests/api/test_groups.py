@@ -29,8 +29,8 @@ from typing import Any
 import pytest
 
 from edge.app import Site, open_site
+from edge.auth.tokens import Lifetimes
 from edge.principal import Principal
-from edge.tokens import Lifetimes
 from storage import staff
 from tests.conftest import Api, make_config
 from tests.tenants import Tenant, new_tenant

@@ -8,7 +8,7 @@ import stat
 import pytest
 
 from edge.app import Site
-from edge.keys import MFA_FILE
+from edge.auth.keys import MFA_FILE
 from storage import layout
 from storage import mfa as mfa_store
 from tests.api.sign_in_world import (

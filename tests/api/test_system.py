@@ -15,7 +15,7 @@ from aiohttp import web
 from api.keys import SERVICES
 from edge import BUILD_VERSION, INTERFACE_VERSION, clock
 from edge.app import create_app, open_site
-from edge.releases import INTERFACE_HISTORY, SERVER_RELEASES
+from edge.ops.releases import INTERFACE_HISTORY, SERVER_RELEASES
 from tests.conftest import Api, make_config
 
 ASSET_PREFIX = "/v2/docs/assets/"

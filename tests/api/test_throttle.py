@@ -7,9 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from edge import clock, throttle
+from edge import clock
 from edge.app import Site
-from edge.throttle import Policy
+from edge.auth import throttle
+from edge.auth.throttle import Policy
 from storage import throttle as store
 from tests.api.sign_in_world import answer, enroll_software, login, totp, wrong
 from tests.conftest import Api

@@ -20,10 +20,11 @@ from typing import Any
 
 from PIL import Image
 
-from edge import clock, grants, ids
+from edge import clock, ids
+from edge.access import grants
 from edge.app import Site
+from edge.auth.tokens import Lifetimes
 from edge.principal import Kind, Principal
-from edge.tokens import Lifetimes
 from storage import access as access_store
 from storage import staff
 from storage.rows import insert

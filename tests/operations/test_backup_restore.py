@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from edge import backup
 from edge.app import create_app, open_site
 from edge.errors import Conflict, ValidationError
+from edge.ops import backup
 from storage import layout
 from tests.conftest import STAFF_PASSWORD, Api, make_config
 from tests.tenants import PASSWORD, new_tenant

@@ -10,9 +10,9 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from edge import ca, tls
 from edge.app import create_app, open_site
 from edge.config import ConfigError
+from edge.ops import ca, tls
 from tests.conftest import make_config
 
 

@@ -9,9 +9,10 @@ from typing import Any
 
 import apsw
 
-from edge import check, passwords
 from edge.app import create_app, open_site
-from edge.keys import load_or_create
+from edge.auth import hashing
+from edge.auth.keys import load_or_create
+from edge.ops import check
 from storage import layout, migrate, snapshot
 from tests.conftest import STAFF_EMAIL, Api, make_config
 
@@ -25,7 +26,7 @@ def schema1_site(folder: Path) -> None:
     load_or_create(folder)
     db = layout.database_path(folder)
     migrate.apply_pending(db, upto=1)
-    hashed = passwords.hash_sync(OLD_PASSWORD)
+    hashed = hashing.hash_sync(OLD_PASSWORD)
     conn = apsw.Connection(str(db))
     conn.execute(
         "INSERT INTO staff VALUES ('staff00000000001', 'admin', 'admin', ?, ?, ?, ?, ?, ?)",

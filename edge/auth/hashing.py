@@ -1,0 +1,55 @@
+"""Password hashing and policy: Argon2id (off the event loop), kept apart from the flows
+that change a password (edge/auth/passwords.py) so that anything may hash or check one
+without importing the tenancy services those flows need.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from edge.errors import ValidationError
+
+_hasher = PasswordHasher()
+MIN_LENGTH = 8
+MAX_LENGTH = 256
+# A hash to verify against when the account does not exist, so timing does not tell.
+_DUMMY = _hasher.hash("edge-timing-equalizer")
+
+
+def check_policy(
+    password: str,
+    *,
+    username: str | None = None,
+    email: str | None = None,
+    field: str = "password",
+) -> None:
+    if len(password) < MIN_LENGTH:
+        raise ValidationError(field, f"must be at least {MIN_LENGTH} characters")
+    if len(password) > MAX_LENGTH:
+        raise ValidationError(field, f"must be at most {MAX_LENGTH} characters")
+    if username and password.casefold() == username.casefold():
+        raise ValidationError(field, "must not be the username")
+    if email and password.casefold() == email.casefold():
+        raise ValidationError(field, "must not be the e-mail address")
+
+
+def hash_sync(password: str) -> str:
+    return _hasher.hash(password)
+
+
+async def hash(password: str) -> str:
+    return await asyncio.get_running_loop().run_in_executor(None, _hasher.hash, password)
+
+
+def verify_sync(stored: str | None, password: str) -> bool:
+    try:
+        return _hasher.verify(stored or _DUMMY, password) and stored is not None
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+async def verify(stored: str | None, password: str) -> bool:
+    return await asyncio.get_running_loop().run_in_executor(None, verify_sync, stored, password)

@@ -1,0 +1,187 @@
+"""Software MFA (TOTP), recovery codes, the MFA preference, and removing a factor.
+
+TOTP secrets cannot be hashed (we must compute codes from them), so they are encrypted at
+rest with the Fernet key in `<data>/keys/`; recovery codes are kept as SHA-256 only. All
+comparisons of secrets run in constant time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import secrets
+from typing import Any
+
+import pyotp
+from cryptography.fernet import Fernet
+
+from edge import clock
+from edge.auth import reset_tokens
+from edge.auth.tokens import Tokens
+from edge.delivery.messages import Messages
+from edge.errors import Denied, NotFound, Unauthenticated, ValidationError
+from edge.tenancy.orgs import Orgs
+from edge.tenancy.users import Target
+from storage import mfa as store
+from storage import users
+from storage.database import Database
+from storage.rows import Row
+
+SOFTWARE, SMS = "SOFTWARE", "SMS"
+KINDS = {"software": SOFTWARE, "sms": SMS}
+_CODE = re.compile(r"^[0-9]{6}$")
+ISSUER = "edge"
+
+
+def digest(value: str) -> str:
+    return hashlib.sha256(value.strip().encode()).hexdigest()
+
+
+def same(stored_hash: str | None, value: str) -> bool:
+    """Constant-time check of a value against its stored hash."""
+    return hmac.compare_digest(stored_hash or "", digest(value)) and stored_hash is not None
+
+
+def new_recovery_code() -> str:
+    raw = secrets.token_hex(8).upper()
+    return "-".join(raw[i : i + 4] for i in range(0, 16, 4))
+
+
+def software_code(value: str | None) -> str:
+    """A TOTP code as typed: empty or too short is a 400, not a failed attempt."""
+    code = (value or "").strip()
+    if not _CODE.match(code):
+        raise ValidationError("mfa_code", "must be the 6-digit code of your authenticator app")
+    return code
+
+
+def mfa_required(orgs: Orgs, org_id: str) -> bool:
+    return bool(json.loads(orgs.get_row(org_id)["settings"]).get("mfa_required", False))
+
+
+class Mfa:
+    def __init__(self, db: Database, fernet_key: bytes, orgs: Orgs, tokens: Tokens) -> None:
+        self._db = db
+        self._fernet = Fernet(fernet_key)
+        self._orgs = orgs
+        self._tokens = tokens
+
+    # -- software ------------------------------------------------------------------------
+    async def secret_code(self, user: Row) -> dict[str, Any]:
+        """A new TOTP secret, pending until a code from it is confirmed."""
+        secret = pyotp.random_base32()
+        enc = self._fernet.encrypt(secret.encode()).decode()
+        now = clock.now_iso()
+        await self._db.write(
+            lambda c: store.put(c, user["id"], "software", {"pending_enc": enc}, now)
+        )
+        uri = pyotp.TOTP(secret).provisioning_uri(name=user["username"], issuer_name=ISSUER)
+        return {"secret_code": secret, "uri": uri}
+
+    async def add_software(self, user: Row, code: str, set_preferred: bool) -> str:
+        row = self._db.read(lambda c: store.get(c, user["id"], "software"))
+        pending = row and row["pending_enc"]
+        if not pending or not _totp_ok(self._decrypt(pending), software_code(code)):
+            raise ValidationError("mfa_code", "Invalid Code")
+        recovery = new_recovery_code()
+        values = {"secret_enc": pending, "pending_enc": None, "recovery_hash": digest(recovery)}
+        flags: Row = {"software_mfa_enabled": 1}
+        if set_preferred or not user["preferred_mfa"]:
+            flags["preferred_mfa"] = SOFTWARE
+        now = clock.now_iso()
+
+        def write(conn: Any) -> None:
+            store.put(conn, user["id"], "software", values, now)
+            store.set_user(conn, user["id"], flags)
+
+        await self._db.write(write)
+        return recovery
+
+    def verify_software(self, user_id: str, code: str) -> bool:
+        row = self._db.read(lambda c: store.get(c, user_id, "software"))
+        if row is None or not row["secret_enc"]:
+            return False
+        return _totp_ok(self._decrypt(row["secret_enc"]), code)
+
+    def recovery_ok(self, user_id: str, kind: str, code: str) -> bool:
+        row = self._db.read(lambda c: store.get(c, user_id, kind))
+        return bool(code.strip()) and same(row["recovery_hash"] if row else None, code)
+
+    # -- preference and removal ----------------------------------------------------------
+    async def set_preferred(self, user: Row, value: str) -> None:
+        choice = KINDS.get(value.strip().lower())
+        if choice is None:
+            raise ValidationError("preferred_mfa", "must be SOFTWARE or SMS")
+        if not user[f"{choice.lower()}_mfa_enabled"]:
+            raise ValidationError("preferred_mfa", f"{choice} MFA is not set up")
+        await self._db.write(lambda c: store.set_user(c, user["id"], {"preferred_mfa": choice}))
+
+    async def remove(
+        self, user: Row, kind: str, *, recovery_code: str | None, by_admin: bool
+    ) -> None:
+        """Remove a factor. Under an MFA policy a user needs the recovery code unless another
+        factor remains; removing the last required factor ends every session of the user."""
+        other = "sms" if kind == "software" else "software"
+        required = mfa_required(self._orgs, user["org_id"])
+        if recovery_code and not self.recovery_ok(user["id"], kind, recovery_code):
+            raise ValidationError("recovery_code", "Invalid Code")
+        last = not user[f"{other}_mfa_enabled"]
+        if required and last and not by_admin and not recovery_code:
+            raise Denied(
+                "Your organization requires MFA: set up another MFA method first, "
+                "or use your recovery code to remove a lost device"
+            )
+        await self._db.write(lambda c: _remove(c, user, kind))
+        if required and last:
+            await self._tokens.revoke_accounts([user["id"]])
+
+    def _decrypt(self, token: str) -> str:
+        return self._fernet.decrypt(token.encode()).decode()
+
+    def user(self, user_id: str) -> Row:
+        row = self._db.read(lambda c: users.get(c, user_id))
+        if row is None or not row["is_active"]:
+            raise Unauthenticated("Account is not active")
+        return row
+
+
+def require_admin_over(target: Target) -> None:
+    """Org admins, project admins, and group admins over members of their groups (not over
+    admins), may remove a user's MFA or start their account recovery."""
+    if target.rel.admin and not target.rel.is_self:
+        return
+    if not target.rel.read:
+        raise NotFound("User not found")
+    raise Denied("Only an admin over this user may do this")
+
+
+async def send_recovery(
+    db: Database, messages: Messages, user: Row, hours: int, template_id: str | None
+) -> None:
+    """Queue the account-recovery mail with a fresh reset token."""
+    if not user["email"]:
+        raise ValidationError(None, "This user has no e-mail address")
+    token = await reset_tokens.issue(db, user, hours)
+    await messages.account_recovery(messages.recipient(user["id"]), token, hours, template_id)
+
+
+def reset_hours(orgs: Orgs, user: Row) -> int:
+    value = json.loads(orgs.get_row(user["org_id"])["settings"]).get("reset_token_expire_hours")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 24
+
+
+def _totp_ok(secret: str, code: str) -> bool:
+    return pyotp.TOTP(secret).verify(code, for_time=clock.now(), valid_window=1)
+
+
+def _remove(conn: Any, user: Row, kind: str) -> None:
+    store.delete(conn, user["id"], kind)
+    flags: Row = {f"{kind}_mfa_enabled": 0}
+    if user["preferred_mfa"] == KINDS[kind]:
+        other = "sms" if kind == "software" else "software"
+        flags["preferred_mfa"] = KINDS[other] if user[f"{other}_mfa_enabled"] else None
+    if kind == "sms":
+        flags["phone_number_verified"] = 0
+    store.set_user(conn, user["id"], flags)

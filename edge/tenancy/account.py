@@ -1,0 +1,229 @@
+"""The caller's own account: the access they hold, their session's permissions, and their
+dashboard.
+
+Access lists hold the caller's own access objects and those of the active roles they
+hold (a role's access counts as their own; `grantee_id` says which holds it). The
+current session's permissions are merged through roles, as the permission engine does.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+from edge import clock, fields
+from edge.access import permissions
+from edge.access.grants import BLOCKS_BY_KIND, permission_blocks
+from edge.access.permissions import BLOCKS, FULL_CRUD, NO_CRUD, Level
+from edge.errors import Denied, ValidationError
+from edge.listing import ListQuery, Page, fetch
+from edge.principal import Principal
+from storage import access as access_store
+from storage import account_access as store
+from storage import dashboards
+from storage import users as user_store
+from storage.database import Database
+from storage.listing import Table
+from storage.user_scopes import Conditions
+
+Row = dict[str, Any]
+TABLES: dict[str, Table] = {"group": store.GROUPS, "project": store.PROJECTS, "role": store.ROLES}
+SEARCH_FIELDS = {
+    "group": ("name", "description", "tags"),
+    "project": ("name", "alias", "description", "tags"),
+    "role": ("name", "description", "tags"),
+}
+MAX_WIDGETS = 200
+
+
+@dataclass(frozen=True)
+class AccessOptions:
+    ids_only: bool = False
+    include_inactive_groups: bool = False
+    group_id: str | None = None
+
+
+class Account:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    # -- access --------------------------------------------------------------------------
+    def org_access(self, principal: Principal) -> Row:
+        account_id, org_id = _member(principal)
+        row = self._db.read(lambda c: access_store.get(c, org_id, account_id))
+        if row is None:
+            user = self._db.read(lambda c: user_store.get(c, account_id))
+            row = _no_access(org_id, account_id, user["created_date"] if user else clock.now_iso())
+        return {"org_access": present_access("org", row)}
+
+    async def access(
+        self, principal: Principal, kind: str, query: ListQuery, options: AccessOptions
+    ) -> Page:
+        account_id, org_id = _member(principal)
+        roles = (
+            []
+            if kind == "role"
+            else self._db.read(lambda c: access_store.held_roles(c, account_id))
+        )
+        scope = Conditions()
+        scope.add(store.held_by(org_id, kind, [account_id, *roles]))
+        if kind == "group" and not options.include_inactive_groups:
+            scope.add(store.target_active("group"))
+        if principal.project_id:
+            scope.add(store.target_in_project(kind, principal.project_id))
+        if options.group_id:
+            scope.add(store.role_holds_group(options.group_id))
+        query = _search_in_scope(kind, query, scope)
+        sql, params = scope.sql()
+        page = await fetch(self._db, TABLES[kind], query, sql, params)
+        page.rows = self._present_page(principal, kind, page.rows, options.ids_only)
+        return page
+
+    def _present_page(
+        self, principal: Principal, kind: str, rows: list[Row], ids_only: bool
+    ) -> list[Row]:
+        if ids_only:
+            return [row["target_id"] for row in rows]
+        if kind == "role":
+            admin = permissions.load(self._db, principal).is_org_admin
+            return [present_role_access(row, admin) for row in rows]
+        found = self._db.read(lambda c: store.targets(c, kind, [r["target_id"] for r in rows]))
+        return [_described(kind, row, found.get(row["target_id"])) for row in rows]
+
+    def current_session(self, principal: Principal) -> Row:
+        grants = permissions.load(self._db, principal)
+        out = {"org_permissions": effective("org", grants.org)}
+        if principal.project_id:
+            out["project_permissions"] = effective("project", grants.project(principal.project_id))
+        return out
+
+    # -- dashboard -----------------------------------------------------------------------
+    def dashboard(self, principal: Principal) -> Row:
+        user_id = _user(principal)
+        stored = self._db.read(lambda c: dashboards.get(c, user_id))
+        return json.loads(stored) if stored else {"widgets": []}
+
+    async def set_dashboard(self, principal: Principal, body: Row) -> None:
+        user_id = _user(principal)
+        config = json.dumps({"widgets": _widgets(body["widgets"])})
+        now = clock.now_iso()
+        await self._db.write(lambda c: dashboards.put(c, user_id, config, now))
+
+
+def _member(principal: Principal) -> tuple[str, str]:
+    if principal.is_staff or principal.org_id is None:
+        raise Denied(
+            "Staff accounts hold no access objects; see /v2/account/access/current-session"
+        )
+    return principal.account_id, principal.org_id
+
+
+def _user(principal: Principal) -> str:
+    if principal.kind != "user":
+        raise Denied("Only user accounts have a dashboard")
+    return principal.account_id
+
+
+def _search_in_scope(kind: str, query: ListQuery, scope: Conditions) -> ListQuery:
+    """Search runs over the targets' full-text index (name, description, tags)."""
+    if not query.search:
+        return query
+    allowed = SEARCH_FIELDS[kind]
+    for name in query.search_fields:
+        if name not in allowed:
+            raise ValidationError(
+                "search_fields", f"'{name}' is not searchable (choose from {', '.join(allowed)})"
+            )
+    scope.add(store.search(kind, query.search, query.search_fields))
+    return replace(query, search=None, search_fields=())
+
+
+def _no_access(org_id: str, account_id: str, created: str) -> Row:
+    """The org access of a member who holds none: everything false."""
+    return {
+        "target_id": org_id,
+        "grantee_id": account_id,
+        "is_admin": False,
+        "can_read": False,
+        "can_update": False,
+        "permissions": "{}",
+        "tags": "[]",
+        "is_active": True,
+        "is_delete_protected": False,
+        "created_date": created,
+        "created_by": None,
+        "last_updated_date": created,
+        "last_updated_by": None,
+    }
+
+
+def present_access(kind: str, row: Row) -> Row:
+    """An access object in the shape the interface gives it (`<kind>_id`, `grantee_id`)."""
+    out: Row = {
+        f"{kind}_id": row["target_id"],
+        "grantee_id": row["grantee_id"],
+        "is_admin": bool(row["is_admin"]),
+        "can_read": bool(row["can_read"]),
+        "can_update": bool(row["can_update"]),
+        **permission_blocks(kind, json.loads(row["permissions"])),
+        "tags": json.loads(row["tags"]),
+        "is_delete_protected": bool(row["is_delete_protected"]),
+        "created_date": row["created_date"],
+        "last_updated_date": row["last_updated_date"],
+    }
+    for name in ("created_by", "last_updated_by"):
+        if row[name] is not None:
+            out[name] = row[name]
+    return out
+
+
+def _described(kind: str, row: Row, target: Row | None) -> Row:
+    out = present_access(kind, row)
+    out["is_active"] = bool(row["is_active"])
+    if kind == "group":
+        out["data_paths"] = json.loads(row["data_paths"])
+        out["file_paths"] = json.loads(row["file_paths"])
+    out[f"{kind}_name"] = target["name"] if target else ""
+    out[f"{kind}_description"] = target["description"] if target else ""
+    out[f"{kind}_tags"] = json.loads(target["tags"]) if target else []
+    return out
+
+
+def present_role_access(row: Row, admin: bool) -> Row:
+    out = present_access("role", row)
+    out["account_id"] = out.pop("grantee_id")
+    out.pop("is_admin")
+    if admin:
+        out["is_active"] = bool(row["is_active"])
+    return out
+
+
+def effective(kind: str, level: Level) -> Row:
+    """A level's permissions as they act: an admin may do everything at that level."""
+    blocks = {
+        BLOCKS[r]: (FULL_CRUD if level.is_admin else level.blocks.get(r, NO_CRUD)).to_json()
+        for r in BLOCKS_BY_KIND[kind]
+    }
+    return {
+        "is_admin": level.is_admin,
+        "can_read": level.is_admin or level.can_read,
+        "can_update": level.is_admin or level.can_update,
+        **blocks,
+    }
+
+
+def _widgets(items: list[Row]) -> list[Row]:
+    if len(items) > MAX_WIDGETS:
+        raise ValidationError("widgets", f"must have at most {MAX_WIDGETS} items")
+    out = []
+    for n, item in enumerate(items):
+        where = f"widgets.{n}"
+        widget = dict(item)
+        widget["order"] = fields.integer(f"{where}.order", item["order"], -(2**31), 2**31 - 1)
+        widget["widget_type"] = fields.text(f"{where}.widget_type", item["widget_type"])
+        widget["widget_title"] = fields.text(
+            f"{where}.widget_title", item["widget_title"], required=False
+        )
+        out.append(widget)
+    return out

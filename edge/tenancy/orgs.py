@@ -1,0 +1,255 @@
+"""Organizations: the tenants of an installation. Only staff create, list and delete them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from edge import clock, fields, ids
+from edge.access import grants
+from edge.auth import hashing
+from edge.auth.tokens import Lifetimes
+from edge.errors import AliasTaken, DeleteProtected, Denied, NotFound, ValidationError
+from edge.listing import CursorCodec, ListQuery, Page, fetch
+from edge.principal import Principal
+from storage import access as access_store
+from storage import aliases
+from storage import orgs as store
+from storage import users as user_store
+from storage.database import Database
+
+LOGIN_FIELDS = ("username", "email", "phone_number")
+TABLE = store.LIST
+Rule = Callable[[str, Any], Any]
+
+
+def _range(low: int, high: int) -> Rule:
+    return lambda field, value: fields.integer(field, value, low, high)
+
+
+def _logins(field: str, value: Any) -> list[str]:
+    return fields.choices(field, value, LOGIN_FIELDS)
+
+
+# Settings kept in the org's settings document: default and rule, declared once.
+SETTINGS: dict[str, tuple[Any, Rule]] = {
+    "mfa_required": (False, fields.boolean),
+    "use_legacy_data_and_files_permissions": (False, fields.boolean),
+    "groups_require_delete_permission_to_put_data_by_default": (False, fields.boolean),
+    "device_owners_have_admin_access": (False, fields.boolean),
+    "device_owners_can_tunnel": (False, fields.boolean),
+    "device_creators_are_owners_by_default": (False, fields.boolean),
+    "project_delete_protection_on_by_default": (False, fields.boolean),
+    "group_delete_protection_on_by_default": (False, fields.boolean),
+    "role_delete_protection_on_by_default": (False, fields.boolean),
+    "user_delete_protection_on_by_default": (False, fields.boolean),
+    "device_delete_protection_on_by_default": (False, fields.boolean),
+    "pii_admin_only": (False, fields.boolean),
+    "default_locale": ("en-US", fields.locale),
+    "default_from_address": ("no-reply@edge.local", fields.email),
+    "reset_token_expire_hours": (24, _range(1, 168)),
+    "access_token_expire_hours": (1, _range(1, 24)),
+    "refresh_token_expire_hours": (24, _range(1, 8760)),
+    "session_expire_mins": (5, _range(3, 15)),
+    "allowed_login_fields": (list(LOGIN_FIELDS), _logins),
+    "custom_settings": ({}, fields.mapping),
+    "ui_config": ({}, fields.mapping),
+    "max_roles_per_user": (20, _range(1, 10000)),
+}
+COLUMNS: dict[str, Rule] = {
+    "name": fields.org_name,
+    "description": lambda f, v: fields.text(
+        f, v, max_length=fields.MAX_DESCRIPTION, required=False
+    ),
+    "tags": fields.tags,
+    "is_active": fields.boolean,
+    "is_delete_protected": fields.boolean,
+}
+
+
+class Orgs:
+    def __init__(self, db: Database, cursors: CursorCodec) -> None:
+        self._db = db
+        self.cursors = cursors
+
+    # -- reading -----------------------------------------------------------------------
+    def get_row(self, org_id: str) -> dict[str, Any]:
+        row = self._db.read(lambda c: store.get(c, org_id))
+        if row is None:
+            raise NotFound("Organization not found")
+        return row
+
+    def get(self, principal: Principal, org_id: str) -> dict[str, Any]:
+        _require_staff(principal)
+        return present(self.get_row(org_id))
+
+    def resolve_client(self, client_id: str, field: str = "client_id") -> dict[str, Any]:
+        """The org named by a client ID: its ID or its alias (any case)."""
+        row = self._db.read(lambda c: store.get(c, client_id))
+        if row is None:
+            holder = self._db.read(lambda c: aliases.find(c, client_id.strip().lower()))
+            if holder is not None and holder["owner_kind"] == "org":
+                row = self._db.read(lambda c: store.get(c, holder["owner_id"]))
+        if row is None:
+            raise ValidationError(field, "does not name an organization")
+        return row
+
+    async def list(self, principal: Principal, query: ListQuery) -> Page:
+        _require_staff(principal)
+        page = await fetch(self._db, store.LIST, query)
+        page.rows = [present(row) for row in page.rows]
+        return page
+
+    def lifetimes(self, org: dict[str, Any]) -> Lifetimes:
+        settings = _settings(org)
+        return Lifetimes(
+            access=timedelta(hours=settings["access_token_expire_hours"]),
+            refresh=timedelta(hours=settings["refresh_token_expire_hours"]),
+        )
+
+    # -- writing -----------------------------------------------------------------------
+    async def create(
+        self, principal: Principal, body: dict[str, Any], admin: dict[str, str] | None = None
+    ) -> str:
+        _require_staff(principal)
+        if "name" not in body:
+            raise ValidationError("name", "is required")
+        row = self._new_row(principal, body)
+        alias = fields.alias("alias", body.get("alias"))
+        admin_row = await self._admin_row(row["id"], principal, admin) if admin else None
+
+        def write(conn: Any) -> None:
+            if alias and not aliases.claim(conn, alias, "org", row["id"]):
+                raise AliasTaken(alias)
+            store.create(conn, {**row, "alias": alias})
+            if admin_row:
+                user_store.create(conn, admin_row)
+                access_store.create(
+                    conn, grants.org_admin_row(row["id"], admin_row["id"], principal.actor)
+                )
+
+        await self._db.write(write)
+        return str(row["id"])
+
+    async def patch(self, principal: Principal, org_id: str, body: dict[str, Any]) -> None:
+        _require_staff(principal)
+        current = self.get_row(org_id)
+        changes = _validated_columns(body)
+        settings = {**_settings(current), **_validated_settings(body)}
+        changes["settings"] = json.dumps(settings)
+        if "tags" in changes:
+            changes["tags"] = json.dumps(changes["tags"])
+        if "name" in changes:
+            changes["name_folded"] = changes["name"].casefold()
+        changes.update(last_updated_date=clock.now_iso(), last_updated_by=principal.actor)
+        has_alias = "alias" in body
+        alias = fields.alias("alias", body.get("alias")) if has_alias else None
+
+        def write(conn: Any) -> None:
+            if has_alias:
+                aliases.release_owner(conn, org_id)
+                if alias and not aliases.claim(conn, alias, "org", org_id):
+                    raise AliasTaken(alias)
+                changes["alias"] = alias
+            if not store.patch(conn, org_id, changes):
+                raise NotFound("Organization not found")
+
+        await self._db.write(write)
+
+    async def delete(self, principal: Principal, org_id: str, *, force: bool) -> None:
+        _require_staff(principal)
+        current = self.get_row(org_id)
+        if current["is_delete_protected"] and not force:
+            raise DeleteProtected("Organization")
+
+        def write(conn: Any) -> None:
+            if not store.delete(conn, org_id):
+                raise NotFound("Organization not found")
+
+        await self._db.write(write)
+
+    def _new_row(self, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+        columns = _validated_columns(body)
+        settings = {name: default for name, (default, _) in SETTINGS.items()}
+        settings.update(_validated_settings(body))
+        now = clock.now_iso()
+        return {
+            "id": ids.new_id(),
+            "name": columns["name"],
+            "name_folded": columns["name"].casefold(),
+            "description": columns.get("description", ""),
+            "tags": json.dumps(columns.get("tags", [])),
+            "is_active": columns.get("is_active", True),
+            "is_delete_protected": columns.get("is_delete_protected", False),
+            "settings": json.dumps(settings),
+            "created_date": now,
+            "created_by": principal.actor,
+            "last_updated_date": now,
+            "last_updated_by": principal.actor,
+        }
+
+    async def _admin_row(
+        self, org_id: str, principal: Principal, admin: dict[str, str]
+    ) -> dict[str, Any]:
+        email = fields.email("admin_email", admin.get("email"))
+        hashing.check_policy(admin.get("password", ""), username=email, field="admin_password")
+        now = clock.now_iso()
+        return {
+            "id": ids.new_id(),
+            "org_id": org_id,
+            "username": email,
+            "username_folded": email.casefold(),
+            "email": email,
+            "email_folded": email.casefold(),
+            "password_hash": await hashing.hash(admin["password"]),
+            "password_last_changed": now,
+            "created_date": now,
+            "created_by": principal.actor,
+            "last_updated_date": now,
+            "last_updated_by": principal.actor,
+        }
+
+
+def _require_staff(principal: Principal) -> None:
+    if not principal.is_staff:
+        raise Denied("Only staff may manage organizations")
+
+
+def _validated_columns(body: dict[str, Any]) -> dict[str, Any]:
+    return {name: rule(name, body[name]) for name, rule in COLUMNS.items() if name in body}
+
+
+def _validated_settings(body: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for name, (_, rule) in SETTINGS.items():
+        if name in body:
+            value = fields.normalize_locale(body[name]) if name == "default_locale" else body[name]
+            out[name] = rule(name, value)
+    return out
+
+
+def _settings(row: dict[str, Any]) -> dict[str, Any]:
+    stored = json.loads(row["settings"])
+    return {name: stored.get(name, default) for name, (default, _) in SETTINGS.items()}
+
+
+def present(row: dict[str, Any]) -> dict[str, Any]:
+    """An org row as the OrgSchema of the interface."""
+    out: dict[str, Any] = {
+        "id": row["id"],
+        "name": row["name"],
+        "description": row["description"],
+        "tags": json.loads(row["tags"]),
+        "is_active": bool(row["is_active"]),
+        "is_delete_protected": bool(row["is_delete_protected"]),
+        "created_date": row["created_date"],
+        "created_by": row["created_by"],
+        "last_updated_date": row["last_updated_date"],
+        "last_updated_by": row["last_updated_by"],
+    }
+    if row["alias"]:
+        out["alias"] = row["alias"]
+    out.update(_settings(row))
+    return out

@@ -1,0 +1,145 @@
+"""Pieces of writing users: the new row, passwords, and the access objects a body sets.
+
+A user's `org_permissions` / `project_permissions` are their org access / project access
+objects (docs/permissions.md). Setting them on create or patch writes those rows in the
+same transaction as the user; a patch merges the given flags into the existing object.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+import apsw
+
+from edge import clock, ids
+from edge.access import grants
+from edge.auth import hashing
+from edge.errors import Conflict, ValidationError
+from storage import access as access_store
+from storage import users as store
+
+Row = dict[str, Any]
+GENERATED_PASSWORD_BYTES = 18
+
+
+class AccountTaken(Conflict):
+    def __init__(self, field: str) -> None:
+        super().__init__(f"{field}: is already used by another user of this organization")
+
+
+@dataclass(frozen=True)
+class Secret:
+    """The password a new user starts with, and whether they must replace it."""
+
+    hash: str
+    temporary: bool
+    plain: str = field(default="", repr=False)  # temporary ones only: the invitation mails it
+
+
+async def initial_password(body: dict[str, Any], username: str) -> Secret:
+    """`password` (permanent), `temp_password`, or neither: a generated temporary one."""
+    if "password" in body and "temp_password" in body:
+        raise ValidationError("password", "give either password or temp_password, not both")
+    for name in ("password", "temp_password"):
+        if name in body:
+            hashing.check_policy(body[name], username=username, field=name)
+            temporary = name == "temp_password"
+            plain = body[name] if temporary else ""
+            return Secret(await hashing.hash(body[name]), temporary, plain)
+    generated = secrets.token_urlsafe(GENERATED_PASSWORD_BYTES)
+    return Secret(await hashing.hash(generated), temporary=True, plain=generated)
+
+
+def new_row(
+    org_id: str,
+    project_id: str | None,
+    actor: str,
+    columns: Row,
+    defaults: Row,
+    secret: Secret,
+) -> Row:
+    now = clock.now_iso()
+    row: Row = {
+        "id": ids.new_id(),
+        "org_id": org_id,
+        "project_id": project_id,
+        "password_hash": secret.hash,
+        "password_last_changed": now,
+        "has_temporary_password": secret.temporary,
+        "new_password_required": secret.temporary,
+        "created_date": now,
+        "created_by": actor,
+        "last_updated_date": now,
+        "last_updated_by": actor,
+        **defaults,
+        **columns,
+    }
+    row.setdefault("username", row["email"])
+    row["username_folded"] = row["username"].casefold()
+    return row
+
+
+def logins(columns: Row) -> dict[str, str]:
+    """The login values a write sets, folded, for the uniqueness check."""
+    out = {}
+    for name, column in (("email", "email_folded"), ("username", "username_folded")):
+        if column in columns:
+            out[name] = str(columns[column])
+    if columns.get("phone_folded"):
+        out["phone_number"] = str(columns["phone_folded"])
+    return out
+
+
+def check_unique(conn: apsw.Connection, org_id: str, user_id: str, columns: Row) -> None:
+    taken = store.clash(conn, org_id, user_id, logins(columns))
+    if taken is not None:
+        raise AccountTaken(taken)
+
+
+@dataclass(frozen=True)
+class AccessChange:
+    kind: str
+    target_id: str
+    values: dict[str, Any]
+
+
+def write_access(
+    conn: apsw.Connection, org_id: str, user_id: str, actor: str, change: AccessChange
+) -> bool:
+    """Create or merge one access object; True when it took admin status away."""
+    current = access_store.get(conn, change.target_id, user_id)
+    if current is None:
+        row = grants.new_row(
+            change.kind, change.target_id, user_id, "user", org_id, actor, change.values
+        )
+        access_store.create(conn, row)
+        return False
+    merged = _merge(current, change.values)
+    access_store.patch(
+        conn,
+        current["id"],
+        {
+            "is_admin": bool(merged.get("is_admin")),
+            "can_read": bool(merged.get("can_read")),
+            "can_update": bool(merged.get("can_update")),
+            "permissions": json.dumps(grants.permission_blocks(change.kind, merged)),
+            "last_updated_date": clock.now_iso(),
+            "last_updated_by": actor,
+        },
+    )
+    return bool(current["is_admin"]) and not merged.get("is_admin")
+
+
+def _merge(current: Row, given: dict[str, Any]) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "is_admin": bool(current["is_admin"]),
+        "can_read": bool(current["can_read"]),
+        "can_update": bool(current["can_update"]),
+        **json.loads(current["permissions"]),
+    }
+    for name, value in given.items():
+        values[name] = {**values.get(name, {}), **value} if isinstance(value, dict) else value
+    return values
