@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from api import bodies, listing
-from api.groups import DELETE_QUERY, deletion
+from api import bodies, listing, params
 from api.keys import SERVICES
 from api.routing import Route, principal
 from api.schemas import BOOL, NULLABLE_STR, STR, STR_LIST, TAGS, Schema, obj
@@ -70,10 +69,10 @@ async def patch_template(request: web.Request) -> web.Response:
 
 
 async def delete_template(request: web.Request) -> web.Response:
+    """Templates are erased at once (`permanent` is accepted; there is no trash for them)."""
+    flags = params.deletion(request.query, permanent_by_default=True)
     templates = request.app[SERVICES].email_templates
-    await templates.delete(
-        principal(request), request.match_info["template_id"], force=deletion(request)
-    )
+    await templates.delete(principal(request), request.match_info["template_id"], force=flags.force)
     return web.json_response({"message": "Success"})
 
 
@@ -129,6 +128,6 @@ ROUTES = [
         "token",
         "Delete an e-mail template",
         _TAG,
-        query=DELETE_QUERY,
+        query=params.DELETE_QUERY,
     ),
 ]

@@ -6,14 +6,15 @@
 - PATCH  /v2/groups/{group_id}                    update: same, or the access's can_update
 - DELETE /v2/groups/{group_id}                    delete: org/project block or group admin
 - POST, GET, PATCH, DELETE /v2/groups/{group_id}/access/{grantee_id}
-                                                  group admins (GET: also readers, the grantee)
+                                                  group admins (GET: also readers, the grantee);
+                                                  the handlers are api/access.py's
 """
 
 from __future__ import annotations
 
 from aiohttp import web
 
-from api import bodies, listing, params
+from api import access, bodies, listing, params
 from api.keys import SERVICES
 from api.routing import Route, principal
 from api.schemas import BOOL, NULLABLE_STR, STR, TAGS, Schema, obj
@@ -54,13 +55,15 @@ _ACCESS: dict[str, Schema] = {
 CREATE_ACCESS = obj(_ACCESS, title="CreateGroupAccessBody")
 PATCH_ACCESS = obj({**_ACCESS, "is_active": BOOL}, title="PatchGroupAccessBody")
 LISTABLE = listing.Listable("groups", GROUP_TABLE.kinds())
-DELETE_QUERY = ("force", "permanent")
-
-
-def deletion(request: web.Request) -> bool:
-    """The `force` flag of a delete; `permanent` is accepted (deletes are always permanent)."""
-    params.flag(request.query, "permanent")
-    return params.flag(request.query, "force")
+ACCESS = access.AccessSpec(
+    "group",
+    "/v2/groups/{group_id}/access/{grantee_id}",
+    "grantee_id",
+    "groups",
+    CREATE_ACCESS,
+    PATCH_ACCESS,
+    "a user, device or role",
+)
 
 
 async def create_group(request: web.Request) -> web.Response:
@@ -89,40 +92,17 @@ async def patch_group(request: web.Request) -> web.Response:
 
 
 async def delete_group(request: web.Request) -> web.Response:
-    groups = request.app[SERVICES].groups
-    await groups.delete(principal(request), request.match_info["group_id"], force=deletion(request))
-    return web.json_response({"message": "Success"})
-
-
-def _ids(request: web.Request) -> tuple[str, str]:
-    return request.match_info["group_id"], request.match_info["grantee_id"]
-
-
-async def create_access(request: web.Request) -> web.Response:
-    body = await bodies.read_json(request, CREATE_ACCESS)
-    await request.app[SERVICES].groups.create_access(principal(request), *_ids(request), body)
-    return web.json_response({"message": "Success"}, status=201)
-
-
-async def get_access(request: web.Request) -> web.Response:
-    access = request.app[SERVICES].groups.get_access(principal(request), *_ids(request))
-    return web.json_response({"group_access": access})
-
-
-async def patch_access(request: web.Request) -> web.Response:
-    body = await bodies.read_json(request, PATCH_ACCESS)
-    await request.app[SERVICES].groups.patch_access(principal(request), *_ids(request), body)
-    return web.json_response({"message": "Success"})
-
-
-async def delete_access(request: web.Request) -> web.Response:
-    groups = request.app[SERVICES].groups
-    await groups.delete_access(principal(request), *_ids(request), force=deletion(request))
+    flags = params.deletion(request.query)
+    await request.app[SERVICES].groups.delete(
+        principal(request),
+        request.match_info["group_id"],
+        force=flags.force,
+        permanent=flags.permanent,
+    )
     return web.json_response({"message": "Success"})
 
 
 _ONE = "/v2/groups/{group_id}"
-_ACCESS_PATH = "/v2/groups/{group_id}/access/{grantee_id}"
 ROUTES = [
     Route(
         "POST",
@@ -146,42 +126,14 @@ ROUTES = [
     ),
     Route("GET", _ONE, get_group, "token", "Get a group", "groups", responses={200: "GroupInfo"}),
     Route("PATCH", _ONE, patch_group, "token", "Update a group", "groups", body=PATCH_GROUP),
-    Route("DELETE", _ONE, delete_group, "token", "Delete a group", "groups", query=DELETE_QUERY),
-    Route(
-        "POST",
-        _ACCESS_PATH,
-        create_access,
-        "token",
-        "Give a user or role access to a group",
-        "groups",
-        body=CREATE_ACCESS,
-        responses={201: "Success"},
-    ),
-    Route(
-        "GET",
-        _ACCESS_PATH,
-        get_access,
-        "token",
-        "Get a grantee's access to a group",
-        "groups",
-        responses={200: "GroupAccessInfo"},
-    ),
-    Route(
-        "PATCH",
-        _ACCESS_PATH,
-        patch_access,
-        "token",
-        "Update a grantee's access to a group",
-        "groups",
-        body=PATCH_ACCESS,
-    ),
     Route(
         "DELETE",
-        _ACCESS_PATH,
-        delete_access,
+        _ONE,
+        delete_group,
         "token",
-        "Remove a grantee's access to a group",
+        "Delete a group (to the trash unless permanent)",
         "groups",
-        query=DELETE_QUERY,
+        query=params.DELETE_QUERY,
     ),
+    *access.routes(ACCESS),
 ]

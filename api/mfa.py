@@ -21,7 +21,7 @@ from api.routing import CHALLENGE, Auth, Handler, Route, principal
 from api.schemas import STR, obj
 from edge.auth.mfa import software_code
 from edge.errors import Denied, Unauthenticated
-from storage.rows import Row
+from storage.records import User
 
 IDENTITY = ("client_id", "username", "email", "phone_number")
 SOFTWARE_FORM = obj(
@@ -36,7 +36,7 @@ SETTINGS_FORM = obj({"preferred_mfa": STR}, ("preferred_mfa",), title="PatchMfaS
 MFA_STEPS = ("SOFTWARE_TOKEN_MFA", "SMS_MFA", "SELECT_MFA_TYPE")
 
 
-def _caller(request: web.Request) -> tuple[Row, dict[str, Any] | None]:
+def _caller(request: web.Request) -> tuple[User, dict[str, Any] | None]:
     """The user, and the challenge when a challenge session is the bearer."""
     mfa = request.app[SERVICES].mfa
     challenge = request.get(CHALLENGE)
@@ -53,7 +53,7 @@ def _setup_only(challenge: dict[str, Any] | None) -> None:
         raise Unauthenticated("This session cannot set up MFA: restart sign-in")
 
 
-def _recovered(request: web.Request, user: Row, code: str | None) -> bool:
+def _recovered(request: web.Request, user: User, code: str | None) -> bool:
     mfa = request.app[SERVICES].mfa
     return bool(code) and any(
         mfa.recovery_ok(user["id"], k, code or "") for k in ("software", "sms")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+
+from multidict import MultiMapping
 
 from edge.errors import ValidationError
 
@@ -31,3 +34,25 @@ def integer(name: str, raw: str, low: int, high: int) -> int:
     if not low <= value <= high:
         raise ValidationError(name, f"must be between {low} and {high}")
     return value
+
+
+DELETE_QUERY = ("force", "permanent")
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """A delete's flags: `force` overrides delete protection (admins only); `permanent`
+    erases at once instead of moving to the trash (docs/lifecycle.md)."""
+
+    force: bool
+    permanent: bool
+
+
+def deletion(query: MultiMapping[str], *, permanent_by_default: bool = False) -> Deletion:
+    """The flags of every DELETE; anything else in its query string is refused."""
+    for name in query:
+        if name not in DELETE_QUERY:
+            raise ValidationError(name, "is not a query parameter of this operation")
+        if len(query.getall(name)) > 1:
+            raise ValidationError(name, "was given more than once")
+    return Deletion(flag(query, "force"), flag(query, "permanent", permanent_by_default))

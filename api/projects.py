@@ -12,7 +12,6 @@ from api import bodies, listing, params
 from api.keys import SERVICES
 from api.routing import Route, principal
 from api.schemas import BOOL, INT, NULLABLE_STR, OBJECT, STR, STR_LIST, TAGS, Schema, obj
-from edge.errors import ValidationError
 from edge.tenancy.orgs import SETTINGS as ORG_SETTINGS
 from edge.tenancy.projects import SETTINGS
 from edge.tenancy.projects import TABLE as PROJECT_TABLE
@@ -32,7 +31,6 @@ CREATE_PROJECT = obj(
 PATCH_PROJECT = obj({**_COLUMNS, **_SETTINGS, "is_active": BOOL}, title="PatchProjectBody")
 PATCH_MY_PROJECT = obj({**_COLUMNS, **_SETTINGS}, title="PatchProjectSettingsBody")
 LISTABLE = listing.Listable("projects", PROJECT_TABLE.kinds(), default_order="created_date")
-DELETE_QUERY = ("permanent", "force")
 
 
 async def create_project(request: web.Request) -> web.Response:
@@ -62,9 +60,13 @@ async def patch_project(request: web.Request) -> web.Response:
 
 
 async def delete_project(request: web.Request) -> web.Response:
-    force = delete_flags(request)
-    projects = request.app[SERVICES].projects
-    await projects.delete(principal(request), request.match_info["project_id"], force=force)
+    flags = params.deletion(request.query)
+    await request.app[SERVICES].projects.delete(
+        principal(request),
+        request.match_info["project_id"],
+        force=flags.force,
+        permanent=flags.permanent,
+    )
     return web.json_response({"message": "Success"})
 
 
@@ -77,17 +79,6 @@ async def patch_my_project(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, PATCH_MY_PROJECT)
     await request.app[SERVICES].projects.patch_mine(principal(request), body)
     return web.json_response({"message": "Success"})
-
-
-def delete_flags(request: web.Request) -> bool:
-    """`force` (admins only); `permanent` is accepted and checked (deletes always are)."""
-    for name in request.query:
-        if name not in DELETE_QUERY:
-            raise ValidationError(name, "is not a query parameter of this operation")
-        if len(request.query.getall(name)) > 1:
-            raise ValidationError(name, "was given more than once")
-    params.flag(request.query, "permanent")
-    return params.flag(request.query, "force")
 
 
 ROUTES = [
@@ -136,7 +127,7 @@ ROUTES = [
         "token",
         "Delete a project (admins, org project_permissions.can_delete; force: admins)",
         "projects",
-        query=DELETE_QUERY,
+        query=params.DELETE_QUERY,
     ),
     Route(
         "GET",

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from api import bodies, listing, params
-from api.groups import CRUD, DELETE_QUERY, deletion
+from api import access, bodies, listing, params
+from api.groups import CRUD
 from api.keys import SERVICES
 from api.routing import Route, principal
 from api.schemas import BOOL, NULLABLE_STR, OBJECT, STR, TAGS, Schema, obj
@@ -108,30 +108,36 @@ async def patch_role(request: web.Request) -> web.Response:
 
 
 async def delete_role(request: web.Request) -> web.Response:
-    roles = request.app[SERVICES].roles
-    await roles.delete(principal(request), request.match_info["role_id"], force=deletion(request))
+    flags = params.deletion(request.query)
+    await request.app[SERVICES].roles.delete(
+        principal(request),
+        request.match_info["role_id"],
+        force=flags.force,
+        permanent=flags.permanent,
+    )
     return web.json_response({"message": "Success"})
 
 
-def _ids(request: web.Request) -> tuple[str, str]:
-    return request.match_info["role_id"], request.match_info["account_id"]
+ACCESS = access.AccessSpec(
+    "role",
+    "/v2/roles/{role_id}/access/{account_id}",
+    "account_id",
+    "roles",
+    CREATE_ACCESS,
+    PATCH_ACCESS,
+    "a user or device",
+)
+_get_role_access = access.handlers(ACCESS)["GET"]
 
 
-async def create_access(request: web.Request) -> web.Response:
-    body = await bodies.read_json(request, CREATE_ACCESS)
-    await request.app[SERVICES].roles.create_access(principal(request), *_ids(request), body)
-    return web.json_response({"message": "Success"}, status=201)
-
-
-async def get_access(request: web.Request) -> web.Response:
-    role_id, account_id = _ids(request)
+async def get_access(request: web.Request) -> web.StreamResponse:
+    role_id, account_id = request.match_info["role_id"], request.match_info["account_id"]
     if account_id == "org":
         org_access = request.app[SERVICES].roles.org_access(principal(request), role_id)
         return web.json_response({"org_access": org_access})
     if account_id in HELD:
         return await _held_access(request, role_id, account_id)
-    access = request.app[SERVICES].roles.get_access(principal(request), role_id, account_id)
-    return web.json_response({"role_access": access})
+    return await _get_role_access(request)
 
 
 async def _held_access(request: web.Request, role_id: str, plural: str) -> web.Response:
@@ -147,20 +153,7 @@ async def _held_access(request: web.Request, role_id: str, plural: str) -> web.R
     return listing.respond(key, page, query, services.cursors, listable.resource)
 
 
-async def patch_access(request: web.Request) -> web.Response:
-    body = await bodies.read_json(request, PATCH_ACCESS)
-    await request.app[SERVICES].roles.patch_access(principal(request), *_ids(request), body)
-    return web.json_response({"message": "Success"})
-
-
-async def delete_access(request: web.Request) -> web.Response:
-    roles = request.app[SERVICES].roles
-    await roles.delete_access(principal(request), *_ids(request), force=deletion(request))
-    return web.json_response({"message": "Success"})
-
-
 _ONE = "/v2/roles/{role_id}"
-_ACCESS_PATH = "/v2/roles/{role_id}/access/{account_id}"
 ROUTES = [
     Route(
         "POST",
@@ -184,44 +177,21 @@ ROUTES = [
     ),
     Route("GET", _ONE, get_role, "token", "Get a role", "roles", responses={200: "RoleInfo"}),
     Route("PATCH", _ONE, patch_role, "token", "Update a role", "roles", body=PATCH_ROLE),
-    Route("DELETE", _ONE, delete_role, "token", "Delete a role", "roles", query=DELETE_QUERY),
-    Route(
-        "POST",
-        _ACCESS_PATH,
-        create_access,
-        "token",
-        "Give a user or device a role",
-        "roles",
-        body=CREATE_ACCESS,
-        responses={201: "Success"},
-    ),
-    Route(
-        "GET",
-        _ACCESS_PATH,
-        get_access,
-        "token",
-        "Get an account's access to a role; with account_id org, projects or groups: the"
-        " access the role holds (RoleOrgAccessInfo, RoleProjectAccessList, RoleGroupAccessList)",
-        "roles",
-        query=("list", "ids_only"),
-        responses={200: "RoleAccessInfo"},
-    ),
-    Route(
-        "PATCH",
-        _ACCESS_PATH,
-        patch_access,
-        "token",
-        "Update an account's access to a role",
-        "roles",
-        body=PATCH_ACCESS,
-    ),
     Route(
         "DELETE",
-        _ACCESS_PATH,
-        delete_access,
+        _ONE,
+        delete_role,
         "token",
-        "Take a role from an account",
+        "Delete a role (to the trash unless permanent)",
         "roles",
-        query=DELETE_QUERY,
+        query=params.DELETE_QUERY,
+    ),
+    *access.routes(
+        ACCESS,
+        get_access,
+        summary="Get an account's access to a role; with account_id org, projects or groups:"
+        " the access the role holds (RoleOrgAccessInfo, RoleProjectAccessList,"
+        " RoleGroupAccessList)",
+        query=("list", "ids_only"),
     ),
 ]

@@ -110,11 +110,12 @@ async def patch_user(request: web.Request) -> web.Response:
 
 
 async def delete_user(request: web.Request) -> web.Response:
-    """`permanent` is accepted for the SDK's sake: a deleted user is always gone for good."""
-    params.flag(request.query, "permanent")
-    force = params.flag(request.query, "force")
+    flags = params.deletion(request.query)
     await request.app[SERVICES].users.delete(
-        principal(request), request.match_info["user_id"], force=force
+        principal(request),
+        request.match_info["user_id"],
+        force=flags.force,
+        permanent=flags.permanent,
     )
     return web.json_response({"message": "Success"})
 

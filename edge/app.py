@@ -13,7 +13,6 @@ import signal
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
-import apsw
 from aiohttp import web
 
 from api import (
@@ -32,6 +31,7 @@ from api import (
     roles,
     routing,
     system,
+    trash,
     ui,
     user_mfa,
     users,
@@ -45,7 +45,9 @@ from edge.config import Config
 from edge.ops import tls
 from edge.services import Services
 from storage import challenges, layout, sessions, throttle
+from storage import trash as trash_store
 from storage.database import Database
+from storage.rows import Tx
 
 log = logging.getLogger("edge")
 ROUTES: list[Route] = [
@@ -64,6 +66,7 @@ ROUTES: list[Route] = [
     *account.ROUTES,
     *my_org.ROUTES,
     *email_templates.ROUTES,
+    *trash.ROUTES,
 ]
 SWEEP_SECONDS = 3600
 
@@ -123,18 +126,20 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
 
 async def _sweep(db: Database, stop: asyncio.Event) -> None:
     """Hourly, until asked to stop: forget sessions whose refresh tokens have expired,
-    expired challenge sessions, and sign-in failure counts idle for a day."""
+    expired challenge sessions, sign-in failure counts idle for a day, and deleted
+    records whose time in the trash is over."""
     while not stop.is_set():
         await db.write(_purge)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), SWEEP_SECONDS)
 
 
-def _purge(conn: apsw.Connection) -> None:
+def _purge(conn: Tx) -> None:
     now = clock.now_iso()
     sessions.purge_expired(conn, now)
     challenges.purge_expired(conn, now)
     throttle.purge_before(conn, now)
+    trash_store.purge_expired(conn, now)
 
 
 def _alert_operator(request: web.Request, status: int, message: str) -> None:

@@ -252,6 +252,12 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         "Authorization header value sent to sms_gateway_url",
     ),
+    Setting(
+        "trash_retention_days",
+        _int_range(0, 3650),
+        30,
+        "Days a deleted user, group, role or project stays restorable before it is erased",
+    ),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -285,6 +291,7 @@ class Config:
     sms_gateway_url: str | None = None
     sms_gateway_body: str = '{"to": "{to}", "text": "{text}"}'
     sms_gateway_auth_header: Secret | None = None
+    trash_retention_days: int = 30
 
     @property
     def tls(self) -> bool:

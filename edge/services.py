@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from edge.access.project_access import ProjectAccess
+from edge.access.engine import Permissions
+from edge.access.kinds import GroupAccessKind, ProjectAccessKind, RoleAccessKind
+from edge.access.objects import AccessObjects
 from edge.auth.keys import KeyRing
 from edge.auth.mfa import Mfa
 from edge.auth.passwords import Passwords
@@ -17,6 +19,7 @@ from edge.delivery.email_templates import EmailTemplates
 from edge.delivery.messages import Messages
 from edge.delivery.outbox_worker import OutboxWorker
 from edge.listing import CursorCodec
+from edge.tenancy import settings
 from edge.tenancy.account import Account
 from edge.tenancy.groups import Groups
 from edge.tenancy.my_org import MyOrg
@@ -24,6 +27,7 @@ from edge.tenancy.orgs import Orgs
 from edge.tenancy.pictures import Pictures
 from edge.tenancy.projects import Projects
 from edge.tenancy.roles import Roles
+from edge.tenancy.trash import Trash
 from edge.tenancy.users import Users
 from storage.database import Database
 
@@ -39,7 +43,9 @@ class Services:
     signin: SignIn
     alerts: OperatorAlerts
     projects: Projects
-    project_access: ProjectAccess
+    permissions: Permissions
+    access: AccessObjects
+    trash: Trash
     groups: Groups
     roles: Roles
     users: Users
@@ -57,39 +63,56 @@ class Services:
     def build(cls, config: Config, db: Database, keys: KeyRing) -> Services:
         cursors = CursorCodec(keys.hmac_secret)
         tokens = Tokens(db, keys)
+        permissions = Permissions(db)
+        trash = Trash(db, permissions, tokens, config.trash_retention_days)
         orgs = Orgs(db, cursors)
         alerts = OperatorAlerts(db, config.admin_email, config.base_url)
-        projects = Projects(db, cursors, orgs)
+        projects = Projects(db, cursors, orgs, permissions, trash)
         signin = SignIn(db, tokens, orgs, projects)
-        project_access = ProjectAccess(db, tokens, projects)
-        groups = Groups(db, cursors)
-        roles = Roles(db, cursors, tokens)
+
+        def setting(org_id: str, project_id: str | None, name: str) -> object:
+            return settings.effective(db, org_id, project_id, name)
+
+        role_kind = RoleAccessKind(db, permissions, tokens, settings.role_limit)
+        access = AccessObjects(
+            db,
+            permissions,
+            {
+                "group": GroupAccessKind(db, permissions, setting),
+                "project": ProjectAccessKind(db, permissions, tokens),
+                "role": role_kind,
+            },
+        )
+        groups = Groups(db, cursors, permissions, trash)
+        roles = Roles(db, cursors, permissions, tokens, role_kind, trash)
         messages = Messages(db, config.base_url)
-        users = Users(db, cursors, orgs, tokens, messages)
+        users = Users(db, cursors, orgs, tokens, permissions, trash, messages)
         software_mfa = Mfa(db, keys.mfa_secret, orgs, tokens)
         sms_mfa = SmsMfa(db, orgs, messages)
         signin.attach(software_mfa, sms_mfa)
         return cls(
-            config,
-            db,
-            keys,
-            cursors,
-            tokens,
-            orgs,
-            signin,
-            alerts,
-            projects,
-            project_access,
-            groups,
-            roles,
-            users,
-            Pictures(db, users),
-            Account(db),
-            MyOrg(db, orgs),
-            messages,
-            EmailTemplates(db, cursors),
-            OutboxWorker(db, config),
-            software_mfa,
-            sms_mfa,
-            Passwords(db, tokens, projects, messages),
+            config=config,
+            db=db,
+            keys=keys,
+            cursors=cursors,
+            tokens=tokens,
+            permissions=permissions,
+            access=access,
+            trash=trash,
+            orgs=orgs,
+            signin=signin,
+            alerts=alerts,
+            projects=projects,
+            groups=groups,
+            roles=roles,
+            users=users,
+            pictures=Pictures(db, users),
+            account=Account(db, permissions),
+            my_org=MyOrg(db, orgs, permissions),
+            messages=messages,
+            email_templates=EmailTemplates(db, cursors, permissions),
+            outbox_worker=OutboxWorker(db, config),
+            mfa=software_mfa,
+            sms_mfa=sms_mfa,
+            passwords=Passwords(db, tokens, projects, messages),
         )

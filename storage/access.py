@@ -1,66 +1,158 @@
-"""Access objects: who (a user, device or role) holds which access to what."""
+"""Access objects: who (a user, device or role) holds which access to what.
+
+Every query here reads what concerns one target or one grantee through an index: the
+unique (target_id, grantee_id) pair for "what do these grantees hold on T", and
+(grantee_id, kind, ...) for "what does this account hold". None reads all the access a
+caller holds, so the cost of a permission check does not grow with it.
+"""
 
 from __future__ import annotations
 
-import apsw
+from collections.abc import Sequence
 
 from storage.listing import Field, Table, common_fields
-from storage.rows import Row, insert, many, one, update
+from storage.records import ACCESS, Access
+from storage.rows import (
+    Tx,
+    insert_record,
+    record,
+    records,
+    scalar,
+    update_record,
+)
+
+TARGET_TABLES = {"project": "projects", "group": "groups", "role": "roles"}
 
 
-def create(conn: apsw.Connection, values: Row) -> None:
-    insert(conn, "access", values)
+def marks(values: Sequence[object]) -> str:
+    return ", ".join("?" for _ in values) or "NULL"
 
 
-def get(conn: apsw.Connection, target_id: str, grantee_id: str) -> Row | None:
-    return one(
-        conn, "SELECT * FROM access WHERE target_id = ? AND grantee_id = ?", (target_id, grantee_id)
-    )
+def create(conn: Tx, value: Access) -> None:
+    insert_record(conn, ACCESS, value)
 
 
-def patch(conn: apsw.Connection, access_id: str, values: Row) -> bool:
-    return update(conn, "access", "id", access_id, values) == 1
+def get(conn: Tx, target_id: str, grantee_id: str) -> Access | None:
+    return record(conn, ACCESS, "target_id = ? AND grantee_id = ?", (target_id, grantee_id))
 
 
-def delete(conn: apsw.Connection, access_id: str) -> bool:
+def patch(conn: Tx, access_id: str, changes: dict[str, object]) -> bool:
+    return update_record(conn, ACCESS, access_id, changes)
+
+
+def delete(conn: Tx, access_id: str) -> bool:
     conn.execute("DELETE FROM access WHERE id = ?", (access_id,))
     return conn.changes() == 1
 
 
-def held_roles(conn: apsw.Connection, account_id: str) -> list[str]:
-    """Active roles the account holds through active role access."""
-    rows = many(
-        conn,
-        "SELECT r.id FROM access a JOIN roles r ON r.id = a.target_id"
+def epoch(conn: Tx) -> int:
+    """Bumped by triggers (migration 0007) whenever a permission answer may have changed."""
+    return int(scalar(conn, "SELECT value FROM access_epoch WHERE id = 1") or 0)
+
+
+# -- point queries of the permission engine ----------------------------------------------
+def held_roles(conn: Tx, account_id: str) -> list[str]:
+    """Active roles the account holds through active role access (a few: the org caps it)."""
+    rows = conn.execute(
+        "SELECT a.target_id FROM access a JOIN roles r ON r.id = a.target_id"
         " WHERE a.grantee_id = ? AND a.kind = 'role' AND a.is_active = 1 AND r.is_active = 1",
         (account_id,),
     )
-    return [str(r["id"]) for r in rows]
+    return [str(row[0]) for row in rows]
 
 
-def of_grantees(conn: apsw.Connection, org_id: str, grantee_ids: list[str]) -> list[Row]:
-    """Every active access object held by these grantees, with its target's project and state."""
-    marks = ", ".join("?" for _ in grantee_ids)
-    return many(
-        conn,
-        "SELECT a.*, g.project_id AS group_project_id, coalesce(g.is_active, p.is_active, 1)"
-        " AS target_active FROM access a"
-        " LEFT JOIN groups g ON a.kind = 'group' AND g.id = a.target_id"
-        " LEFT JOIN projects p ON a.kind = 'project' AND p.id = a.target_id"
-        f" WHERE a.org_id = ? AND a.is_active = 1 AND a.grantee_id IN ({marks})",
-        (org_id, *grantee_ids),
+def held_on(conn: Tx, target_id: str, grantee_ids: Sequence[str]) -> list[Access]:
+    """The active access these grantees hold on one target whose own state is active
+    (an org, or an active project, group or role)."""
+    sql = (
+        f"SELECT {ACCESS.select} FROM access WHERE access.target_id = ?"
+        f" AND access.grantee_id IN ({marks(grantee_ids)}) AND access.is_active = 1"
+        " AND (access.kind = 'org' OR coalesce("
+        "(SELECT is_active FROM projects WHERE id = access.target_id AND access.kind = 'project'),"
+        " (SELECT is_active FROM groups WHERE id = access.target_id AND access.kind = 'group'),"
+        " (SELECT is_active FROM roles WHERE id = access.target_id AND access.kind = 'role'), 0)"
+        " = 1)"
+    )
+    return records(conn, ACCESS, sql, (target_id, *grantee_ids))
+
+
+def admin_of_any_project(conn: Tx, grantee_ids: Sequence[str]) -> bool:
+    """Whether these grantees hold admin access to any active project (a partial index
+    holds admin grants only, so this never reads the rest)."""
+    sql = (
+        "SELECT 1 FROM access a JOIN projects p ON p.id = a.target_id AND p.is_active = 1"
+        f" WHERE a.grantee_id IN ({marks(grantee_ids)}) AND a.kind = 'project'"
+        " AND a.is_admin = 1 AND a.is_active = 1 LIMIT 1"
+    )
+    return scalar(conn, sql, tuple(grantee_ids)) is not None
+
+
+def admin_projects(conn: Tx, grantee_ids: Sequence[str]) -> list[str]:
+    """The active projects these grantees administer."""
+    sql = (
+        "SELECT DISTINCT a.target_id FROM access a"
+        " JOIN projects p ON p.id = a.target_id AND p.is_active = 1"
+        f" WHERE a.grantee_id IN ({marks(grantee_ids)}) AND a.kind = 'project'"
+        " AND a.is_admin = 1 AND a.is_active = 1"
+    )
+    return [str(row[0]) for row in conn.execute(sql, tuple(grantee_ids))]
+
+
+# -- what accounts hold --------------------------------------------------------------------
+def holdings(conn: Tx, org_id: str, account_ids: Sequence[str]) -> list[tuple[str, bool, Access]]:
+    """Access held by these accounts: (holder, through a role?, access), directly or
+    through the active roles they hold. Bounded by what those accounts hold, never by
+    what the caller holds."""
+    ids = tuple(account_ids)
+    if not ids:
+        return []
+    direct = (
+        f"SELECT access.grantee_id, 0, {ACCESS.select} FROM access"
+        f" WHERE access.org_id = ? AND access.grantee_id IN ({marks(ids)})"
+    )
+    through = (
+        f"SELECT ra.grantee_id, 1, {ACCESS.select} FROM access ra"
+        " JOIN roles r ON r.id = ra.target_id AND r.is_active = 1"
+        " JOIN access ON access.grantee_id = r.id AND access.is_active = 1"
+        f" WHERE ra.org_id = ? AND ra.kind = 'role' AND ra.is_active = 1"
+        f" AND ra.grantee_id IN ({marks(ids)})"
+    )
+    rows = conn.execute(f"{direct} UNION ALL {through}", (org_id, *ids, org_id, *ids))
+    return [(str(r[0]), bool(r[1]), ACCESS.decode(r[2:])) for r in rows]
+
+
+def target_states(conn: Tx, kind: str, target_ids: Sequence[str]) -> dict[str, tuple[bool, str]]:
+    """Whether each project or group is active, and a group's project ('' for none)."""
+    if not target_ids or kind not in ("project", "group"):
+        return {}
+    project = "project_id" if kind == "group" else "''"
+    rows = conn.execute(
+        f"SELECT id, is_active, coalesce({project}, '') FROM {TARGET_TABLES[kind]}"
+        f" WHERE id IN ({marks(target_ids)})",
+        tuple(target_ids),
+    )
+    return {str(r[0]): (bool(r[1]), str(r[2])) for r in rows}
+
+
+def grantees_of(conn: Tx, target_id: str) -> list[Access]:
+    return records(
+        conn, ACCESS, f"SELECT {ACCESS.select} FROM access WHERE target_id = ?", (target_id,)
     )
 
 
-def grantees_of(conn: apsw.Connection, target_id: str) -> list[Row]:
-    return many(conn, "SELECT * FROM access WHERE target_id = ?", (target_id,))
-
-
-def holders_of_role(conn: apsw.Connection, role_id: str) -> list[str]:
-    rows = many(
-        conn, "SELECT grantee_id FROM access WHERE kind = 'role' AND target_id = ?", (role_id,)
+def holders_of_role(conn: Tx, role_id: str) -> list[str]:
+    rows = conn.execute(
+        "SELECT grantee_id FROM access WHERE kind = 'role' AND target_id = ?", (role_id,)
     )
-    return [str(r["grantee_id"]) for r in rows]
+    return [str(r[0]) for r in rows]
+
+
+def count_roles_held(conn: Tx, account_id: str) -> int:
+    """How many roles an account holds (active or not)."""
+    found = scalar(
+        conn, "SELECT count(*) FROM access WHERE kind = 'role' AND grantee_id = ?", (account_id,)
+    )
+    return int(found or 0)
 
 
 def _column(kind: str, name: str, sortable: bool = True) -> Field:
@@ -77,4 +169,5 @@ LIST = Table(
         "can_read": _column("bool", "can_read"),
         "can_update": _column("bool", "can_update"),
     },
+    codec=ACCESS,
 )

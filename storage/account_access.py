@@ -6,14 +6,14 @@ target's table, so the list engine filters and sorts on them like on any column.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
-import apsw
-
 from storage.listing import Field, Table
-from storage.rows import Row, many
+from storage.records import ACCESS
+from storage.rows import Row, Tx, many
 
 Clause = tuple[str, tuple[Any, ...]]
 _CRUD = ("can_create", "can_read", "can_update", "can_delete")
@@ -46,13 +46,13 @@ def _target(kind: str, column: str, field_kind: str, folded: str | None = None) 
 
 
 _COMMON = {
-    "id": _column("id", "id"),
+    "id": Field("id", "access.id", not_null=True),
     "can_read": _column("bool", "can_read"),
     "can_update": _column("bool", "can_update"),
     "is_active": _column("bool", "is_active"),
     "is_delete_protected": _column("bool", "is_delete_protected"),
     "tags": _column("tags", "tags", sortable=False),
-    "created_date": _column("datetime", "created_date"),
+    "created_date": Field("datetime", "access.created_date", not_null=True),
     "created_by": _column("id", "created_by"),
     "last_updated_date": _column("datetime", "last_updated_date"),
     "last_updated_by": _column("id", "last_updated_by"),
@@ -78,10 +78,12 @@ GROUPS = Table(
         "project_id": _target("group", "project_id", "id"),
         **_blocks("user", "device", "role"),
     },
+    codec=ACCESS,
 )
 PROJECTS = Table(
     "access",
     {**_COMMON, **_described("project"), **_blocks("user", "device", "group", "role")},
+    codec=ACCESS,
 )
 ROLES = Table(
     "access",
@@ -92,6 +94,7 @@ ROLES = Table(
         "project_id": _target("role", "project_id", "id"),
         **_blocks("user", "device"),
     },
+    codec=ACCESS,
 )
 
 
@@ -134,7 +137,7 @@ def search(kind: str, text: str, fields: Sequence[str] = ()) -> Clause:
     return f"access.target_id IN (SELECT id FROM {fts} WHERE {fts} MATCH ?)", (match,)
 
 
-def targets(conn: apsw.Connection, kind: str, target_ids: Sequence[str]) -> dict[str, Row]:
+def targets(conn: Tx, kind: str, target_ids: Sequence[str]) -> dict[str, Row]:
     """Name, description and tags of these targets, by ID."""
     if not target_ids:
         return {}
@@ -144,4 +147,4 @@ def targets(conn: apsw.Connection, kind: str, target_ids: Sequence[str]) -> dict
         f"SELECT id, name, description, tags FROM {TARGET_TABLES[kind]} WHERE id IN ({marks})",
         tuple(target_ids),
     )
-    return {str(r["id"]): r for r in rows}
+    return {str(r["id"]): {**r, "tags": json.loads(r["tags"])} for r in rows}

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import apsw
+import json
+from typing import Any
 
-from storage.rows import scalar
+from storage.rows import Tx, scalar
 
 
-def put(conn: apsw.Connection, account_id: str, config: str, now: str) -> None:
+def put(conn: Tx, account_id: str, config: dict[str, Any], now: str) -> None:
     conn.execute(
         "INSERT INTO dashboards (account_id, config, updated_date) VALUES (?, ?, ?)"
         " ON CONFLICT (account_id) DO UPDATE SET config = excluded.config,"
         " updated_date = excluded.updated_date",
-        (account_id, config, now),
+        (account_id, json.dumps(config), now),
     )
 
 
-def get(conn: apsw.Connection, account_id: str) -> str | None:
+def get(conn: Tx, account_id: str) -> dict[str, Any] | None:
     value = scalar(conn, "SELECT config FROM dashboards WHERE account_id = ?", (account_id,))
-    return None if value is None else str(value)
+    return None if value is None else dict(json.loads(value))

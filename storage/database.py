@@ -11,10 +11,12 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import apsw
 
@@ -100,6 +102,25 @@ class Database:
         """A longer query on a worker thread, so the event loop keeps serving."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, lambda: fn(self._reader()))
+
+    @contextmanager
+    def counting(self) -> Iterator[Counter[str]]:
+        """Count the SQL work done on this thread's reader inside the block: statements run
+        and SQLite virtual-machine steps. Work, not time: the same on any machine, so tests
+        can show that a check's cost does not grow with what the caller holds."""
+        counts: Counter[str] = Counter()
+
+        def profile(event: dict[str, Any]) -> None:
+            counts["statements"] += 1
+            counts["vm_steps"] += event["stmt_status"]["SQLITE_STMTSTATUS_VM_STEP"]
+            counts["full_scan_steps"] += event["stmt_status"]["SQLITE_STMTSTATUS_FULLSCAN_STEP"]
+
+        conn = self._reader()
+        conn.trace_v2(apsw.SQLITE_TRACE_PROFILE, profile)
+        try:
+            yield counts
+        finally:
+            conn.trace_v2(0, None)
 
     def ping(self) -> None:
         """Raise unless the database answers a trivial query on this thread's reader."""

@@ -2,31 +2,31 @@
 
 from __future__ import annotations
 
-import apsw
-
 from storage.listing import Field, Table, common_fields
-from storage.rows import Row, insert, one, update
+from storage.records import GROUPS, Group
+from storage.rows import Tx, insert_record, record, update_record
 
 
-def create(conn: apsw.Connection, values: Row) -> None:
-    insert(conn, "groups", values)
+def create(conn: Tx, value: Group) -> None:
+    insert_record(conn, GROUPS, value)
 
 
-def get(conn: apsw.Connection, group_id: str) -> Row | None:
-    return one(conn, "SELECT * FROM groups WHERE id = ?", (group_id,))
+def get(conn: Tx, group_id: str) -> Group | None:
+    return record(conn, GROUPS, "id = ?", (group_id,))
 
 
-def patch(conn: apsw.Connection, group_id: str, values: Row) -> bool:
-    return update(conn, "groups", "id", group_id, values) == 1
+def patch(conn: Tx, group_id: str, changes: dict[str, object]) -> bool:
+    return update_record(conn, GROUPS, group_id, changes)
 
 
-def delete(conn: apsw.Connection, group_id: str) -> bool:
+def delete(conn: Tx, group_id: str) -> bool:
     conn.execute("DELETE FROM groups WHERE id = ?", (group_id,))
     return conn.changes() == 1
 
 
-def _column(kind: str, name: str, sortable: bool = True, folded: bool = False) -> Field:
-    return Field(kind, f"groups.{name}", sortable, f"groups.{name}_folded" if folded else None)
+def _column(kind: str, name: str, folded: bool = False) -> Field:
+    sql = f"groups.{name}"
+    return Field(kind, sql, True, f"{sql}_folded" if folded else None, not_null=folded)
 
 
 LIST = Table(
@@ -42,24 +42,12 @@ LIST = Table(
     },
     fts="groups_fts",
     fts_columns=("name", "description", "tags"),
+    codec=GROUPS,
 )
 
 
-def visible(
-    org_id: str,
-    project_scope: str | None,
-    everything: bool,
-    project_ids: list[str],
-    group_ids: list[str],
-) -> tuple[str, tuple[str, ...]]:
-    """List scope: this org's groups (of one project in project scope) the caller may read."""
-    clauses, params = ["groups.org_id = ?"], [org_id]
+def in_org(org_id: str, project_scope: str | None) -> tuple[str, tuple[str, ...]]:
+    """List scope: this org's groups, or one project's in project scope."""
     if project_scope:
-        clauses.append("groups.project_id = ?")
-        params.append(project_scope)
-    if not everything:
-        projects = ", ".join("?" for _ in project_ids) or "NULL"
-        groups = ", ".join("?" for _ in group_ids) or "NULL"
-        clauses.append(f"(groups.project_id IN ({projects}) OR groups.id IN ({groups}))")
-        params.extend([*project_ids, *group_ids])
-    return " AND ".join(clauses), tuple(params)
+        return "groups.org_id = ? AND groups.project_id = ?", (org_id, project_scope)
+    return "groups.org_id = ?", (org_id,)

@@ -13,7 +13,8 @@ from typing import Any
 
 import apsw
 
-from storage.rows import Row, many, scalar
+from storage.records import Codec
+from storage.rows import scalar
 
 KINDS = ("id", "text", "bool", "datetime", "tags", "number", "json")
 OPS_BY_KIND: dict[str, tuple[str, ...]] = {
@@ -41,6 +42,8 @@ class Field:
     sql: str
     sortable: bool = True
     folded: str | None = None
+    # Never NULL: sorts on the bare expression, so an index in that order serves the page.
+    not_null: bool = False
 
 
 @dataclass(frozen=True)
@@ -50,25 +53,29 @@ class Table:
     fts: str | None = None
     fts_columns: tuple[str, ...] = ()
     json_columns: tuple[str, ...] = ()
+    # Pages of records (storage/records.py) rather than dictionaries of every column.
+    codec: Codec[Any] | None = None
 
     def kinds(self) -> dict[str, str]:
         return {name: f.kind for name, f in self.fields.items()}
 
 
-def column(table: str, kind: str, name: str, sortable: bool = True) -> Field:
-    return Field(kind, f"{table}.{name}", sortable)
+def column(
+    table: str, kind: str, name: str, sortable: bool = True, not_null: bool = False
+) -> Field:
+    return Field(kind, f"{table}.{name}", sortable, not_null=not_null)
 
 
 def common_fields(table: str) -> dict[str, Field]:
     """The fields every listable resource has: its ID, tags, state and audit trail."""
     return {
-        "id": column(table, "id", "id"),
+        "id": column(table, "id", "id", not_null=True),
         "tags": column(table, "tags", "tags", sortable=False),
         "is_active": column(table, "bool", "is_active"),
         "is_delete_protected": column(table, "bool", "is_delete_protected"),
-        "created_date": column(table, "datetime", "created_date"),
+        "created_date": column(table, "datetime", "created_date", not_null=True),
         "created_by": column(table, "id", "created_by"),
-        "last_updated_date": column(table, "datetime", "last_updated_date"),
+        "last_updated_date": column(table, "datetime", "last_updated_date", not_null=True),
         "last_updated_by": column(table, "id", "last_updated_by"),
     }
 
@@ -100,7 +107,7 @@ class ListQuery:
 
 @dataclass
 class Page:
-    rows: list[Row]
+    rows: list[Any]
     more: bool
     last: tuple[Any, str] | None = None
     total: int | None = None
@@ -149,21 +156,41 @@ def fetch(
     if query.counts_only:
         total = count(conn, table, where)
         return Page([], False, None, total)
-    order = f"coalesce({sort_expression(table, query.order_by)}, '')"
+    order = order_expression(table, query.order_by)
     direction = "DESC" if query.desc else "ASC"
     if query.after is not None:
         where.add(f"({order}, {table.name}.id) {'<' if query.desc else '>'} (?, ?)", *query.after)
+    columns = table.codec.select if table.codec is not None else f"{table.name}.*"
     sql = (
-        f"SELECT {table.name}.*, {order} AS __sort FROM {table.name} WHERE {where.sql()}"
-        f" ORDER BY __sort {direction}, {table.name}.id {direction} LIMIT ? OFFSET ?"
+        f"SELECT {columns}, {order} AS __sort FROM {table.name} WHERE {where.sql()}"
+        f" ORDER BY {order} {direction}, {table.name}.id {direction} LIMIT ? OFFSET ?"
     )
-    rows = many(conn, sql, (*where.params, query.limit + 1, query.offset))
-    more = len(rows) > query.limit
-    rows = rows[: query.limit]
-    last = (rows[-1]["__sort"], rows[-1]["id"]) if more and rows else None
-    for row in rows:
-        del row["__sort"]
+    cursor = conn.execute(sql, (*where.params, query.limit + 1, query.offset))
+    try:
+        names = [d[0] for d in cursor.get_description()][:-1]
+    except apsw.ExecutionCompleteError:  # no rows: the statement already finished
+        names = []
+    raw = list(cursor)
+    more = len(raw) > query.limit
+    raw = raw[: query.limit]
+    if table.codec is not None:
+        rows: list[Any] = [table.codec.decode(values[:-1]) for values in raw]
+        ids = [r.id for r in rows]
+    else:
+        rows = [dict(zip(names, values[:-1], strict=True)) for values in raw]
+        ids = [r["id"] for r in rows]
+    last = (raw[-1][-1], ids[-1]) if more and raw else None
     return Page(rows, more, last)
+
+
+def order_expression(table: Table, name: str) -> str:
+    """What a page is ordered by. NULLs sort as '' so a continuation key can name them;
+    a field that is never NULL is left bare, so an index in its order serves the page."""
+    spec = table.fields.get(name)
+    sort = sort_expression(table, name)
+    if spec is not None and spec.not_null:
+        return sort
+    return f"coalesce({sort}, '')"
 
 
 def count(conn: apsw.Connection, table: Table, where: _Where) -> int:

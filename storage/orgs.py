@@ -2,48 +2,32 @@
 
 from __future__ import annotations
 
-import apsw
-
 from storage.listing import Field, Table, common_fields
-from storage.rows import Row, insert, one, update
-
-COLUMNS = (
-    "id",
-    "name",
-    "name_folded",
-    "alias",
-    "description",
-    "tags",
-    "is_active",
-    "is_delete_protected",
-    "settings",
-    "created_date",
-    "created_by",
-    "last_updated_date",
-    "last_updated_by",
-)
+from storage.records import ORGS, Org
+from storage.rows import Tx, insert_record, record, update_record
 
 
-def create(conn: apsw.Connection, values: Row) -> None:
-    insert(conn, "orgs", values)
+def create(conn: Tx, value: Org) -> None:
+    insert_record(conn, ORGS, value)
 
 
-def get(conn: apsw.Connection, org_id: str) -> Row | None:
-    return one(conn, "SELECT * FROM orgs WHERE id = ?", (org_id,))
+def get(conn: Tx, org_id: str) -> Org | None:
+    return record(conn, ORGS, "id = ?", (org_id,))
 
 
-def patch(conn: apsw.Connection, org_id: str, values: Row) -> bool:
-    return update(conn, "orgs", "id", org_id, values) == 1
+def patch(conn: Tx, org_id: str, changes: dict[str, object]) -> bool:
+    return update_record(conn, ORGS, org_id, changes)
 
 
-def delete(conn: apsw.Connection, org_id: str) -> bool:
+def delete(conn: Tx, org_id: str) -> bool:
     conn.execute("DELETE FROM aliases WHERE owner_id = ?", (org_id,))
     conn.execute("DELETE FROM orgs WHERE id = ?", (org_id,))
     return conn.changes() == 1
 
 
-def _column(kind: str, name: str, sortable: bool = True, folded: bool = False) -> Field:
-    return Field(kind, f"orgs.{name}", sortable, f"orgs.{name}_folded" if folded else None)
+def _column(kind: str, name: str, folded: bool = False) -> Field:
+    sql = f"orgs.{name}"
+    return Field(kind, sql, True, f"{sql}_folded" if folded else None, not_null=folded)
 
 
 def _setting(kind: str, name: str) -> Field:
@@ -62,4 +46,5 @@ LIST = Table(
     },
     fts="orgs_fts",
     fts_columns=("name", "alias", "description", "tags"),
+    codec=ORGS,
 )

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import apsw
-
 from storage.listing import Field, Table, common_fields
-from storage.rows import Row, insert, many, one, update
+from storage.records import PROJECTS, USERS, Project, User
+from storage.rows import Tx, insert_record, one, record, records, update_record
 
 # The SQL that a login field compares a folded login with, per field.
 LOGIN_COLUMNS = {
@@ -18,19 +17,19 @@ LOGIN_COLUMNS = {
 _MEMBERS = "org_id = :org AND (project_id IS NULL OR project_id = :project)"
 
 
-def create(conn: apsw.Connection, values: Row) -> None:
-    insert(conn, "projects", values)
+def create(conn: Tx, value: Project) -> None:
+    insert_record(conn, PROJECTS, value)
 
 
-def get(conn: apsw.Connection, project_id: str) -> Row | None:
-    return one(conn, "SELECT * FROM projects WHERE id = ?", (project_id,))
+def get(conn: Tx, project_id: str) -> Project | None:
+    return record(conn, PROJECTS, "id = ?", (project_id,))
 
 
-def get_in_org(conn: apsw.Connection, org_id: str, project_id: str) -> Row | None:
-    return one(conn, "SELECT * FROM projects WHERE id = ? AND org_id = ?", (project_id, org_id))
+def get_in_org(conn: Tx, org_id: str, project_id: str) -> Project | None:
+    return record(conn, PROJECTS, "id = ? AND org_id = ?", (project_id, org_id))
 
 
-def name_taken(conn: apsw.Connection, org_id: str, name_folded: str, project_id: str) -> bool:
+def name_taken(conn: Tx, org_id: str, name_folded: str, project_id: str) -> bool:
     row = one(
         conn,
         "SELECT 1 AS hit FROM projects WHERE org_id = ? AND name_folded = ? AND id != ?",
@@ -39,22 +38,22 @@ def name_taken(conn: apsw.Connection, org_id: str, name_folded: str, project_id:
     return row is not None
 
 
-def patch(conn: apsw.Connection, project_id: str, values: Row) -> bool:
-    return update(conn, "projects", "id", project_id, values) == 1
+def patch(conn: Tx, project_id: str, changes: dict[str, object]) -> bool:
+    return update_record(conn, PROJECTS, project_id, changes)
 
 
-def delete(conn: apsw.Connection, project_id: str) -> bool:
+def delete(conn: Tx, project_id: str) -> bool:
     """Delete a project; its groups, roles, users and access go with it (keys and triggers)."""
     conn.execute("DELETE FROM projects WHERE id = ?", (project_id,))
     return conn.changes() == 1
 
 
-def end_sessions(conn: apsw.Connection, project_id: str) -> None:
+def end_sessions(conn: Tx, project_id: str) -> None:
     """Revoke every session signed in to the project (it was deleted or suspended)."""
     conn.execute("UPDATE sessions SET revoked = 1 WHERE project_id = ?", (project_id,))
 
 
-def account_project(conn: apsw.Connection, account_id: str) -> tuple[bool, str | None]:
+def account_project(conn: Tx, account_id: str) -> tuple[bool, str | None]:
     """(found, project_id) of a user or role: the project it belongs to, None if org-level."""
     row = one(
         conn,
@@ -66,23 +65,24 @@ def account_project(conn: apsw.Connection, account_id: str) -> tuple[bool, str |
 
 
 def login_matches(
-    conn: apsw.Connection,
+    conn: Tx,
     org_id: str,
     project_id: str | None,
     login_fields: Iterable[str],
     folded: str,
     phone: str,
-) -> dict[str, list[Row]]:
+) -> dict[str, list[User]]:
     """The users a login may name, per matching field: in a project, its own and org-level
     users; at org level (project_id None), every user of the org."""
     members = "org_id = :org" if project_id is None else _MEMBERS
-    found: dict[str, list[Row]] = {}
+    found: dict[str, list[User]] = {}
     for name in login_fields:
         column = LOGIN_COLUMNS[name]
         value = phone if name == "phone_number" else folded
-        rows = many(
+        rows = records(
             conn,
-            f"SELECT * FROM users WHERE {members} AND {column} = :value LIMIT 2",
+            USERS,
+            f"SELECT {USERS.select} FROM users WHERE {members} AND {column} = :value LIMIT 2",
             {"org": org_id, "project": project_id, "value": value},
         )
         if rows:
@@ -90,9 +90,7 @@ def login_matches(
     return found
 
 
-def ambiguous_login(
-    conn: apsw.Connection, org_id: str, project_id: str, login_fields: Iterable[str]
-) -> bool:
+def ambiguous_login(conn: Tx, org_id: str, project_id: str, login_fields: Iterable[str]) -> bool:
     """Whether one login value names two accounts the project may sign in, on these fields."""
     parts = [
         f"SELECT {LOGIN_COLUMNS[name]} AS value, id FROM users"
@@ -110,16 +108,16 @@ def ambiguous_login(
     return row is not None
 
 
-def list_scope(org_id: str, project_ids: list[str] | None) -> tuple[str, tuple[str, ...]]:
-    """The WHERE clause that keeps a list inside an org, and inside these projects if given."""
-    if project_ids is None:
+def in_org(org_id: str, only: str | None = None) -> tuple[str, tuple[str, ...]]:
+    """List scope: the org's projects, or just one of them (a project-scoped session)."""
+    if only is None:
         return "projects.org_id = ?", (org_id,)
-    marks = ", ".join("?" for _ in project_ids) or "NULL"
-    return f"projects.org_id = ? AND projects.id IN ({marks})", (org_id, *project_ids)
+    return "projects.org_id = ? AND projects.id = ?", (org_id, only)
 
 
-def _column(kind: str, name: str, sortable: bool = True, folded: bool = False) -> Field:
-    return Field(kind, f"projects.{name}", sortable, f"projects.{name}_folded" if folded else None)
+def _column(kind: str, name: str, folded: bool = False) -> Field:
+    sql = f"projects.{name}"
+    return Field(kind, sql, True, f"{sql}_folded" if folded else None, not_null=folded)
 
 
 LIST = Table(
@@ -132,4 +130,5 @@ LIST = Table(
     },
     fts="projects_fts",
     fts_columns=("name", "alias", "description", "tags"),
+    codec=PROJECTS,
 )

@@ -2,86 +2,114 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
 
-import apsw
-
+from storage.access import marks
 from storage.listing import Field, Table, common_fields
-from storage.rows import Row, insert, many, one, scalar, update
+from storage.records import ACCESS, ROLES, Access, Role
+from storage.rows import Tx, insert_record, record, records, scalar, update_record
 
 
-def create(conn: apsw.Connection, values: Row) -> None:
-    insert(conn, "roles", values)
+def create(conn: Tx, value: Role) -> None:
+    insert_record(conn, ROLES, value)
 
 
-def get(conn: apsw.Connection, role_id: str) -> Row | None:
-    return one(conn, "SELECT * FROM roles WHERE id = ?", (role_id,))
+def get(conn: Tx, role_id: str) -> Role | None:
+    return record(conn, ROLES, "id = ?", (role_id,))
 
 
-def patch(conn: apsw.Connection, role_id: str, values: Row) -> bool:
-    return update(conn, "roles", "id", role_id, values) == 1
+def patch(conn: Tx, role_id: str, changes: dict[str, object]) -> bool:
+    return update_record(conn, ROLES, role_id, changes)
 
 
-def delete(conn: apsw.Connection, role_id: str) -> bool:
+def delete(conn: Tx, role_id: str) -> bool:
     conn.execute("DELETE FROM roles WHERE id = ?", (role_id,))
     return conn.changes() == 1
 
 
-def levels_of(conn: apsw.Connection, role_ids: list[str]) -> list[Row]:
+def levels_of(conn: Tx, role_ids: Sequence[str]) -> list[Access]:
     """The org and project access these roles hold (their org/project permissions)."""
     if not role_ids:
         return []
-    marks = ", ".join("?" for _ in role_ids)
-    return many(
-        conn,
-        "SELECT * FROM access WHERE kind IN ('org', 'project')"
-        f" AND grantee_kind = 'role' AND grantee_id IN ({marks})",
-        role_ids,
+    sql = (
+        f"SELECT {ACCESS.select} FROM access WHERE access.kind IN ('org', 'project')"
+        f" AND access.grantee_kind = 'role' AND access.grantee_id IN ({marks(role_ids)})"
     )
+    return records(conn, ACCESS, sql, tuple(role_ids))
 
 
-def group_access_of(conn: apsw.Connection, role_ids: list[str], group_id: str) -> list[Row]:
+def group_access_of(conn: Tx, role_ids: Sequence[str], group_id: str) -> list[Access]:
     if not role_ids:
         return []
-    marks = ", ".join("?" for _ in role_ids)
-    return many(
-        conn,
-        f"SELECT * FROM access WHERE kind = 'group' AND target_id = ? AND grantee_id IN ({marks})",
-        (group_id, *role_ids),
+    sql = (
+        f"SELECT {ACCESS.select} FROM access WHERE access.kind = 'group'"
+        f" AND access.target_id = ? AND access.grantee_id IN ({marks(role_ids)})"
     )
+    return records(conn, ACCESS, sql, (group_id, *role_ids))
 
 
-def target_ids(conn: apsw.Connection, role_id: str, kind: str) -> list[str]:
+def target_ids(conn: Tx, role_id: str, kind: str) -> list[str]:
     """The projects or groups a role holds access to."""
-    rows = many(
-        conn,
+    rows = conn.execute(
         "SELECT target_id FROM access WHERE grantee_id = ? AND kind = ? ORDER BY created_date",
         (role_id, kind),
     )
-    return [str(r["target_id"]) for r in rows]
+    return [str(r[0]) for r in rows]
 
 
-def count_held(conn: apsw.Connection, account_id: str) -> int:
-    """How many roles an account holds (active or not)."""
-    return int(
-        scalar(
-            conn,
-            "SELECT count(*) FROM access WHERE kind = 'role' AND grantee_id = ?",
-            (account_id,),
-        )
+# -- what the permission engine asks about a role's own holdings ---------------------------
+# A role may hold access to many groups; these answer with one indexed query each instead
+# of loading them.
+def group_readable_through(conn: Tx, role_id: str, grantees: Sequence[str], action: str) -> bool:
+    """Whether the role holds active access to an active group where the caller
+    (`grantees`) may act on roles (`action`): through a block there, as its group admin,
+    or as an admin of the group's project."""
+    block = f"json_extract(c.permissions, '$.role_permissions.can_{action}')"
+    sql = (
+        "SELECT 1 FROM access m JOIN groups g ON g.id = m.target_id AND g.is_active = 1"
+        " WHERE m.grantee_id = ? AND m.kind = 'group' AND m.is_active = 1"
+        " AND (EXISTS (SELECT 1 FROM access c WHERE c.target_id = m.target_id"
+        f" AND c.grantee_id IN ({marks(grantees)}) AND c.is_active = 1"
+        f" AND (c.is_admin = 1 OR {block} = 1))"
+        " OR EXISTS (SELECT 1 FROM access c JOIN projects p ON p.id = c.target_id"
+        " AND p.is_active = 1 WHERE c.target_id = g.project_id"
+        f" AND c.grantee_id IN ({marks(grantees)}) AND c.is_active = 1 AND c.is_admin = 1))"
+        " LIMIT 1"
     )
+    return scalar(conn, sql, (role_id, *grantees, *grantees)) is not None
 
 
-def _column(kind: str, name: str, sortable: bool = True, folded: bool = False) -> Field:
-    return Field(kind, f"roles.{name}", sortable, f"roles.{name}_folded" if folded else None)
+def holds_beyond(conn: Tx, role_id: str, grantees: Sequence[str]) -> bool:
+    """Whether the role holds active access to an active project the caller does not
+    administer, or to an active group they are not an admin of (directly, or through the
+    group's active project)."""
+    admin = (
+        "EXISTS (SELECT 1 FROM access c WHERE c.target_id = {target}"
+        f" AND c.grantee_id IN ({marks(grantees)}) AND c.is_active = 1 AND c.is_admin = 1"
+        "{extra})"
+    )
+    project_active = " AND (SELECT is_active FROM projects WHERE id = c.target_id) = 1"
+    sql = (
+        "SELECT 1 FROM access m LEFT JOIN groups g ON m.kind = 'group' AND g.id = m.target_id"
+        " LEFT JOIN projects p ON m.kind = 'project' AND p.id = m.target_id"
+        " WHERE m.grantee_id = ? AND m.is_active = 1 AND ("
+        f" (p.is_active = 1 AND NOT {admin.format(target='m.target_id', extra='')})"
+        f" OR (g.is_active = 1 AND NOT {admin.format(target='m.target_id', extra='')}"
+        f" AND NOT {admin.format(target='g.project_id', extra=project_active)})) LIMIT 1"
+    )
+    params = (role_id, *grantees, *grantees, *grantees)
+    return scalar(conn, sql, params) is not None
+
+
+def _column(kind: str, name: str, folded: bool = False) -> Field:
+    sql = f"roles.{name}"
+    return Field(kind, sql, True, f"{sql}_folded" if folded else None, not_null=folded)
 
 
 _PROJECT_ADMIN = (
     "coalesce((SELECT a.is_admin FROM access a WHERE a.kind = 'project'"
     " AND a.grantee_id = roles.id AND a.target_id = roles.project_id), 0)"
 )
-
 LIST = Table(
     "roles",
     {
@@ -94,71 +122,21 @@ LIST = Table(
     fts="roles_fts",
     fts_columns=("name", "description", "tags"),
     json_columns=("custom_attributes", "restricted_custom_attributes"),
+    codec=ROLES,
 )
 
 
-def readable_held(conn: apsw.Connection, account_id: str) -> list[str]:
-    """Roles the account holds through active role access that lets it read them."""
-    rows = many(
-        conn,
-        "SELECT target_id FROM access WHERE kind = 'role' AND grantee_id = ?"
-        " AND is_active = 1 AND can_read = 1",
-        (account_id,),
-    )
-    return [str(r["target_id"]) for r in rows]
-
-
-def _marks(values: list[str]) -> str:
-    return ", ".join("?" for _ in values) or "NULL"
-
-
-@dataclass
-class Reach:
-    """Roles a caller may read without reading every role of the org: roles of `projects`,
-    roles with access to `groups` or to any group of `group_projects`, and `roles`."""
-
-    projects: list[str] = field(default_factory=list)
-    groups: list[str] = field(default_factory=list)
-    group_projects: list[str] = field(default_factory=list)
-    roles: list[str] = field(default_factory=list)
-
-    def clause(self) -> tuple[str, list[Any]]:
-        in_groups = "SELECT grantee_id FROM access WHERE kind = 'group'"
-        sql = (
-            f"(roles.project_id IN ({_marks(self.projects)})"
-            f" OR roles.id IN ({_marks(self.roles)})"
-            f" OR roles.id IN ({in_groups} AND target_id IN ({_marks(self.groups)}))"
-            f" OR roles.id IN ({in_groups} AND target_id IN (SELECT id FROM groups"
-            f" WHERE project_id IN ({_marks(self.group_projects)}))))"
-        )
-        return sql, [*self.projects, *self.roles, *self.groups, *self.group_projects]
-
-
-def visible(
-    org_id: str,
-    project_scope: str | None,
-    reach: Reach | None,
-    group_filter: tuple[str, bool | None] | None = None,
-) -> tuple[str, tuple[Any, ...]]:
-    """List scope: this org's roles the caller may read (of one project in project scope).
-
-    `reach` is None when the caller may read every role. `group_filter` keeps roles with
-    access to one group (and whose access there is, or is not, admin).
-    """
-    clauses, params = ["roles.org_id = ?"], list[Any]([org_id])
+def in_org(org_id: str, project_scope: str | None) -> tuple[str, tuple[str, ...]]:
     if project_scope:
-        clauses.append("roles.project_id = ?")
-        params.append(project_scope)
-    if reach is not None:
-        sql, more = reach.clause()
-        clauses.append(sql)
-        params.extend(more)
-    if group_filter is not None:
-        group_id, admin = group_filter
-        member = "SELECT grantee_id FROM access WHERE kind = 'group' AND target_id = ?"
-        params.append(group_id)
-        if admin is not None:
-            member += " AND is_admin = ?"
-            params.append(int(admin))
-        clauses.append(f"roles.id IN ({member})")
-    return " AND ".join(clauses), tuple(params)
+        return "roles.org_id = ? AND roles.project_id = ?", (org_id, project_scope)
+    return "roles.org_id = ?", (org_id,)
+
+
+def with_group_access(group_id: str, admin: bool | None) -> tuple[str, tuple[object, ...]]:
+    """Roles with access to one group (and whose access there is, or is not, admin)."""
+    sql = "SELECT grantee_id FROM access WHERE kind = 'group' AND target_id = ?"
+    params: tuple[object, ...] = (group_id,)
+    if admin is not None:
+        sql += " AND is_admin = ?"
+        params = (group_id, int(admin))
+    return f"roles.id IN ({sql})", params

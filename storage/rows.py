@@ -1,14 +1,24 @@
-"""Rows as dictionaries: the only shape that leaves `storage/`."""
+"""Reading and writing rows: dictionaries for small internal tables, typed records
+(storage/records.py) for the tenant model.
+
+`Tx` is the handle a read or a write runs on. Services pass it from `Database.read`,
+`scan` and `write` to storage functions and never use it themselves, so they depend on
+no database driver: another backend would hand them its own handle.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import apsw
 
+from storage.records import Codec
+
+R = TypeVar("R")
 Row = dict[str, Any]
 Params = Sequence[Any] | dict[str, Any]
+Tx = apsw.Connection
 
 
 def one(conn: apsw.Connection, sql: str, params: Params = ()) -> Row | None:
@@ -45,3 +55,24 @@ def update(conn: apsw.Connection, table: str, key: str, key_value: Any, values: 
         f"UPDATE {table} SET {assignments} WHERE {key} = :__key", {**values, "__key": key_value}
     )
     return conn.changes()
+
+
+def record(conn: Tx, codec: Codec[R], where: str, params: Params = ()) -> R | None:
+    """One record of the codec's table matching `where`, or None."""
+    found = conn.execute(f"SELECT {codec.select} FROM {codec.table} WHERE {where}", params)
+    values = found.fetchone()
+    return None if values is None else codec.decode(values)
+
+
+def records(conn: Tx, codec: Codec[R], sql: str, params: Params = ()) -> list[R]:
+    """Records from a query whose columns are `codec.select` (in that order)."""
+    return [codec.decode(values) for values in conn.execute(sql, params)]
+
+
+def insert_record(conn: Tx, codec: Codec[R], value: R) -> None:
+    insert(conn, codec.table, codec.encode(value))
+
+
+def update_record(conn: Tx, codec: Codec[R], key_value: str, changes: Row) -> bool:
+    """Change the named columns (Python values; JSON dumped here) of the row with this ID."""
+    return update(conn, codec.table, "id", key_value, codec.changes(changes)) == 1

@@ -21,20 +21,6 @@ def _marks(values: Sequence[Any]) -> str:
     return ", ".join("?" for _ in values)
 
 
-@dataclass(frozen=True)
-class Reach:
-    """Users a caller may see when they may not see the whole org.
-
-    Themselves; users of these projects (home project or project access); members of these
-    groups; and members of any group of `group_projects` (projects they administer).
-    """
-
-    self_id: str
-    projects: Sequence[str] = ()
-    groups: Sequence[str] = ()
-    group_projects: Sequence[str] = ()
-
-
 @dataclass
 class Conditions:
     clauses: list[str] = field(default_factory=list)
@@ -54,19 +40,6 @@ def in_org(org_id: str) -> Clause:
 
 def in_home_project(project_id: str) -> Clause:
     return "users.project_id = ?", (project_id,)
-
-
-def reach(r: Reach) -> Clause:
-    projects, groups, admin = tuple(r.projects), tuple(r.groups), tuple(r.group_projects)
-    sql = (
-        f"users.id = ? OR users.project_id IN ({_marks(projects)})"
-        f" OR users.id IN ({_ACTIVE_ACCESS.format(kind='project')}"
-        f" AND target_id IN ({_marks(projects)}))"
-        f" OR users.id IN ({_ACTIVE_ACCESS.format(kind='group')} AND (target_id IN"
-        f" ({_marks(groups)}) OR target_id IN"
-        f" (SELECT id FROM groups WHERE project_id IN ({_marks(admin)}))))"
-    )
-    return sql, (r.self_id, *projects, *projects, *groups, *admin)
 
 
 def member_of_group(group_id: str, is_admin: bool | None = None) -> Clause:

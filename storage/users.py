@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import apsw
-
 from storage.listing import Field, Table
-from storage.rows import Row, insert, many, one, update
+from storage.records import USERS, User
+from storage.rows import Tx, insert_record, many, one, record, update_record
 
 # Roles a user holds through active role access, the role being active too.
 _HELD_ROLES = (
@@ -26,30 +25,26 @@ IS_PROJECT_ADMIN = _ADMIN_OF.format(kind="project", target=" AND a.target_id = ?
 LAST_SEEN = "(SELECT max(s.created_date) FROM sessions s WHERE s.account_id = users.id)"
 
 
-def create(conn: apsw.Connection, values: Row) -> None:
-    insert(conn, "users", values)
+def create(conn: Tx, value: User) -> None:
+    insert_record(conn, USERS, value)
 
 
-def get(conn: apsw.Connection, user_id: str) -> Row | None:
-    return one(conn, "SELECT * FROM users WHERE id = ?", (user_id,))
+def get(conn: Tx, user_id: str) -> User | None:
+    return record(conn, USERS, "id = ?", (user_id,))
 
 
-def find_by_login(conn: apsw.Connection, org_id: str, folded: str) -> Row | None:
-    return one(
-        conn,
-        "SELECT * FROM users WHERE org_id = ?1 AND (username_folded = ?2 OR email_folded = ?2)",
-        (org_id, folded),
+def find_by_login(conn: Tx, org_id: str, folded: str) -> User | None:
+    return record(
+        conn, USERS, "org_id = ?1 AND (username_folded = ?2 OR email_folded = ?2)", (org_id, folded)
     )
 
 
-def find_by_phone(conn: apsw.Connection, org_id: str, phone: str) -> Row | None:
+def find_by_phone(conn: Tx, org_id: str, phone: str) -> User | None:
     """The user with this normalized phone number in the org, if any."""
-    return one(conn, "SELECT * FROM users WHERE org_id = ? AND phone_folded = ?", (org_id, phone))
+    return record(conn, USERS, "org_id = ? AND phone_folded = ?", (org_id, phone))
 
 
-def taken(
-    conn: apsw.Connection, org_id: str, username_folded: str, email_folded: str
-) -> str | None:
+def taken(conn: Tx, org_id: str, username_folded: str, email_folded: str) -> str | None:
     """Which of username or e-mail already belongs to someone in the org, if either."""
     row = one(
         conn,
@@ -63,7 +58,7 @@ def taken(
 
 
 def clash(
-    conn: apsw.Connection,
+    conn: Tx,
     org_id: str,
     user_id: str,
     logins: dict[str, str],
@@ -86,53 +81,16 @@ def clash(
     return None
 
 
-def patch(conn: apsw.Connection, user_id: str, values: Row) -> bool:
-    return update(conn, "users", "id", user_id, values) == 1
+def patch(conn: Tx, user_id: str, changes: dict[str, object]) -> bool:
+    return update_record(conn, USERS, user_id, changes)
 
 
-def delete(conn: apsw.Connection, user_id: str) -> bool:
+def delete(conn: Tx, user_id: str) -> bool:
     conn.execute("DELETE FROM users WHERE id = ?", (user_id,))
     return conn.changes() == 1
 
 
-def project(conn: apsw.Connection, org_id: str, project_id: str) -> Row | None:
-    """A project of the org (its state and settings), for placing users in it."""
-    return one(
-        conn,
-        "SELECT id, is_active, settings FROM projects WHERE id = ? AND org_id = ?",
-        (project_id, org_id),
-    )
-
-
-def holdings(conn: apsw.Connection, org_id: str, user_ids: Sequence[str]) -> list[Row]:
-    """Access held by these users, directly (`via_role` 0) or through active roles (1).
-
-    Each row carries `holder` (the user), the target's state and a group's project.
-    """
-    marks = ", ".join("?" for _ in user_ids)
-    target = (
-        "coalesce(g.is_active, p.is_active, 1) AS target_active, g.project_id AS group_project_id"
-        " FROM {src} LEFT JOIN groups g ON a.kind = 'group' AND g.id = a.target_id"
-        " LEFT JOIN projects p ON a.kind = 'project' AND p.id = a.target_id"
-    )
-    direct = (
-        f"SELECT a.*, a.grantee_id AS holder, 0 AS via_role, {target.format(src='access a')}"
-        f" WHERE a.org_id = ? AND a.grantee_id IN ({marks})"
-    )
-    through = (
-        "SELECT a.*, ra.grantee_id AS holder, 1 AS via_role, "
-        + target.format(
-            src="access ra JOIN roles r ON r.id = ra.target_id AND r.is_active = 1"
-            " JOIN access a ON a.grantee_id = r.id AND a.is_active = 1"
-        )
-        + f" WHERE ra.org_id = ? AND ra.kind = 'role' AND ra.is_active = 1"
-        f" AND ra.grantee_id IN ({marks})"
-    )
-    ids = tuple(user_ids)
-    return many(conn, f"{direct} UNION ALL {through}", (org_id, *ids, org_id, *ids))
-
-
-def last_seen(conn: apsw.Connection, user_ids: Sequence[str]) -> dict[str, str]:
+def last_seen(conn: Tx, user_ids: Sequence[str]) -> dict[str, str]:
     """When each of these users last signed in (sessions are kept until they expire)."""
     marks = ", ".join("?" for _ in user_ids)
     rows = many(
@@ -144,16 +102,19 @@ def last_seen(conn: apsw.Connection, user_ids: Sequence[str]) -> dict[str, str]:
     return {str(r["account_id"]): str(r["seen"]) for r in rows}
 
 
-def _column(kind: str, name: str, sortable: bool = True, folded: str | None = None) -> Field:
-    return Field(kind, f"users.{name}", sortable, f"users.{folded}" if folded else None)
+def _column(
+    kind: str, name: str, sortable: bool = True, folded: str | None = None, not_null: bool = False
+) -> Field:
+    sql = f"users.{name}"
+    return Field(kind, sql, sortable, f"users.{folded}" if folded else None, not_null=not_null)
 
 
 LIST = Table(
     "users",
     {
-        "id": _column("id", "id"),
-        "username": _column("text", "username", folded="username_folded"),
-        "email": _column("text", "email", folded="email_folded"),
+        "id": _column("id", "id", not_null=True),
+        "username": _column("text", "username", folded="username_folded", not_null=True),
+        "email": _column("text", "email", folded="email_folded", not_null=True),
         "phone_number": _column("text", "phone_number", folded="phone_folded"),
         "first_name": _column("text", "first_name"),
         "middle_name": _column("text", "middle_name"),
@@ -169,9 +130,9 @@ LIST = Table(
         "mfa_enabled": Field("bool", "(users.sms_mfa_enabled OR users.software_mfa_enabled)"),
         "is_org_admin": Field("bool", IS_ORG_ADMIN),
         "last_seen": Field("datetime", LAST_SEEN),
-        "created_date": _column("datetime", "created_date"),
+        "created_date": _column("datetime", "created_date", not_null=True),
         "created_by": _column("id", "created_by"),
-        "last_updated_date": _column("datetime", "last_updated_date"),
+        "last_updated_date": _column("datetime", "last_updated_date", not_null=True),
         "last_updated_by": _column("id", "last_updated_by"),
     },
     fts="users_fts",
@@ -185,4 +146,5 @@ LIST = Table(
         "tags",
     ),
     json_columns=("custom_attributes", "restricted_custom_attributes"),
+    codec=USERS,
 )

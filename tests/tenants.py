@@ -5,15 +5,15 @@ Import from test modules: `from tests.tenants import Tenant, new_tenant`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from edge import clock, ids
-from edge.access import grants
+from edge import clock
+from edge.access import values as access_values
 from edge.app import Site
 from edge.auth import hashing
 from edge.principal import Principal
+from edge.tenancy.user_writes import new_user
 from storage import access as access_store
 from storage import staff
 from storage import users as user_store
@@ -47,30 +47,25 @@ class Tenant:
 
     async def add_user(self, username: str, **profile: Any) -> str:
         """A plain user written straight to storage (no permissions), for arranging tests."""
-        user_id = ids.new_id()
         email = profile.pop("email", f"{username}@{self.alias}.test")
-        now = clock.now_iso()
-        row = {
-            "id": user_id,
-            "org_id": self.org_id,
+        values = {
             "username": username,
-            "username_folded": username.casefold(),
             "email": email,
-            "email_folded": email.casefold(),
             "password_hash": _password_hash(),
-            "password_last_changed": now,
-            "created_date": now,
-            "last_updated_date": now,
+            "password_last_changed": clock.now_iso(),
+            "created_by": None,
+            "last_updated_by": None,
             **profile,
         }
+        row = new_user(self.org_id, "", values)
         await self.site.services.db.write(lambda c: user_store.create(c, row))
-        return user_id
+        return row.id
 
     async def grant(
         self, kind: str, target_id: str, grantee_id: str, grantee_kind: str = "user", **values: Any
     ) -> None:
         """Write an access object straight to storage, for arranging tests."""
-        row = grants.new_row(
+        row = access_values.new_access(
             kind, target_id, grantee_id, grantee_kind, self.org_id, self.admin_id, values
         )
         await self.site.services.db.write(lambda c: access_store.create(c, row))
@@ -89,5 +84,5 @@ async def new_tenant(site: Site, api: Api, name: str = "Clinic", alias: str = "c
     return Tenant(site, api, org_id, alias, str(admin["id"]), email)
 
 
-def body_of(row: dict[str, Any], *names: str) -> dict[str, Any]:
-    return {n: json.loads(row[n]) if n in ("tags",) else row[n] for n in names}
+def body_of(row: Any, *names: str) -> dict[str, Any]:
+    return {n: getattr(row, n) for n in names}

@@ -7,7 +7,6 @@ The client receives the session in a Challenge and sends it back as its bearer t
 from __future__ import annotations
 
 import hashlib
-import json
 import secrets
 from datetime import timedelta
 from typing import Any
@@ -16,6 +15,7 @@ from edge import clock
 from edge.errors import Unauthenticated
 from storage import challenges as store
 from storage.database import Database
+from storage.records import Org, User
 from storage.rows import Row
 
 RESTART = "Session is invalid or has expired: restart sign-in"
@@ -37,10 +37,10 @@ class Challenges:
         self._db = db
 
     async def issue(
-        self, kind: str, user: Row, org: Row, project_id: str | None, **extra: Any
+        self, kind: str, user: User, org: Org, project_id: str | None, **extra: Any
     ) -> dict[str, Any]:
         session = secrets.token_urlsafe(32)
-        minutes = int(json.loads(org["settings"]).get("session_expire_mins", 5))
+        minutes = int(org["settings"].get("session_expire_mins", 5))
         row = {
             "session_hash": _hash(session),
             "kind": kind,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import re
 import secrets
 from typing import Any
@@ -27,6 +26,7 @@ from edge.tenancy.users import Target
 from storage import mfa as store
 from storage import users
 from storage.database import Database
+from storage.records import User
 from storage.rows import Row
 
 SOFTWARE, SMS = "SOFTWARE", "SMS"
@@ -58,7 +58,7 @@ def software_code(value: str | None) -> str:
 
 
 def mfa_required(orgs: Orgs, org_id: str) -> bool:
-    return bool(json.loads(orgs.get_row(org_id)["settings"]).get("mfa_required", False))
+    return bool(orgs.get_row(org_id).settings.get("mfa_required", False))
 
 
 class Mfa:
@@ -69,7 +69,7 @@ class Mfa:
         self._tokens = tokens
 
     # -- software ------------------------------------------------------------------------
-    async def secret_code(self, user: Row) -> dict[str, Any]:
+    async def secret_code(self, user: User) -> dict[str, Any]:
         """A new TOTP secret, pending until a code from it is confirmed."""
         secret = pyotp.random_base32()
         enc = self._fernet.encrypt(secret.encode()).decode()
@@ -80,7 +80,7 @@ class Mfa:
         uri = pyotp.TOTP(secret).provisioning_uri(name=user["username"], issuer_name=ISSUER)
         return {"secret_code": secret, "uri": uri}
 
-    async def add_software(self, user: Row, code: str, set_preferred: bool) -> str:
+    async def add_software(self, user: User, code: str, set_preferred: bool) -> str:
         row = self._db.read(lambda c: store.get(c, user["id"], "software"))
         pending = row and row["pending_enc"]
         if not pending or not _totp_ok(self._decrypt(pending), software_code(code)):
@@ -110,7 +110,7 @@ class Mfa:
         return bool(code.strip()) and same(row["recovery_hash"] if row else None, code)
 
     # -- preference and removal ----------------------------------------------------------
-    async def set_preferred(self, user: Row, value: str) -> None:
+    async def set_preferred(self, user: User, value: str) -> None:
         choice = KINDS.get(value.strip().lower())
         if choice is None:
             raise ValidationError("preferred_mfa", "must be SOFTWARE or SMS")
@@ -119,7 +119,7 @@ class Mfa:
         await self._db.write(lambda c: store.set_user(c, user["id"], {"preferred_mfa": choice}))
 
     async def remove(
-        self, user: Row, kind: str, *, recovery_code: str | None, by_admin: bool
+        self, user: User, kind: str, *, recovery_code: str | None, by_admin: bool
     ) -> None:
         """Remove a factor. Under an MFA policy a user needs the recovery code unless another
         factor remains; removing the last required factor ends every session of the user."""
@@ -140,7 +140,7 @@ class Mfa:
     def _decrypt(self, token: str) -> str:
         return self._fernet.decrypt(token.encode()).decode()
 
-    def user(self, user_id: str) -> Row:
+    def user(self, user_id: str) -> User:
         row = self._db.read(lambda c: users.get(c, user_id))
         if row is None or not row["is_active"]:
             raise Unauthenticated("Account is not active")
@@ -158,7 +158,7 @@ def require_admin_over(target: Target) -> None:
 
 
 async def send_recovery(
-    db: Database, messages: Messages, user: Row, hours: int, template_id: str | None
+    db: Database, messages: Messages, user: User, hours: int, template_id: str | None
 ) -> None:
     """Queue the account-recovery mail with a fresh reset token."""
     if not user["email"]:
@@ -167,8 +167,8 @@ async def send_recovery(
     await messages.account_recovery(messages.recipient(user["id"]), token, hours, template_id)
 
 
-def reset_hours(orgs: Orgs, user: Row) -> int:
-    value = json.loads(orgs.get_row(user["org_id"])["settings"]).get("reset_token_expire_hours")
+def reset_hours(orgs: Orgs, user: User) -> int:
+    value = orgs.get_row(user["org_id"]).settings.get("reset_token_expire_hours")
     return value if isinstance(value, int) and not isinstance(value, bool) else 24
 
 
@@ -176,7 +176,7 @@ def _totp_ok(secret: str, code: str) -> bool:
     return pyotp.TOTP(secret).verify(code, for_time=clock.now(), valid_window=1)
 
 
-def _remove(conn: Any, user: Row, kind: str) -> None:
+def _remove(conn: Any, user: User, kind: str) -> None:
     store.delete(conn, user["id"], kind)
     flags: Row = {f"{kind}_mfa_enabled": 0}
     if user["preferred_mfa"] == KINDS[kind]:

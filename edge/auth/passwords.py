@@ -15,6 +15,7 @@ from edge.delivery.messages import Recipient
 from edge.errors import Unauthenticated, ValidationError
 from storage import credentials, staff, users
 from storage.database import Database
+from storage.records import Org, Project, User
 
 if TYPE_CHECKING:
     from edge.auth.tokens import Tokens
@@ -60,6 +61,7 @@ class Passwords:
     async def _signed_in(self, who: Principal, old: str | None, new: str) -> None:
         if not old:
             raise ValidationError("old_password", "is required")
+        account: User | dict[str, Any] | None
         if who.kind == "staff":
             account = self._db.read(lambda c: staff.get(c, who.account_id))
         elif who.kind == "user":
@@ -130,14 +132,10 @@ class Passwords:
             )
         return FORGOT_ANSWER
 
-    def _find(
-        self, org: dict[str, Any], project: dict[str, Any] | None, login: str
-    ) -> dict[str, Any] | None:
+    def _find(self, org: Org, project: Project | None, login: str) -> User | None:
         return self._projects.find_login(org, project, login)
 
-    def _recipient(
-        self, org: dict[str, Any], project: dict[str, Any] | None, user: dict[str, Any]
-    ) -> Recipient:
+    def _recipient(self, org: Org, project: Project | None, user: User) -> Recipient:
         return Recipient(
             user_id=user["id"],
             email=user.get("email") or None,

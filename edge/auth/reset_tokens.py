@@ -8,10 +8,8 @@ password endpoint. A token lives `hours` (the org's or project's reset_token_exp
 from __future__ import annotations
 
 import hashlib
-import json
 import secrets
 from datetime import timedelta
-from typing import Any
 
 import apsw
 
@@ -19,6 +17,7 @@ from edge import clock
 from edge.errors import ValidationError
 from storage import reset_tokens as store
 from storage.database import Database
+from storage.records import Org, Project, User
 
 MAX_HOURS = 168
 DEFAULT_HOURS = 24
@@ -34,7 +33,7 @@ def looks_like(token: str) -> bool:
     return "." not in token
 
 
-async def issue(db: Database, user_row: dict[str, Any], hours: int) -> str:
+async def issue(db: Database, user_row: User, hours: int) -> str:
     """A new reset token for this user, valid `hours` (clamped to 1..168)."""
     hours = min(max(int(hours), 1), MAX_HOURS)
     token = secrets.token_urlsafe(32)
@@ -80,12 +79,12 @@ async def redeem_now(db: Database, token: str) -> str:
     return await db.write(lambda c: redeem(c, token))
 
 
-def hours_for(org: dict[str, Any], project: dict[str, Any] | None = None) -> int:
+def hours_for(org: Org, project: Project | None = None) -> int:
     """The project's reset_token_expire_hours when it sets one, else the org's, else 24;
     never more than a week."""
     for row in (project, org):
         if row is not None:
-            value = json.loads(row["settings"]).get("reset_token_expire_hours")
+            value = row["settings"].get("reset_token_expire_hours")
             if isinstance(value, int) and not isinstance(value, bool):
                 return min(max(value, 1), MAX_HOURS)
     return DEFAULT_HOURS

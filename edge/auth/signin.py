@@ -30,6 +30,7 @@ from edge.tenancy.orgs import Orgs
 from edge.tenancy.projects import Projects
 from storage import credentials, staff, users
 from storage.database import Database
+from storage.records import Org, Project, User
 from storage.rows import Row
 
 BAD_CREDENTIALS = "Incorrect username or password"
@@ -93,7 +94,7 @@ class SignIn:
         )
 
     async def _password(
-        self, key: str, account: Row | None, password: str, address: str | None
+        self, key: str, account: User | Row | None, password: str, address: str | None
     ) -> None:
         """Check a password under the throttle; the answer is the same for unknown accounts."""
         self.throttle.check(key, address)
@@ -117,7 +118,7 @@ class SignIn:
 
     # -- the state machine ---------------------------------------------------------------
     async def _next_step(
-        self, user: Row, org: Row, project: Row | None, *, after_password: bool
+        self, user: User, org: Org, project: Project | None, *, after_password: bool
     ) -> dict[str, Any]:
         """A Challenge for the next step, or TokenInfo when none is left."""
         project_id = None if project is None else project["id"]
@@ -155,7 +156,7 @@ class SignIn:
         return await handler(row, user, org, project, form, address)
 
     async def _new_password(
-        self, row: Row, user: Row, org: Row, project: Row | None, form: dict[str, str], _: Any
+        self, row: Row, user: User, org: Org, project: Project | None, form: dict[str, str], _: Any
     ) -> dict[str, Any]:
         new = form.get("new_password") or ""
         hashing.check_policy(
@@ -168,7 +169,7 @@ class SignIn:
         return await self._next_step(self._user_row(user["id"]), org, project, after_password=False)
 
     async def _software_code(
-        self, row: Row, user: Row, org: Row, project: Row | None, form: dict[str, str], ip: Any
+        self, row: Row, user: User, org: Org, project: Project | None, form: dict[str, str], ip: Any
     ) -> dict[str, Any]:
         code = mfa.software_code(form.get("mfa_code"))
         await self.challenges.use(row)
@@ -176,7 +177,7 @@ class SignIn:
         return await self._open(user, org, project)
 
     async def _sms_code(
-        self, row: Row, user: Row, org: Row, project: Row | None, form: dict[str, str], ip: Any
+        self, row: Row, user: User, org: Org, project: Project | None, form: dict[str, str], ip: Any
     ) -> dict[str, Any]:
         code = (form.get("mfa_code") or "").strip()
         if not code:
@@ -194,7 +195,7 @@ class SignIn:
         await self.throttle.succeeded(key)
 
     async def _select(
-        self, row: Row, user: Row, org: Row, project: Row | None, form: dict[str, str], _: Any
+        self, row: Row, user: User, org: Org, project: Project | None, form: dict[str, str], _: Any
     ) -> dict[str, Any]:
         choice = (form.get("mfa_choice") or "").strip().lower()
         if choice not in ("software", "sms"):
@@ -207,7 +208,7 @@ class SignIn:
         return await self.challenges.issue("SMS_MFA", user, org, project_id, code_hash=code_hash)
 
     async def _setup_done(
-        self, row: Row, user: Row, org: Row, project: Row | None, form: dict[str, str], _: Any
+        self, row: Row, user: User, org: Org, project: Project | None, form: dict[str, str], _: Any
     ) -> dict[str, Any]:
         if not (user["software_mfa_enabled"] or user["sms_mfa_enabled"]):
             raise ValidationError(
@@ -225,13 +226,13 @@ class SignIn:
         issued = await self.challenges.issue("MFA_SETUP", user, org, row["project_id"])
         return str(issued["session"])
 
-    def _user_row(self, user_id: str) -> Row:
+    def _user_row(self, user_id: str) -> User:
         user = self._db.read(lambda c: users.get(c, user_id))
         if user is None or not user["is_active"]:
             raise Unauthenticated("Account is not active: restart sign-in")
         return user
 
-    async def _open(self, account: Row, org: Row, project: Row | None) -> dict[str, Any]:
+    async def _open(self, account: User, org: Org, project: Project | None) -> dict[str, Any]:
         return await self._tokens.open_session(
             "user",
             account["id"],
@@ -240,7 +241,7 @@ class SignIn:
             lifetimes=self._lifetimes(org, project),
         )
 
-    def _lifetimes(self, org: dict[str, Any], project: dict[str, Any] | None) -> Lifetimes:
+    def _lifetimes(self, org: Org, project: Project | None) -> Lifetimes:
         if project is None:
             return self._orgs.lifetimes(org)
         return self._projects.lifetimes(project)
@@ -270,7 +271,7 @@ class SignIn:
             await self._tokens.revoke_session(principal.session_id)
 
 
-def _step(user: Row, required: bool, after_password: bool) -> str | None:
+def _step(user: User, required: bool, after_password: bool) -> str | None:
     """The next challenge for a user whose password was just accepted (or set)."""
     if after_password and (user["has_temporary_password"] or user["new_password_required"]):
         return "NEW_PASSWORD_REQUIRED"
@@ -285,5 +286,5 @@ def _step(user: Row, required: bool, after_password: bool) -> str | None:
     return "MFA_SETUP" if required else None
 
 
-def _hash_of(account: dict[str, Any] | None) -> str | None:
+def _hash_of(account: User | Row | None) -> str | None:
     return None if account is None else account["password_hash"]

@@ -19,6 +19,7 @@ from edge.tenancy import user_rules
 from edge.tenancy.orgs import Orgs
 from storage import mfa as store
 from storage.database import Database
+from storage.records import User
 from storage.rows import Row
 
 CODE_LIFETIME = timedelta(minutes=10)
@@ -34,13 +35,13 @@ class SmsMfa:
         self._orgs = orgs
         self._messages = messages
 
-    async def add(self, user: Row, form: dict[str, str]) -> dict[str, Any]:
+    async def add(self, user: User, form: dict[str, str]) -> dict[str, Any]:
         code = (form.get("verification_code") or "").strip()
         if not code:
             return await self._phase_one(user, form.get("phone_number") or "")
         return await self._phase_two(user, code, _truthy(form.get("set_preferred")))
 
-    async def _phase_one(self, user: Row, phone_number: str) -> dict[str, Any]:
+    async def _phase_one(self, user: User, phone_number: str) -> dict[str, Any]:
         phone = user_rules.phone("phone_number", phone_number)
         if not phone:
             raise ValidationError("phone_number", "is required")
@@ -63,7 +64,7 @@ class SmsMfa:
             "verification_pending": True,
         }
 
-    async def _phase_two(self, user: Row, code: str, set_preferred: bool) -> dict[str, Any]:
+    async def _phase_two(self, user: User, code: str, set_preferred: bool) -> dict[str, Any]:
         row = self._db.read(lambda c: store.get(c, user["id"], "sms"))
         pending = user["pending_phone_number"]
         if not pending or row is None or not _code_ok(row, code):
@@ -89,7 +90,7 @@ class SmsMfa:
         await self._db.write(write)
         return {"message": "SMS MFA enabled", "recovery_code": recovery}
 
-    async def send_sign_in_code(self, user: Row) -> str:
+    async def send_sign_in_code(self, user: User) -> str:
         """Text a sign-in OTP to the verified phone; the caller keeps only its hash."""
         code = new_code()
         await self._messages.sms_code(
@@ -103,7 +104,7 @@ def _code_ok(row: Row, code: str) -> bool:
     return mfa.same(row["code_hash"], code) and fresh
 
 
-def _drop_phone(conn: Any, user: Row) -> None:
+def _drop_phone(conn: Any, user: User) -> None:
     """A wrong code: the phone is removed, the pending number kept, the OTP spent."""
     store.put(
         conn, user["id"], "sms", {"code_hash": None, "code_expires_at": None}, clock.now_iso()

@@ -17,13 +17,12 @@ import json
 from typing import Any
 
 from edge import clock, fields, ids
-from edge.access import permissions
-from edge.access.permissions import Grants
+from edge.access.engine import Caller, Permissions
 from edge.delivery import templating
 from edge.errors import DeleteProtected, Denied, NotFound, ValidationError
 from edge.listing import CursorCodec, ListQuery, Page, fetch
 from edge.principal import Principal
-from edge.tenancy.groups import check_project, require_org
+from edge.tenancy.settings import check_project, require_org
 from storage import email_templates as store
 from storage.database import Database
 
@@ -36,17 +35,18 @@ FLAGS = ("for_account_recovery", "for_new_users", "is_delete_protected", "is_act
 
 
 class EmailTemplates:
-    def __init__(self, db: Database, cursors: CursorCodec) -> None:
+    def __init__(self, db: Database, cursors: CursorCodec, permissions: Permissions) -> None:
         self._db = db
         self.cursors = cursors
+        self._permissions = permissions
 
     def get(self, principal: Principal, template_id: str) -> Row:
         return present(self._load(principal, template_id)[0])
 
     async def list(self, principal: Principal, query: ListQuery) -> Page:
         org_id = require_org(principal)
-        held = permissions.load(self._db, principal)
-        projects = None if held.is_org_admin else _admin_projects(held)
+        held = self._permissions.caller(principal)
+        projects = None if held.is_org_admin else held.admin_projects()
         if projects is not None and not projects:
             raise Denied("Only org and project admins may list e-mail templates")
         page = await fetch(
@@ -59,7 +59,7 @@ class EmailTemplates:
         org_id = require_org(principal)
         given = body["project_id"] if "project_id" in body else principal.project_id
         project_id = check_project(self._db, org_id, given)
-        _require_admin(permissions.load(self._db, principal), project_id)
+        _require_admin(self._permissions.caller(principal), project_id)
         values = _values(body)
         _check_texts(values)
         now = clock.now_iso()
@@ -111,16 +111,16 @@ class EmailTemplates:
 
         await self._db.write(write)
 
-    def _load(self, principal: Principal, template_id: str) -> tuple[Row, Grants]:
+    def _load(self, principal: Principal, template_id: str) -> tuple[Row, Caller]:
         org_id = require_org(principal)
         row = self._db.read(lambda c: store.get(c, template_id))
         if row is None or row["org_id"] != org_id:
             raise NotFound("E-mail template not found")
         if principal.project_id and row["project_id"] != principal.project_id:
             raise NotFound("E-mail template not found")
-        held = permissions.load(self._db, principal)
+        held = self._permissions.caller(principal)
         if not held.is_project_admin(row["project_id"]):
-            if held.is_org_admin or _admin_projects(held):
+            if held.is_admin_anywhere():
                 raise Denied("Only admins of the template's org or project may manage it")
             raise NotFound("E-mail template not found")
         return row, held
@@ -135,11 +135,7 @@ class EmailTemplates:
         return "en-US"
 
 
-def _admin_projects(held: Grants) -> list[str]:
-    return [p for p, level in held.projects.items() if level.is_admin]
-
-
-def _require_admin(held: Grants, project_id: str | None) -> None:
+def _require_admin(held: Caller, project_id: str | None) -> None:
     if project_id is None and not held.is_org_admin:
         raise Denied("Only org admins may manage org-level e-mail templates")
     if not held.is_project_admin(project_id):

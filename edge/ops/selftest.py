@@ -18,15 +18,9 @@ Check = tuple[str, Callable[[], str]]
 
 
 def _sqlite() -> str:
-    import apsw
+    from storage.probe import sqlite_features
 
-    conn = apsw.Connection(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body)")
-    conn.execute("INSERT INTO t VALUES ('edge selftest')")
-    hits = conn.execute("SELECT count(*) FROM t WHERE t MATCH 'self*'").fetchone()
-    value = conn.execute("SELECT json_extract('{\"a\": 7}', '$.a')").fetchone()
-    assert hits == (1,) and value == (7,)
-    return f"SQLite {apsw.sqlite_lib_version()} (FTS5, JSON1)"
+    return sqlite_features()
 
 
 def _crypto() -> str:

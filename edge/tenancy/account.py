@@ -8,14 +8,13 @@ current session's permissions are merged through roles, as the permission engine
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from edge import clock, fields
-from edge.access import permissions
-from edge.access.grants import BLOCKS_BY_KIND, permission_blocks
-from edge.access.permissions import BLOCKS, FULL_CRUD, NO_CRUD, Level
+from edge import clock, fields, ids
+from edge.access import values as access_values
+from edge.access.engine import Permissions
+from edge.access.levels import BLOCKS, BLOCKS_BY_KIND, FULL_CRUD, NO_CRUD, Level
 from edge.errors import Denied, ValidationError
 from edge.listing import ListQuery, Page, fetch
 from edge.principal import Principal
@@ -25,6 +24,7 @@ from storage import dashboards
 from storage import users as user_store
 from storage.database import Database
 from storage.listing import Table
+from storage.records import Access
 from storage.user_scopes import Conditions
 
 Row = dict[str, Any]
@@ -45,8 +45,9 @@ class AccessOptions:
 
 
 class Account:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, permissions: Permissions) -> None:
         self._db = db
+        self._permissions = permissions
 
     # -- access --------------------------------------------------------------------------
     def org_access(self, principal: Principal) -> Row:
@@ -54,7 +55,7 @@ class Account:
         row = self._db.read(lambda c: access_store.get(c, org_id, account_id))
         if row is None:
             user = self._db.read(lambda c: user_store.get(c, account_id))
-            row = _no_access(org_id, account_id, user["created_date"] if user else clock.now_iso())
+            row = _no_access(org_id, account_id, user.created_date if user else clock.now_iso())
         return {"org_access": present_access("org", row)}
 
     async def access(
@@ -81,18 +82,18 @@ class Account:
         return page
 
     def _present_page(
-        self, principal: Principal, kind: str, rows: list[Row], ids_only: bool
-    ) -> list[Row]:
+        self, principal: Principal, kind: str, rows: list[Access], ids_only: bool
+    ) -> list[Any]:
         if ids_only:
-            return [row["target_id"] for row in rows]
+            return [row.target_id for row in rows]
         if kind == "role":
-            admin = permissions.load(self._db, principal).is_org_admin
+            admin = self._permissions.caller(principal).is_org_admin
             return [present_role_access(row, admin) for row in rows]
-        found = self._db.read(lambda c: store.targets(c, kind, [r["target_id"] for r in rows]))
-        return [_described(kind, row, found.get(row["target_id"])) for row in rows]
+        found = self._db.read(lambda c: store.targets(c, kind, [r.target_id for r in rows]))
+        return [_described(kind, row, found.get(row.target_id)) for row in rows]
 
     def current_session(self, principal: Principal) -> Row:
-        grants = permissions.load(self._db, principal)
+        grants = self._permissions.caller(principal)
         out = {"org_permissions": effective("org", grants.org)}
         if principal.project_id:
             out["project_permissions"] = effective("project", grants.project(principal.project_id))
@@ -102,11 +103,11 @@ class Account:
     def dashboard(self, principal: Principal) -> Row:
         user_id = _user(principal)
         stored = self._db.read(lambda c: dashboards.get(c, user_id))
-        return json.loads(stored) if stored else {"widgets": []}
+        return stored if stored else {"widgets": []}
 
     async def set_dashboard(self, principal: Principal, body: Row) -> None:
         user_id = _user(principal)
-        config = json.dumps({"widgets": _widgets(body["widgets"])})
+        config = {"widgets": _widgets(body["widgets"])}
         now = clock.now_iso()
         await self._db.write(lambda c: dashboards.put(c, user_id, config, now))
 
@@ -139,63 +140,69 @@ def _search_in_scope(kind: str, query: ListQuery, scope: Conditions) -> ListQuer
     return replace(query, search=None, search_fields=())
 
 
-def _no_access(org_id: str, account_id: str, created: str) -> Row:
+def _no_access(org_id: str, account_id: str, created: str) -> Access:
     """The org access of a member who holds none: everything false."""
-    return {
-        "target_id": org_id,
-        "grantee_id": account_id,
-        "is_admin": False,
-        "can_read": False,
-        "can_update": False,
-        "permissions": "{}",
-        "tags": "[]",
-        "is_active": True,
-        "is_delete_protected": False,
-        "created_date": created,
-        "created_by": None,
-        "last_updated_date": created,
-        "last_updated_by": None,
-    }
+    return Access(
+        id=ids.access_id(org_id, account_id),
+        kind="org",
+        target_id=org_id,
+        grantee_id=account_id,
+        grantee_kind="user",
+        org_id=org_id,
+        is_admin=False,
+        can_read=False,
+        can_update=False,
+        permissions={},
+        data_paths={},
+        file_paths={},
+        tags=[],
+        is_active=True,
+        is_delete_protected=False,
+        created_date=created,
+        created_by=None,
+        last_updated_date=created,
+        last_updated_by=None,
+    )
 
 
-def present_access(kind: str, row: Row) -> Row:
+def present_access(kind: str, row: Access) -> Row:
     """An access object in the shape the interface gives it (`<kind>_id`, `grantee_id`)."""
     out: Row = {
-        f"{kind}_id": row["target_id"],
-        "grantee_id": row["grantee_id"],
-        "is_admin": bool(row["is_admin"]),
-        "can_read": bool(row["can_read"]),
-        "can_update": bool(row["can_update"]),
-        **permission_blocks(kind, json.loads(row["permissions"])),
-        "tags": json.loads(row["tags"]),
-        "is_delete_protected": bool(row["is_delete_protected"]),
-        "created_date": row["created_date"],
-        "last_updated_date": row["last_updated_date"],
+        f"{kind}_id": row.target_id,
+        "grantee_id": row.grantee_id,
+        "is_admin": row.is_admin,
+        "can_read": row.can_read,
+        "can_update": row.can_update,
+        **access_values.permission_blocks(kind, row.permissions),
+        "tags": row.tags,
+        "is_delete_protected": row.is_delete_protected,
+        "created_date": row.created_date,
+        "last_updated_date": row.last_updated_date,
     }
     for name in ("created_by", "last_updated_by"):
-        if row[name] is not None:
-            out[name] = row[name]
+        if getattr(row, name) is not None:
+            out[name] = getattr(row, name)
     return out
 
 
-def _described(kind: str, row: Row, target: Row | None) -> Row:
+def _described(kind: str, row: Access, target: Row | None) -> Row:
     out = present_access(kind, row)
-    out["is_active"] = bool(row["is_active"])
+    out["is_active"] = row.is_active
     if kind == "group":
-        out["data_paths"] = json.loads(row["data_paths"])
-        out["file_paths"] = json.loads(row["file_paths"])
+        out["data_paths"] = row.data_paths
+        out["file_paths"] = row.file_paths
     out[f"{kind}_name"] = target["name"] if target else ""
     out[f"{kind}_description"] = target["description"] if target else ""
-    out[f"{kind}_tags"] = json.loads(target["tags"]) if target else []
+    out[f"{kind}_tags"] = target["tags"] if target else []
     return out
 
 
-def present_role_access(row: Row, admin: bool) -> Row:
+def present_role_access(row: Access, admin: bool) -> Row:
     out = present_access("role", row)
     out["account_id"] = out.pop("grantee_id")
     out.pop("is_admin")
     if admin:
-        out["is_active"] = bool(row["is_active"])
+        out["is_active"] = row.is_active
     return out
 
 

@@ -5,16 +5,16 @@ the ones an organization runs itself by. Staff-only settings (such as
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from edge import clock, fields
-from edge.access import permissions
+from edge.access.engine import Permissions
 from edge.errors import Denied, NotFound
 from edge.principal import Principal
 from edge.tenancy.orgs import COLUMNS, SETTINGS, Orgs, present
 from storage import orgs as store
 from storage.database import Database
+from storage.rows import Tx
 
 Row = dict[str, Any]
 PATCHABLE_COLUMNS = ("name", "description", "is_delete_protected")
@@ -41,27 +41,27 @@ PATCHABLE_SETTINGS = (
 
 
 class MyOrg:
-    def __init__(self, db: Database, orgs: Orgs) -> None:
+    def __init__(self, db: Database, orgs: Orgs, permissions: Permissions) -> None:
         self._db = db
         self._orgs = orgs
+        self._permissions = permissions
 
     def get(self, principal: Principal) -> Row:
         return present(self._orgs.get_row(_org_of(principal)))
 
     async def patch(self, principal: Principal, body: Row) -> None:
         org_id = _org_of(principal)
-        if not permissions.load(self._db, principal).is_org_admin:
+        if not self._permissions.caller(principal).is_org_admin:
             raise Denied("Only org admins may change the organization's settings")
         current = self._orgs.get_row(org_id)
         changes = _columns(body)
-        settings = {**json.loads(current["settings"]), **_settings(body)}
         changes.update(
-            settings=json.dumps(settings),
+            settings={**current.settings, **_settings(body)},
             last_updated_date=clock.now_iso(),
             last_updated_by=principal.actor,
         )
 
-        def write(conn: Any) -> None:
+        def write(conn: Tx) -> None:
             if not store.patch(conn, org_id, changes):
                 raise NotFound("Organization not found")
 

@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from edge import clock, fields, ids
-from edge.access import grants
+from edge.access import values as access_values
 from edge.auth import hashing
 from edge.auth.tokens import Lifetimes
 from edge.errors import AliasTaken, DeleteProtected, Denied, NotFound, ValidationError
 from edge.listing import CursorCodec, ListQuery, Page, fetch
 from edge.principal import Principal
+from edge.tenancy.user_writes import new_user
 from storage import access as access_store
 from storage import aliases
 from storage import orgs as store
 from storage import users as user_store
 from storage.database import Database
+from storage.records import Org, User
+from storage.rows import Tx
 
 LOGIN_FIELDS = ("username", "email", "phone_number")
 TABLE = store.LIST
@@ -75,7 +77,7 @@ class Orgs:
         self.cursors = cursors
 
     # -- reading -----------------------------------------------------------------------
-    def get_row(self, org_id: str) -> dict[str, Any]:
+    def get_row(self, org_id: str) -> Org:
         row = self._db.read(lambda c: store.get(c, org_id))
         if row is None:
             raise NotFound("Organization not found")
@@ -85,7 +87,7 @@ class Orgs:
         _require_staff(principal)
         return present(self.get_row(org_id))
 
-    def resolve_client(self, client_id: str, field: str = "client_id") -> dict[str, Any]:
+    def resolve_client(self, client_id: str, field: str = "client_id") -> Org:
         """The org named by a client ID: its ID or its alias (any case)."""
         row = self._db.read(lambda c: store.get(c, client_id))
         if row is None:
@@ -102,7 +104,7 @@ class Orgs:
         page.rows = [present(row) for row in page.rows]
         return page
 
-    def lifetimes(self, org: dict[str, Any]) -> Lifetimes:
+    def lifetimes(self, org: Org) -> Lifetimes:
         settings = _settings(org)
         return Lifetimes(
             access=timedelta(hours=settings["access_token_expire_hours"]),
@@ -116,38 +118,35 @@ class Orgs:
         _require_staff(principal)
         if "name" not in body:
             raise ValidationError("name", "is required")
-        row = self._new_row(principal, body)
         alias = fields.alias("alias", body.get("alias"))
-        admin_row = await self._admin_row(row["id"], principal, admin) if admin else None
+        row = self._new_org(principal, body, alias)
+        admin_row = await self._admin_user(row.id, principal, admin) if admin else None
 
-        def write(conn: Any) -> None:
-            if alias and not aliases.claim(conn, alias, "org", row["id"]):
+        def write(conn: Tx) -> None:
+            if alias and not aliases.claim(conn, alias, "org", row.id):
                 raise AliasTaken(alias)
-            store.create(conn, {**row, "alias": alias})
+            store.create(conn, row)
             if admin_row:
                 user_store.create(conn, admin_row)
                 access_store.create(
-                    conn, grants.org_admin_row(row["id"], admin_row["id"], principal.actor)
+                    conn, access_values.org_admin(row.id, admin_row.id, principal.actor)
                 )
 
         await self._db.write(write)
-        return str(row["id"])
+        return row.id
 
     async def patch(self, principal: Principal, org_id: str, body: dict[str, Any]) -> None:
         _require_staff(principal)
         current = self.get_row(org_id)
         changes = _validated_columns(body)
-        settings = {**_settings(current), **_validated_settings(body)}
-        changes["settings"] = json.dumps(settings)
-        if "tags" in changes:
-            changes["tags"] = json.dumps(changes["tags"])
+        changes["settings"] = {**_settings(current), **_validated_settings(body)}
         if "name" in changes:
             changes["name_folded"] = changes["name"].casefold()
         changes.update(last_updated_date=clock.now_iso(), last_updated_by=principal.actor)
         has_alias = "alias" in body
         alias = fields.alias("alias", body.get("alias")) if has_alias else None
 
-        def write(conn: Any) -> None:
+        def write(conn: Tx) -> None:
             if has_alias:
                 aliases.release_owner(conn, org_id)
                 if alias and not aliases.claim(conn, alias, "org", org_id):
@@ -161,55 +160,46 @@ class Orgs:
     async def delete(self, principal: Principal, org_id: str, *, force: bool) -> None:
         _require_staff(principal)
         current = self.get_row(org_id)
-        if current["is_delete_protected"] and not force:
+        if current.is_delete_protected and not force:
             raise DeleteProtected("Organization")
 
-        def write(conn: Any) -> None:
+        def write(conn: Tx) -> None:
             if not store.delete(conn, org_id):
                 raise NotFound("Organization not found")
 
         await self._db.write(write)
 
-    def _new_row(self, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    def _new_org(self, principal: Principal, body: dict[str, Any], alias: str | None) -> Org:
         columns = _validated_columns(body)
         settings = {name: default for name, (default, _) in SETTINGS.items()}
         settings.update(_validated_settings(body))
         now = clock.now_iso()
-        return {
-            "id": ids.new_id(),
-            "name": columns["name"],
-            "name_folded": columns["name"].casefold(),
-            "description": columns.get("description", ""),
-            "tags": json.dumps(columns.get("tags", [])),
-            "is_active": columns.get("is_active", True),
-            "is_delete_protected": columns.get("is_delete_protected", False),
-            "settings": json.dumps(settings),
-            "created_date": now,
-            "created_by": principal.actor,
-            "last_updated_date": now,
-            "last_updated_by": principal.actor,
-        }
+        return Org(
+            id=ids.new_id(),
+            name=columns["name"],
+            name_folded=columns["name"].casefold(),
+            alias=alias,
+            description=columns.get("description", ""),
+            tags=columns.get("tags", []),
+            is_active=columns.get("is_active", True),
+            is_delete_protected=columns.get("is_delete_protected", False),
+            settings=settings,
+            created_date=now,
+            created_by=principal.actor,
+            last_updated_date=now,
+            last_updated_by=principal.actor,
+        )
 
-    async def _admin_row(
-        self, org_id: str, principal: Principal, admin: dict[str, str]
-    ) -> dict[str, Any]:
+    async def _admin_user(self, org_id: str, principal: Principal, admin: dict[str, str]) -> User:
         email = fields.email("admin_email", admin.get("email"))
         hashing.check_policy(admin.get("password", ""), username=email, field="admin_password")
-        now = clock.now_iso()
-        return {
-            "id": ids.new_id(),
-            "org_id": org_id,
+        values = {
             "username": email,
-            "username_folded": email.casefold(),
             "email": email,
-            "email_folded": email.casefold(),
             "password_hash": await hashing.hash(admin["password"]),
-            "password_last_changed": now,
-            "created_date": now,
-            "created_by": principal.actor,
-            "last_updated_date": now,
-            "last_updated_by": principal.actor,
+            "password_last_changed": clock.now_iso(),
         }
+        return new_user(org_id, principal.actor, values)
 
 
 def _require_staff(principal: Principal) -> None:
@@ -230,26 +220,26 @@ def _validated_settings(body: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _settings(row: dict[str, Any]) -> dict[str, Any]:
-    stored = json.loads(row["settings"])
+def _settings(row: Org) -> dict[str, Any]:
+    stored = row.settings
     return {name: stored.get(name, default) for name, (default, _) in SETTINGS.items()}
 
 
-def present(row: dict[str, Any]) -> dict[str, Any]:
+def present(row: Org) -> dict[str, Any]:
     """An org row as the OrgSchema of the interface."""
     out: dict[str, Any] = {
-        "id": row["id"],
-        "name": row["name"],
-        "description": row["description"],
-        "tags": json.loads(row["tags"]),
-        "is_active": bool(row["is_active"]),
-        "is_delete_protected": bool(row["is_delete_protected"]),
-        "created_date": row["created_date"],
-        "created_by": row["created_by"],
-        "last_updated_date": row["last_updated_date"],
-        "last_updated_by": row["last_updated_by"],
+        "id": row.id,
+        "name": row.name,
+        "description": row.description,
+        "tags": row.tags,
+        "is_active": row.is_active,
+        "is_delete_protected": row.is_delete_protected,
+        "created_date": row.created_date,
+        "created_by": row.created_by,
+        "last_updated_date": row.last_updated_date,
+        "last_updated_by": row.last_updated_by,
     }
-    if row["alias"]:
-        out["alias"] = row["alias"]
+    if row.alias:
+        out["alias"] = row.alias
     out.update(_settings(row))
     return out

@@ -8,14 +8,13 @@ project.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from edge import clock, fields, ids
-from edge.access import grants, permissions
-from edge.access.permissions import FULL_CRUD, RESOURCES, Grants, Level
+from edge.access import values as access_values
+from edge.access.engine import Caller, Permissions
+from edge.access.standing import ProjectStanding, project_standing
 from edge.auth.tokens import Lifetimes
 from edge.errors import AliasTaken, Conflict, DeleteProtected, Denied, NotFound, ValidationError
 from edge.listing import CursorCodec, ListQuery, Page, fetch
@@ -23,11 +22,13 @@ from edge.principal import Principal
 from edge.tenancy import user_rules
 from edge.tenancy.orgs import LOGIN_FIELDS, Orgs, Rule
 from edge.tenancy.orgs import SETTINGS as ORG_SETTINGS
+from edge.tenancy.trash import Trash
 from storage import access as access_store
-from storage import aliases
+from storage import aliases, visibility
 from storage import projects as store
 from storage.database import Database
-from storage.rows import Row
+from storage.records import Access, Org, Project, User
+from storage.rows import Tx
 
 TABLE = store.LIST
 # Settings a new project copies from its organization unless the request sets them.
@@ -76,49 +77,34 @@ class LoginFieldConflict(Conflict):
         )
 
 
-@dataclass(frozen=True)
-class Standing:
-    """What one caller may do to one project."""
-
-    known: bool  # holds some access to it (else it is a 404)
-    admin: bool  # org admin or project admin, directly or through a role
-    read: bool
-    update: bool
-    delete: bool
-    manage: bool  # admin, or org-level project update: suspend, change settings of my-project
-
-
-def standing(grants: Grants, project_id: str) -> Standing:
-    """In project scope, access to other projects counts only through org-level rights."""
-    org = grants.org
-    scoped = grants.principal.project_id in (None, project_id)
-    level = grants.project(project_id) if scoped else Level()
-    admin = org.is_admin or level.is_admin
-    read = admin or org.allows("project", "read") or level.can_read
-    update = admin or org.allows("project", "update") or level.can_update
-    delete = admin or org.allows("project", "delete")
-    has_access = scoped and project_id in grants.projects
-    manage = admin or org.allows("project", "update")
-    return Standing(read or update or delete or has_access, admin, read, update, delete, manage)
-
-
 class Projects:
-    def __init__(self, db: Database, cursors: CursorCodec, orgs: Orgs) -> None:
+    def __init__(
+        self,
+        db: Database,
+        cursors: CursorCodec,
+        orgs: Orgs,
+        permissions: Permissions,
+        trash: Trash,
+    ) -> None:
         self._db = db
         self.cursors = cursors
         self._orgs = orgs
+        self._permissions = permissions
+        self._trash = trash
 
     # -- reading -----------------------------------------------------------------------
-    def grants(self, principal: Principal) -> Grants:
+    def caller(self, principal: Principal) -> Caller:
         if principal.org_id is None:
             raise Denied("Sign in to an organization (staff: with a scope) to manage projects")
-        return permissions.load(self._db, principal)
+        return self._permissions.caller(principal)
 
-    def open(self, principal: Principal, project_id: str) -> tuple[Grants, Row, Standing]:
-        """The caller's grants, the project and their standing; 404 unless they know it."""
-        caller = self.grants(principal)
+    def open(
+        self, principal: Principal, project_id: str
+    ) -> tuple[Caller, Project, ProjectStanding]:
+        """The caller, the project and their standing; 404 unless they know it."""
+        caller = self.caller(principal)
         row = self._db.read(lambda c: store.get_in_org(c, principal.org_id or "", project_id))
-        where = standing(caller, project_id)
+        where = project_standing(caller, project_id)
         if row is None or not where.known:
             raise NotFound("Project not found")
         return caller, row, where
@@ -135,42 +121,48 @@ class Projects:
         return present(row, admin=where.admin)
 
     async def list(self, principal: Principal, query: ListQuery) -> Page:
-        caller = self.grants(principal)
-        scope, params = store.list_scope(principal.org_id or "", _readable(caller))
-        page = await fetch(self._db, TABLE, query, scope, params)
-        page.rows = [present(r, admin=standing(caller, r["id"]).admin) for r in page.rows]
+        caller = self.caller(principal)
+        scoped = principal.project_id
+        sql, params = store.in_org(principal.org_id or "", scoped)
+        if scoped is not None and not project_standing(caller, scoped).read:
+            sql, params = "0", ()
+        elif scoped is None and not caller.sees_all("project"):
+            seen, more = visibility.projects(caller.grantees)
+            sql, params = f"{sql} AND {seen}", (*params, *more)
+        page = await fetch(self._db, TABLE, query, sql, params)
+        page.rows = [present(r, admin=project_standing(caller, r.id).admin) for r in page.rows]
         return page
 
     # -- writing -----------------------------------------------------------------------
     async def create(self, principal: Principal, body: dict[str, Any]) -> str:
-        caller = self.grants(principal)
+        caller = self.caller(principal)
         if not caller.org.allows("project", "create"):
             raise Denied("Not permitted to create projects")
         org = self._orgs.get_row(principal.org_id or "")
-        row = _new_row(principal, org, body)
         alias = fields.alias("alias", body.get("alias"))
+        row = _new_project(principal, org, body, alias)
         own = fields.boolean("create_own_access", body.get("create_own_access", True))
         access = _creator_access(principal, row) if own and principal.kind == "user" else None
         asked = "allowed_login_fields" in body  # inheriting the org's enables nothing new
         enabling = set(_settings(row)["allowed_login_fields"]) if asked else set()
 
-        def write(conn: Any) -> None:
-            _check_unique(conn, row, row["name"])
+        def write(conn: Tx) -> None:
+            _check_unique(conn, row, row.name)
             _check_logins(conn, row, enabling)
-            if alias and not aliases.claim(conn, alias, "project", row["id"]):
+            if alias and not aliases.claim(conn, alias, "project", row.id):
                 raise AliasTaken(alias)
-            store.create(conn, {**row, "alias": alias})
+            store.create(conn, row)
             if access:
                 access_store.create(conn, access)
 
         await self._db.write(write)
-        return str(row["id"])
+        return row.id
 
     async def patch(self, principal: Principal, project_id: str, body: dict[str, Any]) -> None:
         _, current, where = self.open(principal, project_id)
         if not where.update:
             raise Denied("Not permitted to update this project")
-        suspending = "is_active" in body and body["is_active"] != bool(current["is_active"])
+        suspending = "is_active" in body and body["is_active"] != current.is_active
         if suspending and not where.manage:
             raise Denied("Only admins may suspend or reactivate a project")
         await self._apply(principal, current, body)
@@ -181,39 +173,33 @@ class Projects:
             raise Denied("Only admins of this project may change its settings")
         await self._apply(principal, current, body)
 
-    async def delete(self, principal: Principal, project_id: str, *, force: bool) -> None:
+    async def delete(
+        self, principal: Principal, project_id: str, *, force: bool, permanent: bool
+    ) -> None:
         _, current, where = self.open(principal, project_id)
         if not where.delete:
             raise Denied("Not permitted to delete this project")
         if force and not where.admin:
             raise Denied("force: only admins may force a delete")
-        if current["is_delete_protected"] and not force:
+        if current.is_delete_protected and not force:
             raise DeleteProtected("Project")
+        await self._trash.delete(principal, "project", current, permanent=permanent)
 
-        def write(conn: Any) -> None:
-            store.end_sessions(conn, project_id)
-            if not store.delete(conn, project_id):
-                raise NotFound("Project not found")
-
-        await self._db.write(write)
-
-    async def _apply(self, principal: Principal, current: Row, body: dict[str, Any]) -> None:
+    async def _apply(self, principal: Principal, current: Project, body: dict[str, Any]) -> None:
         changes = {n: rule(n, body[n]) for n, rule in COLUMNS.items() if n in body}
         before = _settings(current)
         after = {**before, **_validated_settings(body)}
         enabling = set(after["allowed_login_fields"]) - set(before["allowed_login_fields"])
-        changes["settings"] = json.dumps(after)
-        if "tags" in changes:
-            changes["tags"] = json.dumps(changes["tags"])
+        changes["settings"] = after
         if "name" in changes:
             changes["name_folded"] = changes["name"].casefold()
         changes.update(last_updated_date=clock.now_iso(), last_updated_by=principal.actor)
-        suspended = current["is_active"] and changes.get("is_active") is False
+        suspended = current.is_active and changes.get("is_active") is False
         has_alias = "alias" in body
         alias = fields.alias("alias", body.get("alias")) if has_alias else None
-        project_id = current["id"]
+        project_id = current.id
 
-        def write(conn: Any) -> None:
+        def write(conn: Tx) -> None:
             if "name" in changes:
                 _check_unique(conn, current, changes["name"])
             _check_logins(conn, current, enabling)
@@ -230,7 +216,9 @@ class Projects:
         await self._db.write(write)
 
     # -- sign-in -----------------------------------------------------------------------
-    def resolve_client(self, client_id: str, field: str = "client_id") -> tuple[Row, Row | None]:
+    def resolve_client(
+        self, client_id: str, field: str = "client_id"
+    ) -> tuple[Org, Project | None]:
         """The org, and the project if the client ID (an ID or alias, any case) names one."""
         text = client_id.strip()
         project = self._db.read(lambda c: store.get(c, text))
@@ -240,9 +228,9 @@ class Projects:
                 project = self._db.read(lambda c: store.get(c, holder["owner_id"]))
         if project is None:
             return self._orgs.resolve_client(text, field), None
-        return self._orgs.get_row(project["org_id"]), project
+        return self._orgs.get_row(project.org_id), project
 
-    def find_login(self, org: Row, project: Row | None, login: str) -> Row | None:
+    def find_login(self, org: Org, project: Project | None, login: str) -> User | None:
         """The account a login names through the allowed login fields of the project, or of
         the org when signing in at org level; None when it names nobody, or two accounts."""
         settings = _settings(project) if project is not None else _org_settings(org)
@@ -253,8 +241,8 @@ class Projects:
         matches = self._db.read(
             lambda c: store.login_matches(
                 c,
-                org["id"],
-                None if project is None else project["id"],
+                org.id,
+                None if project is None else project.id,
                 enabled,
                 login.casefold(),
                 phone or "",
@@ -266,22 +254,21 @@ class Projects:
                 return found[0] if len(found) == 1 else None
         return None
 
-    def admit(self, project: Row, account_id: str) -> None:
+    def admit(self, project: Project, account_id: str) -> None:
         """Refuse sign-in to a suspended project, or by someone without access to it."""
-        if not project["is_active"]:
+        if not project.is_active:
             raise Denied("This project is suspended")
-        who = Principal("user", account_id, None, project["org_id"])
-        caller = permissions.load(self._db, who)
-        if not (caller.is_org_admin or project["id"] in caller.projects):
+        caller = self._permissions.grantee(project.org_id, account_id)
+        if not (caller.is_org_admin or caller.project(project.id).held):
             raise Denied("This account has no access to this project")
 
-    def session_project(self, project_id: str) -> Row:
+    def session_project(self, project_id: str) -> Project:
         row = self._db.read(lambda c: store.get(c, project_id))
         if row is None:
             raise Denied("This project no longer exists")
         return row
 
-    def lifetimes(self, project: Row) -> Lifetimes:
+    def lifetimes(self, project: Project) -> Lifetimes:
         settings = _settings(project)
         return Lifetimes(
             access=timedelta(hours=settings["access_token_expire_hours"]),
@@ -296,7 +283,7 @@ class Projects:
             raise NotFound("No organization or project has this client ID") from None
         settings = _settings(project) if project else _org_settings(org)
         return {
-            "client_id": (project or org)["id"],
+            "client_id": (project or org).id,
             "allowed_login_fields": list(settings["allowed_login_fields"]),
             "ui_config": settings["ui_config"],
         }
@@ -308,33 +295,25 @@ def _my_project(principal: Principal) -> str:
     return principal.project_id
 
 
-def _readable(caller: Grants) -> list[str] | None:
-    """The projects a caller may list: None for all of the org; in project scope, only it."""
-    scoped = caller.principal.project_id
-    if scoped is not None:
-        return [scoped] if standing(caller, scoped).read else []
-    if caller.org.allows("project", "read"):
-        return None
-    return sorted(p for p, lvl in caller.projects.items() if lvl.is_admin or lvl.can_read)
-
-
-def _check_unique(conn: Any, row: Row, name: str) -> None:
-    if store.name_taken(conn, row["org_id"], name.casefold(), row["id"]):
+def _check_unique(conn: Tx, row: Project, name: str) -> None:
+    if store.name_taken(conn, row.org_id, name.casefold(), row.id):
         raise ProjectNameTaken(name)
 
 
-def _check_logins(conn: Any, row: Row, enabling: set[str]) -> None:
+def _check_logins(conn: Tx, row: Project, enabling: set[str]) -> None:
     """Enabling a login field must not make one login value name two accounts."""
     if not enabling:
         return
     enabled = [
         f for f in LOGIN_FIELDS if f in _settings(row)["allowed_login_fields"] or f in enabling
     ]
-    if store.ambiguous_login(conn, row["org_id"], row["id"], enabled):
+    if store.ambiguous_login(conn, row.org_id, row.id, enabled):
         raise LoginFieldConflict()
 
 
-def _new_row(principal: Principal, org: Row, body: dict[str, Any]) -> Row:
+def _new_project(
+    principal: Principal, org: Org, body: dict[str, Any], alias: str | None
+) -> Project:
     columns = {n: rule(n, body[n]) for n, rule in COLUMNS.items() if n in body}
     if "name" not in columns:
         raise ValidationError("name", "is required")
@@ -343,34 +322,28 @@ def _new_row(principal: Principal, org: Row, body: dict[str, Any]) -> Row:
     settings.update(_validated_settings(body))
     protected = org_settings["project_delete_protection_on_by_default"]
     now = clock.now_iso()
-    return {
-        "id": ids.new_id(),
-        "org_id": org["id"],
-        "name": columns["name"],
-        "name_folded": columns["name"].casefold(),
-        "description": columns.get("description", ""),
-        "tags": json.dumps(columns.get("tags", [])),
-        "is_active": True,
-        "is_delete_protected": columns.get("is_delete_protected", protected),
-        "settings": json.dumps(settings),
-        "created_date": now,
-        "created_by": principal.actor,
-        "last_updated_date": now,
-        "last_updated_by": principal.actor,
-    }
+    return Project(
+        id=ids.new_id(),
+        org_id=org.id,
+        name=columns["name"],
+        name_folded=columns["name"].casefold(),
+        alias=alias,
+        description=columns.get("description", ""),
+        tags=columns.get("tags", []),
+        is_active=True,
+        is_delete_protected=columns.get("is_delete_protected", protected),
+        settings=settings,
+        created_date=now,
+        created_by=principal.actor,
+        last_updated_date=now,
+        last_updated_by=principal.actor,
+    )
 
 
-def _creator_access(principal: Principal, project: Row) -> Row:
-    full = {permissions.BLOCKS[r]: FULL_CRUD.to_json() for r in RESOURCES}
-    values = {"is_admin": True, "can_read": True, "can_update": True, **full}
-    return grants.new_row(
-        "project",
-        project["id"],
-        principal.account_id,
-        "user",
-        project["org_id"],
-        principal.actor,
-        values,
+def _creator_access(principal: Principal, project: Project) -> Access:
+    values = access_values.full_values("project")
+    return access_values.new_access(
+        "project", project.id, principal.account_id, "user", project.org_id, principal.actor, values
     )
 
 
@@ -383,13 +356,13 @@ def _validated_settings(body: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _org_settings(org: Row) -> dict[str, Any]:
-    stored = json.loads(org["settings"])
+def _org_settings(org: Org) -> dict[str, Any]:
+    stored = org.settings
     return {name: stored.get(name, default) for name, (default, _) in ORG_SETTINGS.items()}
 
 
-def _settings(row: Row) -> dict[str, Any]:
-    stored = json.loads(row["settings"])
+def _settings(row: Project) -> dict[str, Any]:
+    stored = row.settings
     defaults = {n: ORG_SETTINGS[n][0] for n in INHERITED} | OWN_DEFAULTS
     return {name: stored.get(name, default) for name, default in defaults.items()}
 
@@ -402,22 +375,22 @@ def _phone_of(login: str) -> str | None:
         return None
 
 
-def present(row: Row, *, admin: bool) -> dict[str, Any]:
-    """A project row as the interface's ProjectSchema (AdminProjectSchema for admins)."""
+def present(row: Project, *, admin: bool) -> dict[str, Any]:
+    """A project as the interface's ProjectSchema (AdminProjectSchema for admins)."""
     out: dict[str, Any] = {
-        "id": row["id"],
-        "name": row["name"],
-        "description": row["description"],
-        "tags": json.loads(row["tags"]),
-        "is_delete_protected": bool(row["is_delete_protected"]),
-        "created_date": row["created_date"],
-        "created_by": row["created_by"],
-        "last_updated_date": row["last_updated_date"],
-        "last_updated_by": row["last_updated_by"],
+        "id": row.id,
+        "name": row.name,
+        "description": row.description,
+        "tags": row.tags,
+        "is_delete_protected": row.is_delete_protected,
+        "created_date": row.created_date,
+        "created_by": row.created_by,
+        "last_updated_date": row.last_updated_date,
+        "last_updated_by": row.last_updated_by,
     }
-    if row["alias"]:
-        out["alias"] = row["alias"]
+    if row.alias:
+        out["alias"] = row.alias
     if admin:
-        out["is_active"] = bool(row["is_active"])
+        out["is_active"] = row.is_active
     out.update(_settings(row))
     return out

@@ -67,12 +67,13 @@ def optional_text(field: str, value: Any, max_length: int = fields.MAX_NAME) -> 
     return fields.text(field, value, max_length=max_length, required=False) or None
 
 
-def attributes(field: str, value: Any) -> str:
-    """A custom-attributes object, as the JSON text stored."""
-    text = json.dumps(fields.mapping(field, value), separators=(",", ":"))
+def attributes(field: str, value: Any) -> dict[str, Any]:
+    """A custom-attributes object, within the size it may take stored as JSON."""
+    mapping = fields.mapping(field, value)
+    text = json.dumps(mapping, separators=(",", ":"))
     if len(text.encode()) > MAX_ATTRIBUTES_BYTES:
         raise ValidationError(field, f"must be at most {MAX_ATTRIBUTES_BYTES} bytes as JSON")
-    return text
+    return mapping
 
 
 def columns(body: dict[str, Any]) -> dict[str, Any]:
@@ -96,7 +97,7 @@ def columns(body: dict[str, Any]) -> dict[str, Any]:
     if "zoneinfo" in body:
         out["zoneinfo"] = zone("zoneinfo", body["zoneinfo"])
     if "tags" in body:
-        out["tags"] = json.dumps(fields.tags("tags", body["tags"]))
+        out["tags"] = fields.tags("tags", body["tags"])
     for name in FLAGS:
         if name in body:
             out[name] = fields.boolean(name, body[name])

@@ -9,13 +9,14 @@ admin's view, which adds `has_temporary_password`, `new_password_required` and
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from edge.access import grants as access_rows
-from edge.access.permissions import Grants
-from edge.tenancy.user_access import Holdings, Relation, may_view
+from edge.access import values as access_values
+from edge.access.engine import Caller
+from edge.access.holdings import Holdings
+from edge.tenancy.user_access import Relation, may_view
+from storage.records import Access, User
 
 Row = dict[str, Any]
 OPTIONAL = (
@@ -45,19 +46,19 @@ class View:
     single: bool = False
 
 
-def anonymous(row: Row) -> Row:
+def anonymous(row: User) -> Row:
     return {
-        "id": row["id"],
-        "username": row["username"],
-        "created_date": row["created_date"],
-        "last_updated_date": row["last_updated_date"],
-        "is_delete_protected": bool(row["is_delete_protected"]),
+        "id": row.id,
+        "username": row.username,
+        "created_date": row.created_date,
+        "last_updated_date": row.last_updated_date,
+        "is_delete_protected": row.is_delete_protected,
     }
 
 
 def present(
-    grants: Grants,
-    row: Row,
+    grants: Caller,
+    row: User,
     held: Holdings,
     rel: Relation,
     view: View,
@@ -67,9 +68,9 @@ def present(
     if view.pii_admin_only and not (rel.is_self or rel.admin):
         return anonymous(row)
     out = {**anonymous(row), **_profile(row)}
-    out.update({name: row[name] for name in OPTIONAL if row[name] is not None})
+    out.update({n: getattr(row, n) for n in OPTIONAL if getattr(row, n) is not None})
     if rel.admin:
-        out.update({name: bool(row[name]) for name in ADMIN_ONLY})
+        out.update({name: bool(getattr(row, name)) for name in ADMIN_ONLY})
     out["is_org_admin"] = held.is_org_admin
     if rel.is_self or rel.admin:
         out["org_permissions"] = permissions("org", held.org_access)
@@ -80,28 +81,28 @@ def present(
             out["project_permissions"] = permissions("project", access)
     if view.group_id:
         access = held.group_access.get(view.group_id)
-        out["is_group_admin"] = bool(access and access["is_admin"] and access["is_active"])
+        out["is_group_admin"] = bool(access and access.is_admin and access.is_active)
     out.update(_holdings(grants, rel, held, view))
     out.update(_extra(extra or {}))
     return out
 
 
-def _profile(row: Row) -> Row:
+def _profile(row: User) -> Row:
     return {
-        "email": row["email"],
-        "locale": row["locale"],
-        "zoneinfo": row["zoneinfo"],
-        "tags": json.loads(row["tags"]),
-        "custom_attributes": json.loads(row["custom_attributes"]),
-        "restricted_custom_attributes": json.loads(row["restricted_custom_attributes"]),
-        "mfa_enabled": bool(row["sms_mfa_enabled"] or row["software_mfa_enabled"]),
-        "sms_mfa_enabled": bool(row["sms_mfa_enabled"]),
-        "software_mfa_enabled": bool(row["software_mfa_enabled"]),
-        "phone_number_verified": bool(row["phone_number_verified"]),
+        "email": row.email,
+        "locale": row.locale,
+        "zoneinfo": row.zoneinfo,
+        "tags": row.tags,
+        "custom_attributes": row.custom_attributes,
+        "restricted_custom_attributes": row.restricted_custom_attributes,
+        "mfa_enabled": row.sms_mfa_enabled or row.software_mfa_enabled,
+        "sms_mfa_enabled": row.sms_mfa_enabled,
+        "software_mfa_enabled": row.software_mfa_enabled,
+        "phone_number_verified": row.phone_number_verified,
     }
 
 
-def _holdings(grants: Grants, rel: Relation, held: Holdings, view: View) -> Row:
+def _holdings(grants: Caller, rel: Relation, held: Holdings, view: View) -> Row:
     out: Row = {}
     if may_view(grants, rel, "role"):
         out["role_ids"] = list(held.role_ids)
@@ -123,12 +124,6 @@ def _extra(extra: Row) -> Row:
     return out
 
 
-def permissions(kind: str, access: Row | None) -> Row:
+def permissions(kind: str, access: Access | None) -> Row:
     """An access object's permissions (all false when the user holds none)."""
-    raw: Row = json.loads(access["permissions"]) if access else {}
-    return {
-        "is_admin": bool(access and access["is_admin"]),
-        "can_read": bool(access and access["can_read"]),
-        "can_update": bool(access and access["can_update"]),
-        **access_rows.permission_blocks(kind, raw),
-    }
+    return access_values.level_permissions(access, kind)

@@ -7,19 +7,18 @@ same transaction as the user; a patch merges the given flags into the existing o
 
 from __future__ import annotations
 
-import json
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-import apsw
-
 from edge import clock, ids
-from edge.access import grants
+from edge.access import values as access_values
 from edge.auth import hashing
 from edge.errors import Conflict, ValidationError
 from storage import access as access_store
 from storage import users as store
+from storage.records import Access, User
+from storage.rows import Tx
 
 Row = dict[str, Any]
 GENERATED_PASSWORD_BYTES = 18
@@ -53,6 +52,55 @@ async def initial_password(body: dict[str, Any], username: str) -> Secret:
     return Secret(await hashing.hash(generated), temporary=True, plain=generated)
 
 
+# A new user's columns when neither the request nor the org says otherwise.
+USER_DEFAULTS: Row = {
+    "password_hash": None,
+    "password_last_changed": None,
+    "is_active": True,
+    "project_id": None,
+    "phone_number": None,
+    "phone_folded": None,
+    "phone_number_verified": False,
+    "pending_phone_number": None,
+    "first_name": None,
+    "middle_name": None,
+    "last_name": None,
+    "nickname": None,
+    "locale": "en-US",
+    "zoneinfo": "UTC",
+    "picture": None,
+    "tags": [],
+    "custom_attributes": {},
+    "restricted_custom_attributes": {},
+    "has_temporary_password": False,
+    "new_password_required": False,
+    "is_delete_protected": False,
+    "preferred_mfa": None,
+    "sms_mfa_enabled": False,
+    "software_mfa_enabled": False,
+}
+USER_COLUMNS = frozenset(f.name for f in fields(User))
+
+
+def new_user(org_id: str, actor: str, values: Row) -> User:
+    """A User from the given columns, with the defaults above and fresh stamps."""
+    now = clock.now_iso()
+    row: Row = {
+        **USER_DEFAULTS,
+        "id": ids.new_id(),
+        "org_id": org_id,
+        "created_date": now,
+        "created_by": actor,
+        "last_updated_date": now,
+        "last_updated_by": actor,
+        **values,
+    }
+    row.setdefault("username", row["email"])
+    row["username_folded"] = row["username"].casefold()
+    row.setdefault("email_folded", row["email"].casefold())
+    return User(**{name: row[name] for name in USER_COLUMNS})
+
+
 def new_row(
     org_id: str,
     project_id: str | None,
@@ -60,26 +108,17 @@ def new_row(
     columns: Row,
     defaults: Row,
     secret: Secret,
-) -> Row:
-    now = clock.now_iso()
-    row: Row = {
-        "id": ids.new_id(),
-        "org_id": org_id,
+) -> User:
+    values: Row = {
         "project_id": project_id,
         "password_hash": secret.hash,
-        "password_last_changed": now,
+        "password_last_changed": clock.now_iso(),
         "has_temporary_password": secret.temporary,
         "new_password_required": secret.temporary,
-        "created_date": now,
-        "created_by": actor,
-        "last_updated_date": now,
-        "last_updated_by": actor,
         **defaults,
         **columns,
     }
-    row.setdefault("username", row["email"])
-    row["username_folded"] = row["username"].casefold()
-    return row
+    return new_user(org_id, actor, values)
 
 
 def logins(columns: Row) -> dict[str, str]:
@@ -93,7 +132,7 @@ def logins(columns: Row) -> dict[str, str]:
     return out
 
 
-def check_unique(conn: apsw.Connection, org_id: str, user_id: str, columns: Row) -> None:
+def check_unique(conn: Tx, org_id: str, user_id: str, columns: Row) -> None:
     taken = store.clash(conn, org_id, user_id, logins(columns))
     if taken is not None:
         raise AccountTaken(taken)
@@ -106,13 +145,11 @@ class AccessChange:
     values: dict[str, Any]
 
 
-def write_access(
-    conn: apsw.Connection, org_id: str, user_id: str, actor: str, change: AccessChange
-) -> bool:
+def write_access(conn: Tx, org_id: str, user_id: str, actor: str, change: AccessChange) -> bool:
     """Create or merge one access object; True when it took admin status away."""
     current = access_store.get(conn, change.target_id, user_id)
     if current is None:
-        row = grants.new_row(
+        row = access_values.new_access(
             change.kind, change.target_id, user_id, "user", org_id, actor, change.values
         )
         access_store.create(conn, row)
@@ -120,25 +157,25 @@ def write_access(
     merged = _merge(current, change.values)
     access_store.patch(
         conn,
-        current["id"],
+        current.id,
         {
             "is_admin": bool(merged.get("is_admin")),
             "can_read": bool(merged.get("can_read")),
             "can_update": bool(merged.get("can_update")),
-            "permissions": json.dumps(grants.permission_blocks(change.kind, merged)),
+            "permissions": access_values.permission_blocks(change.kind, merged),
             "last_updated_date": clock.now_iso(),
             "last_updated_by": actor,
         },
     )
-    return bool(current["is_admin"]) and not merged.get("is_admin")
+    return current.is_admin and not merged.get("is_admin")
 
 
-def _merge(current: Row, given: dict[str, Any]) -> dict[str, Any]:
+def _merge(current: Access, given: dict[str, Any]) -> dict[str, Any]:
     values: dict[str, Any] = {
-        "is_admin": bool(current["is_admin"]),
-        "can_read": bool(current["can_read"]),
-        "can_update": bool(current["can_update"]),
-        **json.loads(current["permissions"]),
+        "is_admin": current.is_admin,
+        "can_read": current.can_read,
+        "can_update": current.can_update,
+        **current.permissions,
     }
     for name, value in given.items():
         values[name] = {**values.get(name, {}), **value} if isinstance(value, dict) else value

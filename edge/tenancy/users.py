@@ -7,14 +7,14 @@ what a caller sees by `edge/tenancy/user_view.py`. A user the caller may not see
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from edge import clock
-from edge.access import permissions
-from edge.access.permissions import Grants
+from edge.access import holdings
+from edge.access.engine import Caller, Permissions
+from edge.access.holdings import Holdings
 from edge.auth.tokens import Tokens
 from edge.delivery.messages import Messages
 from edge.errors import DeleteProtected, Denied, NotFound, ValidationError
@@ -22,7 +22,8 @@ from edge.listing import CursorCodec, Filter, ListQuery, Page, fetch
 from edge.principal import Principal
 from edge.tenancy import user_rules
 from edge.tenancy.orgs import Orgs
-from edge.tenancy.user_access import Holdings, Relation, holdings_by_user, reach, relation
+from edge.tenancy.trash import Trash
+from edge.tenancy.user_access import Relation, relation
 from edge.tenancy.user_view import View, present
 from edge.tenancy.user_writes import (
     AccessChange,
@@ -31,10 +32,13 @@ from edge.tenancy.user_writes import (
     new_row,
     write_access,
 )
-from storage import pictures
+from storage import pictures, visibility
+from storage import projects as project_store
 from storage import user_scopes as scopes
 from storage import users as store
 from storage.database import Database
+from storage.records import Org, Project, User
+from storage.rows import Tx
 
 Row = dict[str, Any]
 Rows = list[Row]
@@ -59,8 +63,8 @@ class UserFilters:
 
 @dataclass
 class Target:
-    grants: Grants
-    user: Row
+    grants: Caller
+    user: User
     held: Holdings
     rel: Relation
 
@@ -72,31 +76,34 @@ class Users:
         cursors: CursorCodec,
         orgs: Orgs,
         tokens: Tokens,
+        permissions: Permissions,
+        trash: Trash,
         messages: Messages | None = None,
     ) -> None:
         self._db = db
         self.cursors = cursors
         self._orgs = orgs
         self._tokens = tokens
+        self._permissions = permissions
+        self._trash = trash
         self._messages = messages
 
     # -- context -------------------------------------------------------------------------
-    def grants(self, principal: Principal) -> Grants:
+    def grants(self, principal: Principal) -> Caller:
         if principal.org_id is None:
             raise Denied("Users live in an organization: staff must sign in with scope=<org>")
-        return permissions.load(self._db, principal)
+        return self._permissions.caller(principal)
 
     def holdings(self, org_id: str, user_ids: Sequence[str]) -> dict[str, Holdings]:
-        rows = self._db.read(lambda c: store.holdings(c, org_id, user_ids)) if user_ids else []
-        return holdings_by_user(rows, user_ids)
+        return holdings.of_accounts(self._db, org_id, user_ids)
 
     def target(self, principal: Principal, user_id: str) -> Target:
         """The user as the caller stands towards them; 404 outside the caller's org."""
         grants = self.grants(principal)
         user = self._db.read(lambda c: store.get(c, user_id))
-        if user is None or user["org_id"] != principal.org_id:
+        if user is None or user.org_id != principal.org_id:
             raise NotFound("User not found")
-        held = self.holdings(user["org_id"], [user_id])[user_id]
+        held = self.holdings(user.org_id, [user_id])[user_id]
         return Target(grants, user, held, relation(grants, user, held))
 
     def require(self, target: Target, action: str) -> None:
@@ -110,14 +117,15 @@ class Users:
 
     def _pii_hidden(self, principal: Principal) -> bool:
         org = self._orgs.get_row(principal.org_id or "")
-        hidden = bool(json.loads(org["settings"]).get("pii_admin_only", False))
+        hidden = bool(org.settings.get("pii_admin_only", False))
         if principal.project_id:
-            project = self._db.read(
-                lambda c: store.project(c, org["id"], principal.project_id or "")
-            )
-            settings = json.loads(project["settings"]) if project else {}
+            project = self._project(org.id, principal.project_id)
+            settings = project.settings if project else {}
             hidden = hidden or bool(settings.get("pii_admin_only", False))
         return hidden
+
+    def _project(self, org_id: str, project_id: str) -> Project | None:
+        return self._db.read(lambda c: project_store.get_in_org(c, org_id, project_id))
 
     # -- reading -------------------------------------------------------------------------
     def get(self, principal: Principal, user_id: str) -> Row:
@@ -141,29 +149,27 @@ class Users:
         page.rows = await self._present_page(grants, page.rows, view)
         return page
 
-    async def _present_page(self, grants: Grants, rows: Rows, view: View) -> Rows:
+    async def _present_page(self, grants: Caller, rows: Sequence[User], view: View) -> Rows:
         if not rows:
             return []
-        org_id, ids = str(rows[0]["org_id"]), [str(r["id"]) for r in rows]
-        held_rows = await self._db.scan(lambda c: store.holdings(c, org_id, ids))
-        seen = await self._db.scan(lambda c: store.last_seen(c, ids))
-        held = holdings_by_user(held_rows, ids)
+        org_id, ids = rows[0].org_id, [r.id for r in rows]
+        held = self.holdings(org_id, ids)
+        seen = self._db.read(lambda c: store.last_seen(c, ids))
         out = []
         for row in rows:
-            rel = relation(grants, row, held[row["id"]])
-            extra = {"last_seen": seen.get(row["id"])}
-            out.append(present(grants, row, held[row["id"]], rel, view, extra))
+            rel = relation(grants, row, held[row.id])
+            extra = {"last_seen": seen.get(row.id)}
+            out.append(present(grants, row, held[row.id], rel, view, extra))
         return out
 
-    def _scope(self, grants: Grants, filters: UserFilters) -> scopes.Conditions:
+    def _scope(self, grants: Caller, filters: UserFilters) -> scopes.Conditions:
         principal = grants.principal
         out = scopes.Conditions()
         out.add(scopes.in_org(principal.org_id or ""))
         if principal.project_id:
             out.add(scopes.in_home_project(principal.project_id))
-        visible = reach(grants)
-        if visible is not None:
-            out.add(scopes.reach(visible))
+        if not grants.sees_all("user"):
+            out.add(visibility.users(principal.account_id, grants.grantees))
         if filters.group_id:
             out.add(scopes.member_of_group(filters.group_id, filters.is_group_admin))
         elif filters.is_group_admin is not None:
@@ -180,7 +186,7 @@ class Users:
         if filters.role_id:
             out.add(scopes.holds_role(filters.role_id))
         if filters.exclude_admins and (filters.group_id or filters.project_id):
-            if not _is_any_admin(grants):
+            if not grants.is_admin_anywhere():
                 out.add(scopes.not_admins())
         return out
 
@@ -189,85 +195,80 @@ class Users:
         grants = self.grants(principal)
         org = self._orgs.get_row(principal.org_id or "")
         project = self._home_project(principal, body.get("project_id"))
-        project_id = project["id"] if project else None
+        project_id = project.id if project else None
         grants.require("user", "create", project_id=project_id)
         is_admin = grants.is_org_admin or grants.project(project_id).is_admin
-        changes = self._access_changes(grants, body, project_id, org["id"])
+        changes = self._access_changes(grants, body, project_id, org.id)
         _require_admin_fields(body, is_admin, ("restricted_custom_attributes", "is_active"))
         columns = user_rules.columns(body)
         secret = await initial_password(body, columns.get("username") or columns["email"])
         defaults = _defaults(org, project)
-        row = new_row(org["id"], project_id, principal.actor, columns, defaults, secret)
+        row = new_row(org.id, project_id, principal.actor, columns, defaults, secret)
 
-        def write(conn: Any) -> None:
-            check_unique(conn, org["id"], row["id"], row)
+        def write(conn: Tx) -> None:
+            logins = ("email_folded", "username_folded", "phone_folded")
+            check_unique(conn, org.id, row.id, {n: getattr(row, n) for n in logins})
             store.create(conn, row)
             for change in changes:
-                write_access(conn, org["id"], row["id"], principal.actor, change)
+                write_access(conn, org.id, row.id, principal.actor, change)
 
         await self._db.write(write)
         if secret.temporary and self._messages is not None:
             messages = self._messages
-            await messages.invitation(messages.recipient(row["id"]), secret.plain)
-        return str(row["id"])
+            await messages.invitation(messages.recipient(row.id), secret.plain)
+        return row.id
 
     async def patch(self, principal: Principal, user_id: str, body: dict[str, Any]) -> None:
         target = self.target(principal, user_id)
         user = target.user
-        project_id = principal.project_id or user["project_id"]
+        project_id = principal.project_id or user.project_id
         if set(body) - {"project_permissions"} or not body:
             self.require(target, "update")
-        changes = self._access_changes(target.grants, body, project_id, user["org_id"])
+        changes = self._access_changes(target.grants, body, project_id, user.org_id)
         _require_admin_fields(body, target.rel.admin, ("restricted_custom_attributes",))
         columns = user_rules.columns(body)
-        if "phone_number" in columns and columns["phone_number"] != user["phone_number"]:
+        if "phone_number" in columns and columns["phone_number"] != user.phone_number:
             _check_phone_change(user)
             columns["phone_number_verified"] = False
         if columns:
             columns.update(last_updated_date=clock.now_iso(), last_updated_by=principal.actor)
 
-        def write(conn: Any) -> bool:
-            check_unique(conn, user["org_id"], user_id, columns)
+        def write(conn: Tx) -> bool:
+            check_unique(conn, user.org_id, user_id, columns)
             if columns and not store.patch(conn, user_id, columns):
                 raise NotFound("User not found")
-            lost = [
-                write_access(conn, user["org_id"], user_id, principal.actor, c) for c in changes
-            ]
+            lost = [write_access(conn, user.org_id, user_id, principal.actor, c) for c in changes]
             return any(lost)
 
         lost_admin = await self._db.write(write)
-        if lost_admin or (user["is_active"] and columns.get("is_active") is False):
+        if lost_admin or (user.is_active and columns.get("is_active") is False):
             await self._tokens.revoke_accounts([user_id])
 
-    async def delete(self, principal: Principal, user_id: str, *, force: bool) -> None:
+    async def delete(
+        self, principal: Principal, user_id: str, *, force: bool, permanent: bool
+    ) -> None:
         target = self.target(principal, user_id)
         self.require(target, "delete")
         if force and not target.rel.admin:
             raise Denied("force: only admins may force a delete")
-        if target.user["is_delete_protected"] and not force:
+        if target.user.is_delete_protected and not force:
             raise DeleteProtected("User")
+        await self._trash.delete(principal, "user", target.user, permanent=permanent)
 
-        def write(conn: Any) -> None:
-            if not store.delete(conn, user_id):
-                raise NotFound("User not found")
-
-        await self._db.write(write)
-        await self._tokens.revoke_accounts([user_id])
-
-    def _home_project(self, principal: Principal, given: Any) -> Row | None:
+    def _home_project(self, principal: Principal, given: Any) -> Project | None:
         """The project a new user is created in: the session's, or `project_id` if given."""
         if principal.project_id and given not in (None, principal.project_id):
             raise ValidationError("project_id", "must be the project of this session")
         project_id = principal.project_id or given
         if project_id is None:
             return None
-        project = self._db.read(lambda c: store.project(c, principal.org_id or "", project_id))
-        if project is None or not project["is_active"]:
+        project = self._project(principal.org_id or "", project_id)
+        if project is None or not project.is_active:
             raise ValidationError("project_id", "does not name an active project of this org")
         return project
 
     def _access_changes(
-        self, grants: Grants, body: dict[str, Any], project_id: str | None, org_id: str
+        self, grants: Caller, body: dict[str, Any], project_id: str | None, org_id: str
     ) -> Changes:
         out = []
         if "org_permissions" in body:
@@ -292,35 +293,31 @@ def _require_admin_fields(body: dict[str, Any], is_admin: bool, names: Sequence[
             raise Denied(f"{name}: only admins may set it")
 
 
-def _check_phone_change(user: Row) -> None:
-    if user["sms_mfa_enabled"]:
+def _check_phone_change(user: User) -> None:
+    if user.sms_mfa_enabled:
         raise ValidationError(
             "phone_number", "turn SMS MFA off before changing the phone number it uses"
         )
 
 
-def _defaults(org: Row, project: Row | None) -> Row:
+def _defaults(org: Org, project: Project | None) -> Row:
     """A new user's locale and delete protection, from the org (a project may override)."""
-    settings = json.loads(org["settings"])
+    settings = dict(org.settings)
     if project is not None:
-        settings.update(json.loads(project["settings"]))
+        settings.update(project.settings)
     return {
         "locale": settings.get("default_locale") or "en-US",
         "is_delete_protected": bool(settings.get("user_delete_protection_on_by_default", False)),
     }
 
 
-def _is_any_admin(grants: Grants) -> bool:
-    return grants.is_org_admin or any(level.is_admin for level in grants.projects.values())
-
-
-def _guard_query(grants: Grants, query: ListQuery, pii_hidden: bool) -> None:
+def _guard_query(grants: Caller, query: ListQuery, pii_hidden: bool) -> None:
     """Admin-only fields, and personal ones when the org hides them, are not filter keys
     for those who may not see them: a filter would reveal what the response omits."""
     names = {f.field for f in query.filters} | {query.order_by}
-    if names & ADMIN_FILTERS and not _is_any_admin(grants):
+    if names & ADMIN_FILTERS and not grants.is_admin_anywhere():
         raise Denied("is_active: only admins may filter or sort by it")
-    if pii_hidden and not _is_any_admin(grants):
+    if pii_hidden and not grants.is_admin_anywhere():
         personal = {n for n in names if n in PERSONAL or "." in n}
         if personal or query.search:
             name = sorted(personal)[0] if personal else "search"

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edge import clock, ids
-from edge.access import grants
+from edge.access import values as access_values
 from edge.app import Site
 from edge.auth.tokens import Lifetimes
 from edge.principal import Kind, Principal
@@ -108,7 +108,7 @@ async def quick_tenant(site: Site, api: Api, name: str = "Clinic", alias: str = 
     org_id = await site.services.orgs.create(owner, {"name": name, "alias": alias})
     tenant = Tenant(site, api, org_id, alias, "", f"admin@{alias}.test")
     tenant.admin_id = await tenant.add_user("admin", email=tenant.admin_email)
-    row = grants.org_admin_row(org_id, tenant.admin_id, owner.actor)
+    row = access_values.org_admin(org_id, tenant.admin_id, owner.actor)
     await site.services.db.write(lambda c: access_store.create(c, row))
     return tenant
 

@@ -19,7 +19,7 @@ from tests.tenants import PASSWORD, Tenant
 
 async def require_mfa(site: Site, org_id: str, required: bool = True) -> None:
     row = site.services.orgs.get_row(org_id)
-    settings = {**json.loads(row["settings"]), "mfa_required": required}
+    settings = {**row.settings, "mfa_required": required}
     await site.services.db.write(
         lambda c: update(c, "orgs", "id", org_id, {"settings": json.dumps(settings)})
     )

@@ -26,6 +26,7 @@ PARAMS = {  # path parameter -> the kind of ID it takes
     "grantee_id": "user",
     "account_id": "user",
     "template_id": "template",
+    "entry_id": "trashed",
 }
 
 
@@ -82,6 +83,10 @@ async def populate(site: Site, api: Api, name: str, alias: str) -> Org:
     await post(
         api, admin, f"/v2/roles/{org.ids['role']}/access/{org.ids['plain']}", {"can_read": True}
     )
+    trashed = (await post(api, admin, "/v2/groups", {"name": "Gone"}))["group"]["id"]
+    status, _ = await api.call("DELETE", f"/v2/groups/{trashed}", admin)
+    assert status == 200
+    org.ids["trashed"] = trashed
     org.tokens["org_admin"] = admin
     for who in ("plain", "group_admin", "project_admin"):
         org.tokens[who] = await tenant.token(f"{who}@{alias}.test")

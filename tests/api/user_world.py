@@ -21,7 +21,7 @@ from typing import Any
 from PIL import Image
 
 from edge import clock, ids
-from edge.access import grants
+from edge.access import values as access_values
 from edge.app import Site
 from edge.auth.tokens import Lifetimes
 from edge.principal import Kind, Principal
@@ -141,7 +141,7 @@ async def quick_tenant(site: Site, api: Api, name: str, alias: str) -> Tenant:
     email = f"admin@{alias}.test"
     tenant = Tenant(site, api, org_id, alias, "", email)
     tenant.admin_id = await tenant.add_user(email, email=email)
-    row = grants.org_admin_row(org_id, tenant.admin_id, owner["id"])
+    row = access_values.org_admin(org_id, tenant.admin_id, owner["id"])
     await site.services.db.write(lambda c: access_store.create(c, row))
     return tenant
 

@@ -237,7 +237,9 @@ async def test_sdk_drives_roles_and_role_access(base_url: str, site: Site) -> No
             return role_id
 
     role_id = await in_thread(admin_calls)
-    await site.services.groups.create_access(_admin(tenant), group_id, role_id, {"can_read": True})
+    await site.services.access.create(
+        _admin(tenant), "group", group_id, role_id, {"can_read": True}
+    )
 
     def nurse_calls() -> None:
         with client_for(base_url, nurse_token) as c:

@@ -1,0 +1,151 @@
+"""Access objects of every target kind (group, project, role), through one flow.
+
+Get, create, patch and delete run the same steps for each kind; a kind (edge/access/
+kinds.py) supplies only what differs: how its target is opened and who manages its
+access, which grantees it takes, rank rules, value rules, checks inside the write, and
+whose sessions end after a change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from edge.access import values as rules
+from edge.access.engine import Caller, Permissions
+from edge.errors import Conflict, DeleteProtected, Denied, NotFound
+from edge.principal import Principal
+from storage import access as store
+from storage.database import Database
+from storage.records import Access
+from storage.rows import Tx
+
+
+class AccessExists(Conflict):
+    def __init__(self) -> None:
+        super().__init__("This access already exists")
+
+
+@dataclass
+class Target:
+    """One opened target: what the caller may do with its access objects."""
+
+    id: str
+    org_id: str
+    project_id: str | None
+    readable: bool  # may read any access object of the target
+    manages: bool  # may create, change and delete them (and sees admin-only fields)
+    refuse: Callable[[str], None]  # raises the 403 or 404 fitting a refused action
+    extra: dict[str, Any] = field(default_factory=dict)  # fields every answer carries
+
+
+class Kind(Protocol):
+    name: str  # 'group', 'project' or 'role'
+    missing: str  # the 404 message of an access object that does not exist
+
+    def open(self, caller: Caller, target_id: str) -> Target: ...
+
+    def grantee_kind(self, target: Target, grantee_id: str) -> str: ...
+
+    def check_rank(self, caller: Caller, target: Target, grantee_id: str) -> None: ...
+
+    def values(self, target: Target, body: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    def own(self, caller: Caller, grantee_id: str) -> bool: ...
+
+    def check_write(self, conn: Tx, target: Target, grantee_id: str) -> None: ...
+
+    async def after(self, target: Target, before: Access, after: Access | None) -> None: ...
+
+
+class AccessObjects:
+    def __init__(self, db: Database, permissions: Permissions, kinds: Mapping[str, Kind]):
+        self._db = db
+        self._permissions = permissions
+        self._kinds = dict(kinds)
+
+    def get(self, principal: Principal, kind: str, target_id: str, grantee_id: str) -> Any:
+        spec, caller = self._kinds[kind], self._caller(principal)
+        target = spec.open(caller, target_id)
+        if not (target.manages or target.readable or spec.own(caller, grantee_id)):
+            target.refuse("read")
+        found = self._find(spec, target, grantee_id)
+        return {**rules.present(found, admin=target.manages), **target.extra}
+
+    async def create(
+        self, principal: Principal, kind: str, target_id: str, grantee_id: str, body: Any
+    ) -> None:
+        spec, caller = self._kinds[kind], self._caller(principal)
+        target = self._managed(spec, caller, target_id)
+        grantee_kind = spec.grantee_kind(target, grantee_id)
+        spec.check_rank(caller, target, grantee_id)
+        values = spec.values(target, body)
+        row = rules.new_access(
+            spec.name,
+            target.id,
+            grantee_id,
+            grantee_kind,
+            target.org_id,
+            principal.actor,
+            values,
+        )
+
+        def write(conn: Tx) -> None:
+            if store.get(conn, target.id, grantee_id) is not None:
+                raise AccessExists()
+            spec.check_write(conn, target, grantee_id)
+            store.create(conn, row)
+
+        await self._db.write(write)
+
+    async def patch(
+        self, principal: Principal, kind: str, target_id: str, grantee_id: str, body: Any
+    ) -> None:
+        spec, caller = self._kinds[kind], self._caller(principal)
+        target = self._managed(spec, caller, target_id)
+        current = self._find(spec, target, grantee_id)
+        spec.check_rank(caller, target, grantee_id)
+        changes = rules.changes_of(spec.name, current, spec.values(target, body), principal.actor)
+
+        def write(conn: Tx) -> None:
+            if not store.patch(conn, current.id, changes):
+                raise NotFound("Access not found")
+
+        await self._db.write(write)
+        await spec.after(target, current, current.replace(**changes))
+
+    async def delete(
+        self, principal: Principal, kind: str, target_id: str, grantee_id: str, *, force: bool
+    ) -> None:
+        spec, caller = self._kinds[kind], self._caller(principal)
+        target = self._managed(spec, caller, target_id)
+        current = self._find(spec, target, grantee_id)
+        spec.check_rank(caller, target, grantee_id)
+        if current.is_delete_protected and not force:
+            raise DeleteProtected("Access")
+
+        def write(conn: Tx) -> None:
+            if not store.delete(conn, current.id):
+                raise NotFound("Access not found")
+
+        await self._db.write(write)
+        await spec.after(target, current, None)
+
+    def _caller(self, principal: Principal) -> Caller:
+        if principal.org_id is None:
+            raise Denied("Sign in to an organization first (staff: with a scope)")
+        return self._permissions.caller(principal)
+
+    @staticmethod
+    def _managed(spec: Kind, caller: Caller, target_id: str) -> Target:
+        target = spec.open(caller, target_id)
+        if not target.manages:
+            target.refuse("manage")
+        return target
+
+    def _find(self, spec: Kind, target: Target, grantee_id: str) -> Access:
+        found = self._db.read(lambda c: store.get(c, target.id, grantee_id))
+        if found is None or found.kind != spec.name:
+            raise NotFound(spec.missing)
+        return found

@@ -1,0 +1,234 @@
+"""Typed records: what `storage/` hands back for the tenant model.
+
+One frozen dataclass per table, its fields named and ordered like the table's columns.
+JSON columns arrive decoded (lists and dicts), flags as `bool`; services never see a
+cursor, a connection or a JSON string. `Codec` turns a row tuple into a record and a
+record (or a dict of changes) back into column values, and builds the column list of a
+SELECT once, so a query reads exactly the columns a record holds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+R = TypeVar("R")
+JsonObject = dict[str, Any]
+
+
+class Record:
+    """Base of every record. `record["name"]` reads a field, for code that still reads
+    rows by key (the auth flows); new code uses attributes."""
+
+    __slots__ = ()
+
+    def __getitem__(self, name: str) -> Any:
+        return getattr(self, name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return getattr(self, name, default)
+
+
+class Codec(Generic[R]):
+    """Row tuples to records and back, for one record class and the table it lives in."""
+
+    def __init__(self, cls: type[R], table: str) -> None:
+        hints = typing.get_type_hints(cls)
+        self.cls = cls
+        self.table = table
+        self.columns = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+        self.select = ", ".join(f"{table}.{name}" for name in self.columns)
+        self.json = frozenset(n for n in self.columns if _is_json(hints[n]))
+        self.bools = frozenset(n for n in self.columns if hints[n] is bool)
+        self._json_at = tuple(i for i, n in enumerate(self.columns) if n in self.json)
+        self._bool_at = tuple(i for i, n in enumerate(self.columns) if n in self.bools)
+
+    def decode(self, values: tuple[Any, ...]) -> R:
+        out = list(values)
+        for i in self._json_at:
+            out[i] = json.loads(out[i]) if out[i] is not None else None
+        for i in self._bool_at:
+            out[i] = bool(out[i])
+        return self.cls(*out)
+
+    def encode(self, record: R) -> dict[str, Any]:
+        """Every column of a record, ready for INSERT."""
+        return self.changes({name: getattr(record, name) for name in self.columns})
+
+    def changes(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Named columns, ready for UPDATE: JSON columns dumped, flags as integers."""
+        unknown = set(values) - set(self.columns)
+        if unknown:
+            raise KeyError(f"{self.table} has no column {sorted(unknown)[0]}")
+        out: dict[str, Any] = {}
+        for name, value in values.items():
+            if name in self.json and value is not None:
+                out[name] = json.dumps(value)
+            elif name in self.bools:
+                out[name] = int(bool(value))
+            else:
+                out[name] = value
+        return out
+
+
+def _is_json(hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    if origin in (dict, list):
+        return True
+    if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
+        return any(_is_json(arg) for arg in typing.get_args(hint))
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Org(Record):
+    id: str
+    name: str
+    name_folded: str
+    alias: str | None
+    description: str
+    tags: list[str]
+    is_active: bool
+    is_delete_protected: bool
+    settings: JsonObject
+    created_date: str
+    created_by: str | None
+    last_updated_date: str
+    last_updated_by: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Project(Record):
+    id: str
+    org_id: str
+    name: str
+    name_folded: str
+    alias: str | None
+    description: str
+    tags: list[str]
+    is_active: bool
+    is_delete_protected: bool
+    settings: JsonObject
+    created_date: str
+    created_by: str | None
+    last_updated_date: str
+    last_updated_by: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Group(Record):
+    id: str
+    org_id: str
+    project_id: str | None
+    name: str
+    name_folded: str
+    description: str
+    tags: list[str]
+    is_active: bool
+    is_delete_protected: bool
+    require_delete_permission_to_put_data: bool
+    role_delete_protection_on_by_default: bool
+    num_history: int
+    created_date: str
+    created_by: str | None
+    last_updated_date: str
+    last_updated_by: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Role(Record):
+    id: str
+    org_id: str
+    project_id: str | None
+    name: str
+    name_folded: str
+    description: str
+    tags: list[str]
+    is_active: bool
+    is_delete_protected: bool
+    custom_attributes: JsonObject
+    restricted_custom_attributes: JsonObject
+    created_date: str
+    created_by: str | None
+    last_updated_date: str
+    last_updated_by: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class User(Record):
+    id: str
+    org_id: str
+    username: str
+    username_folded: str
+    email: str
+    email_folded: str
+    password_hash: str | None = field(repr=False)
+    password_last_changed: str | None
+    is_active: bool
+    created_date: str
+    created_by: str | None
+    last_updated_date: str
+    last_updated_by: str | None
+    project_id: str | None
+    phone_number: str | None
+    phone_folded: str | None
+    phone_number_verified: bool
+    pending_phone_number: str | None
+    first_name: str | None
+    middle_name: str | None
+    last_name: str | None
+    nickname: str | None
+    locale: str
+    zoneinfo: str
+    picture: str | None
+    tags: list[str]
+    custom_attributes: JsonObject
+    restricted_custom_attributes: JsonObject
+    has_temporary_password: bool
+    new_password_required: bool
+    is_delete_protected: bool
+    preferred_mfa: str | None
+    sms_mfa_enabled: bool
+    software_mfa_enabled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Access(Record):
+    """An access object: `grantee_id` (a user, device or role) holds access to `target_id`
+    (the org, a project, a group or a role). `permissions` holds the CRUD blocks by name
+    (`user_permissions`: {can_create, ...}); `data_paths` / `file_paths` a group's paths."""
+
+    id: str
+    kind: str
+    target_id: str
+    grantee_id: str
+    grantee_kind: str
+    org_id: str
+    is_admin: bool
+    can_read: bool
+    can_update: bool
+    permissions: dict[str, dict[str, bool]]
+    data_paths: dict[str, dict[str, bool]]
+    file_paths: dict[str, dict[str, bool]]
+    tags: list[str]
+    is_active: bool
+    is_delete_protected: bool
+    created_date: str
+    created_by: str | None
+    last_updated_date: str
+    last_updated_by: str | None
+
+    def replace(self, **changes: Any) -> Access:
+        return dataclasses.replace(self, **changes)
+
+
+ORGS = Codec(Org, "orgs")
+PROJECTS = Codec(Project, "projects")
+GROUPS = Codec(Group, "groups")
+ROLES = Codec(Role, "roles")
+USERS = Codec(User, "users")
+ACCESS = Codec(Access, "access")

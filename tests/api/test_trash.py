@@ -1,0 +1,183 @@
+"""Deleted records: the trash, restoring, erasing, and what a delete takes with it
+(docs/lifecycle.md). Denials sit next to grants."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from edge import clock
+from edge.app import Site
+from storage import trash as trash_store
+from tests.conftest import Api
+from tests.tenants import PASSWORD, Tenant, new_tenant
+
+
+@pytest.fixture
+async def tenant(site: Site, api: Api) -> Tenant:
+    return await new_tenant(site, api)
+
+
+async def ok(api: Api, method: str, path: str, token: str, **kwargs: Any) -> Any:
+    status, body = await api.call(method, path, token, **kwargs)
+    assert status in (200, 201), (method, path, status, body)
+    return body
+
+
+async def new_user(api: Api, token: str, name: str, **extra: Any) -> str:
+    body = {"username": name, "email": f"{name}@clinic.test", "password": PASSWORD, **extra}
+    return str((await ok(api, "POST", "/v2/users", token, json=body))["user"]["id"])
+
+
+async def test_a_deleted_user_is_gone_ends_sessions_and_frees_the_name(
+    api: Api, tenant: Tenant
+) -> None:
+    admin = await tenant.token()
+    user_id = await new_user(api, admin, "nurse")
+    nurse = await tenant.token("nurse@clinic.test")
+    assert (await api.call("GET", "/v2/account/access/current-session", nurse))[0] == 200
+    await ok(api, "DELETE", f"/v2/users/{user_id}", admin)
+    assert (await api.call("GET", f"/v2/users/{user_id}", admin))[0] == 404
+    assert (await api.call("GET", "/v2/account/access/current-session", nurse))[0] == 401
+    listed = await ok(api, "GET", "/v2/users", admin)
+    assert user_id not in [u["id"] for u in listed["users"]]
+    entry = (await ok(api, "GET", f"/v2/trash/{user_id}", admin))["trash"]
+    assert entry["kind"] == "user" and entry["name"] == "nurse"
+    assert await new_user(api, admin, "nurse") != user_id  # the name is free at once
+
+
+async def test_restore_brings_a_user_back_with_password_and_access(
+    api: Api, tenant: Tenant
+) -> None:
+    admin = await tenant.token()
+    group = (await ok(api, "POST", "/v2/groups", admin, json={"name": "Ward"}))["group"]["id"]
+    user_id = await new_user(api, admin, "nurse")
+    await ok(api, "POST", f"/v2/groups/{group}/access/{user_id}", admin, json={"can_read": True})
+    await ok(api, "DELETE", f"/v2/users/{user_id}", admin)
+    await ok(api, "POST", f"/v2/trash/{user_id}/restore", admin)
+    assert (await api.call("GET", f"/v2/trash/{user_id}", admin))[0] == 404
+    nurse = await tenant.token("nurse@clinic.test")  # the old password works again
+    assert (await api.call("GET", f"/v2/groups/{group}", nurse))[0] == 200
+
+
+async def test_restore_is_refused_while_the_name_is_taken(api: Api, tenant: Tenant) -> None:
+    admin = await tenant.token()
+    first = await new_user(api, admin, "nurse")
+    await ok(api, "DELETE", f"/v2/users/{first}", admin)
+    second = await new_user(api, admin, "nurse")
+    status, body = await api.call("POST", f"/v2/trash/{first}/restore", admin)
+    assert status == 409 and "users" in body["message"]
+    await ok(api, "DELETE", f"/v2/users/{second}?permanent=true", admin)
+    assert (await api.call("GET", f"/v2/trash/{second}", admin))[0] == 404  # erased, no entry
+    await ok(api, "POST", f"/v2/trash/{first}/restore", admin)
+    assert (await ok(api, "GET", f"/v2/users/{first}", admin))["user"]["username"] == "nurse"
+
+
+async def test_a_deleted_role_grants_nothing_until_restored(api: Api, tenant: Tenant) -> None:
+    admin = await tenant.token()
+    group = (await ok(api, "POST", "/v2/groups", admin, json={"name": "Ward"}))["group"]["id"]
+    role = (await ok(api, "POST", "/v2/roles", admin, json={"name": "Reader"}))["role"]["id"]
+    await ok(api, "POST", f"/v2/groups/{group}/access/{role}", admin, json={"can_read": True})
+    user_id = await new_user(api, admin, "nurse")
+    await ok(api, "POST", f"/v2/roles/{role}/access/{user_id}", admin, json={})
+    nurse = await tenant.token("nurse@clinic.test")
+    assert (await api.call("GET", f"/v2/groups/{group}", nurse))[0] == 200
+    await ok(api, "DELETE", f"/v2/roles/{role}", admin)
+    assert (await api.call("GET", f"/v2/groups/{group}", nurse))[0] == 404
+    await ok(api, "POST", f"/v2/trash/{role}/restore", admin)
+    assert (await api.call("GET", f"/v2/groups/{group}", nurse))[0] == 200
+
+
+async def test_a_deleted_project_takes_its_members_and_alias_and_returns_them(
+    api: Api, tenant: Tenant
+) -> None:
+    admin = await tenant.token()
+    body = {"name": "Lab", "alias": "the-lab"}
+    project = (await ok(api, "POST", "/v2/projects", admin, json=body))["project"]["id"]
+    body = {"name": "Bench", "project_id": project}
+    group = (await ok(api, "POST", "/v2/groups", admin, json=body))["group"]["id"]
+    user_id = await new_user(api, admin, "tech", project_id=project)
+    await ok(api, "DELETE", f"/v2/projects/{project}", admin)
+    for path in (f"/v2/projects/{project}", f"/v2/groups/{group}", f"/v2/users/{user_id}"):
+        assert (await api.call("GET", path, admin))[0] == 404, path
+    taken = await ok(api, "POST", "/v2/projects", admin, json={"name": "Other", "alias": "the-lab"})
+    status, _ = await api.call("POST", f"/v2/trash/{project}/restore", admin)
+    assert status == 409  # the alias went to the new project
+    await ok(api, "DELETE", f"/v2/projects/{taken['project']['id']}?permanent=true", admin)
+    await ok(api, "POST", f"/v2/trash/{project}/restore", admin)
+    for path in (f"/v2/projects/{project}", f"/v2/groups/{group}", f"/v2/users/{user_id}"):
+        assert (await api.call("GET", path, admin))[0] == 200, path
+
+
+async def test_erasing_an_entry_and_the_sweep_after_retention(
+    api: Api, tenant: Tenant, site: Site
+) -> None:
+    admin = await tenant.token()
+    groups = []
+    for name in ("A", "B"):
+        groups.append(
+            (await ok(api, "POST", "/v2/groups", admin, json={"name": name}))["group"]["id"]
+        )
+        await ok(api, "DELETE", f"/v2/groups/{groups[-1]}", admin)
+    await ok(api, "DELETE", f"/v2/trash/{groups[0]}", admin)
+    assert (await api.call("POST", f"/v2/trash/{groups[0]}/restore", admin))[0] == 404
+    entry = (await ok(api, "GET", f"/v2/trash/{groups[1]}", admin))["trash"]
+    later = clock.parse(entry["purge_after"])
+    erased = site.services.db.write_sync(lambda c: trash_store.purge_expired(c, clock.iso(later)))
+    assert erased == 1
+    assert (await ok(api, "GET", "/v2/trash", admin))["trash"] == []
+
+
+async def test_delete_protection_still_needs_force(api: Api, tenant: Tenant) -> None:
+    admin = await tenant.token()
+    body = {"name": "Kept", "is_delete_protected": True}
+    group = (await ok(api, "POST", "/v2/groups", admin, json=body))["group"]["id"]
+    assert (await api.call("DELETE", f"/v2/groups/{group}", admin))[0] == 409
+    await ok(api, "DELETE", f"/v2/groups/{group}?force=true", admin)
+
+
+@pytest.mark.parametrize("who", ["plain", "group admin"])
+async def test_only_admins_see_the_trash(api: Api, tenant: Tenant, who: str) -> None:
+    admin = await tenant.token()
+    group = (await ok(api, "POST", "/v2/groups", admin, json={"name": "G"}))["group"]["id"]
+    user_id = await new_user(api, admin, "someone")
+    if who == "group admin":
+        await ok(
+            api, "POST", f"/v2/groups/{group}/access/{user_id}", admin, json={"is_admin": True}
+        )
+    gone = (await ok(api, "POST", "/v2/groups", admin, json={"name": "Gone"}))["group"]["id"]
+    await ok(api, "DELETE", f"/v2/groups/{gone}", admin)
+    token = await tenant.token("someone@clinic.test")
+    assert (await api.call("GET", "/v2/trash", token))[0] == 403
+    assert (await api.call("POST", f"/v2/trash/{gone}/restore", token))[0] == 403
+    assert (await api.call("DELETE", f"/v2/trash/{gone}", token))[0] == 403
+
+
+async def test_project_admins_see_their_projects_entries_only(api: Api, tenant: Tenant) -> None:
+    admin = await tenant.token()
+    project = (await ok(api, "POST", "/v2/projects", admin, json={"name": "P"}))["project"]["id"]
+    inside = (
+        await ok(api, "POST", "/v2/groups", admin, json={"name": "In", "project_id": project})
+    )["group"]["id"]
+    outside = (await ok(api, "POST", "/v2/groups", admin, json={"name": "Out"}))["group"]["id"]
+    for group in (inside, outside):
+        await ok(api, "DELETE", f"/v2/groups/{group}", admin)
+    lead = await new_user(api, admin, "lead")
+    await ok(api, "POST", f"/v2/projects/{project}/access/{lead}", admin, json={"is_admin": True})
+    token = await tenant.token("lead@clinic.test")
+    listed = (await ok(api, "GET", "/v2/trash", token))["trash"]
+    assert [e["id"] for e in listed] == [inside]
+    assert (await api.call("POST", f"/v2/trash/{outside}/restore", token))[0] == 404
+    await ok(api, "POST", f"/v2/trash/{inside}/restore", token)
+
+
+async def test_another_orgs_trash_is_not_found(site: Site, api: Api, tenant: Tenant) -> None:
+    admin = await tenant.token()
+    group = (await ok(api, "POST", "/v2/groups", admin, json={"name": "G"}))["group"]["id"]
+    await ok(api, "DELETE", f"/v2/groups/{group}", admin)
+    other = await new_tenant(site, api, "Plant", "plant")
+    stranger = await other.token()
+    assert (await api.call("GET", f"/v2/trash/{group}", stranger))[0] == 404
+    assert (await api.call("POST", f"/v2/trash/{group}/restore", stranger))[0] == 404
+    assert (await ok(api, "GET", "/v2/trash", stranger))["trash"] == []
