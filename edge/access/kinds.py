@@ -55,7 +55,24 @@ def _check_home(db: Database, field: str, kind: str, account_id: str, project_id
         raise ValidationError(field, f"this {kind} belongs to another project")
 
 
-class GroupAccessKind:
+class _Defaults:
+    """What most kinds share: no rank rule, nothing to check in the write, nothing after;
+    the grantee or one of the caller's roles counts as the caller's own access."""
+
+    def check_rank(self, caller: Caller, target: Target, grantee_id: str) -> None:
+        return None
+
+    def own(self, caller: Caller, grantee_id: str) -> bool:
+        return grantee_id == caller.principal.account_id or grantee_id in caller.roles
+
+    def check_write(self, conn: Tx, target: Target, grantee_id: str) -> None:
+        return None
+
+    async def after(self, target: Target, before: Access, after: Access | None) -> None:
+        return None
+
+
+class GroupAccessKind(_Defaults):
     name = "group"
     missing = "Access not found"
 
@@ -103,17 +120,8 @@ class GroupAccessKind:
         )
         return rules.values_of("group", body, legacy=bool(legacy))
 
-    def own(self, caller: Caller, grantee_id: str) -> bool:
-        return grantee_id == caller.principal.account_id or grantee_id in caller.roles
 
-    def check_write(self, conn: Tx, target: Target, grantee_id: str) -> None:
-        return None
-
-    async def after(self, target: Target, before: Access, after: Access | None) -> None:
-        return None
-
-
-class ProjectAccessKind:
+class ProjectAccessKind(_Defaults):
     name = "project"
     missing = "Project access not found"
 
@@ -146,17 +154,8 @@ class ProjectAccessKind:
         _check_home(self._db, "grantee_id", kind, grantee_id, target.id)
         return kind
 
-    def check_rank(self, caller: Caller, target: Target, grantee_id: str) -> None:
-        return None
-
     def values(self, target: Target, body: Mapping[str, Any]) -> dict[str, Any]:
         return rules.values_of("project", body)
-
-    def own(self, caller: Caller, grantee_id: str) -> bool:
-        return grantee_id == caller.principal.account_id or grantee_id in caller.roles
-
-    def check_write(self, conn: Tx, target: Target, grantee_id: str) -> None:
-        return None
 
     async def after(self, target: Target, before: Access, after: Access | None) -> None:
         """End the sessions of accounts that were project admins through this access only."""
@@ -175,7 +174,7 @@ class ProjectAccessKind:
         await self._tokens.revoke_accounts(lost)
 
 
-class RoleAccessKind:
+class RoleAccessKind(_Defaults):
     name = "role"
     missing = "Access not found"
 
@@ -213,9 +212,6 @@ class RoleAccessKind:
             raise ValidationError("account_id", "roles cannot be granted to other roles")
         _check_home(self._db, "account_id", kind, grantee_id, target.project_id)
         return kind
-
-    def check_rank(self, caller: Caller, target: Target, grantee_id: str) -> None:
-        return None
 
     def values(self, target: Target, body: Mapping[str, Any]) -> dict[str, Any]:
         return rules.values_of("role", body)
