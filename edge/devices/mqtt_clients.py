@@ -1,0 +1,60 @@
+"""What the MQTT broker asks about a connecting client: the contract between the device
+registry (this room) and `embedded_broker/`.
+
+The broker authenticates a connection one of three ways (a device's client certificate
+over TLS; username = device ID and password = API key; a user's access token as the
+password of a user tool), keeps the `MqttClient` it was given for the connection's life,
+and checks every PUBLISH and SUBSCRIBE against its `rights`. When `epoch()` moves, some
+client's standing may have changed (an API key or certificate reset, a device suspended
+or deleted, a session revoked): the broker then asks `still_allowed` for each live
+connection and drops those that are not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from edge.devices.topics import TopicRights
+
+ClientKind = Literal["device", "user"]
+Credential = Literal["api_key", "certificate", "token"]
+
+
+@dataclass(frozen=True)
+class MqttClient:
+    kind: ClientKind
+    account_id: str
+    org_id: str
+    root_scope: str
+    rights: TopicRights
+    credential: Credential
+    # What the credential was when checked (a key's last change, a certificate's serial,
+    # a session ID): `still_allowed` compares it with the registry's current one.
+    stamp: str
+
+
+class ClientDirectory(Protocol):
+    def by_api_key(self, device_id: str, api_key: str) -> MqttClient | None:
+        """A device signing in with its ID as username and its API key as password."""
+        ...
+
+    def by_certificate(self, certificate_der: bytes) -> MqttClient | None:
+        """A device presenting a client certificate the site CA issued and that is still
+        registered (not reset, the device active)."""
+        ...
+
+    def by_access_token(self, token: str) -> MqttClient | None:
+        """A user tool: a user's access token as the password; None unless the user's
+        device permissions give it some topic rights."""
+        ...
+
+    def still_allowed(self, client: MqttClient) -> bool: ...
+
+    def epoch(self) -> int:
+        """Moves whenever any client's standing may have changed (one point read)."""
+        ...
+
+    def seen(self, account_id: str) -> None:
+        """Record activity for `last_seen` (batched: no write per message)."""
+        ...
