@@ -27,11 +27,13 @@ from typing import Any
 
 from edge.access.cache import CallerCache
 from edge.access.levels import ADMIN_LEVEL, NO_LEVEL, Level
+from edge.access.paths import PathGrants
 from edge.errors import Denied
 from edge.principal import Principal
 from storage import access as store
 from storage import groups as group_store
 from storage.database import Database
+from storage.records import Access
 
 MEMO_LIMIT = 4096  # targets remembered per caller; past it the memo starts over
 
@@ -46,6 +48,7 @@ class Caller:
         self.grantees = (principal.account_id, *roles)
         self.org = org
         self._levels: dict[str, Level] = {}
+        self._grants: dict[str, tuple[Access, ...]] = {}
         self._group_projects: dict[str, str | None] = {}
         self._admin_anywhere: bool | None = None
 
@@ -59,11 +62,28 @@ class Caller:
             return NO_LEVEL
         found = self._levels.get(target_id)
         if found is None:
-            if len(self._levels) >= MEMO_LIMIT:
-                self._levels.clear()
-            grants = self._db.read(lambda c: store.held_on(c, target_id, self.grantees))
-            found = self._levels[target_id] = Level.merged(grants)
+            found = self._levels[target_id] = Level.merged(self.grants_on(target_id))
         return found
+
+    def grants_on(self, target_id: str) -> tuple[Access, ...]:
+        """The active access objects the caller and its roles hold on one active target."""
+        found = self._grants.get(target_id)
+        if found is None:
+            if len(self._grants) >= MEMO_LIMIT:
+                self._grants.clear()
+                self._levels.clear()
+            rows = self._db.read(lambda c: store.held_on(c, target_id, self.grantees))
+            found = self._grants[target_id] = tuple(rows)
+        return found
+
+    def path_grants(
+        self, group_id: str, project_id: str | None, kind: str, *, legacy: bool
+    ) -> PathGrants:
+        """The caller's data (`kind` 'data') or file ('files') grants in one group."""
+        column = "data_paths" if kind == "data" else "file_paths"
+        grants = tuple(getattr(a, column) for a in self.grants_on(group_id))
+        admin = self.is_group_admin(group_id, project_id)
+        return PathGrants(grants, admin=admin, legacy=legacy)
 
     project = level
     group = level
