@@ -26,6 +26,8 @@ STATUS: dict[type[errors.EdgeError], int] = {
     errors.Conflict: 409,
     errors.TooManyAttempts: 429,
     errors.Unavailable: 503,
+    errors.TooLarge: 413,
+    errors.TimedOut: 408,
 }
 HTTP_MESSAGES = {
     400: "Bad request",

@@ -29,11 +29,6 @@ def _hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def looks_like(token: str) -> bool:
-    """A reset token, as opposed to a JWT (which has dots), by its shape."""
-    return "." not in token
-
-
 async def issue(db: Database, user_row: dict[str, Any], hours: int) -> str:
     """A new reset token for this user, valid `hours` (clamped to 1..168)."""
     hours = min(max(int(hours), 1), MAX_HOURS)

@@ -71,7 +71,8 @@ class SignIn:
     ) -> dict[str, Any]:
         """`mfa_code` sent with the password (LoginFormParams allows it): answer at once."""
         answer = {"challenge": "SOFTWARE_TOKEN_MFA", "mfa_code": form["mfa_code"]}
-        return await self.answer(str(challenge["session"]), answer, address)
+        row = self.challenges.require(str(challenge["session"]))
+        return await self.answer(row, answer, address)
 
     async def refresh_grant(self, form: dict[str, str]) -> dict[str, Any]:
         token = form.get("refresh_token") or ""
@@ -129,12 +130,10 @@ class SignIn:
             extra["code_hash"] = await self._sms.send_sign_in_code(user)
         return await self.challenges.issue(step, user, org, project_id, **extra)
 
-    async def answer(
-        self, session: str | None, form: dict[str, str], address: str | None
-    ) -> dict[str, Any]:
-        """Answer a challenge: its session (the bearer) must be live and of that kind."""
+    async def answer(self, row: Row, form: dict[str, str], address: str | None) -> dict[str, Any]:
+        """Answer a challenge: `row` is the live challenge of the session the client sent
+        (the route guard found it); the answer must be for its kind."""
         kind = (form.get("challenge") or "").strip().upper()
-        row = self.challenges.require(session)
         if kind != row["kind"]:
             raise ValidationError("challenge", f"this session answers {row['kind']}")
         key = f"user:{row['user_id']}"
