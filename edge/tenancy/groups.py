@@ -39,7 +39,7 @@ DEFAULT_NUM_HISTORY = 10
 
 
 def _name(field: str, value: Any) -> str:
-    return fields.text(field, value)
+    return fields.identifier(field, value)
 
 
 def _description(field: str, value: Any) -> str:

@@ -26,7 +26,7 @@ _PHONE_SEPARATORS = re.compile(r"[\s\-.()/]")
 
 
 def username(field: str, value: Any) -> str:
-    name = fields.text(field, value)
+    name = fields.identifier(field, value)
     if len(name) < MIN_USERNAME:
         raise ValidationError(field, f"must be at least {MIN_USERNAME} characters")
     return name
@@ -86,9 +86,11 @@ def columns(body: dict[str, Any]) -> dict[str, Any]:
         out["username_folded"] = out["username"].casefold()
     if "phone_number" in body:
         out["phone_number"] = out["phone_folded"] = phone("phone_number", body["phone_number"])
-    for name in PROFILE_TEXT:
+    for name in PROFILE_TEXT:  # names that identify the person: no control characters
         if name in body:
             out[name] = optional_text(name, body[name])
+            if out[name] is not None:
+                fields.plain(name, out[name])
     if "picture" in body:
         out["picture"] = optional_text("picture", body["picture"], MAX_URL)
     if "locale" in body:
