@@ -171,7 +171,7 @@ class SignIn:
     ) -> dict[str, Any]:
         code = mfa.software_code(form.get("mfa_code"))
         await self.challenges.use(row)
-        await self._code_checked(row, self._mfa.verify_software(user["id"], code), ip)
+        await self._code_checked(row, await self._mfa.verify_software(user["id"], code), ip)
         return await self._open(user, org, project)
 
     async def _sms_code(
