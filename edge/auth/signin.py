@@ -10,7 +10,8 @@ response does not tell which accounts exist.
 A user's sign-in is a small state machine: after the password, the next step may be a
 Challenge (a new password, an MFA code, MFA setup, a choice of MFA method) answered on
 `POST /v2/auth/challenge` with the challenge session as bearer; see docs/sign-in.md.
-Failed attempts are throttled per account and per client address (edge/auth/throttle.py).
+Failed attempts are throttled per (account, client address) pair, per account at a much
+higher rate, and per address (edge/auth/throttle.py).
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from edge.auth import hashing, mfa
 from edge.auth.challenges import Challenges
 from edge.auth.mfa import Mfa
 from edge.auth.sms_mfa import SmsMfa
-from edge.auth.throttle import Throttle
+from edge.auth.throttle import Throttle, second_factor
 from edge.auth.tokens import Lifetimes, Tokens
 from edge.errors import Denied, Unauthenticated, ValidationError
 from edge.principal import Principal
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.projects import Projects
+from edge.tenancy.user_rules import login_key
 from storage import credentials, staff, users
 from storage.database import Database
 from storage.rows import Row
@@ -84,7 +86,8 @@ class SignIn:
         self, login: str, password: str, scope: str | None, address: str | None
     ) -> dict[str, Any]:
         account = self._db.read(lambda c: staff.find_by_login(c, login))
-        await self._password(f"staff:{login}", account, password, address)
+        key = f"staff:{account['id']}" if account else f"login:staff:{login}"
+        await self._password(key, account, password, address)
         assert account is not None
         org_id = None
         if scope and scope.strip():
@@ -96,19 +99,23 @@ class SignIn:
     async def _password(
         self, key: str, account: Row | None, password: str, address: str | None
     ) -> None:
-        """Check a password under the throttle; the answer is the same for unknown accounts."""
+        """Check a password under the throttle; the answer is the same for unknown accounts.
+
+        `key` names the resolved account (or, when the login names none, the normalized
+        login), so every spelling of one login counts against the same account."""
         self.throttle.check(key, address)
         if not await hashing.verify(_hash_of(account), password):
             await self.throttle.failed(key, address)
             raise ValidationError(None, BAD_CREDENTIALS)
-        await self.throttle.succeeded(key)
+        await self.throttle.succeeded(key, address)
 
     async def _user(
         self, client_id: str, login: str, password: str, address: str | None
     ) -> dict[str, Any]:
         org, project = self._projects.resolve_client(client_id)
         account = self._projects.find_login(org, project, login)
-        await self._password(f"{org['id']}:{login}", account, password, address)
+        key = f"user:{account['id']}" if account else f"login:{org['id']}:{login_key(login)}"
+        await self._password(key, account, password, address)
         assert account is not None
         if not account["is_active"] or not org["is_active"]:
             raise Denied("This account is suspended")
@@ -136,7 +143,7 @@ class SignIn:
         kind = (form.get("challenge") or "").strip().upper()
         if kind != row["kind"]:
             raise ValidationError("challenge", f"this session answers {row['kind']}")
-        key = f"user:{row['user_id']}"
+        key = second_factor(f"user:{row['user_id']}")
         self.throttle.check(key, address)
         user = self._user_row(row["user_id"])
         org = self._orgs.get_row(row["org_id"])
@@ -186,11 +193,11 @@ class SignIn:
 
     async def _code_checked(self, row: Row, ok: bool, address: str | None) -> None:
         """A wrong code has already spent the session: the client must restart sign-in."""
-        key = f"user:{row['user_id']}"
+        key = second_factor(f"user:{row['user_id']}")
         if not ok:
             await self.throttle.failed(key, address)
             raise Unauthenticated(WRONG_CODE)
-        await self.throttle.succeeded(key)
+        await self.throttle.succeeded(key, address)
 
     async def _select(
         self, row: Row, user: Row, org: Row, project: Row | None, form: dict[str, str], _: Any

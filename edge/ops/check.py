@@ -7,12 +7,16 @@ from __future__ import annotations
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
+from edge import clock
 from edge.auth.keys import HMAC_FILE, SIGNING_PREFIX, load_or_create
-from storage import layout, migrate, snapshot
+from edge.printable import for_log
+from storage import layout, migrate, snapshot, throttle
 
 Echo = Callable[[str], None]
+LOCKOUT_DAYS = timedelta(days=7)
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,27 @@ def _files(folder: Path) -> list[Path]:
     return [p for p in folder.rglob("*") if p.is_file()] if folder.exists() else []
 
 
+def _lockouts(data_dir: Path) -> list[Finding]:
+    """Accounts locked account-wide (a guess from many addresses) in the last week."""
+    path = layout.database_path(data_dir)
+    if not path.is_file():
+        return []
+    since = clock.iso(clock.now() - LOCKOUT_DAYS)
+    try:
+        rows = snapshot.read(path, lambda c: throttle.lockouts_since(c, since))
+    except snapshot.Unreadable:
+        return []  # an older schema: the next start migrates it
+    return [
+        Finding(
+            "warn",
+            "sign-in",
+            f"{for_log(r['account'])} was locked account-wide at {r['created_date']} after"
+            f" {r['failures']} failures from {r['addresses']} addresses",
+        )
+        for r in rows
+    ] or [Finding("ok", "sign-in", "no account-wide sign-in lockouts in the last 7 days")]
+
+
 def _server(data_dir: Path) -> list[Finding]:
     running = layout.is_locked(data_dir) if data_dir.exists() else False
     return [
@@ -135,4 +160,4 @@ def _server(data_dir: Path) -> list[Finding]:
     ]
 
 
-CHECKS = [_database, _migrations, _keys, _permissions, _server]
+CHECKS = [_database, _migrations, _keys, _permissions, _lockouts, _server]

@@ -49,6 +49,16 @@ def phone(field: str, value: Any) -> str | None:
     return number
 
 
+def login_key(login: str) -> str:
+    """A login as lookups and the sign-in throttle see it: a phone number without its
+    punctuation ('+1 (555) 010-2000' -> '+15550102000'), anything else case-folded."""
+    text = login.strip()
+    try:
+        return phone("username", text) or text.casefold()
+    except ValidationError:
+        return text.casefold()
+
+
 @lru_cache(maxsize=1)
 def _zones() -> frozenset[str]:
     return frozenset(zoneinfo.available_timezones() | {"UTC"})
