@@ -90,26 +90,14 @@ def _keys(data_dir: Path) -> list[Finding]:
 
 
 def _permissions(data_dir: Path) -> list[Finding]:
-    findings = []
-    secrets = [
-        layout.database_path(data_dir),
-        *_files(layout.keys_dir(data_dir)),
-        *_files(data_dir / layout.CA_DIR),
-    ]
-    for path in secrets:
-        if path.exists() and stat.S_IMODE(path.stat().st_mode) & 0o077:
-            findings.append(
-                Finding(
-                    "FAIL", "permissions", f"{path} is readable by others; run: chmod 600 {path}"
-                )
-            )
-    for folder in (layout.keys_dir(data_dir), data_dir / layout.CA_DIR):
-        if folder.exists() and stat.S_IMODE(folder.stat().st_mode) & 0o077:
-            findings.append(
-                Finding(
-                    "FAIL", "permissions", f"{folder} is open to others; run: chmod 700 {folder}"
-                )
-            )
+    """Every file that may hold a secret is owner-only: the database, the keys, the CA,
+    the outbox (reset tokens, temporary passwords and codes in file mode) and the copies
+    made before upgrades; and so are their folders."""
+    folders = [data_dir / name for name in (*layout.SECRET_DIRS, layout.BACKUPS_DIR)]
+    files = [layout.database_path(data_dir), *(f for d in folders for f in _files(d))]
+    folders += [d for folder in folders for d in _folders(folder)]
+    findings = [_open_to_others(p, 0o600) for p in files if _mode(p) & 0o077]
+    findings += [_open_to_others(p, 0o700) for p in folders if _mode(p) & 0o077]
     initial = data_dir / layout.INITIAL_ADMIN_FILE
     if initial.exists():
         findings.append(
@@ -119,7 +107,24 @@ def _permissions(data_dir: Path) -> list[Finding]:
                 f"{initial} still holds the first staff password; delete it once it is changed",
             )
         )
-    return findings or [Finding("ok", "permissions", "secret files are owner-only")]
+    return findings or [Finding("ok", "permissions", "secret files and folders are owner-only")]
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode) if path.exists() else 0
+
+
+def _open_to_others(path: Path, mode: int) -> Finding:
+    what = "folder" if path.is_dir() else "file"
+    return Finding(
+        "FAIL",
+        "permissions",
+        f"the {what} {path} is open to others; run: chmod {mode:o} {path}",
+    )
+
+
+def _folders(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_dir()] if folder.exists() else []
 
 
 def _files(folder: Path) -> list[Path]:
