@@ -1,4 +1,5 @@
-"""Public and service endpoints: health, version, changelog, reference, security.txt, JWKS."""
+"""Public and service endpoints: health and readiness, version, changelog, reference,
+security.txt, JWKS."""
 
 from __future__ import annotations
 
@@ -14,10 +15,13 @@ from aiohttp import web
 from api.keys import SERVICES
 from api.routing import Route
 from edge import BUILD_VERSION, INTERFACE_VERSION, clock
-from edge.errors import NotFound, Unavailable
+from edge.errors import NotFound
+from edge.ops.health import Health
 from edge.ops.releases import INTERFACE_HISTORY, SERVER_RELEASES, Release
 
 OPENAPI = web.AppKey("openapi", dict)
+HEALTH = web.AppKey("health", Health)
+NO_CACHE = {"Cache-Control": "no-store"}
 _STATIC = resources.files("api") / "static"
 _OWN_ASSETS = {"docs.js": "text/javascript", "docs.css": "text/css"}
 _VENDOR_ASSETS = {
@@ -32,11 +36,17 @@ _DOCS_CSP = (
 
 
 async def health(request: web.Request) -> web.Response:
-    try:
-        request.app[SERVICES].db.ping()
-    except Exception as exc:
-        raise Unavailable("Database is not available", cause=repr(exc)) from None
-    return web.json_response({"status": "ok"})
+    """HealthInfo from the background probe (edge/ops/health.py): a 200 while serving."""
+    return web.json_response(request.app[HEALTH].report(), headers=NO_CACHE)
+
+
+async def ready(request: web.Request) -> web.Response:
+    """200 when every part is ok, else 503 (answered here, not raised: a load balancer
+    polling a server that is not ready must not mail the operator every time)."""
+    found = request.app[HEALTH]
+    if found.ready:
+        return web.json_response(found.report(), headers=NO_CACHE)
+    return web.json_response({"message": found.not_ready()}, status=503, headers=NO_CACHE)
 
 
 async def version(request: web.Request) -> web.Response:
@@ -128,14 +138,29 @@ async def jwks(request: web.Request) -> web.Response:
 
 
 ROUTES = [
-    Route(
-        "GET",
-        "/v2/health",
-        health,
-        "public",
-        "Health check",
-        "system",
-        responses={200: "HealthInfo"},
+    *(
+        Route(
+            method,
+            "/v2/health",
+            health,
+            "public",
+            "Health: status and each part's state (200 while serving)",
+            "system",
+            responses={200: "HealthInfo"},
+        )
+        for method in ("GET", "HEAD")
+    ),
+    *(
+        Route(
+            method,
+            "/v2/health/ready",
+            ready,
+            "public",
+            "Readiness: 200 when every part is ok, 503 while not (load balancers)",
+            "system",
+            responses={200: "HealthInfo", 503: "Status"},
+        )
+        for method in ("GET", "HEAD")
     ),
     Route(
         "GET",

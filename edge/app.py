@@ -45,6 +45,7 @@ from edge.auth.keys import load_or_create
 from edge.auth.staff import FirstStaff, ensure_first
 from edge.config import Config
 from edge.ops import tls
+from edge.ops.health import Health, Probe
 from edge.services import Services
 from storage import challenges, layout, sessions, throttle
 from storage.database import Database
@@ -100,6 +101,7 @@ def create_app(site: Site) -> web.Application:
         },
     )
     app[SERVICES] = services
+    app[system.HEALTH] = Health()
     app[system.OPENAPI] = openapi.build(ROUTES, _server_url(services.config))
     routing.register(app, ROUTES)
     app.cleanup_ctx.append(_background)
@@ -116,11 +118,17 @@ def _server_url(config: Config) -> str:
 
 
 async def _background(app: web.Application) -> AsyncIterator[None]:
-    """Background tasks are asked to stop, not cancelled: a write they await finishes first."""
+    """Background tasks are asked to stop, not cancelled: a write they await finishes first.
+
+    The health probe runs once before the first request, so health is known from the start.
+    """
     stop = asyncio.Event()
+    probe = Probe(app[SERVICES].db, app[system.HEALTH])
+    await probe.once()
     tasks = [
         asyncio.create_task(_sweep(app[SERVICES].db, stop)),
         asyncio.create_task(app[SERVICES].outbox_worker.run(stop)),
+        asyncio.create_task(probe.run(stop)),
     ]
     yield
     stop.set()
@@ -215,6 +223,7 @@ async def serve(
             ready()
         log.info("serving %s", site.services.config.base_url)
         await stop.wait()
+        runner.app[system.HEALTH].stopping = True  # readiness answers 503 from now on
         log.info("stopping: finishing in-flight requests")
     finally:
         await runner.cleanup()
