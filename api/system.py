@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 from datetime import timedelta
 from importlib import resources
 from pathlib import Path
@@ -16,12 +17,13 @@ from api.keys import SERVICES
 from api.routing import Route
 from edge import BUILD_VERSION, INTERFACE_VERSION, clock
 from edge.errors import NotFound
+from edge.ops import releases
 from edge.ops.health import Health
-from edge.ops.releases import INTERFACE_HISTORY, SERVER_RELEASES, Release
 
 OPENAPI = web.AppKey("openapi", dict)
 HEALTH = web.AppKey("health", Health)
 NO_CACHE = {"Cache-Control": "no-store"}
+_CODE = re.compile(r"`([^`]+)`")
 _STATIC = resources.files("api") / "static"
 _OWN_ASSETS = {"docs.js": "text/javascript", "docs.css": "text/css"}
 _VENDOR_ASSETS = {
@@ -54,7 +56,15 @@ async def version(request: web.Request) -> web.Response:
 
 
 async def changelog(request: web.Request) -> web.Response:
-    sections = [_section("Interface", INTERFACE_HISTORY), _section("This server", SERVER_RELEASES)]
+    server = releases.server_releases()
+    sections = [_releases("Interface", releases.INTERFACE_HISTORY)]
+    if server:
+        sections.append(_releases("This server", server))
+    else:
+        sections.append(
+            "<section><h2>This server</h2><p>No release notes in this installation."
+            " See CHANGELOG.md in the source.</p></section>"
+        )
     page = (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         "<title>edge: changelog</title></head><body>"
@@ -66,13 +76,24 @@ async def changelog(request: web.Request) -> web.Response:
     return web.Response(text=page, content_type="text/html")
 
 
-def _section(title: str, releases: tuple[Release, ...]) -> str:
+def _releases(title: str, history: tuple[releases.Release, ...]) -> str:
     items = []
-    for release in releases:
+    for release in history:
         dated = f" ({release.date})" if release.date else ""
-        notes = "".join(f"<li>{html.escape(n)}</li>" for n in release.notes)
-        items.append(f'<h3 id="v{release.version}">{release.version}{dated}</h3><ul>{notes}</ul>')
+        anchor = html.escape(release.version, quote=True)
+        body = "".join(_section(s) for s in release.sections)
+        items.append(f'<h3 id="v{anchor}">{html.escape(release.version)}{dated}</h3>{body}')
     return f"<section><h2>{html.escape(title)}</h2>{''.join(items)}</section>"
+
+
+def _section(section: releases.Section) -> str:
+    heading = f"<h4>{html.escape(section.title)}</h4>" if section.title else ""
+    return heading + "<ul>" + "".join(f"<li>{_inline(n)}</li>" for n in section.notes) + "</ul>"
+
+
+def _inline(note: str) -> str:
+    """A note's Markdown code spans as <code>; everything else is text."""
+    return _CODE.sub(r"<code>\1</code>", html.escape(note))
 
 
 async def openapi(request: web.Request) -> web.Response:
