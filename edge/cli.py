@@ -118,6 +118,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def _setting_flags(parser: argparse.ArgumentParser, only: tuple[str, ...] | None = None) -> None:
     parser.add_argument("--config", type=Path, help="TOML config file (also EDGE_CONFIG)")
+    parser.add_argument(
+        "--config-if-exists",
+        type=Path,
+        metavar="FILE",
+        help="TOML config file read only when it exists (the service unit's optional"
+        " /etc/edge/edge.toml); --config and EDGE_CONFIG must exist",
+    )
     for setting in SETTINGS:
         if only is None or setting.name in only:
             parser.add_argument(setting.flag, dest=setting.name, help=setting.help)
@@ -125,8 +132,16 @@ def _setting_flags(parser: argparse.ArgumentParser, only: tuple[str, ...] | None
 
 def _config(args: argparse.Namespace) -> Config:
     flags = {s.name: getattr(args, s.name, None) for s in SETTINGS}
-    config_file = getattr(args, "config", None) or os.environ.get("EDGE_CONFIG")
-    return load(flags, os.environ, Path(config_file) if config_file else None)
+    return load(flags, os.environ, _config_file(args))
+
+
+def _config_file(args: argparse.Namespace) -> Path | None:
+    """--config, else EDGE_CONFIG (both must exist), else --config-if-exists if it does."""
+    given = getattr(args, "config", None) or os.environ.get("EDGE_CONFIG")
+    if given:
+        return Path(given)
+    optional: Path | None = getattr(args, "config_if_exists", None)
+    return optional if optional is not None and optional.exists() else None
 
 
 def _serve(args: argparse.Namespace, config: Config) -> int:
