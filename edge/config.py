@@ -242,7 +242,7 @@ SETTINGS: tuple[Setting, ...] = (
         _networks,
         (),
         "Reverse proxies (addresses or CIDR networks, comma-separated) whose "
-        "X-Forwarded-For is believed (default: none)",
+        "X-Forwarded-For is believed",
     ),
     Setting(
         "security_contact",
@@ -420,6 +420,7 @@ def settings_table() -> str:
     rows = ["| Setting | Flag | Environment | Default | Meaning |", "|---|---|---|---|---|"]
     for s in SETTINGS:
         shown = ",".join(s.default) if isinstance(s.default, tuple) else s.default
+        shown = f"{shown:g}" if isinstance(shown, float) else shown
         default = "(none)" if s.default is None or s.default == () else f"`{shown}`"
         rows.append(f"| `{s.name}` | `{s.flag}` | `{s.env}` | {default} | {s.help} |")
     return "\n".join(rows)
