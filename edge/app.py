@@ -167,7 +167,8 @@ def bind(config: Config) -> socket.socket:
     """Bind and listen on the configured address before anything else happens.
 
     A first start must not create the data folder, keys and the staff account (and print
-    its password) and only then find the port taken: `edge serve` binds first.
+    its password) and only then find the port taken: `edge serve` binds first. A host name
+    binds the first address it resolves to (use an address to choose).
     """
     family, kind, proto, _, address = socket.getaddrinfo(
         config.host, config.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
