@@ -13,6 +13,7 @@ import json
 from contextvars import ContextVar
 from typing import Any
 
+from edge import json_text
 from edge.errors import ValidationError
 from storage import listing, patterns
 from storage.database import Database
@@ -45,9 +46,9 @@ class CursorCodec:
         return {"id": row_id, "v": value, "sig": self._sign(resource, query, value, row_id)}
 
     def decode(self, resource: str, query: ListQuery, text: str) -> tuple[Any, str]:
-        try:
-            key = json.loads(text)
-        except (ValueError, TypeError, RecursionError):  # deep nesting is a client's fault too
+        try:  # the one JSON reader: depth, NaN and surrogates are refused here too
+            key = json_text.loads(text, field=KEY_FIELD)
+        except ValidationError:
             raise ValidationError(KEY_FIELD, "must be valid JSON") from None
         if not self._well_formed(key):
             raise ValidationError(KEY_FIELD, "is not a continuation key of this list")
