@@ -21,6 +21,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "binary-staff-pass"
+# Building the executable takes a minute or two on an idle box, longer on a busy one: the
+# suite-wide 120 s limit would stop the build (which has its own 900 s limit) half-way.
+pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture(scope="session")
