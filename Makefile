@@ -1,22 +1,31 @@
-# The single entry point: make run | test | lint | fmt | typecheck | bench
+# The single entry point: make run | test | lint | fmt | typecheck | bench | binary
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# `make run` installs only what serving needs; the test, lint and build tools (the extras
+# test, dev and build of pyproject.toml) come with the targets that use them.
+RUN_STAMP := $(VENV)/.installed-run
+DEV_STAMP := $(VENV)/.installed-dev
 
 .PHONY: run test browser binary lint fmt typecheck bench clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
-	touch $(STAMP)
 
-run: $(STAMP)
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+$(DEV_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test,dev,build]'
+	touch $(DEV_STAMP)
+
+run: $(RUN_STAMP)
 	$(BIN)/edge serve
 
-test: $(STAMP) browser
+test: $(DEV_STAMP) browser
 	$(BIN)/python -m pytest -q
 
 # The page tests drive a real headless Chromium (Debian's package; PyPI has none).
@@ -26,18 +35,18 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-binary: $(STAMP)
+binary: $(DEV_STAMP)
 	PYTHON=$(BIN)/python packaging/build.sh
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check edge api storage embedded_broker tests bench
 	$(BIN)/ruff format --check edge api storage embedded_broker tests bench
 
-fmt: $(STAMP)
+fmt: $(DEV_STAMP)
 	$(BIN)/ruff format edge api storage embedded_broker tests bench
 	$(BIN)/ruff check --fix edge api storage embedded_broker tests bench
 
-typecheck: $(STAMP)
+typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
 bench: binary

@@ -1,7 +1,7 @@
 """Sign-in, challenge answers and sign-out.
 
 - POST /v2/auth/token (public): password or refresh grant; 201 TokenInfo or 200 Challenge.
-- POST /v2/auth/challenge (public; bearer = the challenge session): answer a Challenge.
+- POST /v2/auth/challenge (session: the bearer is the challenge session): answer a Challenge.
 - PUT /v2/auth/token/revoke (token): sign out.
 """
 
@@ -10,8 +10,9 @@ from __future__ import annotations
 from aiohttp import web
 
 from api import bodies
+from api.client_address import client_address
 from api.keys import SERVICES
-from api.routing import Route, bearer, principal
+from api.routing import CHALLENGE, Route, principal
 from api.schemas import STR, obj
 from edge.errors import ValidationError
 
@@ -59,7 +60,7 @@ async def login(request: web.Request) -> web.Response:
     signin = request.app[SERVICES].signin
     grant = form["grant_type"].strip()
     if grant == "password":
-        info = await signin.password_grant(form, request.remote)
+        info = await signin.password_grant(form, client_address(request))
     elif grant == "refresh_token":
         info = await signin.refresh_grant(form)
     else:
@@ -75,7 +76,8 @@ def _signed_in_or_challenged(info: dict[str, object]) -> web.Response:
 async def respond_to_challenge(request: web.Request) -> web.Response:
     form = await bodies.read_form(request, CHALLENGE_FORM)
     signin = request.app[SERVICES].signin
-    return _signed_in_or_challenged(await signin.answer(bearer(request), form, request.remote))
+    answered = await signin.answer(request[CHALLENGE], form, client_address(request))
+    return _signed_in_or_challenged(answered)
 
 
 async def logout(request: web.Request) -> web.Response:
@@ -100,7 +102,7 @@ ROUTES = [
         "POST",
         "/v2/auth/challenge",
         respond_to_challenge,
-        "public",
+        "session",
         "Answer a sign-in challenge (bearer: the challenge session)",
         "auth",
         body=CHALLENGE_FORM,

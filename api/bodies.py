@@ -1,32 +1,53 @@
-"""Reading request bodies: JSON (checked against a schema) and forms."""
+"""Reading request bodies: JSON (checked against a schema) and forms.
+
+Every JSON body goes through edge/json_text.py (size, depth, NaN/Infinity, lone
+surrogates), and every body read here must arrive within `body_timeout` seconds, so a
+client that sends headers and then trickles (or never sends) its body cannot hold a
+handler: it gets a 408 and the connection is dropped.
+"""
 
 from __future__ import annotations
 
-import json
-from typing import Any
+import asyncio
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from api import schemas
-from edge.errors import SchemaError, ValidationError
+from api.keys import SERVICES
+from edge import json_text
+from edge.errors import SchemaError, TimedOut, TooLarge, ValidationError
 
 JSON_TYPES = ("application/json",)
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+CHUNK = 64 * 1024
+T = TypeVar("T")
 
 
 async def read_json(request: web.Request, schema: schemas.Schema) -> dict[str, Any]:
     if request.content_type not in JSON_TYPES and not request.content_type.endswith("+json"):
         raise ValidationError(None, "Content-Type must be application/json")
-    raw = await request.read()
-    try:
-        body = json.loads(raw) if raw else None
-    except (ValueError, UnicodeDecodeError):
-        raise ValidationError("body", "is not valid JSON") from None
+    limit = min(json_text.MAX_BYTES, request.app[SERVICES].config.max_body_bytes)
+    raw = await within_body_timeout(request, _read_capped(request, limit))
+    body = json_text.parse(raw) if raw else None
     if not isinstance(body, dict):
         raise SchemaError("body: must be a JSON object")
     schemas.validate(schema, body)
     return body
+
+
+async def _read_capped(request: web.Request, limit: int) -> bytes:
+    """The body, refused as soon as it passes `limit` bytes (never held whole past it)."""
+    if request.content_length is not None and request.content_length > limit:
+        raise TooLarge(json_text.too_large(limit))
+    data = bytearray()
+    async for chunk in request.content.iter_chunked(CHUNK):
+        data.extend(chunk)
+        if len(data) > limit:
+            raise TooLarge(json_text.too_large(limit))
+    return bytes(data)
 
 
 async def read_form(request: web.Request, schema: schemas.Schema) -> dict[str, str]:
@@ -34,13 +55,25 @@ async def read_form(request: web.Request, schema: schemas.Schema) -> dict[str, s
     if request.content_type not in FORM_TYPES:
         raise ValidationError(None, "Content-Type must be application/x-www-form-urlencoded")
     try:
-        form = await request.post()
+        form = await within_body_timeout(request, request.post())
     except (ValueError, HttpProcessingError):  # no boundary, a broken part header, ...
         raise ValidationError("body", "is not a valid form") from None
     values: dict[str, str] = {}
     for key, value in form.items():
         if not isinstance(value, str):
             raise ValidationError(key, "must be a text field")
+        json_text.check(key)  # a lone surrogate cannot be stored, encoded or logged
+        json_text.check(value, field=key)
         values[key] = value
     schemas.validate(schema, values)
     return values
+
+
+async def within_body_timeout(request: web.Request, reading: Awaitable[T]) -> T:
+    """Await a read of the body, or TimedOut (408) after the configured body timeout."""
+    seconds = request.app[SERVICES].config.body_timeout
+    try:
+        async with asyncio.timeout(seconds):
+            return await reading
+    except TimeoutError:
+        raise TimedOut(f"The request body did not arrive within {seconds} seconds") from None

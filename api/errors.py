@@ -14,6 +14,7 @@ from aiohttp import web
 
 from api.keys import REQUEST_ID
 from edge import errors
+from edge.printable import for_log
 
 log = logging.getLogger("edge.http")
 
@@ -26,6 +27,8 @@ STATUS: dict[type[errors.EdgeError], int] = {
     errors.Conflict: 409,
     errors.TooManyAttempts: 429,
     errors.Unavailable: 503,
+    errors.TooLarge: 413,
+    errors.TimedOut: 408,
 }
 HTTP_MESSAGES = {
     400: "Bad request",
@@ -75,7 +78,8 @@ def middleware(
         except errors.EdgeError as exc:
             status = status_of(exc)
             if exc.cause:
-                log.info("request %s: %s (%s)", request.get(REQUEST_ID), exc.message, exc.cause)
+                rid = request.get(REQUEST_ID)
+                log.info("request %s: %s (%s)", rid, for_log(exc.message), for_log(exc.cause))
             if status >= 500 and on_server_error:
                 on_server_error(request, status, exc.message)
             headers = {}
@@ -90,7 +94,8 @@ def middleware(
             raise
         except Exception:
             request_id = request.get(REQUEST_ID, "-")
-            log.exception("request %s failed: %s %s", request_id, request.method, request.path)
+            path = for_log(request.path)
+            log.exception("request %s failed: %s %s", request_id, request.method, path)
             if on_server_error:
                 on_server_error(request, 500, "internal server error")
             return payload(500, f"Internal server error (request ID {request_id})")

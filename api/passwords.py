@@ -1,4 +1,9 @@
-"""Passwords: change one (signed in, or with a reset token) and ask for a reset."""
+"""Passwords: change one (signed in, or with a reset token) and ask for a reset.
+
+- PUT  /v2/auth/password         password: an access token and `old_password`, or a reset
+                                 token (as the bearer, or the form field `reset_token`)
+- POST /v2/auth/forgot-password  public
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from aiohttp import web
 
 from api import bodies
 from api.keys import SERVICES
-from api.routing import Route, bearer
+from api.routing import RESET_TOKEN, Route, principal
 from api.schemas import STR, obj
 
 SET_PASSWORD_FORM = obj(
@@ -24,7 +29,12 @@ NO_STORE = {"Cache-Control": "no-store"}
 
 async def set_password(request: web.Request) -> web.Response:
     form = await bodies.read_form(request, SET_PASSWORD_FORM)
-    await request.app[SERVICES].passwords.change(bearer(request), form)
+    passwords = request.app[SERVICES].passwords
+    reset = request.get(RESET_TOKEN)
+    if reset is not None:
+        await passwords.reset(reset, form["new_password"])
+    else:
+        await passwords.change(principal(request), form.get("old_password"), form["new_password"])
     return web.json_response({"message": "Success"}, headers=NO_STORE)
 
 
@@ -35,15 +45,13 @@ async def forgot_password(request: web.Request) -> web.Response:
 
 
 ROUTES = [
-    # Public at the guard: the handler accepts an access token (with old_password) or a
-    # reset token as the bearer, which the guard would refuse.
     Route(
         "PUT",
         "/v2/auth/password",
         set_password,
-        "public",
+        "password",
         "Set or change the password (signed in with old_password, or with a reset token"
-        " as the bearer token)",
+        " as the bearer token or the reset_token field)",
         "auth",
         body=SET_PASSWORD_FORM,
         body_type="form",

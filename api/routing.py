@@ -2,7 +2,15 @@
 
 Each `api/<resource>.py` opens with its ROUTES list. The guard here authenticates the
 caller for every non-public route, so no handler can forget to; the OpenAPI document is
-generated from the same declarations.
+generated from the same declarations. What kind of secret a bearer token is (access
+token, challenge session, reset token, API key) is decided by edge/auth/bearer.py from
+the token and the guard's `Auth`:
+
+- "token":     an access token (or, once devices exist, a device API key);
+- "staff":     the same, and the caller must be staff;
+- "challenge": an access token, or the session of a sign-in challenge (MFA setup calls);
+- "session":   only the session of a sign-in challenge (answering it);
+- "password":  an access token, or a password reset token (as bearer or form field).
 """
 
 from __future__ import annotations
@@ -13,14 +21,26 @@ from typing import Any, Literal
 
 from aiohttp import web
 
+from api import bodies
 from api.keys import PRINCIPAL, SERVICES
+from edge.auth import bearer
+from edge.auth.bearer import Kind
+from edge.auth.challenges import RESTART
 from edge.errors import Denied, Unauthenticated
 from edge.principal import Principal
 
-Auth = Literal["public", "token", "staff", "challenge"]
-# On "challenge" routes (the MFA setup calls) a sign-in challenge session may stand in for
-# an access token; the handler finds its row here (and no principal).
+Auth = Literal["public", "token", "staff", "challenge", "session", "password"]
+ACCEPTS: dict[str, frozenset[Kind]] = {
+    "token": bearer.SIGNED_IN,
+    "staff": bearer.SIGNED_IN,
+    "challenge": bearer.MFA_SETUP,
+    "session": bearer.SIGN_IN_STEP,
+    "password": bearer.PASSWORD_CHANGE,
+}
+# When a challenge session is the bearer, the handler finds its row here (and no principal).
 CHALLENGE = web.RequestKey("challenge", dict)
+# On "password" routes, a reset token the caller presented (as bearer or form field).
+RESET_TOKEN = web.RequestKey("reset_token", str)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -39,12 +59,8 @@ class Route:
     response_type: str = "application/json"
 
 
-def bearer(request: web.Request) -> str | None:
-    header = request.headers.get("Authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return token.strip()
-    return None
+def bearer_token(request: web.Request) -> str | None:
+    return bearer.from_header(request.headers.get("Authorization"))
 
 
 def principal(request: web.Request) -> Principal:
@@ -55,20 +71,42 @@ def principal(request: web.Request) -> Principal:
 
 
 def _guard(route: Route) -> Handler:
+    accepts = ACCEPTS[route.auth]
+
     async def guarded(request: web.Request) -> web.StreamResponse:
-        token = bearer(request)
-        if token is None:
-            raise Unauthenticated("Authentication required: send 'Authorization: Bearer <token>'")
-        if route.auth == "challenge" and "." not in token:
-            request[CHALLENGE] = request.app[SERVICES].signin.challenges.require(token)
+        reset = await _reset_token_field(request, route)
+        if reset is not None:
+            request[RESET_TOKEN] = reset
             return await route.handler(request)
-        who = request.app[SERVICES].tokens.verify(token)
-        if route.auth == "staff" and not who.is_staff:
-            raise Denied("Only staff may do this")
-        request[PRINCIPAL] = who
+        token = bearer_token(request)
+        if token is None:
+            raise Unauthenticated(RESTART if route.auth == "session" else bearer.REQUIRED)
+        kind = bearer.kind_of(token, accepts)
+        if kind is Kind.ACCESS_TOKEN:
+            who = request.app[SERVICES].tokens.verify(token)
+            if route.auth == "staff" and not who.is_staff:
+                raise Denied("Only staff may do this")
+            request[PRINCIPAL] = who
+        elif kind is Kind.CHALLENGE_SESSION:
+            request[CHALLENGE] = request.app[SERVICES].signin.challenges.require(token)
+        elif kind is Kind.RESET_TOKEN:
+            request[RESET_TOKEN] = token
+        else:  # device API keys arrive with devices
+            raise Unauthenticated("Invalid access token")
         return await route.handler(request)
 
     return guarded
+
+
+async def _reset_token_field(request: web.Request, route: Route) -> str | None:
+    """On "password" routes a reset token may come as the form field `reset_token` (it
+    then wins over the bearer). The form is read once; aiohttp keeps it for the handler."""
+    if route.auth != "password" or route.body is None or not request.body_exists:
+        return None
+    if request.content_type not in bodies.FORM_TYPES:
+        return None
+    form = await bodies.read_form(request, route.body)
+    return form.get("reset_token") or None
 
 
 def register(app: web.Application, routes: Sequence[Route]) -> None:

@@ -1,9 +1,11 @@
-"""Public and service endpoints: health, version, changelog, reference, security.txt, JWKS."""
+"""Public and service endpoints: health and readiness, version, changelog, reference,
+security.txt, JWKS."""
 
 from __future__ import annotations
 
 import functools
 import html
+import re
 from datetime import timedelta
 from importlib import resources
 from pathlib import Path
@@ -14,10 +16,14 @@ from aiohttp import web
 from api.keys import SERVICES
 from api.routing import Route
 from edge import BUILD_VERSION, INTERFACE_VERSION, clock
-from edge.errors import NotFound, Unavailable
-from edge.ops.releases import INTERFACE_HISTORY, SERVER_RELEASES, Release
+from edge.errors import NotFound
+from edge.ops import releases
+from edge.ops.health import Health
 
 OPENAPI = web.AppKey("openapi", dict)
+HEALTH = web.AppKey("health", Health)
+NO_CACHE = {"Cache-Control": "no-store"}
+_CODE = re.compile(r"`([^`]+)`")
 _STATIC = resources.files("api") / "static"
 _OWN_ASSETS = {"docs.js": "text/javascript", "docs.css": "text/css"}
 _VENDOR_ASSETS = {
@@ -32,11 +38,17 @@ _DOCS_CSP = (
 
 
 async def health(request: web.Request) -> web.Response:
-    try:
-        request.app[SERVICES].db.ping()
-    except Exception as exc:
-        raise Unavailable("Database is not available", cause=repr(exc)) from None
-    return web.json_response({"status": "ok"})
+    """HealthInfo from the background probe (edge/ops/health.py): a 200 while serving."""
+    return web.json_response(request.app[HEALTH].report(), headers=NO_CACHE)
+
+
+async def ready(request: web.Request) -> web.Response:
+    """200 when every part is ok, else 503 (answered here, not raised: a load balancer
+    polling a server that is not ready must not mail the operator every time)."""
+    found = request.app[HEALTH]
+    if found.ready:
+        return web.json_response(found.report(), headers=NO_CACHE)
+    return web.json_response({"message": found.not_ready()}, status=503, headers=NO_CACHE)
 
 
 async def version(request: web.Request) -> web.Response:
@@ -44,7 +56,15 @@ async def version(request: web.Request) -> web.Response:
 
 
 async def changelog(request: web.Request) -> web.Response:
-    sections = [_section("Interface", INTERFACE_HISTORY), _section("This server", SERVER_RELEASES)]
+    server = releases.server_releases()
+    sections = [_releases("Interface", releases.INTERFACE_HISTORY)]
+    if server:
+        sections.append(_releases("This server", server))
+    else:
+        sections.append(
+            "<section><h2>This server</h2><p>No release notes in this installation."
+            " See CHANGELOG.md in the source.</p></section>"
+        )
     page = (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         "<title>edge: changelog</title></head><body>"
@@ -56,13 +76,24 @@ async def changelog(request: web.Request) -> web.Response:
     return web.Response(text=page, content_type="text/html")
 
 
-def _section(title: str, releases: tuple[Release, ...]) -> str:
+def _releases(title: str, history: tuple[releases.Release, ...]) -> str:
     items = []
-    for release in releases:
+    for release in history:
         dated = f" ({release.date})" if release.date else ""
-        notes = "".join(f"<li>{html.escape(n)}</li>" for n in release.notes)
-        items.append(f'<h3 id="v{release.version}">{release.version}{dated}</h3><ul>{notes}</ul>')
+        anchor = html.escape(release.version, quote=True)
+        body = "".join(_section(s) for s in release.sections)
+        items.append(f'<h3 id="v{anchor}">{html.escape(release.version)}{dated}</h3>{body}')
     return f"<section><h2>{html.escape(title)}</h2>{''.join(items)}</section>"
+
+
+def _section(section: releases.Section) -> str:
+    heading = f"<h4>{html.escape(section.title)}</h4>" if section.title else ""
+    return heading + "<ul>" + "".join(f"<li>{_inline(n)}</li>" for n in section.notes) + "</ul>"
+
+
+def _inline(note: str) -> str:
+    """A note's Markdown code spans as <code>; everything else is text."""
+    return _CODE.sub(r"<code>\1</code>", html.escape(note))
 
 
 async def openapi(request: web.Request) -> web.Response:
@@ -128,14 +159,29 @@ async def jwks(request: web.Request) -> web.Response:
 
 
 ROUTES = [
-    Route(
-        "GET",
-        "/v2/health",
-        health,
-        "public",
-        "Health check",
-        "system",
-        responses={200: "HealthInfo"},
+    *(
+        Route(
+            method,
+            "/v2/health",
+            health,
+            "public",
+            "Health: status and each part's state (200 while serving)",
+            "system",
+            responses={200: "HealthInfo"},
+        )
+        for method in ("GET", "HEAD")
+    ),
+    *(
+        Route(
+            method,
+            "/v2/health/ready",
+            ready,
+            "public",
+            "Readiness: 200 when every part is ok, 503 while not (load balancers)",
+            "system",
+            responses={200: "HealthInfo", 503: "Status"},
+        )
+        for method in ("GET", "HEAD")
     ),
     Route(
         "GET",

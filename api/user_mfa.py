@@ -5,6 +5,7 @@ are not admins themselves; others get 403, or 404 when they cannot see the user)
 - DELETE /v2/users/{user_id}/mfa/sms       remove the user's SMS MFA
 - DELETE /v2/users/{user_id}/mfa/software  remove the user's software MFA
 - POST   /v2/users/{user_id}/recovery      queue an account-recovery mail (`template_id`)
+- DELETE /v2/users/{user_id}/sign-in-blocks  lift the user's sign-in blocks (every address)
 """
 
 from __future__ import annotations
@@ -37,6 +38,14 @@ async def send_recovery(request: web.Request) -> web.Response:
     return web.json_response({"message": "Success"})
 
 
+async def clear_sign_in_blocks(request: web.Request) -> web.Response:
+    services = request.app[SERVICES]
+    target = services.users.target(principal(request), request.match_info["user_id"])
+    mfa.require_admin_over(target)
+    cleared = await services.signin.throttle.clear(f"user:{target.user['id']}")
+    return web.json_response({"message": f"Cleared {cleared} sign-in block(s)"})
+
+
 ROUTES = [
     Route(
         "DELETE",
@@ -62,5 +71,13 @@ ROUTES = [
         "Send a user an account-recovery mail (admins)",
         "users",
         query=("template_id",),
+    ),
+    Route(
+        "DELETE",
+        "/v2/users/{user_id}/sign-in-blocks",
+        clear_sign_in_blocks,
+        "token",
+        "Lift a user's sign-in blocks from every address (admins)",
+        "users",
     ),
 ]

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from aiohttp import web
 from api import (
     account,
     auth,
+    connections,
     email_templates,
     groups,
     mfa,
@@ -43,6 +45,7 @@ from edge.auth.keys import load_or_create
 from edge.auth.staff import FirstStaff, ensure_first
 from edge.config import Config
 from edge.ops import tls
+from edge.ops.health import Health, Probe
 from edge.services import Services
 from storage import challenges, layout, sessions, throttle
 from storage import trash as trash_store
@@ -69,6 +72,7 @@ ROUTES: list[Route] = [
     *trash.ROUTES,
 ]
 SWEEP_SECONDS = 3600
+BACKLOG = 1024
 
 
 @dataclass
@@ -94,9 +98,13 @@ def create_app(site: Site) -> web.Application:
     app = web.Application(
         middlewares=middleware.chain(_alert_operator),
         client_max_size=services.config.max_body_bytes,
-        handler_args={"max_field_size": 16384},
+        handler_args={
+            "max_field_size": 16384,
+            "keepalive_timeout": services.config.keepalive_timeout,
+        },
     )
     app[SERVICES] = services
+    app[system.HEALTH] = Health()
     app[system.OPENAPI] = openapi.build(ROUTES, _server_url(services.config))
     routing.register(app, ROUTES)
     app.cleanup_ctx.append(_background)
@@ -113,11 +121,17 @@ def _server_url(config: Config) -> str:
 
 
 async def _background(app: web.Application) -> AsyncIterator[None]:
-    """Background tasks are asked to stop, not cancelled: a write they await finishes first."""
+    """Background tasks are asked to stop, not cancelled: a write they await finishes first.
+
+    The health probe runs once before the first request, so health is known from the start.
+    """
     stop = asyncio.Event()
+    probe = Probe(app[SERVICES].db, app[system.HEALTH])
+    await probe.once()
     tasks = [
         asyncio.create_task(_sweep(app[SERVICES].db, stop)),
         asyncio.create_task(app[SERVICES].outbox_worker.run(stop)),
+        asyncio.create_task(probe.run(stop)),
     ]
     yield
     stop.set()
@@ -154,26 +168,68 @@ async def _close_database(app: web.Application) -> None:
     app[SERVICES].db.close()
 
 
-async def serve(site: Site, ready: Callable[[], None] | None = None) -> None:
-    """Serve until SIGTERM or SIGINT, then finish in-flight requests and close cleanly.
+def bind(config: Config) -> socket.socket:
+    """Bind and listen on the configured address before anything else happens.
 
-    `ready` runs once the port is bound, so nothing claims to listen before it does. The
-    runner is cleaned up (and the database closed) even when binding fails.
+    A first start must not create the data folder, keys and the staff account (and print
+    its password) and only then find the port taken: `edge serve` binds first. A host name
+    binds the first address it resolves to (use an address to choose).
     """
+    family, kind, proto, _, address = socket.getaddrinfo(
+        config.host, config.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(BACKLOG)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+async def start(site: Site, sock: socket.socket) -> web.AppRunner:
+    """Serve the site on a bound socket, with the connection guards of api/connections.py;
+    the caller stops it with `runner.cleanup()` (which also closes the database)."""
     config = site.services.config
-    stop = _stop_on_signals()
     runner = web.AppRunner(
         create_app(site), shutdown_timeout=config.shutdown_timeout, access_log=None
     )
     await runner.setup()
     try:
-        await web.TCPSite(
-            runner, config.host, config.port, ssl_context=tls.server_context(config)
+        limits = connections.Limits(config.header_timeout, config.max_connections_per_address)
+        await connections.GuardedSite(
+            runner, sock, limits, ssl_context=tls.server_context(config)
         ).start()
+    except BaseException:
+        await runner.cleanup()
+        raise
+    return runner
+
+
+async def serve(
+    site: Site, sock: socket.socket | None = None, ready: Callable[[], None] | None = None
+) -> None:
+    """Serve until SIGTERM or SIGINT, then finish in-flight requests and close cleanly.
+
+    `sock` is the bound socket (`bind`; bound here when not given). `ready` runs once the
+    server listens, so nothing claims to listen before it does. The runner is cleaned up
+    (and the database closed) even when serving fails to start.
+    """
+    stop = _stop_on_signals()
+    try:
+        runner = await start(site, sock if sock is not None else bind(site.services.config))
+    except BaseException:
+        site.services.db.close()
+        raise
+    try:
         if ready is not None:
             ready()
-        log.info("serving %s", config.base_url)
+        log.info("serving %s", site.services.config.base_url)
         await stop.wait()
+        runner.app[system.HEALTH].stopping = True  # readiness answers 503 from now on
         log.info("stopping: finishing in-flight requests")
     finally:
         await runner.cleanup()

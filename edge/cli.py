@@ -1,4 +1,5 @@
-"""The `edge` command: serve, init, admin create-org, version.
+"""The `edge` command: serve, init, admin (create-org, reset-password, unlock), backup,
+restore, check, selftest, version.
 
 Exit codes: 0 done, 1 the operation failed, 2 bad usage or configuration.
 """
@@ -99,12 +100,31 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--name", required=True)
     create.add_argument("--alias")
     create.add_argument("--admin-email", dest="org_admin_email", required=True)
-    create.add_argument("--admin-password", dest="org_admin_password", required=True)
+    create.add_argument(
+        "--admin-password",
+        dest="org_admin_password",
+        help="the admin's password (default: asked for, or read from standard input)",
+    )
+    for name, text in (
+        ("reset-password", "set a new password (asked for, or read from standard input)"),
+        ("unlock", "lift every sign-in block of an account"),
+    ):
+        command = admin_sub.add_parser(name, help=text)
+        _setting_flags(command, only=("data_dir", "log_level"))
+        command.add_argument("login", help="username or e-mail (of staff, unless --org)")
+        command.add_argument("--org", help="the user's org (or project): its ID or alias")
     return parser
 
 
 def _setting_flags(parser: argparse.ArgumentParser, only: tuple[str, ...] | None = None) -> None:
     parser.add_argument("--config", type=Path, help="TOML config file (also EDGE_CONFIG)")
+    parser.add_argument(
+        "--config-if-exists",
+        type=Path,
+        metavar="FILE",
+        help="TOML config file read only when it exists (the service unit's optional"
+        " /etc/edge/edge.toml); --config and EDGE_CONFIG must exist",
+    )
     for setting in SETTINGS:
         if only is None or setting.name in only:
             parser.add_argument(setting.flag, dest=setting.name, help=setting.help)
@@ -112,8 +132,16 @@ def _setting_flags(parser: argparse.ArgumentParser, only: tuple[str, ...] | None
 
 def _config(args: argparse.Namespace) -> Config:
     flags = {s.name: getattr(args, s.name, None) for s in SETTINGS}
-    config_file = getattr(args, "config", None) or os.environ.get("EDGE_CONFIG")
-    return load(flags, os.environ, Path(config_file) if config_file else None)
+    return load(flags, os.environ, _config_file(args))
+
+
+def _config_file(args: argparse.Namespace) -> Path | None:
+    """--config, else EDGE_CONFIG (both must exist), else --config-if-exists if it does."""
+    given = getattr(args, "config", None) or os.environ.get("EDGE_CONFIG")
+    if given:
+        return Path(given)
+    optional: Path | None = getattr(args, "config_if_exists", None)
+    return optional if optional is not None and optional.exists() else None
 
 
 def _serve(args: argparse.Namespace, config: Config) -> int:
@@ -121,14 +149,16 @@ def _serve(args: argparse.Namespace, config: Config) -> int:
     from storage import layout
 
     logs.setup(config.log_format, config.log_level)
+    sock = app.bind(config)  # first: a busy port must not leave a half-made site behind
     layout.prepare(config.data_dir)
     try:
         layout.lock(config.data_dir)  # held until the process ends
     except BlockingIOError:
+        sock.close()
         return _fail(f"another edge server is already running on {config.data_dir}", 1)
     site = app.open_site(config)
     _announce_site(site, config)
-    asyncio.run(app.serve(site, ready=lambda: _announce_urls(config)))
+    asyncio.run(app.serve(site, sock, ready=lambda: _announce_urls(config)))
     return 0
 
 
@@ -142,7 +172,8 @@ def _init(args: argparse.Namespace, config: Config) -> int:
 
 
 def _announce_site(site: Any, config: Config) -> None:
-    """Before binding: a generated staff password must be shown even if binding then fails."""
+    """Once the port is bound (so a site whose port is taken is never made): the data
+    folder, and a generated staff password, shown this once."""
     print(f"edge {BUILD_VERSION} (interface {INTERFACE_VERSION})")
     print(f"  data folder:  {config.data_dir.resolve()}")
     _announce_first_staff(site.first_staff)
@@ -169,10 +200,52 @@ def _announce_first_staff(first: FirstStaff | None) -> None:
     sys.stdout.flush()
 
 
+def _admin(args: argparse.Namespace, config: Config) -> int:
+    command = {
+        "create-org": _create_org,
+        "reset-password": _reset_password,
+        "unlock": _unlock,
+    }[args.admin_command]
+    return command(args, config)
+
+
+def _reset_password(args: argparse.Namespace, config: Config) -> int:
+    from edge import app
+    from edge.ops import accounts
+
+    password = accounts.read_password(sys.stdin)
+    site = app.open_site(config)
+    try:
+        account = accounts.find(site.services, args.login, args.org)
+        asyncio.run(accounts.reset_password(site.services, account, password))
+    finally:
+        site.services.db.close()
+    _announce_first_staff(site.first_staff)
+    then = "they choose their own at the next sign-in" if account.kind == "user" else "done"
+    print(f"new password set for {account.kind} {account.username}; sessions ended; {then}")
+    return 0
+
+
+def _unlock(args: argparse.Namespace, config: Config) -> int:
+    from edge import app
+    from edge.ops import accounts
+
+    site = app.open_site(config)
+    try:
+        account = accounts.find(site.services, args.login, args.org)
+        cleared = asyncio.run(accounts.unlock(site.services, account))
+    finally:
+        site.services.db.close()
+    print(f"lifted {cleared} sign-in block(s) of {account.kind} {account.username}")
+    return 0
+
+
 def _create_org(args: argparse.Namespace, config: Config) -> int:
     from edge import app
+    from edge.ops import accounts
     from storage import staff
 
+    password = args.org_admin_password or accounts.read_password(sys.stdin)
     site = app.open_site(config)
     try:
         owner = site.services.db.read(staff.first)
@@ -180,7 +253,7 @@ def _create_org(args: argparse.Namespace, config: Config) -> int:
         body: dict[str, Any] = {"name": args.name}
         if args.alias:
             body["alias"] = args.alias
-        admin = {"email": args.org_admin_email, "password": args.org_admin_password}
+        admin = {"email": args.org_admin_email, "password": password}
         org_id = asyncio.run(site.services.orgs.create(principal, body, admin))
     finally:
         site.services.db.close()
@@ -230,5 +303,5 @@ COMMANDS = {
     "check": _check,
     "serve": _serve,
     "init": _init,
-    "admin": _create_org,
+    "admin": _admin,
 }

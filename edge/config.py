@@ -6,6 +6,7 @@ ConfigError with one line naming the setting; the CLI prints it and exits with c
 
 from __future__ import annotations
 
+import ipaddress
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -60,6 +61,38 @@ def _int_range(low: int, high: int) -> Parser:
         return number
 
     return parse
+
+
+def _seconds(low: float, high: float) -> Parser:
+    """A duration in seconds; fractions allowed (a test may want a quarter of a second)."""
+
+    def parse(value: Any) -> float:
+        message = f"must be a number of seconds from {low:g} to {high:g}"
+        if isinstance(value, bool):
+            raise ValueError(message)
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(message) from None
+        if not low <= number <= high:
+            raise ValueError(message)
+        return number
+
+    return parse
+
+
+def _networks(value: Any) -> tuple[str, ...]:
+    """Addresses or networks (CIDR), normalized: '10.0.0.1' -> '10.0.0.1/32'."""
+    items = value if isinstance(value, list) else str(value).split(",")
+    out = []
+    for item in (str(i).strip() for i in items):
+        if not item:
+            continue
+        try:
+            out.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise ValueError(f"'{item}' is not an IP address or network") from None
+    return tuple(out)
 
 
 def _choice(*options: str) -> Parser:
@@ -181,6 +214,37 @@ SETTINGS: tuple[Setting, ...] = (
         "Seconds to let in-flight requests finish on SIGTERM",
     ),
     Setting(
+        "header_timeout",
+        _seconds(0.1, 3600),
+        10.0,
+        "Seconds a client has to send its request headers; slower connections are closed",
+    ),
+    Setting(
+        "body_timeout",
+        _seconds(0.1, 3600),
+        60.0,
+        "Seconds a client has to send a request body once it is read; else 408",
+    ),
+    Setting(
+        "keepalive_timeout",
+        _seconds(0.1, 3600),
+        75.0,
+        "Seconds an idle keep-alive connection is kept open between requests",
+    ),
+    Setting(
+        "max_connections_per_address",
+        _int_range(1, 1_000_000),
+        512,
+        "Open connections allowed from one client address; more are closed at once",
+    ),
+    Setting(
+        "trusted_proxies",
+        _networks,
+        (),
+        "Reverse proxies (addresses or CIDR networks, comma-separated) whose "
+        "X-Forwarded-For is believed",
+    ),
+    Setting(
         "security_contact",
         _optional(_uri),
         None,
@@ -274,6 +338,11 @@ class Config:
     admin_password: Secret | None
     max_body_bytes: int
     shutdown_timeout: int
+    header_timeout: float
+    body_timeout: float
+    keepalive_timeout: float
+    max_connections_per_address: int
+    trusted_proxies: tuple[str, ...]
     security_contact: str | None
     security_expires_days: int
     security_languages: str
@@ -358,6 +427,7 @@ def settings_table() -> str:
     rows = ["| Setting | Flag | Environment | Default | Meaning |", "|---|---|---|---|---|"]
     for s in SETTINGS:
         shown = ",".join(s.default) if isinstance(s.default, tuple) else s.default
-        default = "(none)" if s.default is None else f"`{shown}`"
+        shown = f"{shown:g}" if isinstance(shown, float) else shown
+        default = "(none)" if s.default is None or s.default == () else f"`{shown}`"
         rows.append(f"| `{s.name}` | `{s.flag}` | `{s.env}` | {default} | {s.help} |")
     return "\n".join(rows)

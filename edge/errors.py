@@ -67,3 +67,11 @@ class TooManyAttempts(EdgeError):
 
 class Unavailable(EdgeError):
     """The service cannot serve this now (shutting down, overloaded)."""
+
+
+class TooLarge(EdgeError):
+    """The request (or a part of it) is larger than its documented limit."""
+
+
+class TimedOut(EdgeError):
+    """The client did not send its request (its body) within the time allowed."""

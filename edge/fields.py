@@ -20,6 +20,15 @@ _ALIAS = re.compile(r"^[a-z0-9][a-z0-9_\-]{1,62}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 _LOCALE = re.compile(r"^[a-z]{2,3}(-[A-Z][a-z]{3})?(-([A-Z]{2}|[0-9]{3}))?$")
 _ORG_NAME_PUNCT = set(" .,_-")
+# Never part of a name that identifies someone or something: C0 and C1 controls (NUL, line
+# breaks, escape sequences that rewrite a terminal or a log), bidirectional formatting
+# (U+202E makes 'adminexe.txt' display as 'admintxt.exe'), line and paragraph separators,
+# the byte-order mark, and unpaired surrogates (which cannot be stored as UTF-8).
+_NOT_IN_IDENTIFIERS = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+    "\u2028\u2029\ufeff\ud800-\udfff]"
+)
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def text(field: str, value: Any, *, max_length: int = MAX_NAME, required: bool = True) -> str:
@@ -31,6 +40,33 @@ def text(field: str, value: Any, *, max_length: int = MAX_NAME, required: bool =
     if len(stripped) > max_length:
         raise ValidationError(field, f"must be at most {max_length} characters")
     return stripped
+
+
+def identifier(field: str, value: Any, *, max_length: int = MAX_NAME) -> str:
+    """A name that identifies (a username, an e-mail, a project, group or role name):
+    text without control, bidirectional-formatting or separator characters.
+
+    Free text (descriptions, custom attributes) keeps every character it was given.
+    """
+    name = text(field, value, max_length=max_length)
+    plain(field, name)
+    return name
+
+
+def plain(field: str, value: str) -> None:
+    if _NOT_IN_IDENTIFIERS.search(value):
+        raise ValidationError(
+            field, "must not contain control, bidirectional-formatting or separator characters"
+        )
+
+
+def single_line(field: str, value: Any, *, max_length: int = MAX_NAME) -> str:
+    """Text that ends up in a header line (a mail subject): no control characters, so it
+    cannot break the line it is written into."""
+    line = text(field, value, max_length=max_length)
+    if _CONTROLS.search(line):
+        raise ValidationError(field, "must be one line without control characters")
+    return line
 
 
 def org_name(field: str, value: Any) -> str:
@@ -101,7 +137,7 @@ def locale(field: str, value: Any) -> str:
 
 
 def email(field: str, value: Any) -> str:
-    address = text(field, value, max_length=254)
+    address = identifier(field, value, max_length=254)
     if not _EMAIL.match(address):
         raise ValidationError(field, "must be an e-mail address")
     return address

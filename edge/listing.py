@@ -10,13 +10,15 @@ import base64
 import hashlib
 import hmac
 import json
+from contextvars import ContextVar
 from typing import Any
 
+from edge import json_text
 from edge.errors import ValidationError
-from storage import listing
+from storage import listing, patterns
 from storage.database import Database
 from storage.listing import OPS_BY_KIND, Filter, ListQuery, Page, Table, expression
-from storage.pragmas import PatternTooSlow
+from storage.patterns import PatternBudget, PatternTooSlow
 
 __all__ = [
     "Filter",
@@ -44,9 +46,9 @@ class CursorCodec:
         return {"id": row_id, "v": value, "sig": self._sign(resource, query, value, row_id)}
 
     def decode(self, resource: str, query: ListQuery, text: str) -> tuple[Any, str]:
-        try:
-            key = json.loads(text)
-        except (ValueError, TypeError, RecursionError):  # deep nesting is a client's fault too
+        try:  # the one JSON reader: depth, NaN and surrogates are refused here too
+            key = json_text.loads(text, field=KEY_FIELD)
+        except ValidationError:
             raise ValidationError(KEY_FIELD, "must be valid JSON") from None
         if not self._well_formed(key):
             raise ValidationError(KEY_FIELD, "is not a continuation key of this list")
@@ -70,6 +72,20 @@ class CursorCodec:
         message = json.dumps([resource, query.order_by, query.desc, value, row_id])
         digest = hmac.new(self._secret, message.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest[:18]).decode()
+
+
+_BUDGET: ContextVar[PatternBudget | None] = ContextVar("pattern_budget", default=None)
+
+
+def _pattern_budget() -> PatternBudget:
+    """The pattern-matching budget of the running request: one for all of its list
+    queries. Each request is an asyncio task with its own context, so a budget set here
+    lives exactly as long as the request."""
+    budget = _BUDGET.get()
+    if budget is None:
+        budget = PatternBudget()
+        _BUDGET.set(budget)
+    return budget
 
 
 def check_query(table: Table, query: ListQuery) -> None:
@@ -120,8 +136,11 @@ async def fetch(
 ) -> Page:
     """Check the query against the table, then run it on a reader thread."""
     check_query(table, query)
+    run = patterns.within(
+        _pattern_budget(), lambda c: listing.fetch(c, table, query, scope, scope_params)
+    )
     try:
-        return await db.scan(lambda c: listing.fetch(c, table, query, scope, scope_params))
+        return await db.scan(run)
     except PatternTooSlow:
         raise ValidationError(
             None, "A regular expression filter took too long; simplify it"

@@ -51,3 +51,10 @@ def set_staff_password(
 def forget_reset_tokens(conn: apsw.Connection, user_id: str) -> None:
     """A password just changed: outstanding reset tokens of the user are void."""
     conn.execute("DELETE FROM reset_tokens WHERE user_id = ?", (user_id,))
+
+
+def set_by_operator(conn: apsw.Connection, user_id: str, password_hash: str, now_iso: str) -> None:
+    """A password the operator chose (`edge admin reset-password`): temporary, so the user
+    chooses their own at the next sign-in; outstanding reset tokens are void."""
+    set_temporary_password(conn, user_id, password_hash, now_iso)
+    forget_reset_tokens(conn, user_id)

@@ -41,7 +41,7 @@ def _snapshot_before_upgrade(path: Path) -> Path | None:
     if current == 0 or current >= latest:
         return None
     folder = path.parent / layout.BACKUPS_DIR
-    folder.mkdir(mode=layout.SECRET_DIR_MODE, exist_ok=True)
+    layout.private_dir(folder)
     stamp = clock_stamp()
     target = folder / f"{path.stem}-schema{current}-before-{latest}-{stamp}.db"
     snapshot.copy_database(path, target)

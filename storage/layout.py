@@ -25,23 +25,35 @@ def keys_dir(data_dir: Path) -> Path:
     return data_dir / KEYS_DIR
 
 
+# Folders that hold secrets: keys, the CA, and the outbox (mail and SMS in file mode carry
+# reset tokens, temporary passwords and sign-in codes).
+SECRET_DIRS = (KEYS_DIR, CA_DIR, OUTBOX_DIR)
+
+
 def prepare(data_dir: Path) -> None:
-    """Create the data folder and its sub-folders; secrets live in owner-only folders."""
+    """Create the data folder and its sub-folders; secrets live in owner-only folders
+    (made so, or put right, on every start, whatever the process umask)."""
     if not data_dir.exists():
         data_dir.mkdir(mode=SECRET_DIR_MODE, parents=True)
     _create_private(database_path(data_dir))
-    for name in (BLOBS_DIR, OUTBOX_DIR, TMP_DIR):
+    for name in (BLOBS_DIR, TMP_DIR):
         (data_dir / name).mkdir(exist_ok=True)
-    for name in (KEYS_DIR, CA_DIR):
-        path = data_dir / name
-        path.mkdir(mode=SECRET_DIR_MODE, exist_ok=True)
-        path.chmod(SECRET_DIR_MODE)
+    for name in SECRET_DIRS:
+        private_dir(data_dir / name)
+
+
+def private_dir(path: Path) -> None:
+    """An owner-only folder (0700), made with its parents if missing."""
+    path.mkdir(mode=SECRET_DIR_MODE, parents=True, exist_ok=True)
+    path.chmod(SECRET_DIR_MODE)
 
 
 def write_secret(path: Path, content: bytes) -> None:
-    """Write a secret file with owner-only permissions from the first byte (temp then rename)."""
-    tmp = path.with_name(path.name + ".tmp")
+    """Write a secret file with owner-only permissions from the first byte, whatever the
+    umask (temp then rename, so a reader never sees half of it)."""
+    tmp = path.with_name(f".{path.name}.tmp")
     fd = _open_private(tmp)
+    os.fchmod(fd, SECRET_FILE_MODE)  # a stale temp file keeps its old mode otherwise
     with open(fd, "wb") as handle:
         handle.write(content)
         handle.flush()

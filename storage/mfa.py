@@ -26,6 +26,17 @@ def put(conn: apsw.Connection, user_id: str, kind: str, values: Row, now: str) -
         )
 
 
+def accept_totp_step(conn: apsw.Connection, user_id: str, step: int) -> bool:
+    """Record `step` as the last accepted TOTP step unless it is not newer than the last
+    one; False when it is not (the code was already used, or is older than one used)."""
+    conn.execute(
+        "UPDATE mfa_factors SET last_totp_step = ?1 WHERE user_id = ?2 AND kind = 'software'"
+        " AND (last_totp_step IS NULL OR last_totp_step < ?1)",
+        (step, user_id),
+    )
+    return bool(conn.changes())
+
+
 def delete(conn: apsw.Connection, user_id: str, kind: str) -> None:
     conn.execute("DELETE FROM mfa_factors WHERE user_id = ? AND kind = ?", (user_id, kind))
 

@@ -2,30 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import apsw
-import regex
+
+from storage.patterns import PatternTooSlow, regexp
 
 BUSY_TIMEOUT_MS = 5000
-# User-supplied patterns run with a time limit, so a catastrophic one cannot hold a thread.
-REGEX_TIMEOUT_SECONDS = 0.05
-
-
-class PatternTooSlow(Exception):
-    """A user-supplied regular expression ran past its time limit."""
-
-
-def _regexp(*args: Any) -> int:
-    pattern, value = args
-    if value is None:
-        return 0
-    try:
-        return int(
-            regex.search(str(pattern), str(value), timeout=REGEX_TIMEOUT_SECONDS) is not None
-        )
-    except TimeoutError:
-        raise PatternTooSlow(str(pattern)) from None
+__all__ = ["BUSY_TIMEOUT_MS", "PatternTooSlow", "configure"]
 
 
 def configure(conn: apsw.Connection, *, writer: bool) -> None:
@@ -38,7 +20,8 @@ def configure(conn: apsw.Connection, *, writer: bool) -> None:
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute("PRAGMA temp_store = MEMORY")
-    conn.create_scalar_function("regexp", _regexp, 2, deterministic=True)
+    # User-supplied patterns run against the request's time budget (storage/patterns.py).
+    conn.create_scalar_function("regexp", regexp, 2, deterministic=True)
     if writer:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA wal_autocheckpoint = 0")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import apsw
 
@@ -11,6 +12,7 @@ from storage import migrate
 from storage.pragmas import configure
 
 Progress = Callable[[int, int], None]  # pages copied, pages in all
+T = TypeVar("T")
 PAGES_PER_STEP = 256
 
 
@@ -58,6 +60,19 @@ def schema_version(path: Path) -> int:
     conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     try:
         return migrate.current_version(conn)
+    except apsw.Error as exc:
+        raise Unreadable(str(exc)) from None
+    finally:
+        conn.close()
+
+
+def read(path: Path, fn: Callable[[apsw.Connection], T]) -> T:
+    """Run a query function on a read-only connection of its own (for `edge check`, which
+    may run beside a server). Unreadable when the database (or the table) is not there."""
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        conn.set_busy_timeout(5000)
+        return fn(conn)
     except apsw.Error as exc:
         raise Unreadable(str(exc)) from None
     finally:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from storage.listing import Field, Table
 from storage.records import USERS, User
-from storage.rows import Tx, insert_record, many, one, record, update_record
+from storage.rows import Row, Tx, insert_record, many, one, record, update_record
 
 # Roles a user holds through active role access, the role being active too.
 _HELD_ROLES = (
@@ -79,6 +79,24 @@ def clash(
         if one(conn, sql, (org_id, user_id, value)) is not None:
             return name
     return None
+
+
+def login_clashes(conn: Tx) -> list[Row]:
+    """Pairs of users of one org whose login values collide across fields (a username
+    equal to another's e-mail), and usernames shaped like phone numbers (for `edge check`:
+    rows written before the rule)."""
+    crossed = many(
+        conn,
+        "SELECT a.org_id, a.id AS first, b.id AS second, a.username_folded AS value"
+        " FROM users a JOIN users b ON b.org_id = a.org_id AND b.id != a.id"
+        " AND b.email_folded = a.username_folded",
+    )
+    phones = many(
+        conn,
+        "SELECT org_id, id AS first, NULL AS second, username AS value FROM users"
+        " WHERE username LIKE '+%' OR username LIKE '00%'",
+    )
+    return crossed + phones
 
 
 def patch(conn: Tx, user_id: str, changes: dict[str, object]) -> bool:

@@ -10,11 +10,16 @@ import asyncio
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
+from edge.auth import common_passwords
 from edge.errors import ValidationError
 
 _hasher = PasswordHasher()
 MIN_LENGTH = 8
 MAX_LENGTH = 256
+COMMON = (
+    "is one of the most common passwords, which attackers try first on every account;"
+    " choose another"
+)
 # A hash to verify against when the account does not exist, so timing does not tell.
 _DUMMY = _hasher.hash("edge-timing-equalizer")
 
@@ -34,6 +39,8 @@ def check_policy(
         raise ValidationError(field, "must not be the username")
     if email and password.casefold() == email.casefold():
         raise ValidationError(field, "must not be the e-mail address")
+    if common_passwords.is_common(password):
+        raise ValidationError(field, COMMON)
 
 
 def hash_sync(password: str) -> str:

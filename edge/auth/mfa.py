@@ -83,10 +83,16 @@ class Mfa:
     async def add_software(self, user: User, code: str, set_preferred: bool) -> str:
         row = self._db.read(lambda c: store.get(c, user["id"], "software"))
         pending = row and row["pending_enc"]
-        if not pending or not _totp_ok(self._decrypt(pending), software_code(code)):
+        step = _totp_step(self._decrypt(pending), software_code(code)) if pending else None
+        if step is None:
             raise ValidationError("mfa_code", "Invalid Code")
         recovery = new_recovery_code()
-        values = {"secret_enc": pending, "pending_enc": None, "recovery_hash": digest(recovery)}
+        values = {
+            "secret_enc": pending,
+            "pending_enc": None,
+            "recovery_hash": digest(recovery),
+            "last_totp_step": step,  # the confirming code cannot then sign in
+        }
         flags: Row = {"software_mfa_enabled": 1}
         if set_preferred or not user["preferred_mfa"]:
             flags["preferred_mfa"] = SOFTWARE
@@ -99,11 +105,16 @@ class Mfa:
         await self._db.write(write)
         return recovery
 
-    def verify_software(self, user_id: str, code: str) -> bool:
+    async def verify_software(self, user_id: str, code: str) -> bool:
+        """A code of the user's authenticator, accepted once: a code of a time step that
+        was already accepted (the same code again, or an older one) is refused."""
         row = self._db.read(lambda c: store.get(c, user_id, "software"))
         if row is None or not row["secret_enc"]:
             return False
-        return _totp_ok(self._decrypt(row["secret_enc"]), code)
+        step = _totp_step(self._decrypt(row["secret_enc"]), code)
+        if step is None:
+            return False
+        return await self._db.write(lambda c: store.accept_totp_step(c, user_id, step))
 
     def recovery_ok(self, user_id: str, kind: str, code: str) -> bool:
         row = self._db.read(lambda c: store.get(c, user_id, kind))
@@ -172,8 +183,15 @@ def reset_hours(orgs: Orgs, user: User) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 24
 
 
-def _totp_ok(secret: str, code: str) -> bool:
-    return pyotp.TOTP(secret).verify(code, for_time=clock.now(), valid_window=1)
+def _totp_step(secret: str, code: str) -> int | None:
+    """The time step (now, or one either side for clock drift) whose code this is."""
+    totp = pyotp.TOTP(secret)
+    now = totp.timecode(clock.now())
+    found = None
+    for step in (now - 1, now, now + 1):  # check all three, so timing does not tell which
+        if hmac.compare_digest(totp.generate_otp(step), code):
+            found = step
+    return found
 
 
 def _remove(conn: Any, user: User, kind: str) -> None:

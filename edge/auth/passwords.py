@@ -7,8 +7,6 @@ from __future__ import annotations
 import secrets
 from typing import TYPE_CHECKING, Any
 
-import apsw
-
 from edge import clock
 from edge.auth import reset_tokens
 from edge.delivery.messages import Recipient
@@ -16,6 +14,7 @@ from edge.errors import Unauthenticated, ValidationError
 from storage import credentials, staff, users
 from storage.database import Database
 from storage.records import Org, Project, User
+from storage.rows import Tx
 
 if TYPE_CHECKING:
     from edge.auth.tokens import Tokens
@@ -41,24 +40,8 @@ class Passwords:
         self._projects = projects
         self._messages = messages
 
-    async def change(self, bearer: str | None, form: dict[str, str]) -> None:
-        """PUT /v2/auth/password. A reset token comes as the bearer token (or the
-        `reset_token` field); any other bearer must be an access token plus `old_password`."""
-        new = form.get("new_password", "")
-        reset = form.get("reset_token") or None
-        if reset is None and bearer is not None and reset_tokens.looks_like(bearer):
-            reset = bearer
-        if reset is not None:
-            await self._with_reset_token(reset, new)
-        elif bearer is not None:
-            await self._signed_in(self._tokens.verify(bearer), form.get("old_password"), new)
-        else:
-            raise Unauthenticated(
-                "Authentication required: send 'Authorization: Bearer <token>'"
-                " with an access token or a reset token"
-            )
-
-    async def _signed_in(self, who: Principal, old: str | None, new: str) -> None:
+    async def change(self, who: Principal, old: str | None, new: str) -> None:
+        """PUT /v2/auth/password, signed in: the current password proves it is the owner."""
         if not old:
             raise ValidationError("old_password", "is required")
         account: User | dict[str, Any] | None
@@ -87,7 +70,8 @@ class Passwords:
             await self._db.write(lambda c: _set(c, who.account_id, hashed, now, None))
         await self._tokens.revoke_accounts([who.account_id])
 
-    async def _with_reset_token(self, token: str, new: str) -> None:
+    async def reset(self, token: str, new: str) -> None:
+        """PUT /v2/auth/password with a reset token (the route guard told it apart)."""
         user_id = reset_tokens.check(self._db, token)
         account = self._db.read(lambda c: users.get(c, user_id))
         if account is None or not account["is_active"]:
@@ -156,7 +140,7 @@ class Passwords:
 LOGIN_KEYS = ("username", "email", "phone_number")
 
 
-def _set(conn: apsw.Connection, user_id: str, hashed: str, now: str, token: str | None) -> None:
+def _set(conn: Tx, user_id: str, hashed: str, now: str, token: str | None) -> None:
     """Store the new password; with a reset token, use it up in the same transaction."""
     if token is not None and reset_tokens.redeem(conn, token) != user_id:
         raise ValidationError(None, reset_tokens.INVALID)

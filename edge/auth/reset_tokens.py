@@ -11,13 +11,12 @@ import hashlib
 import secrets
 from datetime import timedelta
 
-import apsw
-
 from edge import clock
 from edge.errors import ValidationError
 from storage import reset_tokens as store
 from storage.database import Database
 from storage.records import Org, Project, User
+from storage.rows import Tx
 
 MAX_HOURS = 168
 DEFAULT_HOURS = 24
@@ -26,11 +25,6 @@ INVALID = "Reset token is invalid or has expired"
 
 def _hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-def looks_like(token: str) -> bool:
-    """A reset token, as opposed to a JWT (which has dots), by its shape."""
-    return "." not in token
 
 
 async def issue(db: Database, user_row: User, hours: int) -> str:
@@ -46,7 +40,7 @@ async def issue(db: Database, user_row: User, hours: int) -> str:
         "expires_at": clock.iso(now + timedelta(hours=hours)),
     }
 
-    def write(conn: apsw.Connection) -> None:
+    def write(conn: Tx) -> None:
         store.purge_expired(conn, clock.iso(now))
         store.create(conn, row)
 
@@ -62,7 +56,7 @@ def check(db: Database, token: str) -> str:
     return str(row["user_id"])
 
 
-def redeem(conn: apsw.Connection, token: str) -> str:
+def redeem(conn: Tx, token: str) -> str:
     """Use the token up inside the caller's write transaction; the user ID it was for.
 
     Raises ValidationError (rolling the transaction back) when it is unknown, already

@@ -10,7 +10,8 @@ response does not tell which accounts exist.
 A user's sign-in is a small state machine: after the password, the next step may be a
 Challenge (a new password, an MFA code, MFA setup, a choice of MFA method) answered on
 `POST /v2/auth/challenge` with the challenge session as bearer; see docs/sign-in.md.
-Failed attempts are throttled per account and per client address (edge/auth/throttle.py).
+Failed attempts are throttled per (account, client address) pair, per account at a much
+higher rate, and per address (edge/auth/throttle.py).
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from edge.auth import hashing, mfa
 from edge.auth.challenges import Challenges
 from edge.auth.mfa import Mfa
 from edge.auth.sms_mfa import SmsMfa
-from edge.auth.throttle import Throttle
+from edge.auth.throttle import Throttle, second_factor
 from edge.auth.tokens import Lifetimes, Tokens
 from edge.errors import Denied, Unauthenticated, ValidationError
 from edge.principal import Principal
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.projects import Projects
+from edge.tenancy.user_rules import login_key
 from storage import credentials, staff, users
 from storage.database import Database
 from storage.records import Org, Project, User
@@ -72,7 +74,8 @@ class SignIn:
     ) -> dict[str, Any]:
         """`mfa_code` sent with the password (LoginFormParams allows it): answer at once."""
         answer = {"challenge": "SOFTWARE_TOKEN_MFA", "mfa_code": form["mfa_code"]}
-        return await self.answer(str(challenge["session"]), answer, address)
+        row = self.challenges.require(str(challenge["session"]))
+        return await self.answer(row, answer, address)
 
     async def refresh_grant(self, form: dict[str, str]) -> dict[str, Any]:
         token = form.get("refresh_token") or ""
@@ -84,7 +87,8 @@ class SignIn:
         self, login: str, password: str, scope: str | None, address: str | None
     ) -> dict[str, Any]:
         account = self._db.read(lambda c: staff.find_by_login(c, login))
-        await self._password(f"staff:{login}", account, password, address)
+        key = f"staff:{account['id']}" if account else f"login:staff:{login}"
+        await self._password(key, account, password, address)
         assert account is not None
         org_id = None
         if scope and scope.strip():
@@ -96,19 +100,23 @@ class SignIn:
     async def _password(
         self, key: str, account: User | Row | None, password: str, address: str | None
     ) -> None:
-        """Check a password under the throttle; the answer is the same for unknown accounts."""
+        """Check a password under the throttle; the answer is the same for unknown accounts.
+
+        `key` names the resolved account (or, when the login names none, the normalized
+        login), so every spelling of one login counts against the same account."""
         self.throttle.check(key, address)
         if not await hashing.verify(_hash_of(account), password):
             await self.throttle.failed(key, address)
             raise ValidationError(None, BAD_CREDENTIALS)
-        await self.throttle.succeeded(key)
+        await self.throttle.succeeded(key, address)
 
     async def _user(
         self, client_id: str, login: str, password: str, address: str | None
     ) -> dict[str, Any]:
         org, project = self._projects.resolve_client(client_id)
         account = self._projects.find_login(org, project, login)
-        await self._password(f"{org['id']}:{login}", account, password, address)
+        key = f"user:{account['id']}" if account else f"login:{org['id']}:{login_key(login)}"
+        await self._password(key, account, password, address)
         assert account is not None
         if not account["is_active"] or not org["is_active"]:
             raise Denied("This account is suspended")
@@ -130,15 +138,13 @@ class SignIn:
             extra["code_hash"] = await self._sms.send_sign_in_code(user)
         return await self.challenges.issue(step, user, org, project_id, **extra)
 
-    async def answer(
-        self, session: str | None, form: dict[str, str], address: str | None
-    ) -> dict[str, Any]:
-        """Answer a challenge: its session (the bearer) must be live and of that kind."""
+    async def answer(self, row: Row, form: dict[str, str], address: str | None) -> dict[str, Any]:
+        """Answer a challenge: `row` is the live challenge of the session the client sent
+        (the route guard found it); the answer must be for its kind."""
         kind = (form.get("challenge") or "").strip().upper()
-        row = self.challenges.require(session)
         if kind != row["kind"]:
             raise ValidationError("challenge", f"this session answers {row['kind']}")
-        key = f"user:{row['user_id']}"
+        key = second_factor(f"user:{row['user_id']}")
         self.throttle.check(key, address)
         user = self._user_row(row["user_id"])
         org = self._orgs.get_row(row["org_id"])
@@ -173,7 +179,7 @@ class SignIn:
     ) -> dict[str, Any]:
         code = mfa.software_code(form.get("mfa_code"))
         await self.challenges.use(row)
-        await self._code_checked(row, self._mfa.verify_software(user["id"], code), ip)
+        await self._code_checked(row, await self._mfa.verify_software(user["id"], code), ip)
         return await self._open(user, org, project)
 
     async def _sms_code(
@@ -188,11 +194,11 @@ class SignIn:
 
     async def _code_checked(self, row: Row, ok: bool, address: str | None) -> None:
         """A wrong code has already spent the session: the client must restart sign-in."""
-        key = f"user:{row['user_id']}"
+        key = second_factor(f"user:{row['user_id']}")
         if not ok:
             await self.throttle.failed(key, address)
             raise Unauthenticated(WRONG_CODE)
-        await self.throttle.succeeded(key)
+        await self.throttle.succeeded(key, address)
 
     async def _select(
         self, row: Row, user: User, org: Org, project: Project | None, form: dict[str, str], _: Any

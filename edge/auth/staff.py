@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,11 @@ from storage import layout, staff
 from storage.database import Database
 
 STAFF_USERNAME = "admin"
+IGNORED = (
+    "EDGE_ADMIN_PASSWORD (admin_password) is ignored: this data folder already has its"
+    " staff account; to set a new password run `edge admin reset-password admin`"
+)
+log = logging.getLogger("edge")
 
 
 @dataclass(frozen=True)
@@ -24,8 +30,14 @@ class FirstStaff:
 
 
 def ensure_first(db: Database, config: Config) -> FirstStaff | None:
-    """Create the first staff account unless one exists; None when nothing was created."""
+    """Create the first staff account unless one exists; None when nothing was created.
+
+    `admin_password` only seeds the first start: on a site that has its staff account it
+    is ignored, and the log says so (the way to a new one is `edge admin reset-password`).
+    """
     if db.read(staff.count) > 0:
+        if config.admin_password is not None:
+            log.warning(IGNORED)
         return None
     email = fields.email("admin_email", config.admin_email)
     given = config.admin_password.reveal() if config.admin_password else None

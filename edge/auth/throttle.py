@@ -1,26 +1,44 @@
 """Brute-force protection for sign-in and challenge answers.
 
-Failures are counted per account (the login as typed, so the count never tells whether
-the account exists) and per client address, in SQLite so every process shares them.
-After `free` failures each further one doubles the wait; at `lockout_after` the key is
-locked for `lockout`. A success clears the account's count (not the address's).
+Failures are counted in SQLite (so every process shares them) under three keys:
+
+- the (account, client address) pair: after PAIR.free failures each further one doubles
+  the wait, and at PAIR.lockout_after the pair is locked for PAIR.lockout. Guesses from
+  one place stop there, while the owner signing in from another address is not refused
+  (so knowing a username is not enough to lock its owner out);
+- the account, from any address: locked only at a much higher rate (ACCOUNT_WIDE: many
+  failures within an hour of each other, which takes many addresses once each pair is
+  held to a few), a distributed guess. Each such lockout is recorded in
+  `sign_in_lockouts`, which `edge check` reports;
+- the client address, across accounts (ADDRESS): one place guessing many accounts.
+
+`account` is the resolved account (`user:<id>` or `staff:<id>`), so every way of writing
+the same login (case, spacing, a phone number's punctuation) counts against the same
+account; a login that names no account is counted under its normalized form, so the
+answers do not tell whether an account exists. Wrong MFA codes are counted apart
+(`second_factor`), so the right password never clears them. A success clears the pair's
+count. An
+admin, or `edge admin unlock`, clears every block of an account (`clear`). Every new block
+is logged as a warning.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 
-import apsw
-
 from edge import clock
 from edge.errors import TooManyAttempts
+from edge.printable import for_log
 from storage import throttle as store
 from storage.database import Database
+from storage.rows import Tx
 
 MESSAGE = "Too many failed sign-in attempts; try again later"
+log = logging.getLogger("edge.signin")
 
 
 @dataclass(frozen=True)
@@ -29,6 +47,7 @@ class Policy:
     lockout_after: int
     lockout: timedelta
     max_backoff: timedelta = timedelta(minutes=5)
+    window: timedelta = timedelta(days=1)  # a failure this long after the last starts anew
 
     def wait(self, failures: int) -> timedelta:
         if failures >= self.lockout_after:
@@ -38,8 +57,19 @@ class Policy:
         return min(timedelta(seconds=2 ** (failures - self.free)), self.max_backoff)
 
 
-ACCOUNT = Policy(free=5, lockout_after=10, lockout=timedelta(minutes=15))
+PAIR = Policy(free=5, lockout_after=10, lockout=timedelta(minutes=15))
+ACCOUNT_WIDE = Policy(
+    free=100, lockout_after=100, lockout=timedelta(minutes=15), window=timedelta(hours=1)
+)
 ADDRESS = Policy(free=20, lockout_after=50, lockout=timedelta(minutes=15))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    key: str
+    failures: int
+    wait: timedelta
+    addresses: int = 0
 
 
 class Throttle:
@@ -47,38 +77,88 @@ class Throttle:
         self._db = db
 
     def check(self, account: str, address: str | None) -> None:
-        """TooManyAttempts while either key is waiting out a back-off or a lockout."""
-        for key in _keys(account, address):
+        """TooManyAttempts while any of the keys is waiting out a back-off or a lockout."""
+        now = clock.now_iso()
+        for key, _ in _keys(account, address):
             row = self._db.read(partial(store.get, key=key))
-            if row is not None and row["blocked_until"] > clock.now_iso():
+            if row is not None and row["blocked_until"] > now:
                 raise TooManyAttempts(MESSAGE, _seconds_until(row["blocked_until"]))
 
     async def failed(self, account: str, address: str | None) -> None:
         now = clock.now()
-        for key in _keys(account, address):
-            policy = ADDRESS if key.startswith("addr:") else ACCOUNT
+        for key, policy in _keys(account, address):
+            outcome = await self._db.write(partial(_fail, key=key, policy=policy, now=now))
+            _report(outcome, policy, account, address)
 
-            await self._db.write(partial(_fail, key=key, policy=policy, now=now))
+    async def succeeded(self, account: str, address: str | None) -> None:
+        await self._db.write(lambda c: store.clear(c, _pair_key(account, address)))
 
-    async def succeeded(self, account: str) -> None:
-        await self._db.write(lambda c: store.clear(c, _account_key(account)))
+    async def clear(self, account: str) -> int:
+        """Lift every block of this account, of both factors, from every address; how many."""
+        cleared = 0
+        for counted in (account, second_factor(account)):
+            cleared += await self._db.write(partial(_clear, account=counted))
+        log.warning("sign-in blocks of %s cleared by an admin (%d)", for_log(account), cleared)
+        return cleared
 
 
-def _fail(conn: apsw.Connection, *, key: str, policy: Policy, now: datetime) -> None:
+def _clear(conn: Tx, *, account: str) -> int:
+    return store.clear_prefixed(conn, _account_key(account), _pair_key(account, ""))
+
+
+def second_factor(account: str) -> str:
+    """Where wrong MFA codes of an account are counted: apart from its wrong passwords, so
+    that signing in with the right password never clears the count of wrong codes."""
+    return f"{account}/mfa"
+
+
+def _fail(conn: Tx, *, key: str, policy: Policy, now: datetime) -> Outcome:
     row = store.get(conn, key)
-    failures = (row["failures"] if row else 0) + 1
-    until = clock.iso(now + policy.wait(failures))
+    fresh = row is None or clock.parse(row["updated_date"]) < now - policy.window
+    failures = 1 if fresh or row is None else row["failures"] + 1
+    wait = policy.wait(failures)
+    until = clock.iso(now + wait)
     store.record(conn, key, failures, until, clock.iso(now))
+    if key.startswith("acct:") and failures == policy.lockout_after:
+        account = key.removeprefix("acct:")
+        addresses = store.count_prefixed(conn, _pair_key(account, ""))
+        store.record_lockout(conn, account, failures, addresses, until, clock.iso(now))
+        return Outcome(key, failures, wait, addresses)
+    return Outcome(key, failures, wait)
+
+
+def _report(outcome: Outcome, policy: Policy, account: str, address: str | None) -> None:
+    """A warning when a key starts waiting, and when it is locked out."""
+    if outcome.failures not in (policy.free, policy.lockout_after) or not outcome.wait:
+        return
+    what = "locked out" if outcome.failures >= policy.lockout_after else "backing off"
+    scope = outcome.key.partition(":")[0]
+    log.warning(
+        "sign-in %s (%s): account %s, address %s, %d failures, for %d s%s",
+        what,
+        {"pair": "this account from this address", "acct": "account-wide", "addr": "address"}[
+            scope
+        ],
+        for_log(account),
+        for_log(address or "-"),
+        outcome.failures,
+        int(outcome.wait.total_seconds()),
+        f", from {outcome.addresses} addresses" if scope == "acct" else "",
+    )
 
 
 def _account_key(account: str) -> str:
     return f"acct:{account}"
 
 
-def _keys(account: str, address: str | None) -> list[str]:
-    keys = [_account_key(account)]
+def _pair_key(account: str, address: str | None) -> str:
+    return f"pair:{account}@{address or ''}"
+
+
+def _keys(account: str, address: str | None) -> list[tuple[str, Policy]]:
+    keys = [(_pair_key(account, address), PAIR), (_account_key(account), ACCOUNT_WIDE)]
     if address:
-        keys.append(f"addr:{address}")
+        keys.append((f"addr:{address}", ADDRESS))
     return keys
 
 

@@ -145,13 +145,13 @@ def _require_admin(held: Caller, project_id: str | None) -> None:
 def _values(body: dict[str, Any]) -> Row:
     out: Row = {}
     if "name" in body:
-        out["name"] = fields.text("name", body["name"])
+        out["name"] = fields.identifier("name", body["name"])
     if "description" in body:
         out["description"] = fields.text(
             "description", body["description"], max_length=fields.MAX_DESCRIPTION, required=False
         )
     if "subject" in body:
-        out["subject"] = fields.text("subject", body["subject"], max_length=MAX_SUBJECT)
+        out["subject"] = fields.single_line("subject", body["subject"], max_length=MAX_SUBJECT)
     for name in ("body_txt", "body_html"):
         if name in body:
             out[name] = _body(name, body[name])

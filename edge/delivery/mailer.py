@@ -2,14 +2,15 @@
 
 File mode is the default when no `smtp_host` is set: each message is written to
 `<data>/outbox/mail/<id>.eml` through a temporary file and a rename, so a reader (or a
-tool that forwards the folder) never sees half a message. The SMTP password is a Secret
-and is revealed only to smtplib's login call; errors name the server, never the password.
+tool that forwards the folder) never sees half a message; the files and their folders are
+owner-only whatever the umask, as they carry reset tokens and temporary passwords. The
+SMTP password is a Secret and is revealed only to smtplib's login call; errors name the
+server, never the password.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import smtplib
 import ssl
 from email.message import EmailMessage
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from edge.config import Config
+from storage import layout
 
 SMTP_TIMEOUT = 30
 
@@ -52,9 +54,9 @@ class FileMailer:
         await asyncio.to_thread(self._write, message)
 
     def _write(self, message: EmailMessage) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
+        layout.private_dir(self.folder)
         name = str(message["Message-ID"]).strip("<>").replace("/", "_")
-        write_atomically(self.folder / f"{name}.eml", message.as_bytes())
+        layout.write_secret(self.folder / f"{name}.eml", message.as_bytes())
 
 
 class SmtpMailer:
@@ -104,13 +106,3 @@ def _reason(exc: BaseException) -> str:
 
 def mailer_for(config: Config, folder: Path) -> Mailer:
     return SmtpMailer(config) if config.smtp_host else FileMailer(folder)
-
-
-def write_atomically(path: Path, content: bytes) -> None:
-    """Temp file in the same folder, fsync, rename: the file appears whole or not at all."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as handle:
-        handle.write(content)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)

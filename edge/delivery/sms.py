@@ -18,7 +18,8 @@ from urllib.parse import quote_plus
 import aiohttp
 
 from edge.config import Secret
-from edge.delivery.mailer import DeliveryError, write_atomically
+from edge.delivery.mailer import DeliveryError
+from storage import layout
 
 GATEWAY_TIMEOUT = 30
 
@@ -37,8 +38,8 @@ class FileSms:
         await asyncio.to_thread(self._write, message_id, to, text)
 
     def _write(self, message_id: str, to: str, text: str) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        write_atomically(self.folder / f"{message_id}.txt", f"To: {to}\n\n{text}\n".encode())
+        layout.private_dir(self.folder)  # codes and passwords: owner-only, whatever the umask
+        layout.write_secret(self.folder / f"{message_id}.txt", f"To: {to}\n\n{text}\n".encode())
 
 
 class HttpSms:

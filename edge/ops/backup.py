@@ -22,7 +22,8 @@ from storage import layout, snapshot
 
 MANIFEST = "backup.json"
 FORMAT = 1
-SKIPPED = {"edge.db", "edge.db-wal", "edge.db-shm", layout.LOCK_FILE}
+# initial-admin.txt holds the first staff password in plain text: it never leaves the box.
+SKIPPED = {"edge.db", "edge.db-wal", "edge.db-shm", layout.LOCK_FILE, layout.INITIAL_ADMIN_FILE}
 SKIPPED_DIRS = {layout.TMP_DIR, layout.BACKUPS_DIR}
 Echo = Callable[[str], None]
 

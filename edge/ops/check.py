@@ -7,12 +7,17 @@ from __future__ import annotations
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
+from edge import clock
 from edge.auth.keys import HMAC_FILE, SIGNING_PREFIX, load_or_create
-from storage import layout, migrate, snapshot
+from edge.printable import for_log
+from edge.tenancy.user_rules import looks_like_phone
+from storage import layout, migrate, snapshot, throttle, users
 
 Echo = Callable[[str], None]
+LOCKOUT_DAYS = timedelta(days=7)
 
 
 @dataclass(frozen=True)
@@ -86,26 +91,14 @@ def _keys(data_dir: Path) -> list[Finding]:
 
 
 def _permissions(data_dir: Path) -> list[Finding]:
-    findings = []
-    secrets = [
-        layout.database_path(data_dir),
-        *_files(layout.keys_dir(data_dir)),
-        *_files(data_dir / layout.CA_DIR),
-    ]
-    for path in secrets:
-        if path.exists() and stat.S_IMODE(path.stat().st_mode) & 0o077:
-            findings.append(
-                Finding(
-                    "FAIL", "permissions", f"{path} is readable by others; run: chmod 600 {path}"
-                )
-            )
-    for folder in (layout.keys_dir(data_dir), data_dir / layout.CA_DIR):
-        if folder.exists() and stat.S_IMODE(folder.stat().st_mode) & 0o077:
-            findings.append(
-                Finding(
-                    "FAIL", "permissions", f"{folder} is open to others; run: chmod 700 {folder}"
-                )
-            )
+    """Every file that may hold a secret is owner-only: the database, the keys, the CA,
+    the outbox (reset tokens, temporary passwords and codes in file mode) and the copies
+    made before upgrades; and so are their folders."""
+    folders = [data_dir / name for name in (*layout.SECRET_DIRS, layout.BACKUPS_DIR)]
+    files = [layout.database_path(data_dir), *(f for d in folders for f in _files(d))]
+    folders += [d for folder in folders for d in _folders(folder)]
+    findings = [_open_to_others(p, 0o600) for p in files if _mode(p) & 0o077]
+    findings += [_open_to_others(p, 0o700) for p in folders if _mode(p) & 0o077]
     initial = data_dir / layout.INITIAL_ADMIN_FILE
     if initial.exists():
         findings.append(
@@ -115,11 +108,76 @@ def _permissions(data_dir: Path) -> list[Finding]:
                 f"{initial} still holds the first staff password; delete it once it is changed",
             )
         )
-    return findings or [Finding("ok", "permissions", "secret files are owner-only")]
+    return findings or [Finding("ok", "permissions", "secret files and folders are owner-only")]
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode) if path.exists() else 0
+
+
+def _open_to_others(path: Path, mode: int) -> Finding:
+    what = "folder" if path.is_dir() else "file"
+    return Finding(
+        "FAIL",
+        "permissions",
+        f"the {what} {path} is open to others; run: chmod {mode:o} {path}",
+    )
+
+
+def _folders(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_dir()] if folder.exists() else []
 
 
 def _files(folder: Path) -> list[Path]:
     return [p for p in folder.rglob("*") if p.is_file()] if folder.exists() else []
+
+
+def _lockouts(data_dir: Path) -> list[Finding]:
+    """Accounts locked account-wide (a guess from many addresses) in the last week."""
+    path = layout.database_path(data_dir)
+    if not path.is_file():
+        return []
+    since = clock.iso(clock.now() - LOCKOUT_DAYS)
+    try:
+        rows = snapshot.read(path, lambda c: throttle.lockouts_since(c, since))
+    except snapshot.Unreadable:
+        return []  # an older schema: the next start migrates it
+    return [
+        Finding(
+            "warn",
+            "sign-in",
+            f"{for_log(r['account'])} was locked account-wide at {r['created_date']} after"
+            f" {r['failures']} failures from {r['addresses']} addresses",
+        )
+        for r in rows
+    ] or [Finding("ok", "sign-in", "no account-wide sign-in lockouts in the last 7 days")]
+
+
+def _logins(data_dir: Path) -> list[Finding]:
+    """Login values that name two accounts, or usernames shaped like phone numbers: rows
+    written before the uniqueness rule. They keep working; new writes obey the rule."""
+    path = layout.database_path(data_dir)
+    if not path.is_file():
+        return []
+    try:
+        rows = snapshot.read(path, users.login_clashes)
+    except snapshot.Unreadable:
+        return []
+    found = [
+        Finding(
+            "warn",
+            "logins",
+            f"user {r['first']} of org {r['org_id']}: its login {for_log(str(r['value']))!r}"
+            + (
+                f" is the e-mail of user {r['second']}"
+                if r["second"]
+                else " is shaped like a phone number"
+            ),
+        )
+        for r in rows
+        if r["second"] or looks_like_phone(str(r["value"]))
+    ]
+    return found or [Finding("ok", "logins", "every login value names one account")]
 
 
 def _server(data_dir: Path) -> list[Finding]:
@@ -135,4 +193,4 @@ def _server(data_dir: Path) -> list[Finding]:
     ]
 
 
-CHECKS = [_database, _migrations, _keys, _permissions, _server]
+CHECKS = [_database, _migrations, _keys, _permissions, _lockouts, _logins, _server]

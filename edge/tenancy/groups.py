@@ -42,7 +42,7 @@ RDP = "require_delete_permission_to_put_data"
 
 
 def _name(field: str, value: Any) -> str:
-    return fields.text(field, value)
+    return fields.identifier(field, value)
 
 
 def _description(field: str, value: Any) -> str:

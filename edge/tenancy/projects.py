@@ -54,7 +54,7 @@ INHERITED = (
 OWN_DEFAULTS: dict[str, Any] = {"custom_settings": {}, "ui_config": {}}
 SETTINGS: dict[str, Rule] = {name: ORG_SETTINGS[name][1] for name in (*INHERITED, *OWN_DEFAULTS)}
 COLUMNS: dict[str, Rule] = {
-    "name": fields.text,
+    "name": fields.identifier,
     "description": lambda f, v: fields.text(
         f, v, max_length=fields.MAX_DESCRIPTION, required=False
     ),

@@ -26,10 +26,20 @@ _PHONE_SEPARATORS = re.compile(r"[\s\-.()/]")
 
 
 def username(field: str, value: Any) -> str:
-    name = fields.text(field, value)
+    """A username: not shaped like a phone number, since sign-in reads such a login as a
+    phone number, and one login value must never name two accounts (docs/users-and-account.md)."""
+    name = fields.identifier(field, value)
     if len(name) < MIN_USERNAME:
         raise ValidationError(field, f"must be at least {MIN_USERNAME} characters")
+    if looks_like_phone(name):
+        raise ValidationError(
+            field, "must not be a phone number: phone numbers sign in as phone_number"
+        )
     return name
+
+
+def looks_like_phone(text: str) -> bool:
+    return bool(_PHONE.match(clean_phone(text)))
 
 
 def clean_phone(value: str) -> str:
@@ -47,6 +57,16 @@ def phone(field: str, value: Any) -> str | None:
     if not _PHONE.match(number):
         raise ValidationError(field, "must be an international phone number such as +15550102000")
     return number
+
+
+def login_key(login: str) -> str:
+    """A login as lookups and the sign-in throttle see it: a phone number without its
+    punctuation ('+1 (555) 010-2000' -> '+15550102000'), anything else case-folded."""
+    text = login.strip()
+    try:
+        return phone("username", text) or text.casefold()
+    except ValidationError:
+        return text.casefold()
 
 
 @lru_cache(maxsize=1)
@@ -87,9 +107,11 @@ def columns(body: dict[str, Any]) -> dict[str, Any]:
         out["username_folded"] = out["username"].casefold()
     if "phone_number" in body:
         out["phone_number"] = out["phone_folded"] = phone("phone_number", body["phone_number"])
-    for name in PROFILE_TEXT:
+    for name in PROFILE_TEXT:  # names that identify the person: no control characters
         if name in body:
             out[name] = optional_text(name, body[name])
+            if out[name] is not None:
+                fields.plain(name, out[name])
     if "picture" in body:
         out["picture"] = optional_text("picture", body["picture"], MAX_URL)
     if "locale" in body:

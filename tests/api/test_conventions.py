@@ -14,8 +14,10 @@ import pytest
 from aiohttp import web
 
 from api.keys import SERVICES
+from api.system import HEALTH
 from edge.app import ROUTES, create_app, open_site
 from edge.delivery.alerts import PURPOSE
+from edge.ops.health import Probe
 from storage import outbox
 from tests.conftest import STAFF_EMAIL, Api, make_config
 
@@ -182,10 +184,14 @@ async def test_server_errors_queue_one_operator_mail_per_window(
     assert "r0" in mail["body_text"] and "secret internals" not in mail["body_text"]
 
 
-async def test_unavailable_database_is_503(api: Api, app: web.Application) -> None:
+async def test_unavailable_database_is_503_not_ready(api: Api, app: web.Application) -> None:
     app[SERVICES].db.close()
-    status, body = await api.call("GET", "/v2/health")
-    assert (status, body) == (503, {"message": "Database is not available"})
+    await Probe(app[SERVICES].db, app[HEALTH]).once()
+    status, body = await api.call("GET", "/v2/health/ready")
+    assert (status, body) == (
+        503,
+        {"message": "Not ready: database unavailable, writer unavailable"},
+    )
 
 
 async def test_every_response_carries_a_request_id_and_safe_headers(api: Api) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
@@ -12,10 +13,10 @@ import jwt
 import pytest
 from aiohttp import web
 
-from api.keys import SERVICES
 from edge import BUILD_VERSION, INTERFACE_VERSION, clock
 from edge.app import create_app, open_site
-from edge.ops.releases import INTERFACE_HISTORY, SERVER_RELEASES
+from edge.ops import releases
+from edge.ops.releases import INTERFACE_HISTORY
 from tests.conftest import Api, make_config
 
 ASSET_PREFIX = "/v2/docs/assets/"
@@ -37,21 +38,6 @@ def references(page: str) -> list[str]:
     parser = _References()
     parser.feed(page)
     return parser.urls
-
-
-async def test_health_is_ok(api: Api) -> None:
-    status, body = await api.call("GET", "/v2/health")
-    assert (status, body) == (200, {"status": "ok"})
-
-
-async def test_health_is_503_status_when_the_database_is_closed(
-    api: Api, app: web.Application
-) -> None:
-    await api.call("GET", "/v2/health")  # the loop's reader connection now exists
-    app[SERVICES].db.close()
-    status, body = await api.call("GET", "/v2/health")
-    assert status == 503
-    assert set(body) == {"message"}
 
 
 async def test_version_is_the_interface_version(api: Api) -> None:
@@ -126,7 +112,7 @@ async def test_openapi_is_3_1_and_matches_the_router(api: Api, app: web.Applicat
     routed = {
         (route.method, route.resource.canonical)
         for route in app.router.routes()
-        if route.method != "HEAD" and route.resource is not None
+        if route.resource is not None
     }
     assert documented == routed
 
@@ -238,11 +224,36 @@ def test_server_releases_agree_with_the_root_changelog() -> None:
     root = Path(__file__).resolve().parents[2]
     text = (root / "CHANGELOG.md").read_text()
     documented = re.findall(r"^## (\d+\.\d+\.\d+) \((\d{4}-\d\d-\d\d)\)", text, re.M)
-    served = [(release.version, release.date) for release in SERVER_RELEASES]
+    served = [(r.version, r.date) for r in releases.server_releases() if r.date]
     assert documented == served
     assert served[0][0] == BUILD_VERSION
     pyproject = (root / "pyproject.toml").read_text()
     assert f'\nversion = "{BUILD_VERSION}"\n' in pyproject
+
+
+async def test_changelog_shows_every_note_of_changelog_md(api: Api) -> None:
+    """The server part has one source: every bullet of CHANGELOG.md is on the page."""
+    text = (Path(__file__).resolve().parents[2] / "CHANGELOG.md").read_text()
+    page = await (await api.client.get("/v2/changelog")).text()
+    notes = [n for r in releases.parse(text) for s in r.sections for n in s.notes]
+    assert len(notes) >= 8
+    for note in notes:
+        assert html.escape(note).replace("`", "") in re.sub(r"</?code>", "", page), note
+    assert "copy-before-migrate upgrades" in page  # a 0.1.0 note the old page lacked
+
+
+def test_the_changelog_parser_reads_sections_and_continuations() -> None:
+    text = (
+        "# Changelog\n\n## Unreleased\n\n### Added\n- one\n  continued (#9)\n"
+        "### Fixed\n- two `code`\n\n## 0.1.0 (2026-11-22)\n\n- plain\n"
+    )
+    parsed = releases.parse(text)
+    assert [(r.version, r.date) for r in parsed] == [("Unreleased", None), ("0.1.0", "2026-11-22")]
+    assert parsed[0].sections == (
+        releases.Section("Added", ("one continued (#9)",)),
+        releases.Section("Fixed", ("two `code`",)),
+    )
+    assert parsed[1].sections == (releases.Section(None, ("plain",)),)
 
 
 def test_interface_history_is_newest_first_and_ends_at_2_3_18() -> None:

@@ -146,7 +146,9 @@ def test_serve_answers_over_http_and_stops_cleanly_on_sigterm(
 ) -> None:
     server = _start(tmp_path / "data", PASSWORD, "given")
     servers.append(server)
-    assert server.get("/v2/health").json() == {"status": "ok"}
+    health = server.get("/v2/health").json()
+    assert isinstance(health, dict) and health["status"] == "ok" and health["writer"] == "ok"
+    assert server.get("/v2/health/ready").status == 200
     assert server.get("/v2/version").json() == {"version": "2.3.18", "server_version": "0.1.0"}
     docs = server.get("/v2/docs")
     assert (docs.status, docs.content_type) == (200, "text/html")

@@ -9,6 +9,7 @@ from typing import Any
 
 import apsw
 
+from edge import clock
 from edge.app import create_app, open_site
 from edge.auth import hashing
 from edge.auth.keys import load_or_create
@@ -117,3 +118,19 @@ def test_check_reports_a_damaged_database(data_dir: Path) -> None:
         handle.write(b"\xff" * 4096)
     ok, lines = findings(data_dir)
     assert not ok and any(line.startswith("FAIL  database") for line in lines)
+
+
+def test_check_reports_account_wide_sign_in_lockouts(data_dir: Path) -> None:
+    conn = apsw.Connection(str(layout.database_path(data_dir)))
+    conn.execute(
+        "INSERT INTO sign_in_lockouts (account, failures, addresses, blocked_until,"
+        " created_date) VALUES ('user:abc', 100, 37, ?, ?)",
+        (clock.now_iso(), clock.now_iso()),
+    )
+    conn.close()
+    ok, lines = findings(data_dir)
+    assert ok  # a warning, not a fault
+    assert any(
+        line.startswith("warn  sign-in") and "user:abc" in line and "37 addresses" in line
+        for line in lines
+    )

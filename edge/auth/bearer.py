@@ -1,0 +1,80 @@
+"""What a bearer token is, decided in one place.
+
+Four kinds of secret arrive as `Authorization: Bearer <token>`, because that is how the
+public SDK sends each of them:
+- an access token: an ES256 JWT (three base64url parts joined by dots);
+- the session of a sign-in challenge (on the challenge answer and the MFA setup calls);
+- a password reset token (on PUT /v2/auth/password, mailed to the user);
+- a device API key (when devices arrive; the SDK sends it wherever a token goes).
+
+The three opaque kinds look alike (random URL-safe text), so the shape alone cannot tell
+them apart; what tells them apart is where they are sent. Each guard names the kinds it
+accepts (one of the sets below), at most one of them opaque, and `kind_of` decides: a JWT
+is an access token, anything else is the one opaque kind that guard takes.
+
+A header whose bytes are not printable ASCII cannot hold any of these; aiohttp hands such
+bytes over as surrogates, which would fail later when the token is encoded, so they are
+refused here as a 401.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+from edge.errors import Unauthenticated
+
+
+class Kind(Enum):
+    ACCESS_TOKEN = "access token"
+    CHALLENGE_SESSION = "challenge session"
+    RESET_TOKEN = "reset token"
+    API_KEY = "API key"
+
+
+OPAQUE = frozenset({Kind.CHALLENGE_SESSION, Kind.RESET_TOKEN, Kind.API_KEY})
+# What each guard accepts.
+SIGNED_IN = frozenset({Kind.ACCESS_TOKEN, Kind.API_KEY})
+SIGN_IN_STEP = frozenset({Kind.CHALLENGE_SESSION})
+MFA_SETUP = frozenset({Kind.ACCESS_TOKEN, Kind.CHALLENGE_SESSION})
+PASSWORD_CHANGE = frozenset({Kind.ACCESS_TOKEN, Kind.RESET_TOKEN})
+
+REQUIRED = "Authentication required: send 'Authorization: Bearer <token>'"
+MALFORMED = "Malformed Authorization header"
+_JWT = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$")
+_PRINTABLE_ASCII = re.compile(r"^[\x21-\x7e]+$")
+
+
+def from_header(value: str | None) -> str | None:
+    """The token of a Bearer Authorization header; None when there is none (or no token).
+
+    Unauthenticated when the header carries anything but printable ASCII.
+    """
+    if not value:
+        return None
+    if not value.isascii() or not value.isprintable():
+        raise Unauthenticated(MALFORMED)
+    scheme, _, token = value.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        return None
+    if not _PRINTABLE_ASCII.match(token):
+        raise Unauthenticated(MALFORMED)
+    return token
+
+
+def kind_of(token: str, accepts: frozenset[Kind]) -> Kind:
+    """The kind of this bearer where `accepts` are the kinds taken.
+
+    Where access tokens are taken, a JWT is one; anything else is the opaque kind taken
+    there. Where only one kind is taken, the token is of that kind (or it is invalid, which
+    the lookup of that kind finds out).
+    """
+    if Kind.ACCESS_TOKEN in accepts and (_JWT.match(token) or len(accepts) == 1):
+        return Kind.ACCESS_TOKEN
+    opaque = accepts & OPAQUE
+    if len(opaque) != 1:
+        raise ValueError(
+            f"a guard must take at most one opaque kind: {sorted(k.value for k in opaque)}"
+        )
+    return next(iter(opaque))

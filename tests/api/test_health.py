@@ -1,0 +1,97 @@
+"""/v2/health reports the database and the writer from a background probe (a 200 with the
+SDK's HealthInfo shape while serving, HEAD too); /v2/health/ready is 503 while any part
+is not ok, or while stopping."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from api.keys import SERVICES
+from api.system import HEALTH
+from edge.ops import health as health_module
+from edge.ops.health import Probe
+from tests.conftest import Api
+
+
+async def probe(app: web.Application) -> None:
+    await Probe(app[SERVICES].db, app[HEALTH]).once()
+
+
+async def test_health_reports_each_part(api: Api) -> None:
+    status, body = await api.call("GET", "/v2/health")
+    assert status == 200
+    assert {k: body[k] for k in ("status", "database", "writer")} == {
+        "status": "ok",
+        "database": "ok",
+        "writer": "ok",
+    }
+    assert body["checked"].endswith("Z")
+
+
+@pytest.mark.parametrize("path", ["/v2/health", "/v2/health/ready"])
+async def test_head_answers_like_get_without_a_body(api: Api, path: str) -> None:
+    response = await api.client.head(path)
+    assert response.status == 200
+    assert await response.read() == b""
+
+
+async def test_ready_when_every_part_is_ok(api: Api) -> None:
+    status, body = await api.call("GET", "/v2/health/ready")
+    assert status == 200 and body["status"] == "ok"
+
+
+async def test_a_closed_database_is_degraded_but_still_a_200(
+    api: Api, app: web.Application
+) -> None:
+    app[SERVICES].db.close()
+    await probe(app)
+    status, body = await api.call("GET", "/v2/health")
+    assert status == 200
+    assert (body["status"], body["database"], body["writer"]) == (
+        "degraded",
+        "unavailable",
+        "unavailable",
+    )
+    assert (await api.client.head("/v2/health/ready")).status == 503
+
+
+async def test_a_stalled_writer_is_not_ready(
+    api: Api, app: web.Application, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(health_module, "WRITER_SECONDS", 0.05)
+    release = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def hold(conn: Any) -> None:  # occupies the writer thread until released
+        asyncio.run_coroutine_threadsafe(release.wait(), loop).result()
+
+    held = asyncio.ensure_future(app[SERVICES].db.write(hold))
+    await probe(app)
+    status, body = await api.call("GET", "/v2/health/ready")
+    assert (status, body) == (503, {"message": "Not ready: writer stalled"})
+    release.set()
+    await held
+    await probe(app)
+    assert (await api.call("GET", "/v2/health/ready"))[0] == 200
+
+
+async def test_health_is_answered_from_the_probe_not_per_request(
+    api: Api, app: web.Application, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom() -> None:
+        raise AssertionError("a request must not ping the database")
+
+    monkeypatch.setattr(app[SERVICES].db, "ping", boom)
+    for _ in range(3):
+        assert (await api.call("GET", "/v2/health"))[0] == 200
+
+
+async def test_stopping_is_not_ready(api: Api, app: web.Application) -> None:
+    app[HEALTH].stopping = True
+    status, body = await api.call("GET", "/v2/health")
+    assert (status, body["status"]) == (200, "stopping")
+    assert await api.call("GET", "/v2/health/ready") == (503, {"message": "Not ready: stopping"})

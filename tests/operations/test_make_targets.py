@@ -1,0 +1,51 @@
+"""`make run` installs only what serving needs: the test, lint and build tools are extras
+that only `make test`, `make lint`/`typecheck` and `make binary` install."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLS = ("pytest", "mypy", "ruff", "pyinstaller", "cyphermed", "aiosmtpd", "paho-mqtt")
+
+
+def planned(target: str, tmp_path: Path) -> list[str]:
+    """The commands `make <target>` would run on a fresh checkout (a dry run)."""
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy(REPO / name, tmp_path / name)
+    done = subprocess.run(
+        ["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def installs(commands: list[str]) -> list[str]:
+    return [c for c in commands if re.search(r"pip install .*-e ", c)]
+
+
+def test_serving_dependencies_hold_no_tool() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    names = [re.split(r"[=<>\[ ]", d)[0].lower() for d in project["dependencies"]]
+    assert not set(names) & set(TOOLS)
+    extras = project["optional-dependencies"]
+    assert {re.split(r"[=<>]", d)[0] for e in extras.values() for d in e} >= set(TOOLS)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_run_installs_only_the_package(tmp_path: Path) -> None:
+    commands = planned("run", tmp_path)
+    assert [c.split()[-1] for c in installs(commands)] == ["."]
+    assert any(c.endswith("edge serve") for c in commands)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_test_installs_the_tools(tmp_path: Path) -> None:
+    (install,) = installs(planned("test", tmp_path))
+    assert "test" in install and "build" in install
