@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test browser binary lint fmt typecheck bench clean
+.PHONY: run test browser binary lint fmt typecheck bench wrk clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -40,9 +40,16 @@ fmt: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-bench: binary
-	$(BIN)/python -m bench.http_requests
+bench: binary wrk
+	$(BIN)/python -m bench.requests_wrk
 	$(BIN)/python -m bench.executable
+
+# The HTTP load generator: Debian's wrk (a Python client saturates before the server does).
+wrk:
+	@command -v wrk >/dev/null || { \
+	  echo "Installing Debian's wrk for the benchmarks"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
