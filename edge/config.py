@@ -161,6 +161,12 @@ SETTINGS: tuple[Setting, ...] = (
         "info",
         "Least severe level logged",
     ),
+    Setting(
+        "access_log",
+        _bool,
+        True,
+        "Log one line per request (method, path without query, status, time, client, account)",
+    ),
     Setting("admin_email", _email, "admin@localhost", "E-mail of the first staff account"),
     Setting(
         "admin_password",
@@ -264,6 +270,7 @@ class Config:
     public_url: str | None
     log_format: str
     log_level: str
+    access_log: bool
     admin_email: str
     admin_password: Secret | None
     max_body_bytes: int
