@@ -43,8 +43,11 @@ class Framing:
 
 
 def headers(config: Config) -> dict[str, str]:
-    """The security headers."""
-    return dict(SECURITY_HEADERS)
+    """The security headers; Strict-Transport-Security only when edge itself serves HTTPS."""
+    chosen = dict(SECURITY_HEADERS)
+    if config.tls and config.hsts_max_age:
+        chosen["Strict-Transport-Security"] = f"max-age={config.hsts_max_age}"
+    return chosen
 
 
 def loggable_path(raw_path: str) -> str:

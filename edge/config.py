@@ -219,6 +219,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Names and addresses the local-CA certificate is issued for (comma-separated)",
     ),
     Setting(
+        "hsts_max_age",
+        _int_range(0, 63072000),
+        31536000,
+        "Strict-Transport-Security max-age in seconds, sent when serving HTTPS; 0 sends none",
+    ),
+    Setting(
         "smtp_host",
         _optional(_text),
         None,
@@ -282,6 +288,7 @@ class Config:
     tls_key: Path | None
     tls_local_ca: bool
     tls_hostnames: tuple[str, ...]
+    hsts_max_age: int
     smtp_host: str | None = None
     smtp_port: int = 587
     smtp_security: str = "starttls"
