@@ -31,6 +31,11 @@ ACCESS_FIELDS = ("method", "path", "status", "duration_ms", "client", "principal
 _access = logging.getLogger("edge.access")
 
 
+# An access line as the serving process queues it: created (time.time()), method, path,
+# status, duration in ms, request ID, client address, account ID.
+AccessLine = tuple[float, str, str, int, float, str, str | None, str | None]
+
+
 def access(
     method: str,
     path: str,
@@ -40,17 +45,28 @@ def access(
     client: str | None,
     principal: str | None,
 ) -> None:
-    """One line per request. The record is built directly: the caller lookup that
-    Logger.info does first costs more than the rest of the record."""
+    """One line per request. While `setup` owns the output (`edge serve`), the line is queued
+    as a tuple and formatted straight from it by the writer; a LogRecord would cost the loop
+    more than the rest of the request path. Otherwise (tests, tools) it is a normal record."""
     if not _access.isEnabledFor(logging.INFO):
         return
+    line = (time.time(), method, path, status, duration_ms, request_id, client, principal)
+    if _writer is not None:
+        _writer.handoff.queue_access(line)
+    else:
+        _access.handle(_record(line))
+
+
+def _record(line: AccessLine) -> logging.LogRecord:
+    created, method, path, status, duration_ms, request_id, client, principal = line
     args = (method, path, status, duration_ms, client or "-", principal or "-", request_id)
     record = _access.makeRecord(_access.name, logging.INFO, __file__, 0, ACCESS_FORMAT, args, None)
+    record.created, record.msecs = created, int((created - int(created)) * 1000) + 0.0
     record.request_id = request_id
     record.method, record.path, record.status = method, path, status
     record.duration_ms = round(duration_ms, 2)
     record.client, record.principal = client, principal
-    _access.handle(record)
+    return record
 
 
 class JsonFormatter(logging.Formatter):
@@ -72,6 +88,35 @@ class JsonFormatter(logging.Formatter):
             entry["traceback"] = self.formatException(record.exc_info)
         return json.dumps(entry)
 
+    def access(self, line: AccessLine) -> str:
+        """The same object `format` makes of this line's record."""
+        created, method, path, status, duration_ms, request_id, client, principal = line
+        message = ACCESS_FORMAT % (
+            method,
+            path,
+            status,
+            duration_ms,
+            client or "-",
+            principal or "-",
+            request_id,
+        )
+        entry: dict[str, Any] = {
+            "time": timestamp(created),
+            "level": "info",
+            "logger": _access.name,
+            "message": message,
+            "request_id": request_id,
+            "method": method,
+            "path": path,
+            "status": status,
+            "duration_ms": round(duration_ms, 2),
+        }
+        if client is not None:
+            entry["client"] = client
+        if principal is not None:
+            entry["principal"] = principal
+        return json.dumps(entry)
+
 
 class TextFormatter(logging.Formatter):
     """TEXT_FORMAT, with the date and time part computed once per second, not per line."""
@@ -82,11 +127,31 @@ class TextFormatter(logging.Formatter):
         self._prefix = ""
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
-        second = int(record.created)
+        return self._time(record.created)
+
+    def access(self, line: AccessLine) -> str:
+        """The same text `format` makes of this line's record."""
+        created, method, path, status, duration_ms, request_id, client, principal = line
+        message = ACCESS_FORMAT % (
+            method,
+            path,
+            status,
+            duration_ms,
+            client or "-",
+            principal or "-",
+            request_id,
+        )
+        return f"{self._time(created)} INFO {_access.name}: {message}"
+
+    def _time(self, created: float) -> str:
+        second = int(created)
         if second != self._second:
-            moment = self.converter(record.created)
+            moment = self.converter(created)
             self._second, self._prefix = second, time.strftime(self.default_time_format, moment)
-        return f"{self._prefix},{int(record.msecs):03d}"
+        return f"{self._prefix},{int((created - second) * 1000):03d}"
+
+
+LineFormatter = JsonFormatter | TextFormatter
 
 
 def timestamp(created: float) -> str:
@@ -123,7 +188,7 @@ class Handoff(logging.Handler):
 
     def __init__(self, limit: int = QUEUE_LINES) -> None:
         super().__init__()
-        self.records: deque[logging.LogRecord] = deque()
+        self.records: deque[logging.LogRecord | AccessLine] = deque()
         self.limit = limit
         self.dropped = 0  # counted by the threads that log; the writer only reads it
 
@@ -134,6 +199,12 @@ class Handoff(logging.Handler):
         if record.args:
             record.msg, record.args = record.getMessage(), None
         self.records.append(record)
+
+    def queue_access(self, line: AccessLine) -> None:
+        if len(self.records) >= self.limit:
+            self.dropped += 1
+        else:
+            self.records.append(line)
 
     def handle(self, record: logging.LogRecord) -> bool:
         """Without the handler lock: appending to a deque is already thread-safe."""
@@ -150,7 +221,7 @@ class Writer:
     """The thread that formats buffered records and writes them, one write per batch,
     every FLUSH_SECONDS: waking per record would take the GIL from the loop each time."""
 
-    def __init__(self, handoff: Handoff, stream: IO[str], formatter: logging.Formatter) -> None:
+    def __init__(self, handoff: Handoff, stream: IO[str], formatter: LineFormatter) -> None:
         self.handoff = handoff
         self._stream = stream
         self._formatter = formatter
@@ -177,8 +248,13 @@ class Writer:
     def _flush(self) -> None:
         records = self.handoff.records
         lines = []
+        formatter = self._formatter
         while records:
-            lines.append(self._formatter.format(records.popleft()) + "\n")
+            item = records.popleft()
+            if isinstance(item, logging.LogRecord):
+                lines.append(formatter.format(item) + "\n")
+            else:
+                lines.append(formatter.access(item) + "\n")
         lines += self._dropped()
         if lines:
             self._write("".join(lines))
@@ -213,7 +289,7 @@ def setup(fmt: str, level: str, stream: IO[str] | None = None) -> Writer:
     """Route every log record through the queue to `stream` (stderr); returns the writer."""
     global _writer
     shutdown()
-    formatter = JsonFormatter() if fmt == "json" else TextFormatter()
+    formatter: LineFormatter = JsonFormatter() if fmt == "json" else TextFormatter()
     handoff = Handoff()
     _writer = Writer(handoff, stream or sys.stderr, formatter)
     _writer.start()

@@ -106,16 +106,29 @@ def test_a_stalled_sink_drops_lines_and_counts_them() -> None:
     handoff = logs.Handoff(limit=2)
     for n in range(5):
         handoff.handle(logging.makeLogRecord({"msg": "line %d", "args": (n,)}))
-    assert handoff.dropped == 3
+    handoff.queue_access((0.0, "GET", "/v2/health", 200, 0.1, "r", None, None))
+    assert handoff.dropped == 4
     stream = io.StringIO()
-    writer = logs.Writer(handoff, stream, logging.Formatter("%(message)s"))
+    writer = logs.Writer(handoff, stream, logs.TextFormatter())
     writer.start()
     writer.stop()
-    assert stream.getvalue().splitlines() == [
+    lines = stream.getvalue().splitlines()
+    assert [line.partition(": ")[2] for line in lines] == [
         "line 0",
         "line 1",
-        "dropped 3 log lines: the log output was not keeping up",
+        "dropped 4 log lines: the log output was not keeping up",
     ]
+
+
+@pytest.mark.parametrize("formatter", [logs.TextFormatter(), logs.JsonFormatter()])
+@pytest.mark.parametrize("client", ["10.0.0.7", None])
+def test_queued_access_lines_read_as_their_records_would(
+    formatter: logs.LineFormatter, client: str | None
+) -> None:
+    """The writer formats queued access lines straight from their fields: the result must
+    be what the logging record of the same line gives."""
+    line = (1_700_000_000.25, "PATCH", "/v2/users/u1", 204, 12.345, "rid-1", client, "acct-1")
+    assert formatter.access(line) == formatter.format(logs._record(line))
 
 
 def test_json_access_lines_omit_what_is_unknown(restored_logging: None) -> None:
