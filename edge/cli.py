@@ -117,6 +117,8 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 def _serve(args: argparse.Namespace, config: Config) -> int:
+    import uvloop
+
     from edge import app, logs
     from storage import layout
 
@@ -128,7 +130,8 @@ def _serve(args: argparse.Namespace, config: Config) -> int:
         return _fail(f"another edge server is already running on {config.data_dir}", 1)
     site = app.open_site(config)
     _announce_site(site, config)
-    asyncio.run(app.serve(site, ready=lambda: _announce_urls(config)))
+    run = uvloop.run if config.event_loop == "uvloop" else asyncio.run
+    run(app.serve(site, ready=lambda: _announce_urls(config)))
     return 0
 
 

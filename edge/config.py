@@ -187,6 +187,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Seconds to let in-flight requests finish on SIGTERM",
     ),
     Setting(
+        "event_loop",
+        _choice("uvloop", "asyncio"),
+        "uvloop",
+        "Event loop of `edge serve`: uvloop (faster) or asyncio (the standard library's)",
+    ),
+    Setting(
         "security_contact",
         _optional(_uri),
         None,
@@ -281,6 +287,7 @@ class Config:
     admin_password: Secret | None
     max_body_bytes: int
     shutdown_timeout: int
+    event_loop: str
     security_contact: str | None
     security_expires_days: int
     security_languages: str
