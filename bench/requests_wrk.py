@@ -5,7 +5,9 @@ Usage: python -m bench.requests_wrk [--seconds S] [--connections C] [--threads T
 
 1. Side by side, in one run: token-authenticated GET /v2/groups/{id} and GET /v2/users/{id}
    against the bare primary-key SELECT, /v2/health against a bare {"ok": true}, and
-   POST /v2/groups against the bare durable insert (synchronous=FULL), as ratios.
+   POST /v2/groups against the bare durable insert (synchronous=FULL), as ratios. POST runs
+   twice: with create_own_access=false first (the write path alone), then as clients send
+   it (each new group gives the admin one more access object, so the admin's N grows).
 2. Scaling: an org admin and a plain user hold access objects to N groups; GET one group,
    GET one user (whose own grants stay few) and GET /v2/groups?limit=100, at N = 10 and
    10,000 (and 100,000 with --large), with the ratio of the rates. Then, without a target,
@@ -50,6 +52,11 @@ def compare(folder: Path, load: Load) -> None:
         admin = built.tokens["admin"]
         item = _bare_item(bare.url)
         body = json.dumps({"name": "Bench group"})
+        lean = json.dumps({"name": "Bench group", "create_own_access": False})
+        insert = (
+            "bare POST /items (durable insert)",
+            Target(f"{bare.url}/items", "POST", body=body),
+        )
         pk = ("bare GET /items/{id} (PK SELECT)", Target(f"{bare.url}/items/{item}"))
         pairs = [
             (
@@ -67,13 +74,15 @@ def compare(folder: Path, load: Load) -> None:
                 Target(f"{edge.url}/v2/health"),
                 ('bare GET /ok ({"ok": true})', Target(f"{bare.url}/ok")),
             ),
-            (
+            (  # first: the caller's grants do not grow, so this is the write path alone
+                "edge POST /v2/groups (create_own_access=false)",
+                Target(f"{edge.url}/v2/groups", "POST", admin, lean),
+                insert,
+            ),
+            (  # as clients send it: each new group adds an access object the admin holds
                 "edge POST /v2/groups (org admin)",
                 Target(f"{edge.url}/v2/groups", "POST", admin, body),
-                (
-                    "bare POST /items (durable insert)",
-                    Target(f"{bare.url}/items", "POST", body=body),
-                ),
+                insert,
             ),
         ]
         bare_results: dict[str, Result] = {}
