@@ -29,7 +29,7 @@ class Load:
 # A request path slower than this runs with SLOW_CONNECTIONS, so requests finish inside the
 # run instead of timing out (the server is saturated either way; only latency differs).
 SLOW_RPS = 200
-SLOW_CONNECTIONS = 8
+SLOW_CONNECTIONS = 4
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ def _wrk(url: str, script: Path, threads: int, connections: int, seconds: float)
         f"-c{max(threads, connections)}",
         f"-d{max(1, round(seconds))}s",
         "--timeout",
-        "10s",
+        "30s",
         "-s",
         str(script),
         url,
