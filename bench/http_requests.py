@@ -3,6 +3,9 @@
 Both servers run as their own processes on loopback; this process is the load generator
 (a fixed number of requests at a fixed concurrency). Usage: python -m bench.http_requests
 [--requests N] [--concurrency C].
+
+For quick checks only: this Python client saturates before edge does, so its ratios are
+too kind. The quoted figures come from wrk: python -m bench.requests_wrk.
 """
 
 from __future__ import annotations
