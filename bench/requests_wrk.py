@@ -162,10 +162,9 @@ def _measure_all(
             concrete = path.format(group=built.groups[0], target=built.target_id)
             token = built.tokens[who]
             asyncio.run(world.check(edge.url, concrete, token))
-            log(f"  N={size:,} {CALLERS[who]} {name}")
-            measured[f"{who} {name}"] = wrk.run(
-                Target(edge.url + concrete, token=token), load, edge.pid
-            )
+            result = wrk.run(Target(edge.url + concrete, token=token), load, edge.pid)
+            measured[f"{who} {name}"] = result
+            log(f"  N={size:,} {CALLERS[who]:10} {name:28} {result.rate()} {result.cpu()}")
     return measured
 
 
