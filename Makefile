@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test browser binary lint fmt typecheck bench clean
+.PHONY: run test browser binary lint fmt typecheck bench wrk clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -49,9 +49,16 @@ fmt: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
-bench: binary
-	$(BIN)/python -m bench.http_requests
+bench: binary wrk
+	$(BIN)/python -m bench.requests_wrk
 	$(BIN)/python -m bench.executable
+
+# The HTTP load generator: Debian's wrk (a Python client saturates before the server does).
+wrk:
+	@command -v wrk >/dev/null || { \
+	  echo "Installing Debian's wrk for the benchmarks"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

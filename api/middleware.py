@@ -1,21 +1,29 @@
-"""The middleware chain, in order, each with its reason."""
+"""The middleware chain, in order, each with its reason.
+
+What the outer layer takes from the configuration (the response headers, whether to log
+access) is resolved once, at the application's first request, and reused after.
+"""
 
 from __future__ import annotations
 
-import logging
+import os
 import re
 import time
-import uuid
-from typing import Any
+from dataclasses import dataclass
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
+from multidict import istr
 
 from api import errors
+from api.client_address import client_address
 from api.errors import ErrorHook, Handler
-from api.keys import REQUEST_ID
+from api.keys import PRINCIPAL, REQUEST_ID, SERVICES
+from edge import logs
+from edge.config import Config
 
-access_log = logging.getLogger("edge.access")
-_CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
+_CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._\-]{1,64}")
+X_REQUEST_ID = istr("X-Request-ID")
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
@@ -23,30 +31,72 @@ SECURITY_HEADERS = {
 }
 
 
-@web.middleware
-async def request_id(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """First: every log line and every error body can name the request."""
-    given = request.headers.get("X-Request-ID", "")
-    rid = given if _CLIENT_REQUEST_ID.match(given) else uuid.uuid4().hex
-    request[REQUEST_ID] = rid
-    started = time.perf_counter()
-    response = await handler(request)
-    response.headers["X-Request-ID"] = rid
-    for name, value in SECURITY_HEADERS.items():
-        response.headers.setdefault(name, value)
-    access_log.info(
-        "%s %s %s %.1fms",
+@dataclass(frozen=True)
+class Framing:
+    """What the outer layer adds to every answer, decided from the configuration."""
+
+    headers: tuple[tuple[istr, str], ...]
+    access_log: bool
+
+    @classmethod
+    def of(cls, config: Config) -> Framing:
+        return cls(tuple((istr(k), v) for k, v in headers(config).items()), config.access_log)
+
+
+def headers(config: Config) -> dict[str, str]:
+    """The security headers; Strict-Transport-Security only when edge itself serves HTTPS."""
+    chosen = dict(SECURITY_HEADERS)
+    if config.tls and config.hsts_max_age:
+        chosen["Strict-Transport-Security"] = f"max-age={config.hsts_max_age}"
+    return chosen
+
+
+def loggable_path(raw_path: str) -> str:
+    """The path as sent, without the query string (presigned URLs carry signatures there,
+    and some clients put tokens there); anything that could break a log line escaped."""
+    path = raw_path.partition("?")[0]
+    return path if path.isprintable() else path.encode("unicode_escape").decode("ascii")
+
+
+def framing() -> Middleware:
+    resolved: list[Framing] = []  # this application's, filled at its first request
+
+    @web.middleware
+    async def request_id(request: web.Request, handler: Handler) -> web.StreamResponse:
+        """First: every log line and every error body can name the request."""
+        if not resolved:
+            resolved.append(Framing.of(request.app[SERVICES].config))
+        given = request.headers.get(X_REQUEST_ID)
+        rid = given if given and _CLIENT_REQUEST_ID.fullmatch(given) else os.urandom(16).hex()
+        request[REQUEST_ID] = rid
+        started = time.perf_counter()
+        response = await handler(request)
+        answer = resolved[0]
+        response.headers[X_REQUEST_ID] = rid
+        for name, value in answer.headers:
+            response.headers.setdefault(name, value)
+        if answer.access_log:
+            _access(request, response.status, started, rid)
+        return response
+
+    return request_id
+
+
+def _access(request: web.Request, status: int, started: float, rid: str) -> None:
+    who = request.get(PRINCIPAL)
+    logs.access(
         request.method,
-        request.path,
-        response.status,
+        loggable_path(request.raw_path),
+        status,
         (time.perf_counter() - started) * 1000,
-        extra={"request_id": rid},
+        rid,
+        client_address(request),
+        who.account_id if who is not None else None,
     )
-    return response
 
 
-def chain(on_server_error: ErrorHook | None = None) -> list[Any]:
+def chain(on_server_error: ErrorHook | None = None) -> list[Middleware]:
     return [
-        request_id,  # outermost: the ID exists before anything can fail
+        framing(),  # outermost: the ID exists before anything can fail; every answer framed
         errors.middleware(on_server_error),  # every failure below becomes a Status payload
     ]

@@ -20,8 +20,8 @@ def build(db_path: str) -> web.Application:
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute("CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY, body TEXT)")
 
-    async def ping(request: web.Request) -> web.Response:
-        return web.json_response({"status": "ok"})
+    async def ok(request: web.Request) -> web.Response:
+        return web.json_response({"ok": True})
 
     async def get_item(request: web.Request) -> web.Response:
         row = conn.execute(
@@ -38,7 +38,7 @@ def build(db_path: str) -> web.Application:
         return web.json_response({"item": {"id": item_id}}, status=201)
 
     app = web.Application()
-    app.router.add_get("/ping", ping)
+    app.router.add_get("/ok", ok)
     app.router.add_get("/items/{id}", get_item)
     app.router.add_post("/items", post_item)
     return app

@@ -145,6 +145,8 @@ def _config_file(args: argparse.Namespace) -> Path | None:
 
 
 def _serve(args: argparse.Namespace, config: Config) -> int:
+    import uvloop
+
     from edge import app, logs
     from storage import layout
 
@@ -158,7 +160,8 @@ def _serve(args: argparse.Namespace, config: Config) -> int:
         return _fail(f"another edge server is already running on {config.data_dir}", 1)
     site = app.open_site(config)
     _announce_site(site, config)
-    asyncio.run(app.serve(site, sock, ready=lambda: _announce_urls(config)))
+    run = uvloop.run if config.event_loop == "uvloop" else asyncio.run
+    run(app.serve(site, sock, ready=lambda: _announce_urls(config)))
     return 0
 
 

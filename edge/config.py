@@ -194,6 +194,12 @@ SETTINGS: tuple[Setting, ...] = (
         "info",
         "Least severe level logged",
     ),
+    Setting(
+        "access_log",
+        _bool,
+        True,
+        "Log one line per request (method, path without query, status, time, client, account)",
+    ),
     Setting("admin_email", _email, "admin@localhost", "E-mail of the first staff account"),
     Setting(
         "admin_password",
@@ -245,6 +251,12 @@ SETTINGS: tuple[Setting, ...] = (
         "X-Forwarded-For is believed",
     ),
     Setting(
+        "event_loop",
+        _choice("uvloop", "asyncio"),
+        "uvloop",
+        "Event loop of `edge serve`: uvloop (faster) or asyncio (the standard library's)",
+    ),
+    Setting(
         "security_contact",
         _optional(_uri),
         None,
@@ -275,6 +287,12 @@ SETTINGS: tuple[Setting, ...] = (
         _names,
         ("localhost", "127.0.0.1"),
         "Names and addresses the local-CA certificate is issued for (comma-separated)",
+    ),
+    Setting(
+        "hsts_max_age",
+        _int_range(0, 63072000),
+        31536000,
+        "Strict-Transport-Security max-age in seconds, sent when serving HTTPS; 0 sends none",
     ),
     Setting(
         "smtp_host",
@@ -334,6 +352,7 @@ class Config:
     public_url: str | None
     log_format: str
     log_level: str
+    access_log: bool
     admin_email: str
     admin_password: Secret | None
     max_body_bytes: int
@@ -343,6 +362,7 @@ class Config:
     keepalive_timeout: float
     max_connections_per_address: int
     trusted_proxies: tuple[str, ...]
+    event_loop: str
     security_contact: str | None
     security_expires_days: int
     security_languages: str
@@ -350,6 +370,7 @@ class Config:
     tls_key: Path | None
     tls_local_ca: bool
     tls_hostnames: tuple[str, ...]
+    hsts_max_age: int
     smtp_host: str | None = None
     smtp_port: int = 587
     smtp_security: str = "starttls"

@@ -1,0 +1,230 @@
+"""edge beside a bare aiohttp + SQLite server, and how edge scales; measured with wrk.
+
+Usage: python -m bench.requests_wrk [--seconds S] [--connections C] [--threads T]
+[--large] [--sizes 10,10000] [--only compare|scaling]
+
+1. Side by side, in one run: token-authenticated GET /v2/groups/{id} and GET /v2/users/{id}
+   against the bare primary-key SELECT, /v2/health against a bare {"ok": true}, and
+   POST /v2/groups against the bare durable insert (synchronous=FULL), as ratios. POST runs
+   twice: with create_own_access=false first (the write path alone), then as clients send
+   it (each new group gives the admin one more access object, so the admin's N grows).
+2. Scaling: an org admin and a plain user hold access objects to N groups; GET one group,
+   GET one user (whose own grants stay few) and GET /v2/groups?limit=100, at N = 10 and
+   10,000 (and 100,000 with --large), with the ratio of the rates. Then, without a target,
+   what object_count, search and order_by=name cost at each N.
+
+Every run prints the server's CPU and wrk's (share of one core): a server near 100% was
+saturated, so wrk was not the bottleneck. Only the public HTTP interface is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import urllib.request
+from pathlib import Path
+
+from bench import servers, world, wrk
+from bench.wrk import Load, Result, Target
+
+SIZES = (10, 10_000)
+LARGE = 100_000
+STEP = 1_000
+
+
+def log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def row(label: str, result: Result, ratio: str = "") -> str:
+    return (
+        f"{label:46} {result.rate()} {result.p50_ms:8.2f} {result.p99_ms:8.2f} "
+        f"{result.cpu():>11} {result.errors:6d} {ratio:>7}"
+    )
+
+
+def compare(folder: Path, load: Load) -> None:
+    with servers.edge(folder / "compare") as edge, servers.bare(folder / "bare") as bare:
+        built = asyncio.run(_small_world(edge.url))
+        admin = built.tokens["admin"]
+        item = _bare_item(bare.url)
+        body = json.dumps({"name": "Bench group"})
+        lean = json.dumps({"name": "Bench group", "create_own_access": False})
+        insert = (
+            "bare POST /items (durable insert)",
+            Target(f"{bare.url}/items", "POST", body=body),
+        )
+        pk = ("bare GET /items/{id} (PK SELECT)", Target(f"{bare.url}/items/{item}"))
+        pairs = [
+            (
+                "edge GET /v2/groups/{id} (org admin)",
+                Target(f"{edge.url}/v2/groups/{built.groups[0]}", token=admin),
+                pk,
+            ),
+            (
+                "edge GET /v2/users/{id} (org admin)",
+                Target(f"{edge.url}/v2/users/{built.target_id}", token=admin),
+                pk,
+            ),
+            (
+                "edge GET /v2/health",
+                Target(f"{edge.url}/v2/health"),
+                ('bare GET /ok ({"ok": true})', Target(f"{bare.url}/ok")),
+            ),
+            (  # first: the caller's grants do not grow, so this is the write path alone
+                "edge POST /v2/groups (create_own_access=false)",
+                Target(f"{edge.url}/v2/groups", "POST", admin, lean),
+                insert,
+            ),
+            (  # as clients send it: each new group adds an access object the admin holds
+                "edge POST /v2/groups (org admin)",
+                Target(f"{edge.url}/v2/groups", "POST", admin, body),
+                insert,
+            ),
+        ]
+        bare_results: dict[str, Result] = {}
+        lines = []
+        for label, target, (bare_label, bare_target) in pairs:
+            log(f"  {label}")
+            mine = wrk.run(target, load, edge.pid)
+            if bare_label not in bare_results:
+                log(f"  {bare_label}")
+                bare_results[bare_label] = wrk.run(bare_target, load, bare.pid)
+            theirs = bare_results[bare_label]
+            lines.append(row(label, mine, f"{mine.rps / theirs.rps:.2f}x"))
+            lines.append(row(bare_label, theirs))
+    print(f"\nSide by side ({_describe(load)})\n")
+    print(_header("request", "ratio"))
+    print("\n".join(lines))
+
+
+async def _small_world(base: str) -> world.World:
+    built = await world.build(base, "compare")
+    await world.grow(built, 10)
+    return built
+
+
+def _bare_item(base: str) -> str:
+    request = urllib.request.Request(
+        f"{base}/items", data=b'{"name": "Bench"}', headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request) as response:
+        return str(json.loads(response.read())["item"]["id"])
+
+
+def scaling(folder: Path, load: Load, sizes: tuple[int, ...]) -> None:
+    results: dict[int, dict[str, Result]] = {}
+    with servers.edge(folder / "scaling") as edge:
+        built = asyncio.run(world.build(edge.url, "scale"))
+        print("\nGrowing the site through the interface (8 concurrent clients; setup)\n")
+        print(f"{'N after step':>12} {'created':>8} {'groups/s':>9} {'grants/s':>9}")
+        for size in sizes:
+            for step in _steps(len(built.groups), size):
+                done = asyncio.run(world.grow(built, step))
+                print(
+                    f"{done.groups:12,d} {done.created:8,d} {done.groups_per_s:9.0f} "
+                    f"{done.grants_per_s:9.0f}",
+                    flush=True,
+                )
+            asyncio.run(built.sign_in_all())
+            results[size] = _measure_all(edge, built, load, size)
+    _print_scaling(results, sizes, load)
+
+
+def _steps(have: int, size: int) -> list[int]:
+    """Boundaries of the growth steps: the next multiple of STEP, ..., size."""
+    first = (have // STEP + 1) * STEP
+    return [*range(max(first, STEP), size, STEP), size] if size > have else []
+
+
+SCENARIOS = {
+    "GET /v2/groups/{id}": "/v2/groups/{group}",
+    "GET /v2/users/{id}": "/v2/users/{target}",
+    "GET /v2/groups?limit=100": "/v2/groups?limit=100",
+}
+EXTRAS = {
+    "... &object_count=true": "/v2/groups?limit=100&object_count=true",
+    f"... &search={world.SEARCH_WORD}": f"/v2/groups?limit=100&search={world.SEARCH_WORD}",
+    "... &order_by=name": "/v2/groups?limit=100&order_by=name",
+}
+CALLERS = {"admin": "org admin", "user": "plain user"}
+
+
+def _measure_all(
+    edge: servers.Server, built: world.World, load: Load, size: int
+) -> dict[str, Result]:
+    measured = {}
+    for who in CALLERS:
+        for name, path in {**SCENARIOS, **EXTRAS}.items():
+            concrete = path.format(group=built.groups[0], target=built.target_id)
+            token = built.tokens[who]
+            asyncio.run(world.check(edge.url, concrete, token))
+            result = wrk.run(Target(edge.url + concrete, token=token), load, edge.pid)
+            measured[f"{who} {name}"] = result
+            log(f"  N={size:,} {CALLERS[who]:10} {name:28} {result.rate()} {result.cpu()}")
+    return measured
+
+
+def _print_scaling(
+    results: dict[int, dict[str, Result]], sizes: tuple[int, ...], load: Load
+) -> None:
+    first, last = sizes[0], sizes[-1]
+    head = "".join(f" {f'N={n:,} req/s':>15} {'CPU srv/wrk':>11}" for n in sizes)
+    for title, names in (
+        (
+            f"Scaling ({_describe(load)}); ratio = rate at N={last:,} / rate at N={first:,}",
+            SCENARIOS,
+        ),
+        ("Cost of counts, search and name order (no target): the same page with", EXTRAS),
+    ):
+        print(f"\n{title}\n")
+        print(f"{'caller':10} {'request':28}{head} {'ratio':>6}")
+        for who, caller in CALLERS.items():
+            for name in names:
+                cells = [results[n][f"{who} {name}"] for n in sizes]
+                shown = "".join(f" {c.rate(15, 1)} {c.cpu():>11}" for c in cells)
+                print(f"{caller:10} {name:28}{shown} {cells[-1].rps / cells[0].rps:6.2f}")
+
+
+def _describe(load: Load) -> str:
+    return (
+        f"wrk -t{load.threads} -c{load.connections} (* -c{wrk.SLOW_CONNECTIONS}: under "
+        f"{wrk.SLOW_RPS} req/s), {load.seconds:.0f} s per run after {load.warmup:.0f} s "
+        "warm-up, loopback; CPU = server / wrk, share of one core"
+    )
+
+
+def _header(first: str, last: str) -> str:
+    return (
+        f"{first:46} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU srv/wrk':>11} "
+        f"{'errors':>6} {last:>7}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--large", action="store_true", help=f"also N = {LARGE:,}")
+    parser.add_argument(
+        "--sizes", default=",".join(map(str, SIZES)), help="the values of N, comma-separated"
+    )
+    parser.add_argument("--only", choices=("compare", "scaling"))
+    args = parser.parse_args()
+    wrk.ensure_installed()
+    load = Load(args.threads, args.connections, args.seconds)
+    folder = Path(tempfile.mkdtemp(prefix="edge-bench-"))
+    log(f"data folders and server logs: {folder}")
+    if args.only in (None, "compare"):
+        compare(folder, load)
+    if args.only in (None, "scaling"):
+        sizes = tuple(int(n) for n in args.sizes.split(","))
+        scaling(folder, load, (*sizes, LARGE) if args.large else sizes)
+
+
+if __name__ == "__main__":
+    main()
