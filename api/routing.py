@@ -14,6 +14,7 @@ from typing import Any, Literal
 from aiohttp import web
 
 from api.keys import PRINCIPAL, SERVICES
+from edge.devices.credentials import is_api_key
 from edge.errors import Denied, Unauthenticated
 from edge.principal import Principal
 
@@ -47,6 +48,16 @@ def bearer(request: web.Request) -> str | None:
     return None
 
 
+def device_key(request: web.Request) -> str | None:
+    """A device's API key: the `X-API-Key` header, or a bearer that is an API key (the SDK
+    sends keys as bearer tokens). Checked before any token verification: the fast path."""
+    key = request.headers.get("X-API-Key", "").strip()
+    if key:
+        return key
+    token = bearer(request)
+    return token if token is not None and is_api_key(token) else None
+
+
 def principal(request: web.Request) -> Principal:
     found = request.get(PRINCIPAL)
     if not isinstance(found, Principal):
@@ -56,13 +67,15 @@ def principal(request: web.Request) -> Principal:
 
 def _guard(route: Route) -> Handler:
     async def guarded(request: web.Request) -> web.StreamResponse:
-        token = bearer(request)
+        key = device_key(request)  # a device's API key: the fast path, no token verified
+        token = key or bearer(request)
         if token is None:
             raise Unauthenticated("Authentication required: send 'Authorization: Bearer <token>'")
-        if route.auth == "challenge" and "." not in token:
+        if key is None and route.auth == "challenge" and "." not in token:
             request[CHALLENGE] = request.app[SERVICES].signin.challenges.require(token)
             return await route.handler(request)
-        who = request.app[SERVICES].tokens.verify(token)
+        services = request.app[SERVICES]
+        who = services.device_keys.verify(key) if key else services.tokens.verify(token)
         if route.auth == "staff" and not who.is_staff:
             raise Denied("Only staff may do this")
         request[PRINCIPAL] = who

@@ -18,6 +18,7 @@ from aiohttp import web
 from api import (
     account,
     auth,
+    devices,
     email_templates,
     groups,
     mfa,
@@ -63,6 +64,7 @@ ROUTES: list[Route] = [
     *groups.ROUTES,
     *roles.ROUTES,
     *users.ROUTES,
+    *devices.ROUTES,
     *account.ROUTES,
     *my_org.ROUTES,
     *email_templates.ROUTES,
@@ -118,6 +120,7 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
     tasks = [
         asyncio.create_task(_sweep(app[SERVICES].db, stop)),
         asyncio.create_task(app[SERVICES].outbox_worker.run(stop)),
+        asyncio.create_task(app[SERVICES].last_seen.run(stop)),
     ]
     yield
     stop.set()
