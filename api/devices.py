@@ -28,7 +28,7 @@ from api.routing import Route, principal
 from api.schemas import BOOL, NULLABLE_STR, OBJECT, STR, TAGS, Schema, obj
 from api.users import ORG_PERMISSIONS, PROJECT_PERMISSIONS
 from edge.devices.credentials import ROOT_CA_PATH
-from edge.devices.devices import TABLE, DeviceFilters
+from edge.devices.device_lists import TABLE, DeviceFilters
 
 _FIELDS: dict[str, Schema] = {
     "name": STR,

@@ -20,9 +20,11 @@ from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
 from edge.devices import credentials, device_access, device_rules
+from edge.devices import device_lists as lists
 from edge.devices import device_writes as writes
 from edge.devices.credentials import Endpoints
 from edge.devices.device_access import Relation
+from edge.devices.device_lists import DeviceFilters
 from edge.devices.device_view import View, present
 from edge.devices.keys import DeviceKeys
 from edge.errors import DeleteProtected, Denied, NotFound, ValidationError
@@ -36,34 +38,16 @@ from edge.tenancy.user_writes import access_changes, write_access
 from storage import device_certificates as certificates
 from storage import devices as store
 from storage import projects as project_store
-from storage import user_scopes as scopes
-from storage import visibility
 from storage.database import Database
 from storage.records import Device, Project
 from storage.rows import Tx
 
 Row = dict[str, Any]
 Rows = list[Row]
-TABLE = store.LIST
-SEARCHABLE = (*TABLE.fts_columns, *TABLE.json_columns)
+
 ADMIN_ONLY = ("restricted_custom_attributes", "is_active", "iot_scopes")
-ADMIN_FILTERS = {"is_active"}
-# What the anonymous view shows: the only fields non-admins may filter or sort by when
-# the org hides personal information (a filter would reveal what the response omits).
-ANONYMOUS_FIELDS = {"id", "name", "created_date", "last_updated_date", "is_delete_protected"}
 OWNERS_ARE_ADMINS = "device_owners_have_admin_access"
 CREATORS_ARE_OWNERS = "device_creators_are_owners_by_default"
-
-
-@dataclass(frozen=True)
-class DeviceFilters:
-    """The list parameters that are not columns: membership and admin status."""
-
-    group_id: str | None = None
-    project_id: str | None = None
-    role_id: str | None = None
-    is_group_admin: bool | None = None
-    is_project_admin: bool | None = None
 
 
 @dataclass
@@ -156,11 +140,11 @@ class Devices:
     async def list(self, principal: Principal, query: ListQuery, filters: DeviceFilters) -> Page:
         grants = self.grants(principal)
         pii = self._pii_hidden(principal)
-        _guard_query(grants, query, pii)
-        conditions = self._scope(grants, filters)
-        query = _normalized(query, conditions)
+        lists.guard_query(grants, query, pii)
+        conditions = lists.scope(grants, filters)
+        query = lists.normalized(query, conditions)
         sql, params = conditions.sql()
-        page = await fetch(self._db, TABLE, query, sql, params)
+        page = await fetch(self._db, lists.TABLE, query, sql, params)
         view = View(filters.project_id or principal.project_id, filters.group_id, pii)
         page.rows = self._present_page(grants, page.rows, view)
         return page
@@ -176,31 +160,6 @@ class Devices:
         for row in rows:
             rel = self._relation(grants, row, held[row.id], memo)
             out.append(present(grants, row, held[row.id], rel, view, seen.get(row.id)))
-        return out
-
-    def _scope(self, grants: Caller, filters: DeviceFilters) -> scopes.Conditions:
-        principal, table = grants.principal, "devices"
-        out = scopes.Conditions()
-        out.add(scopes.in_org(principal.org_id or "", table))
-        if principal.project_id:
-            out.add(scopes.in_home_project(principal.project_id, table))
-        if not grants.sees_all("device"):
-            out.add(visibility.devices(principal.account_id, grants.grantees))
-        if filters.group_id:
-            out.add(scopes.member_of_group(filters.group_id, filters.is_group_admin, table))
-        elif filters.is_group_admin is not None:
-            raise ValidationError("is_group_admin", "applies only together with group_id")
-        if filters.project_id:
-            out.add(scopes.member_of_project(filters.project_id, table))
-        if filters.is_project_admin is not None:
-            project = filters.project_id or principal.project_id
-            if not project:
-                raise ValidationError(
-                    "is_project_admin", "applies only with project_id or in a project session"
-                )
-            out.add(scopes.project_admin(project, filters.is_project_admin, table))
-        if filters.role_id:
-            out.add(scopes.holds_role(filters.role_id, table))
         return out
 
     # -- writing -------------------------------------------------------------------------
@@ -334,34 +293,3 @@ def _check_suspension(body: dict[str, Any], rel: Relation) -> None:
     if rel.is_self and body["is_active"] is False:
         return
     raise Denied("is_active: only admins may set it (a device may deactivate itself)")
-
-
-def _guard_query(grants: Caller, query: ListQuery, pii_hidden: bool) -> None:
-    """Admin-only fields, and descriptive ones when the org hides personal information,
-    are not filter keys for those who may not see them."""
-    names = {f.field for f in query.filters} | {query.order_by}
-    if names & ADMIN_FILTERS and not grants.is_admin_anywhere():
-        raise Denied("is_active: only admins may filter or sort by it")
-    if pii_hidden and not grants.is_admin_anywhere():
-        hidden = sorted(names - ANONYMOUS_FIELDS)
-        if hidden or query.search:
-            name = hidden[0] if hidden else "search"
-            raise Denied(f"{name}: only admins may search device details in this org")
-
-
-def _normalized(query: ListQuery, conditions: scopes.Conditions) -> ListQuery:
-    """Search moves into the scope, so it can reach custom attributes, which the full-text
-    index does not hold."""
-    if not query.search:
-        return query
-    chosen = query.search_fields or SEARCHABLE
-    unknown = [n for n in chosen if n not in SEARCHABLE]
-    if unknown:
-        raise ValidationError(
-            "search_fields",
-            f"'{unknown[0]}' is not searchable (choose from {', '.join(SEARCHABLE)})",
-        )
-    fts = [n for n in chosen if n in TABLE.fts_columns]
-    json_columns = [n for n in chosen if n in TABLE.json_columns]
-    conditions.add(scopes.search(query.search, fts, json_columns, "devices"))
-    return replace(query, search=None, search_fields=())

@@ -90,7 +90,9 @@ def _permissions(data_dir: Path) -> list[Finding]:
     secrets = [
         layout.database_path(data_dir),
         *_files(layout.keys_dir(data_dir)),
-        *_files(data_dir / layout.CA_DIR),
+        # In ca/ only the private keys are secret: the certificates are public (the CA
+        # certificate is served at /v2/devices/root-ca.pem).
+        *(p for p in _files(data_dir / layout.CA_DIR) if p.suffix == ".key"),
     ]
     for path in secrets:
         if path.exists() and stat.S_IMODE(path.stat().st_mode) & 0o077:
