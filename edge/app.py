@@ -20,6 +20,7 @@ from api import (
     account,
     auth,
     connections,
+    devices,
     email_templates,
     groups,
     mfa,
@@ -66,6 +67,7 @@ ROUTES: list[Route] = [
     *groups.ROUTES,
     *roles.ROUTES,
     *users.ROUTES,
+    *devices.ROUTES,
     *account.ROUTES,
     *my_org.ROUTES,
     *email_templates.ROUTES,
@@ -132,6 +134,7 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
         asyncio.create_task(_sweep(app[SERVICES].db, stop)),
         asyncio.create_task(app[SERVICES].outbox_worker.run(stop)),
         asyncio.create_task(probe.run(stop)),
+        asyncio.create_task(app[SERVICES].last_seen.run(stop)),
     ]
     yield
     stop.set()

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 
 class ConfigError(Exception):
@@ -335,10 +336,16 @@ SETTINGS: tuple[Setting, ...] = (
         "Authorization header value sent to sms_gateway_url",
     ),
     Setting(
+        "mqtt_broker_host",
+        _optional(_text),
+        None,
+        "Host name devices are given to reach the MQTT broker (default: the host of public_url)",
+    ),
+    Setting(
         "trash_retention_days",
         _int_range(0, 3650),
         30,
-        "Days a deleted user, group, role or project stays restorable before it is erased",
+        "Days a deleted user, device, group, role or project stays restorable before it is erased",
     ),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
@@ -381,6 +388,7 @@ class Config:
     sms_gateway_url: str | None = None
     sms_gateway_body: str = '{"to": "{to}", "text": "{text}"}'
     sms_gateway_auth_header: Secret | None = None
+    mqtt_broker_host: str | None = None
     trash_retention_days: int = 30
 
     @property
@@ -393,6 +401,11 @@ class Config:
             return self.public_url.rstrip("/")
         host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host
         return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
+
+    @property
+    def broker_host(self) -> str:
+        """What devices are told as `broker`: a host name, no scheme, no port."""
+        return self.mqtt_broker_host or urlsplit(self.base_url).hostname or "localhost"
 
     @property
     def contact(self) -> str:

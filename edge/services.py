@@ -18,7 +18,13 @@ from edge.delivery.alerts import OperatorAlerts
 from edge.delivery.email_templates import EmailTemplates
 from edge.delivery.messages import Messages
 from edge.delivery.outbox_worker import OutboxWorker
+from edge.devices.credentials import Endpoints
+from edge.devices.devices import Devices
+from edge.devices.directory import DeviceDirectory
+from edge.devices.keys import DeviceKeys
+from edge.devices.last_seen import LastSeen
 from edge.listing import CursorCodec
+from edge.ops.ca import SiteCa
 from edge.tenancy import settings
 from edge.tenancy.account import Account
 from edge.tenancy.groups import Groups
@@ -58,6 +64,11 @@ class Services:
     mfa: Mfa
     sms_mfa: SmsMfa
     passwords: Passwords
+    site_ca: SiteCa
+    last_seen: LastSeen
+    device_keys: DeviceKeys
+    devices: Devices
+    device_directory: DeviceDirectory
 
     @classmethod
     def build(cls, config: Config, db: Database, keys: KeyRing) -> Services:
@@ -90,6 +101,11 @@ class Services:
         software_mfa = Mfa(db, keys.mfa_secret, orgs, tokens)
         sms_mfa = SmsMfa(db, orgs, messages)
         signin.attach(software_mfa, sms_mfa)
+        site_ca = SiteCa.open(config.data_dir)  # the CA is made at first start
+        last_seen = LastSeen(db)
+        device_keys = DeviceKeys(db, last_seen)
+        endpoints = Endpoints.of(config.base_url, config.broker_host)
+        devices = Devices(db, cursors, orgs, permissions, trash, site_ca, endpoints, device_keys)
         return cls(
             config=config,
             db=db,
@@ -115,4 +131,11 @@ class Services:
             mfa=software_mfa,
             sms_mfa=sms_mfa,
             passwords=Passwords(db, tokens, projects, messages),
+            site_ca=site_ca,
+            last_seen=last_seen,
+            device_keys=device_keys,
+            devices=devices,
+            device_directory=DeviceDirectory(
+                db, device_keys, site_ca, tokens, permissions, last_seen
+            ),
         )

@@ -98,6 +98,22 @@ def admin_projects(conn: Tx, grantee_ids: Sequence[str]) -> list[str]:
     return [str(row[0]) for row in conn.execute(sql, tuple(grantee_ids))]
 
 
+def projects_allowing(
+    conn: Tx, grantee_ids: Sequence[str], resource: str, action: str
+) -> list[str]:
+    """The active projects where these grantees hold active admin access, or a block
+    allowing `action` on `resource`. Bounded by the project access they hold (read when
+    a user tool connects to the broker, never per message)."""
+    flag = f"$.{resource}_permissions.can_{action}"
+    sql = (
+        "SELECT DISTINCT a.target_id FROM access a"
+        " JOIN projects p ON p.id = a.target_id AND p.is_active = 1"
+        f" WHERE a.grantee_id IN ({marks(grantee_ids)}) AND a.kind = 'project'"
+        " AND a.is_active = 1 AND (a.is_admin = 1 OR json_extract(a.permissions, ?) = 1)"
+    )
+    return [str(row[0]) for row in conn.execute(sql, (*grantee_ids, flag))]
+
+
 # -- what accounts hold --------------------------------------------------------------------
 def holdings(conn: Tx, org_id: str, account_ids: Sequence[str]) -> list[tuple[str, bool, Access]]:
     """Access held by these accounts: (holder, through a role?, access), directly or

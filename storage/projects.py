@@ -54,10 +54,12 @@ def end_sessions(conn: Tx, project_id: str) -> None:
 
 
 def account_project(conn: Tx, account_id: str) -> tuple[bool, str | None]:
-    """(found, project_id) of a user or role: the project it belongs to, None if org-level."""
+    """(found, project_id) of a user, device or role: the project it belongs to, None if
+    org-level."""
     row = one(
         conn,
         "SELECT project_id FROM users WHERE id = ?1 UNION ALL"
+        " SELECT project_id FROM devices WHERE id = ?1 UNION ALL"
         " SELECT project_id FROM roles WHERE id = ?1",
         (account_id,),
     )

@@ -226,9 +226,56 @@ class Access(Record):
         return dataclasses.replace(self, **changes)
 
 
+@dataclass(frozen=True, slots=True)
+class Device(Record):
+    """A device: an account that signs in with an API key or a client certificate.
+    `iot_scopes` maps each scope (with its leading '/') to {can_publish, can_subscribe}."""
+
+    id: str
+    org_id: str
+    project_id: str | None
+    name: str
+    name_folded: str
+    owner_id: str | None
+    manufacturer: str | None
+    product: str | None
+    site: str | None
+    serial_number: str | None
+    mac_address: str | None
+    locale: str
+    zoneinfo: str
+    picture: str | None
+    tags: list[str]
+    custom_attributes: JsonObject
+    restricted_custom_attributes: JsonObject
+    iot_scopes: dict[str, dict[str, bool]]
+    is_active: bool
+    is_delete_protected: bool
+    api_key_hash: str | None = field(repr=False)
+    api_key_last_changed: str
+    mqtt_credentials_last_changed: str
+    created_date: str
+    created_by: str | None
+    last_updated_date: str
+    last_updated_by: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceCertificate(Record):
+    """A client certificate the site CA issued to a device; revoked ones stay, refused."""
+
+    serial: str
+    device_id: str
+    issued_date: str
+    not_after: str
+    revoked_date: str | None
+
+
 ORGS = Codec(Org, "orgs")
 PROJECTS = Codec(Project, "projects")
 GROUPS = Codec(Group, "groups")
 ROLES = Codec(Role, "roles")
 USERS = Codec(User, "users")
 ACCESS = Codec(Access, "access")
+DEVICES = Codec(Device, "devices")
+DEVICE_CERTIFICATES = Codec(DeviceCertificate, "device_certificates")

@@ -15,7 +15,7 @@ from typing import Any
 
 import apsw
 
-from storage import users
+from storage import devices, users
 from storage.listing import Field, Table
 from storage.rows import Row, Tx, many, one
 
@@ -24,18 +24,26 @@ from storage.rows import Row, Tx, many, one
 _MEMBERS = (
     "SELECT id FROM users WHERE project_id = :id UNION ALL"
     " SELECT id FROM roles WHERE project_id = :id UNION ALL"
-    " SELECT id FROM groups WHERE project_id = :id"
+    " SELECT id FROM groups WHERE project_id = :id UNION ALL"
+    " SELECT id FROM devices WHERE project_id = :id"
 )
 _USER_ROWS = (
     ("pictures", "account_id = :id"),
     ("dashboards", "account_id = :id"),
     ("mfa_factors", "user_id = :id"),
 )
+_DEVICE_ROWS = (("device_seen", "device_id = :id"), ("device_certificates", "device_id = :id"))
+_PROJECT_DEVICES = "device_id IN (SELECT id FROM devices WHERE project_id = :id)"
 DEPENDENTS: dict[str, tuple[tuple[str, str], ...]] = {
     "user": (
         ("users", "id = :id"),
         ("access", "grantee_id = :id OR target_id = :id"),
         *_USER_ROWS,
+    ),
+    "device": (
+        ("devices", "id = :id"),
+        ("access", "grantee_id = :id OR target_id = :id"),
+        *_DEVICE_ROWS,
     ),
     "group": (("groups", "id = :id"), ("access", "target_id = :id")),
     "role": (("roles", "id = :id"), ("access", "target_id = :id OR grantee_id = :id")),
@@ -45,6 +53,9 @@ DEPENDENTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("users", "project_id = :id"),
         ("groups", "project_id = :id"),
         ("roles", "project_id = :id"),
+        ("devices", "project_id = :id"),
+        ("device_seen", _PROJECT_DEVICES),
+        ("device_certificates", _PROJECT_DEVICES),
         ("access", f"target_id = :id OR target_id IN ({_MEMBERS}) OR grantee_id IN ({_MEMBERS})"),
         ("pictures", "account_id IN (SELECT id FROM users WHERE project_id = :id)"),
         ("dashboards", "account_id IN (SELECT id FROM users WHERE project_id = :id)"),
@@ -52,10 +63,16 @@ DEPENDENTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("email_templates", "project_id = :id"),
     ),
 }
-TABLES = {"user": "users", "group": "groups", "role": "roles", "project": "projects"}
+TABLES = {
+    "user": "users",
+    "device": "devices",
+    "group": "groups",
+    "role": "roles",
+    "project": "projects",
+}
 # Where an access object's two ends must still exist for it to come back.
 _ENDS = "SELECT 1 FROM {table} WHERE id = ?"
-_END_TABLES = ("orgs", "projects", "groups", "roles", "users")
+_END_TABLES = ("orgs", "projects", "groups", "roles", "users", "devices")
 
 
 class RestoreConflict(Exception):
@@ -76,15 +93,23 @@ def snapshot(conn: Tx, kind: str, record_id: str) -> dict[str, list[Row]]:
     return {table: [_encode(r) for r in rows] for table, rows in out.items() if rows}
 
 
-def accounts_ended(conn: Tx, kind: str, record_id: str) -> list[str]:
+def accounts_ended(conn: Tx, kind: str, record_id: str, now_iso: str) -> list[str]:
     """Accounts whose sessions a delete ends: the user; a project's own users. Sessions
-    signed in to a deleted project end here too."""
-    if kind == "user":
+    signed in to a deleted project end here too. A device's API key and certificates end
+    (a project's devices' too), before the snapshot: a restored device has none working."""
+    if kind in ("user", "device"):
+        if kind == "device":
+            devices.end_credentials(conn, "id = ?", (record_id,), now_iso)
         return [record_id]
     if kind != "project":
         return []
     conn.execute("UPDATE sessions SET revoked = 1 WHERE project_id = ?", (record_id,))
-    rows = conn.execute("SELECT id FROM users WHERE project_id = ?", (record_id,))
+    devices.end_credentials(conn, "project_id = ?", (record_id,), now_iso)
+    rows = conn.execute(
+        "SELECT id FROM users WHERE project_id = ?1 UNION ALL"
+        " SELECT id FROM devices WHERE project_id = ?1",
+        (record_id,),
+    )
     return [str(r[0]) for r in rows]
 
 

@@ -4,24 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from storage import accounts
 from storage.listing import Field, Table
 from storage.records import USERS, User
 from storage.rows import Row, Tx, insert_record, many, one, record, update_record
 
-# Roles a user holds through active role access, the role being active too.
-_HELD_ROLES = (
-    "SELECT ra.target_id FROM access ra JOIN roles r ON r.id = ra.target_id AND r.is_active = 1"
-    " WHERE ra.kind = 'role' AND ra.is_active = 1 AND ra.grantee_id = users.id"
-)
-# Admin access of a kind held by the user, directly or through one of their roles.
-_ADMIN_OF = (
-    "EXISTS (SELECT 1 FROM access a WHERE a.kind = '{kind}' AND a.is_admin = 1"
-    " AND a.is_active = 1 AND a.org_id = users.org_id{target}"
-    f" AND (a.grantee_id = users.id OR a.grantee_id IN ({_HELD_ROLES})))"
-)
-IS_ORG_ADMIN = _ADMIN_OF.format(kind="org", target=" AND a.target_id = users.org_id")
-IS_ANY_PROJECT_ADMIN = _ADMIN_OF.format(kind="project", target="")
-IS_PROJECT_ADMIN = _ADMIN_OF.format(kind="project", target=" AND a.target_id = ?")
+IS_ORG_ADMIN = accounts.is_org_admin("users")
 LAST_SEEN = "(SELECT max(s.created_date) FROM sessions s WHERE s.account_id = users.id)"
 
 

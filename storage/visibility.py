@@ -88,10 +88,10 @@ def _member_of_group_where(grantees: Sequence[str], resource: str, member: str) 
     return sql, test[1]
 
 
-def _member_of_project_where(grantees: Sequence[str], member: str) -> Clause:
-    """`member` holds active access to a project where the caller may read users."""
+def _member_of_project_where(grantees: Sequence[str], resource: str, member: str) -> Clause:
+    """`member` holds active access to a project where the caller may read `resource`."""
     m = "m"
-    test = holds(f"{m}.target_id", grantees, "project", _reads("user"))
+    test = holds(f"{m}.target_id", grantees, "project", _reads(resource))
     sql = (
         f"EXISTS (SELECT 1 FROM access {m} WHERE {m}.grantee_id = {member}"
         f" AND {m}.kind = 'project' AND {m}.is_active = 1 AND {test[0]})"
@@ -105,8 +105,20 @@ def users(self_id: str, grantees: Sequence[str]) -> Clause:
     return _any(
         ("users.id = ?", (self_id,)),
         holds("users.project_id", grantees, "project", _reads("user")),
-        _member_of_project_where(grantees, "users.id"),
+        _member_of_project_where(grantees, "user", "users.id"),
         _member_of_group_where(grantees, "user", "users.id"),
+    )
+
+
+def devices(self_id: str, grantees: Sequence[str]) -> Clause:
+    """The device itself; the caller's own devices (owner); devices of a project (home or
+    access) whose level lets the caller read devices; members of groups where the caller
+    may read devices or is an admin. `device_permissions` act as `user_permissions` do."""
+    return _any(
+        ("devices.id = ? OR devices.owner_id = ?", (self_id, self_id)),
+        holds("devices.project_id", grantees, "project", _reads("device")),
+        _member_of_project_where(grantees, "device", "devices.id"),
+        _member_of_group_where(grantees, "device", "devices.id"),
     )
 
 

@@ -5,12 +5,13 @@ public SDK sends each of them:
 - an access token: an ES256 JWT (three base64url parts joined by dots);
 - the session of a sign-in challenge (on the challenge answer and the MFA setup calls);
 - a password reset token (on PUT /v2/auth/password, mailed to the user);
-- a device API key (when devices arrive; the SDK sends it wherever a token goes).
+- a device API key (the SDK sends it wherever a token goes; also `X-API-Key`).
 
-The three opaque kinds look alike (random URL-safe text), so the shape alone cannot tell
-them apart; what tells them apart is where they are sent. Each guard names the kinds it
-accepts (one of the sets below), at most one of them opaque, and `kind_of` decides: a JWT
-is an access token, anything else is the one opaque kind that guard takes.
+An access token is a JWT and an API key starts with `edk_`, so both are told by shape.
+The two other opaque kinds look alike (random URL-safe text); what tells them apart is
+where they are sent. Each guard names the kinds it accepts (one of the sets below), and
+`kind_of` decides: a JWT is an access token, an `edk_` key an API key (refused where keys
+are not taken), anything else the one other opaque kind that guard takes.
 
 A header whose bytes are not printable ASCII cannot hold any of these; aiohttp hands such
 bytes over as surrogates, which would fail later when the token is encoded, so they are
@@ -63,6 +64,13 @@ def from_header(value: str | None) -> str | None:
     return token
 
 
+API_KEY_PREFIX = "edk_"
+
+
+def is_api_key(token: str) -> bool:
+    return token.startswith(API_KEY_PREFIX)
+
+
 def kind_of(token: str, accepts: frozenset[Kind]) -> Kind:
     """The kind of this bearer where `accepts` are the kinds taken.
 
@@ -70,9 +78,15 @@ def kind_of(token: str, accepts: frozenset[Kind]) -> Kind:
     there. Where only one kind is taken, the token is of that kind (or it is invalid, which
     the lookup of that kind finds out).
     """
+    if is_api_key(token):
+        if Kind.API_KEY not in accepts:
+            raise Unauthenticated("A device API key is not accepted here")
+        return Kind.API_KEY
     if Kind.ACCESS_TOKEN in accepts and (_JWT.match(token) or len(accepts) == 1):
         return Kind.ACCESS_TOKEN
-    opaque = accepts & OPAQUE
+    opaque = accepts & OPAQUE - {Kind.API_KEY}
+    if not opaque and Kind.ACCESS_TOKEN in accepts:
+        return Kind.ACCESS_TOKEN  # not a JWT: its verification refuses it
     if len(opaque) != 1:
         raise ValueError(
             f"a guard must take at most one opaque kind: {sorted(k.value for k in opaque)}"

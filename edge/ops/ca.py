@@ -3,17 +3,18 @@
 Made on first use: an EC P-256 CA valid for 10 years, and a server certificate for the
 names the operator lists (valid 825 days, re-issued when missing or when the names change).
 Clients that trust `ca/ca.pem` can then reach the server over HTTPS on the LAN. Devices get
-their certificates from the same CA.
+their client certificates from the same CA (`SiteCa`, kept in memory once loaded).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
@@ -24,6 +25,9 @@ from storage import layout
 CA_KEY, CA_CERT = "ca.key", "ca.pem"
 SERVER_KEY, SERVER_CERT = "server.key", "server.pem"
 CA_DAYS, SERVER_DAYS = 3650, 825
+# Devices sit in plants for years and are re-credentialed by a reset, not by expiry; their
+# certificates last as long as the CA that signs them.
+CLIENT_DAYS = CA_DAYS
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,76 @@ def server_certificate(data_dir: Path, names: list[str]) -> ServerFiles:
     layout.write_secret(files.key, _pem_key(key))
     files.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     return files
+
+
+@dataclass(frozen=True)
+class ClientCredentials:
+    """What a device is given once: its certificate, its key pair (PEM), and the serial
+    the registry keeps."""
+
+    certificate: str
+    private_key: str = field(repr=False)
+    public_key: str
+    serial: str
+    not_after: dt.datetime
+
+
+class SiteCa:
+    """The site CA, loaded once: issues device certificates and checks presented ones."""
+
+    def __init__(self, key: ec.EllipticCurvePrivateKey, cert: x509.Certificate) -> None:
+        self._key = key
+        self.cert = cert
+        self.pem = cert.public_bytes(serialization.Encoding.PEM)
+
+    @classmethod
+    def open(cls, data_dir: Path) -> SiteCa:
+        return cls(*load_or_create_ca(data_dir))
+
+    def issue_client(self, common_name: str, organization: str) -> ClientCredentials:
+        """A new key pair and a client certificate for it (CN = the device ID)."""
+        key = ec.generate_private_key(ec.SECP256R1())
+        subject = x509.Name(
+            [
+                x509.NameAttribute(NameOID.ORGANIZATION_NAME, organization),
+                x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+            ]
+        )
+        days = min(CLIENT_DAYS, (self.cert.not_valid_after_utc - clock.now()).days)
+        cert = (
+            _builder(subject, self.cert.subject, key.public_key(), days)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(_usage(cert_sign=False), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+            .sign(self._key, hashes.SHA256())
+        )
+        public = key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        return ClientCredentials(
+            cert.public_bytes(serialization.Encoding.PEM).decode(),
+            _pem_key(key).decode(),
+            public.decode(),
+            serial_of(cert),
+            cert.not_valid_after_utc,
+        )
+
+    def issued(self, certificate_der: bytes) -> x509.Certificate | None:
+        """The certificate when this CA signed it and it is within its validity; else None.
+        (Whether it was since revoked is the registry's question, not the signature's.)"""
+        try:
+            cert = x509.load_der_x509_certificate(certificate_der)
+            cert.verify_directly_issued_by(self.cert)
+        except (ValueError, TypeError, InvalidSignature):
+            return None
+        now = clock.now()
+        if not cert.not_valid_before_utc <= now <= cert.not_valid_after_utc:
+            return None
+        return cert
+
+
+def serial_of(cert: x509.Certificate) -> str:
+    return format(cert.serial_number, "x")
 
 
 def _builder(

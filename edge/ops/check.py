@@ -95,7 +95,7 @@ def _permissions(data_dir: Path) -> list[Finding]:
     the outbox (reset tokens, temporary passwords and codes in file mode) and the copies
     made before upgrades; and so are their folders."""
     folders = [data_dir / name for name in (*layout.SECRET_DIRS, layout.BACKUPS_DIR)]
-    files = [layout.database_path(data_dir), *(f for d in folders for f in _files(d))]
+    files = [layout.database_path(data_dir), *(f for d in folders for f in _files(d) if _secret(f))]
     folders += [d for folder in folders for d in _folders(folder)]
     findings = [_open_to_others(p, 0o600) for p in files if _mode(p) & 0o077]
     findings += [_open_to_others(p, 0o700) for p in folders if _mode(p) & 0o077]
@@ -109,6 +109,12 @@ def _permissions(data_dir: Path) -> list[Finding]:
             )
         )
     return findings or [Finding("ok", "permissions", "secret files and folders are owner-only")]
+
+
+def _secret(path: Path) -> bool:
+    """In ca/ only the private keys are secret: the certificates are public (the CA
+    certificate is served at /v2/devices/root-ca.pem)."""
+    return path.parent.name != layout.CA_DIR or path.suffix == ".key"
 
 
 def _mode(path: Path) -> int:

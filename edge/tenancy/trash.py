@@ -1,4 +1,5 @@
-"""Deleting, restoring and erasing users, groups, roles and projects (docs/lifecycle.md).
+"""Deleting, restoring and erasing users, devices, groups, roles and projects
+(docs/lifecycle.md).
 
 A delete without `permanent=true` moves the record, and every row that belongs to it, to
 the trash in one transaction: it disappears from lookups, lists and permission checks,
@@ -23,7 +24,7 @@ from storage import trash as store
 from storage.database import Database
 from storage.rows import Row, Tx
 
-KINDS = ("user", "group", "role", "project")
+KINDS = ("user", "device", "group", "role", "project")
 ROW_FIELDS = ("id", "kind", "name", "project_id", "deleted_date", "deleted_by", "purge_after")
 
 
@@ -62,19 +63,20 @@ class Trash:
     ) -> None:
         """Move to the trash (or erase, when permanent); end the sessions it held."""
         now = clock.now()
+        deleted = clock.iso(now)
         entry = {
             "id": record.id,
             "kind": kind,
             "org_id": record.org_id,
             "project_id": _project_of(kind, record),
             "name": _name_of(record),
-            "deleted_date": clock.iso(now),
+            "deleted_date": deleted,
             "deleted_by": principal.actor,
             "purge_after": clock.iso(now + self._retention),
         }
 
         def write(conn: Tx) -> list[str]:
-            accounts = store.accounts_ended(conn, kind, record.id)
+            accounts = store.accounts_ended(conn, kind, record.id, deleted)
             if not permanent:
                 store.put(conn, entry, store.snapshot(conn, kind, record.id))
             if not store.remove(conn, kind, record.id):

@@ -13,8 +13,9 @@ from typing import Any
 
 from edge import clock, ids
 from edge.access import values as access_values
+from edge.access.engine import Caller
 from edge.auth import hashing
-from edge.errors import Conflict, ValidationError
+from edge.errors import Conflict, Denied, ValidationError
 from storage import access as access_store
 from storage import users as store
 from storage.records import Access, User
@@ -145,12 +146,42 @@ class AccessChange:
     values: dict[str, Any]
 
 
-def write_access(conn: Tx, org_id: str, user_id: str, actor: str, change: AccessChange) -> bool:
-    """Create or merge one access object; True when it took admin status away."""
+def access_changes(
+    grants: Caller, body: dict[str, Any], project_id: str | None, org_id: str, noun: str = "user"
+) -> list[AccessChange]:
+    """The org and project access a create or patch body sets on an account (a user or a
+    device): org access by org admins only, project access by the project's admins."""
+    out = []
+    if "org_permissions" in body:
+        if not grants.is_org_admin:
+            raise Denied("org_permissions: only org admins may set them")
+        out.append(AccessChange("org", org_id, body["org_permissions"]))
+    if "project_permissions" in body:
+        if project_id is None:
+            raise ValidationError(
+                "project_permissions",
+                f"the {noun} has no project: give project_id or use a project session",
+            )
+        if not grants.is_project_admin(project_id):
+            raise Denied("project_permissions: only admins of the project may set them")
+        out.append(AccessChange("project", project_id, body["project_permissions"]))
+    return out
+
+
+def write_access(
+    conn: Tx,
+    org_id: str,
+    user_id: str,
+    actor: str,
+    change: AccessChange,
+    grantee_kind: str = "user",
+) -> bool:
+    """Create or merge one access object of an account (a user, or a device); True when it
+    took admin status away."""
     current = access_store.get(conn, change.target_id, user_id)
     if current is None:
         row = access_values.new_access(
-            change.kind, change.target_id, user_id, "user", org_id, actor, change.values
+            change.kind, change.target_id, user_id, grantee_kind, org_id, actor, change.values
         )
         access_store.create(conn, row)
         return False

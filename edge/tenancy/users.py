@@ -27,6 +27,7 @@ from edge.tenancy.user_access import Relation, relation
 from edge.tenancy.user_view import View, present
 from edge.tenancy.user_writes import (
     AccessChange,
+    access_changes,
     check_unique,
     initial_password,
     new_row,
@@ -270,21 +271,7 @@ class Users:
     def _access_changes(
         self, grants: Caller, body: dict[str, Any], project_id: str | None, org_id: str
     ) -> Changes:
-        out = []
-        if "org_permissions" in body:
-            if not grants.is_org_admin:
-                raise Denied("org_permissions: only org admins may set them")
-            out.append(AccessChange("org", org_id, body["org_permissions"]))
-        if "project_permissions" in body:
-            if project_id is None:
-                raise ValidationError(
-                    "project_permissions",
-                    "the user has no project: give project_id or use a project session",
-                )
-            if not grants.is_project_admin(project_id):
-                raise Denied("project_permissions: only admins of the project may set them")
-            out.append(AccessChange("project", project_id, body["project_permissions"]))
-        return out
+        return access_changes(grants, body, project_id, org_id)
 
 
 def _require_admin_fields(body: dict[str, Any], is_admin: bool, names: Sequence[str]) -> None:

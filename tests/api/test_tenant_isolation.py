@@ -1,6 +1,6 @@
 """Tenant isolation, swept over the router: with two organizations populated through the
-API, no GET answered to any actor of one organization contains an ID of the other, and
-the other's IDs in a path are always a 403 or 404.
+API, no GET answered to any actor of one organization (a device with its API key among
+them) contains an ID of the other, and the other's IDs in a path are always a 403 or 404.
 
 New GET routes are covered as soon as they are added (their path parameters must be
 named in PARAMS below, or the sweep fails and says which).
@@ -27,6 +27,7 @@ PARAMS = {  # path parameter -> the kind of ID it takes
     "account_id": "user",
     "template_id": "template",
     "entry_id": "trashed",
+    "device_id": "device",
 }
 
 
@@ -65,6 +66,8 @@ async def populate(site: Site, api: Api, name: str, alias: str) -> Org:
         body = {"email": f"{who}@{alias}.test", "username": f"{who}-{alias}", "password": PASSWORD}
         org.ids[who] = (await post(api, admin, "/v2/users", body))["user"]["id"]
     org.ids["user"] = org.ids["plain"]
+    device = (await post(api, admin, "/v2/devices", {"name": f"{name} sensor"}))["device"]
+    org.ids["device"] = device["id"]
     await post(
         api,
         admin,
@@ -91,6 +94,7 @@ async def populate(site: Site, api: Api, name: str, alias: str) -> Org:
     for who in ("plain", "group_admin", "project_admin"):
         org.tokens[who] = await tenant.token(f"{who}@{alias}.test")
     org.tokens["staff"] = await api.token(scope=tenant.org_id)
+    org.tokens["device"] = device["api_key"]
     org.all_ids = {*org.ids.values(), tenant.admin_id}
     return org
 

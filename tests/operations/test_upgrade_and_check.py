@@ -94,6 +94,16 @@ def test_check_reports_readable_secrets(data_dir: Path) -> None:
     assert any(line.startswith("FAIL  permissions") and str(key) in line for line in lines)
 
 
+def test_check_reports_a_readable_ca_key_but_not_the_public_certificate(data_dir: Path) -> None:
+    assert (data_dir / "ca" / "ca.pem").stat().st_mode & 0o044  # public, as served
+    assert findings(data_dir)[0]
+    key = data_dir / "ca" / "ca.key"
+    key.chmod(0o644)
+    ok, lines = findings(data_dir)
+    assert not ok
+    assert any(line.startswith("FAIL  permissions") and str(key) in line for line in lines)
+
+
 def test_check_reports_a_schema_from_a_newer_edge(data_dir: Path) -> None:
     conn = apsw.Connection(str(layout.database_path(data_dir)))
     conn.execute("INSERT INTO schema_migrations (version, name) VALUES (999, '0999_future.sql')")

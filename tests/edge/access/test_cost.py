@@ -17,8 +17,10 @@ from edge.access import holdings
 from edge.access.engine import Permissions
 from edge.access.standing import GroupStanding
 from edge.app import Site
+from edge.devices import device_access
 from edge.principal import Principal
 from edge.tenancy.user_access import relation
+from storage import devices as device_store
 from storage import groups as group_store
 from storage import listing, visibility
 from storage import roles as role_store
@@ -46,11 +48,20 @@ def measure(
         is_admin=False,
         user_permissions={"can_read": True},
         role_permissions={"can_read": True},
+        device_permissions={"can_read": True},
     )
     world.grant("group", groups[size // 2], member)
+    device = world.device()
+    world.grant("group", groups[size // 2], device, "device")
     role = world.role()
     world.grant("group", groups[size // 2], role, "role")
-    arranged = {"caller": caller_id, "member": member, "group": groups[size // 2], "role": role}
+    arranged = {
+        "caller": caller_id,
+        "member": member,
+        "device": device,
+        "group": groups[size // 2],
+        "role": role,
+    }
     engine = Permissions(site.services.db, cache=False)
     arranged["caller_of"] = lambda: engine.caller(Principal("user", caller_id, "s", world.org_id))
     with site.services.db.counting() as counts:
@@ -70,6 +81,13 @@ def point_user(world: World, a: dict[str, Any]) -> object:
     return relation(caller, user, held).read
 
 
+def point_device(world: World, a: dict[str, Any]) -> object:
+    caller = a["caller_of"]()
+    device = world.db.read(lambda c: device_store.get(c, a["device"]))
+    held = holdings.of_account(world.db, world.org_id, a["device"])
+    return device_access.relation(caller, device, held, owner_admin=False).read
+
+
 def page_of(table: listing.Table, scope: Callable[[Any], tuple[str, tuple[Any, ...]]]) -> Any:
     def ask(world: World, a: dict[str, Any]) -> object:
         caller = a["caller_of"]()
@@ -87,9 +105,13 @@ def page_of(table: listing.Table, scope: Callable[[Any], tuple[str, tuple[Any, .
 QUESTIONS = {
     "a group": point_group,
     "a user": point_user,
+    "a device": point_device,
     "a page of groups": page_of(group_store.LIST, lambda c: visibility.groups(c.grantees)),
     "a page of users": page_of(
         user_store.LIST, lambda c: visibility.users(c.principal.account_id, c.grantees)
+    ),
+    "a page of devices": page_of(
+        device_store.LIST, lambda c: visibility.devices(c.principal.account_id, c.grantees)
     ),
     "a page of roles": page_of(
         role_store.LIST, lambda c: visibility.roles(c.principal.account_id, c.grantees)

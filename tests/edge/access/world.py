@@ -11,9 +11,11 @@ from edge import clock, ids
 from edge.access import values
 from edge.access.engine import Caller
 from edge.app import Site
+from edge.devices import credentials
+from edge.devices.device_writes import new_device
 from edge.principal import Principal
 from edge.tenancy.user_writes import new_user
-from storage import access, groups, orgs, projects, roles, users
+from storage import access, devices, groups, orgs, projects, roles, users
 from storage.records import Group, Org, Project, Role
 from storage.rows import Tx
 
@@ -135,6 +137,13 @@ class World:
         )
         self._add(lambda c: users.create(c, u))
         return u.id
+
+    def device(self, project_id: str | None = None) -> str:
+        _, key_hash = credentials.new_api_key()
+        values = {"name": "d" + ids.new_id(), "api_key_hash": key_hash, "project_id": project_id}
+        d = new_device(self.org_id, "", values)
+        self._add(lambda c: devices.create(c, d))
+        return d.id
 
     def grant(
         self, kind: str, target: str, grantee: str, grantee_kind: str = "user", **given: Any

@@ -1,0 +1,204 @@
+"""Devices of the caller's organization.
+
+Every route but the CA certificate needs a token of the organization (staff: with
+scope=<org>) or a device's API key (`Authorization: Bearer <key>` or `X-API-Key`); what
+the caller may do to which device is decided by the permission engine with
+`device_permissions` (docs/devices.md):
+
+- GET    /v2/devices/root-ca.pem                        public: the site CA certificate (PEM)
+- POST   /v2/devices                                    device create permission (org, or the
+                                                        new device's project)
+- GET    /v2/devices                                    lists the devices the caller may read
+- GET    /v2/devices/{device_id}                        read permission, the owner, or the
+                                                        device itself
+- PATCH  /v2/devices/{device_id}                        update permission, or the device
+                                                        itself; owner: admins or the owner
+- DELETE /v2/devices/{device_id}                        delete permission; `force` for admins
+- POST   /v2/devices/{device_id}/reset-api-key          update permission, or the device itself
+- POST   /v2/devices/{device_id}/reset-mqtt-credentials update permission, or the device itself
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from api import bodies, listing, params
+from api.keys import SERVICES
+from api.routing import Route, principal
+from api.schemas import BOOL, NULLABLE_STR, OBJECT, STR, TAGS, Schema, obj
+from api.users import ORG_PERMISSIONS, PROJECT_PERMISSIONS
+from edge.devices.credentials import ROOT_CA_PATH
+from edge.devices.device_lists import TABLE, DeviceFilters
+
+_FIELDS: dict[str, Schema] = {
+    "name": STR,
+    "owner_id": NULLABLE_STR,
+    "manufacturer": NULLABLE_STR,
+    "product": NULLABLE_STR,
+    "site": NULLABLE_STR,
+    "serial_number": NULLABLE_STR,
+    "mac_address": NULLABLE_STR,
+    "locale": STR,
+    "zoneinfo": STR,
+    "picture": NULLABLE_STR,
+    "tags": TAGS,
+    "is_active": BOOL,
+    "is_delete_protected": BOOL,
+    "custom_attributes": OBJECT,
+    "restricted_custom_attributes": OBJECT,
+    "iot_scopes": OBJECT,
+    "org_permissions": ORG_PERMISSIONS,
+    "project_permissions": PROJECT_PERMISSIONS,
+}
+CREATE_DEVICE = obj({**_FIELDS, "project_id": STR}, ("name",), title="CreateDeviceBody")
+PATCH_DEVICE = obj(_FIELDS, title="PatchDeviceBody")
+EXTRAS = ("group_id", "project_id", "role_id", "is_group_admin", "is_project_admin")
+LISTABLE = listing.Listable(
+    "devices", TABLE.kinds(), json_columns=TABLE.json_columns, extras=EXTRAS
+)
+PEM = "application/x-pem-file"
+
+
+def _filters(extras: dict[str, str]) -> DeviceFilters:
+    def optional_flag(name: str) -> bool | None:
+        return params.boolean(name, extras[name]) if name in extras else None
+
+    return DeviceFilters(
+        group_id=extras.get("group_id") or None,
+        project_id=extras.get("project_id") or None,
+        role_id=extras.get("role_id") or None,
+        is_group_admin=optional_flag("is_group_admin"),
+        is_project_admin=optional_flag("is_project_admin"),
+    )
+
+
+async def root_ca(request: web.Request) -> web.Response:
+    return web.Response(body=request.app[SERVICES].site_ca.pem, content_type=PEM)
+
+
+async def create_device(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, CREATE_DEVICE)
+    made = await request.app[SERVICES].devices.create(principal(request), body)
+    return web.json_response({"device": made}, status=201)
+
+
+async def list_devices(request: web.Request) -> web.Response:
+    services = request.app[SERVICES]
+    query, extras = listing.parse(request.query, LISTABLE, services.cursors)
+    page = await services.devices.list(principal(request), query, _filters(extras))
+    return listing.respond("devices", page, query, services.cursors, LISTABLE.resource)
+
+
+async def get_device(request: web.Request) -> web.Response:
+    services = request.app[SERVICES]
+    device = services.devices.get(principal(request), request.match_info["device_id"])
+    return web.json_response({"device": device})
+
+
+async def patch_device(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, PATCH_DEVICE)
+    device_id = request.match_info["device_id"]
+    await request.app[SERVICES].devices.patch(principal(request), device_id, body)
+    return web.json_response({"message": "Success"})
+
+
+async def delete_device(request: web.Request) -> web.Response:
+    flags = params.deletion(request.query)
+    await request.app[SERVICES].devices.delete(
+        principal(request),
+        request.match_info["device_id"],
+        force=flags.force,
+        permanent=flags.permanent,
+    )
+    return web.json_response({"message": "Success"})
+
+
+async def reset_api_key(request: web.Request) -> web.Response:
+    device_id = request.match_info["device_id"]
+    key = await request.app[SERVICES].devices.reset_api_key(principal(request), device_id)
+    return web.json_response(key)
+
+
+async def reset_mqtt_credentials(request: web.Request) -> web.Response:
+    device_id = request.match_info["device_id"]
+    devices = request.app[SERVICES].devices
+    return web.json_response(await devices.reset_mqtt_credentials(principal(request), device_id))
+
+
+ROUTES = [
+    Route(
+        "GET",
+        ROOT_CA_PATH,
+        root_ca,
+        "public",
+        "The site CA certificate (PEM) that signs device certificates and the broker's",
+        "devices",
+        responses={200: "PEM certificate"},
+        response_type=PEM,
+    ),
+    Route(
+        "POST",
+        "/v2/devices",
+        create_device,
+        "token",
+        "Create a device: its API key, key pair and certificate are shown this once",
+        "devices",
+        body=CREATE_DEVICE,
+        responses={201: "NewDeviceInfo"},
+    ),
+    Route(
+        "GET",
+        "/v2/devices",
+        list_devices,
+        "token",
+        "List devices",
+        "devices",
+        query=("list", *EXTRAS, *LISTABLE.kinds),
+        responses={200: "DeviceList"},
+    ),
+    Route(
+        "GET",
+        "/v2/devices/{device_id}",
+        get_device,
+        "token",
+        "Get a device",
+        "devices",
+        responses={200: "DeviceInfo"},
+    ),
+    Route(
+        "PATCH",
+        "/v2/devices/{device_id}",
+        patch_device,
+        "token",
+        "Update, suspend or reactivate a device",
+        "devices",
+        body=PATCH_DEVICE,
+    ),
+    Route(
+        "DELETE",
+        "/v2/devices/{device_id}",
+        delete_device,
+        "token",
+        "Delete a device (to the trash unless permanent=true); its credentials end at once",
+        "devices",
+        query=("force", "permanent"),
+    ),
+    Route(
+        "POST",
+        "/v2/devices/{device_id}/reset-api-key",
+        reset_api_key,
+        "token",
+        "Issue a new API key; the old one stops working at once",
+        "devices",
+        responses={200: "NewApiKey"},
+    ),
+    Route(
+        "POST",
+        "/v2/devices/{device_id}/reset-mqtt-credentials",
+        reset_mqtt_credentials,
+        "token",
+        "Issue a new key pair and certificate; the old certificate is refused from now on",
+        "devices",
+        responses={200: "NewMqttCredentials"},
+    ),
+]

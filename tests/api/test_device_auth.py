@@ -1,0 +1,198 @@
+"""Devices as principals over HTTP: the API key as a bearer token (as the SDK sends it) or
+in `X-API-Key`, without token verification; cached, and refused at once after a reset,
+a suspension or a delete, made here or by another process; `last_seen` written in
+batches, never once per request; the public CA certificate."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography import x509
+
+from edge.app import Site
+from edge.devices import credentials
+from edge.devices.last_seen import LastSeen
+from edge.errors import Unauthenticated
+from storage import devices as device_store
+from tests.api.device_world import DeviceWorld, build
+from tests.conftest import Api, make_config
+
+
+@pytest.fixture
+async def world(site: Site, api: Api) -> DeviceWorld:
+    return await build(site, api)
+
+
+async def as_key(world: DeviceWorld, key: str, path: str, header: str = "bearer") -> Any:
+    headers = {"X-API-Key": key} if header == "x-api-key" else {"Authorization": f"Bearer {key}"}
+    return await world.api.call("GET", path, headers=headers)
+
+
+@pytest.mark.parametrize("header", ["bearer", "x-api-key"])
+async def test_a_device_authenticates_with_its_key(world: DeviceWorld, header: str) -> None:
+    key, device_id = world.keys["member"], world.devices["member"]
+    status, body = await as_key(world, key, f"/v2/devices/{device_id}", header)
+    assert status == 200 and body["device"]["id"] == device_id
+    status, body = await as_key(world, key, "/v2/account/access/current-session", header)
+    assert status == 200 and body["org_permissions"]["is_admin"] is False
+    status, body = await as_key(world, "edk_" + "x" * 43, "/v2/devices", header)
+    assert (status, body) == (401, {"message": "Invalid API key"})
+
+
+async def test_a_key_in_x_api_key_wins_over_nothing_and_staff_routes_refuse(
+    world: DeviceWorld,
+) -> None:
+    status, body = await as_key(world, "not-a-key", "/v2/devices", "x-api-key")
+    assert (status, body) == (401, {"message": "Invalid API key"})
+    status, body = await as_key(world, world.keys["member"], "/v2/orgs")
+    assert (status, body) == (403, {"message": "Only staff may do this"})
+
+
+async def test_the_key_path_verifies_no_token_and_is_cached(
+    world: DeviceWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_tokens(token: str) -> Any:
+        raise AssertionError("an API key must not go through token verification")
+
+    monkeypatch.setattr(world.site.services.tokens, "verify", no_tokens)
+    lookups: list[str] = []
+    original = device_store.by_key_hash
+
+    def counted(conn: Any, digest: str) -> Any:
+        lookups.append(digest)
+        return original(conn, digest)
+
+    monkeypatch.setattr(device_store, "by_key_hash", counted)
+    path = f"/v2/devices/{world.devices['member']}"
+    for _ in range(5):
+        status, _ = await as_key(world, world.keys["member"], path)
+        assert status == 200
+    assert len(lookups) == 1
+    assert credentials.key_hash(world.keys["member"]) == lookups[0]
+
+
+async def test_reset_revokes_the_old_key_at_once(world: DeviceWorld) -> None:
+    old, path = world.keys["loner"], f"/v2/devices/{world.devices['loner']}"
+    assert (await as_key(world, old, path))[0] == 200  # cached now
+    status, body = await world.api.call("POST", path + "/reset-api-key", old)
+    assert status == 200
+    assert await as_key(world, old, path) == (401, {"message": "Invalid API key"})
+    assert (await as_key(world, body["api_key"], path))[0] == 200
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"is_active": False},
+        {"api_key_hash": credentials.key_hash("edk_another")},
+    ],
+    ids=["suspended", "key-replaced"],
+)
+async def test_changes_made_by_another_process_count_at_once(
+    world: DeviceWorld, change: dict[str, Any]
+) -> None:
+    """Written straight to the database (as another worker would): only the auth epoch
+    tells this process's cache."""
+    key, device_id = world.keys["member"], world.devices["member"]
+    assert (await as_key(world, key, "/v2/devices"))[0] == 200
+    await world.site.services.db.write(lambda c: device_store.patch(c, device_id, change))
+    assert (await as_key(world, key, "/v2/devices"))[0] == 401
+
+
+async def test_deleted_devices_are_refused(world: DeviceWorld) -> None:
+    key, device_id = world.keys["member"], world.devices["member"]
+    assert (await as_key(world, key, "/v2/devices"))[0] == 200
+    await world.site.services.db.write(
+        lambda c: c.execute("DELETE FROM devices WHERE id = ?", (device_id,))
+    )
+    assert await as_key(world, key, "/v2/devices") == (401, {"message": "Invalid API key"})
+
+
+def test_a_key_that_matches_no_hash_is_refused_in_constant_time() -> None:
+    key, digest = credentials.new_api_key()
+    assert credentials.matches(key, digest)
+    assert not credentials.matches(key + "x", digest) and not credentials.matches(key, None)
+    assert len(key) == 4 + 43  # the prefix and 256 random bits, base64url
+
+
+# -- last_seen -------------------------------------------------------------------------------
+async def test_last_seen_is_written_in_batches_not_per_request(
+    world: DeviceWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    services = world.site.services
+    writes: list[Any] = []
+    original = services.db.write
+
+    async def counted(fn: Any) -> Any:
+        writes.append(fn)
+        return await original(fn)
+
+    monkeypatch.setattr(services.db, "write", counted)
+    for name in ("member", "loner"):
+        for _ in range(20):
+            status, _ = await as_key(world, world.keys[name], f"/v2/devices/{world.devices[name]}")
+            assert status == 200
+    assert writes == [] and services.last_seen.pending == 2
+    assert await services.last_seen.flush() == 2
+    assert len(writes) == 1
+    seen = services.db.read(
+        lambda c: device_store.last_seen(c, [world.devices["member"], world.devices["loner"]])
+    )
+    assert set(seen) == {world.devices["member"], world.devices["loner"]}
+    status, body = await world.call("org_admin", "GET", f"/v2/devices/{world.devices['member']}")
+    assert body["device"]["last_seen"] == seen[world.devices["member"]]
+
+
+async def test_the_flusher_runs_on_a_timer_and_once_more_on_stop(world: DeviceWorld) -> None:
+    db = world.site.services.db
+    last_seen = LastSeen(db, interval=0.01)
+    stop = asyncio.Event()
+    task = asyncio.create_task(last_seen.run(stop))
+    last_seen.seen(world.devices["member"])
+    for _ in range(100):
+        await asyncio.sleep(0.01)
+        if db.read(lambda c: device_store.last_seen(c, [world.devices["member"]])):
+            break
+    assert db.read(lambda c: device_store.last_seen(c, [world.devices["member"]]))
+    last_seen.seen(world.devices["loner"])
+    last_seen.seen("an-id-of-no-device")  # skipped, not an error
+    stop.set()
+    await task
+    assert db.read(lambda c: device_store.last_seen(c, [world.devices["loner"]]))
+
+
+async def test_keys_verify_counts_activity(world: DeviceWorld) -> None:
+    keys = world.site.services.device_keys
+    assert keys.verify(world.keys["boss"]).account_id == world.devices["boss"]
+    with pytest.raises(Unauthenticated):
+        keys.verify("edk_nothing")
+    assert world.site.services.last_seen.pending == 1
+
+
+# -- the CA ----------------------------------------------------------------------------------
+async def test_root_ca_is_public_pem_and_signs_device_certificates(
+    world: DeviceWorld, api: Api
+) -> None:
+    response = await api.client.get("/v2/devices/root-ca.pem")
+    assert response.status == 200 and response.content_type == "application/x-pem-file"
+    pem = await response.read()
+    assert pem == (world.site.services.config.data_dir / "ca" / "ca.pem").read_bytes()
+    status, reply = await world.call("org_admin", "POST", "/v2/devices", json={"name": "new"})
+    assert status == 201
+    issued = x509.load_pem_x509_certificate(reply["device"]["certificate"].encode())
+    issued.verify_directly_issued_by(x509.load_pem_x509_certificate(pem))
+    common_name = issued.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)[0].value
+    assert common_name == reply["device"]["id"]
+    key_file = world.site.services.config.data_dir / "ca" / "ca.key"
+    assert key_file.stat().st_mode & 0o077 == 0  # the CA key is owner-only
+
+
+def test_broker_host_is_configurable(site: Site, tmp_path: Path) -> None:
+    """`broker`: the mqtt_broker_host setting, else the host of the public URL."""
+    assert site.services.config.broker_host == "127.0.0.1"
+    assert make_config(tmp_path / "a", mqtt_broker_host="mqtt.lan").broker_host == "mqtt.lan"
+    config = make_config(tmp_path / "b", public_url="https://edge.plant.example:8443/")
+    assert config.broker_host == "edge.plant.example"

@@ -1,0 +1,201 @@
+"""The public `cyphermed` SDK against a live server: every device operation, driven by each
+standing (org admin, project admin, group admin, owner, plain user, the device itself with
+its API key as the SDK's token, another org), denials next to grants; and every response
+parses into the model the caller's view calls for (the SDK tries admin, plain, anonymous
+in turn)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from cyphermed.api.devices import (
+    create_device,
+    delete_device_by_id,
+    get_device_by_id,
+    get_devices,
+    key,
+    patch_device,
+    reset_mqtt_credentials,
+)
+from cyphermed.api.my_organization import patch_my_org_settings
+from cyphermed.client import AuthenticatedClient
+from cyphermed.errors import UnexpectedStatus
+from cyphermed.models import (
+    AdminDeviceInfo,
+    AnonDeviceInfo,
+    AnonDeviceList,
+    CreateDeviceBody,
+    CreateDeviceBodyCustomAttributes,
+    CreateDeviceBodyIotScopes,
+    DeviceInfo,
+    DeviceList,
+    NewApiKey,
+    NewDeviceInfo,
+    NewMqttCredentials,
+    PatchDeviceBody,
+    PatchDeviceBodyIotScopes,
+    PatchOrgSettingsBody,
+    Success,
+)
+
+from edge.app import Site
+from tests.api.device_world import DeviceWorld, build
+
+
+@pytest.fixture
+async def world(site: Site) -> DeviceWorld:
+    return await build(site, None)  # type: ignore[arg-type]  # the SDK is the client here
+
+
+async def sdk(base_url: str, token: str | None, call: Callable[[AuthenticatedClient], Any]) -> Any:
+    """One synchronous SDK call in a thread, so this loop keeps serving it."""
+
+    def run() -> Any:
+        client = AuthenticatedClient(
+            base_url=base_url, token=token or "", raise_on_unexpected_status=True
+        )
+        with client:
+            return call(client)
+
+    return await asyncio.to_thread(run)
+
+
+async def attempt(base_url: str, token: str | None, call: Callable[[Any], Any]) -> tuple[int, Any]:
+    try:
+        return 200, await sdk(base_url, token, call)
+    except UnexpectedStatus as failure:
+        return failure.status_code, None
+
+
+async def test_devices_crud_through_the_sdk(base_url: str, world: DeviceWorld) -> None:
+    admin = await world.token("org_admin")
+    body = CreateDeviceBody(
+        name="sdk-pump",
+        manufacturer="Acme",
+        product="P-1",
+        site="Hall A",
+        serial_number="SN-9",
+        mac_address="00:11:22:33:44:55",
+        tags=["sdk"],
+        owner_id=world.id("owner"),
+        custom_attributes=CreateDeviceBodyCustomAttributes.from_dict({"floor": 3}),
+        iot_scopes=CreateDeviceBodyIotScopes.from_dict({"telemetry": {"can_publish": True}}),
+    )
+    created = await sdk(base_url, admin, lambda c: create_device.sync(client=c, body=body))
+    assert isinstance(created, NewDeviceInfo)
+    made = created.device
+    assert made.api_key.startswith("edk_") and made.root_scope == world.tenant.org_id
+    assert made.root_ca.endswith("/v2/devices/root-ca.pem") and made.broker == "127.0.0.1"
+    assert made.owner_id == world.id("owner") and "BEGIN CERTIFICATE" in made.certificate
+
+    got = await sdk(base_url, admin, lambda c: get_device_by_id.sync(made.id, client=c))
+    assert isinstance(got, AdminDeviceInfo)
+    device = got.device
+    assert (device.name, device.manufacturer, device.serial_number) == ("sdk-pump", "Acme", "SN-9")
+    assert device.open_tunnels == [] and device.is_active is True
+    scopes = device.iot_scopes.additional_properties  # PubSubPermissions per scope
+    assert list(scopes) == ["/telemetry"]
+    assert (scopes["/telemetry"].can_publish, scopes["/telemetry"].can_subscribe) == (True, False)
+    assert isinstance(device.created_date, datetime.datetime)
+
+    listed = await sdk(
+        base_url, admin, lambda c: get_devices.sync(client=c, manufacturer="acme", limit=5)
+    )
+    # For lists the SDK tries the anonymous model first, then the plain one, then the
+    # admin's: an admin's list parses as DeviceList, `is_active` kept as an extra property.
+    assert isinstance(listed, DeviceList) and [d.id for d in listed.devices] == [made.id]
+    assert listed.devices[0].additional_properties["is_active"] is True
+    listed = await sdk(base_url, admin, lambda c: get_devices.sync(client=c, search="hall"))
+    assert isinstance(listed, DeviceList) and [d.id for d in listed.devices] == [made.id]
+
+    patch = PatchDeviceBody(
+        site="Hall C",
+        locale="en_gb",
+        iot_scopes=PatchDeviceBodyIotScopes.from_dict({"/alarms": {"can_subscribe": True}}),
+    )
+    done = await sdk(base_url, admin, lambda c: patch_device.sync(made.id, client=c, body=patch))
+    assert isinstance(done, Success)
+
+    # The device itself, with its API key as the SDK's token.
+    own = await sdk(base_url, made.api_key, lambda c: get_device_by_id.sync(made.id, client=c))
+    assert isinstance(own, DeviceInfo) and not isinstance(own, AdminDeviceInfo)
+    assert own.device.site == "Hall C" and own.device.locale == "en-GB"
+    fresh = await sdk(base_url, made.api_key, lambda c: key.sync(made.id, client=c))
+    assert isinstance(fresh, NewApiKey) and fresh.api_key != made.api_key
+    with pytest.raises(UnexpectedStatus) as revoked:
+        await sdk(base_url, made.api_key, lambda c: get_devices.sync(client=c))
+    assert revoked.value.status_code == 401
+    mqtt = await sdk(
+        base_url, fresh.api_key, lambda c: reset_mqtt_credentials.sync(made.id, client=c)
+    )
+    assert isinstance(mqtt, NewMqttCredentials) and mqtt.certificate != made.certificate
+    assert mqtt.root_scope == world.tenant.org_id
+
+    done = await sdk(base_url, admin, lambda c: delete_device_by_id.sync(made.id, client=c))
+    assert isinstance(done, Success)  # the SDK's default: permanent=false, to the trash
+    with pytest.raises(UnexpectedStatus) as gone:
+        await sdk(base_url, admin, lambda c: get_device_by_id.sync(made.id, client=c))
+    assert gone.value.status_code == 404
+
+
+async def test_non_admins_get_device_models_and_pii_hidden_gets_anonymous(
+    base_url: str, world: DeviceWorld
+) -> None:
+    reader = await world.token("org_block")
+    member = world.devices["member"]
+    got = await sdk(base_url, reader, lambda c: get_device_by_id.sync(member, client=c))
+    assert isinstance(got, DeviceInfo) and not isinstance(got, AdminDeviceInfo)
+    listed = await sdk(base_url, reader, lambda c: get_devices.sync(client=c))
+    assert isinstance(listed, DeviceList) and member in {d.id for d in listed.devices}
+
+    admin = await world.token("org_admin")
+    settings = PatchOrgSettingsBody(pii_admin_only=True)
+    await sdk(base_url, admin, lambda c: patch_my_org_settings.sync(client=c, body=settings))
+    got = await sdk(base_url, reader, lambda c: get_device_by_id.sync(member, client=c))
+    assert isinstance(got, AnonDeviceInfo) and got.device.username == "member"
+    listed = await sdk(base_url, reader, lambda c: get_devices.sync(client=c))
+    assert isinstance(listed, AnonDeviceList)
+
+
+# Per caller: the status of each operation on the device `member` (home project Ward,
+# member of group Team, owned by `owner`), in this order; create makes a device in Ward.
+OPERATIONS = ("get", "list", "patch", "mqtt", "key", "delete", "create")
+TABLE = {
+    "org_admin": (200, 200, 200, 200, 200, 200, 201),
+    "project_admin": (200, 200, 200, 200, 200, 200, 201),
+    "group_admin": (200, 200, 200, 200, 200, 200, 403),
+    "owner": (200, 200, 403, 403, 403, 403, 403),
+    "plain": (404, 200, 404, 404, 404, 404, 403),
+    "itself": (200, 200, 200, 200, 200, 403, 403),
+    "other_admin": (404, 200, 404, 404, 404, 404, 400),
+}
+
+
+@pytest.mark.parametrize("who", TABLE)
+async def test_every_device_operation_by_role(base_url: str, world: DeviceWorld, who: str) -> None:
+    member = world.devices["member"]
+    token = await world.device_token(who, "member")
+    body = CreateDeviceBody(name="made-by-sdk", project_id=world.project_id)
+    calls: dict[str, Callable[[Any], Any]] = {
+        "get": lambda c: get_device_by_id.sync(member, client=c),
+        "list": lambda c: get_devices.sync(client=c),
+        "patch": lambda c: patch_device.sync(member, client=c, body=PatchDeviceBody(site="X")),
+        "mqtt": lambda c: reset_mqtt_credentials.sync(member, client=c),
+        "key": lambda c: key.sync(member, client=c),
+        "delete": lambda c: delete_device_by_id.sync(member, client=c),
+        "create": lambda c: create_device.sync(client=c, body=body),
+    }
+    statuses = []
+    for name in OPERATIONS:
+        status, parsed = await attempt(base_url, token, calls[name])
+        statuses.append(201 if name == "create" and status == 200 else status)
+        if name == "key" and who == "itself" and status == 200:
+            token = parsed.api_key  # the old key stopped working: carry on with the new one
+        if name == "list" and status == 200:
+            ids = {d.id for d in parsed.devices}
+            assert (member in ids) == (TABLE[who][0] == 200), ids
+    assert tuple(statuses) == TABLE[who]
