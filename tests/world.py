@@ -98,6 +98,16 @@ def table(expected: Mapping[str, T], *, not_applicable: tuple[str, ...] = ()) ->
     return [pytest.param(who, expected[who], id=who) for who in CALLERS if who in expected]
 
 
+def target_table(expected: Mapping[str, tuple[T, T, T]]) -> list[Any]:
+    """(who, target, expected) rows: a caller table holding one value per target user, in
+    the order of TARGETS, crossed with those users."""
+    return [
+        pytest.param(who, target, statuses[i], id=f"{who}-{target}")
+        for who, statuses in ((row.values[0], row.values[1]) for row in table(expected))
+        for i, target in enumerate(TARGETS)
+    ]
+
+
 @dataclass
 class World:
     site: Site
