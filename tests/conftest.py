@@ -1,6 +1,7 @@
 """Shared fixtures: a migrated template data folder built once from code, copied per test.
 
-Every test gets its own data folder, database and app; nothing mutable is shared.
+Every test gets its own data folder, database and app; nothing mutable is shared. A test
+that asks for `world` (tests/world.py) starts from a copy of the world's folder instead.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from aiohttp.test_utils import TestClient
 from edge import clock
 from edge.app import Site, create_app, open_site
 from edge.config import Config, load
+
+pytest_plugins = ("tests.world",)  # the `world` and `world_template` fixtures
 
 STAFF_PASSWORD = "staff-password-for-tests"
 STAFF_EMAIL = "ops@example.test"
@@ -39,9 +42,13 @@ def template_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def data_dir(template_dir: Path, tmp_path: Path) -> Path:
+def data_dir(template_dir: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A fresh copy of the template, or of the world's folder for a test that uses it."""
+    source = template_dir
+    if "world_template" in request.fixturenames:  # the `world` fixture needs it
+        source = request.getfixturevalue("world_template").folder
     target = tmp_path / "data"
-    shutil.copytree(template_dir, target)
+    shutil.copytree(source, target)
     return target
 
 

@@ -1,6 +1,7 @@
 """Building tenants for identity tests: an org with its admin, and signed-in callers.
 
-Import from test modules: `from tests.tenants import Tenant, new_tenant`.
+Import from test modules: `from tests.tenants import Tenant, new_tenant`. For tests that
+need an org with every kind of caller already in it, see tests/world.py.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from edge import clock
 from edge.access import values as access_values
 from edge.app import Site
 from edge.auth import hashing
-from edge.principal import Principal
+from edge.auth.tokens import Lifetimes
+from edge.principal import Kind, Principal
 from edge.tenancy.user_writes import new_user
 from storage import access as access_store
 from storage import staff
@@ -44,6 +46,10 @@ class Tenant:
         return await self.api.token(
             email or self.admin_email, PASSWORD, client_id=client or self.alias
         )
+
+    async def admin_token(self, project_id: str | None = None) -> str:
+        """A session of the org admin, minted without the slow password check."""
+        return await mint(self.site, "user", self.admin_id, self.org_id, project_id)
 
     async def add_user(self, username: str, **profile: Any) -> str:
         """A plain user written straight to storage (no permissions), for arranging tests."""
@@ -82,6 +88,31 @@ async def new_tenant(site: Site, api: Api, name: str = "Clinic", alias: str = "c
     admin = site.services.db.read(lambda c: user_store.find_by_login(c, org_id, email))
     assert admin is not None
     return Tenant(site, api, org_id, alias, str(admin["id"]), email)
+
+
+async def quick_tenant(site: Site, api: Api, name: str = "Clinic", alias: str = "clinic") -> Tenant:
+    """Like `new_tenant`, without hashing a new password (the shared hash is reused)."""
+    owner = site.services.db.read(staff.first)["id"]
+    org_id = await site.services.orgs.create(
+        Principal("staff", owner, None), {"name": name, "alias": alias}
+    )
+    email = f"admin@{alias}.test"
+    tenant = Tenant(site, api, org_id, alias, "", email)
+    tenant.admin_id = await tenant.add_user(email, email=email)
+    row = access_values.org_admin(org_id, tenant.admin_id, owner)
+    await site.services.db.write(lambda c: access_store.create(c, row))
+    return tenant
+
+
+async def mint(
+    site: Site, kind: Kind, account_id: str, org_id: str | None, project_id: str | None
+) -> str:
+    """A real access token, from the same session sign-in opens (argon2 is slow on purpose,
+    and sign-in itself is tested elsewhere)."""
+    info = await site.services.tokens.open_session(
+        kind, account_id, org_id=org_id, project_id=project_id, lifetimes=Lifetimes()
+    )
+    return str(info["access_token"])
 
 
 def body_of(row: Any, *names: str) -> dict[str, Any]:

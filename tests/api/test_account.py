@@ -6,16 +6,9 @@ from typing import Any
 
 import pytest
 
-from edge.app import Site
-from tests.api.user_world import ALL, World, add_group, add_project, add_role, build
-from tests.conftest import Api
+from tests.world import ALL, World
 
 NO_CRUD = dict.fromkeys(ALL, False)
-
-
-@pytest.fixture
-async def world(site: Site, api: Api) -> World:
-    return await build(site, api)
 
 
 async def get(world: World, who: str, path: str) -> Any:
@@ -68,19 +61,19 @@ async def test_sms_verification_endpoints_are_gone(world: World) -> None:
 
 # -- project and group access ----------------------------------------------------------------
 async def test_project_access_lists_own_and_role_access_with_the_project(world: World) -> None:
-    second = await add_project(world.tenant, "Clinic Two", description="Second site", tags='["x"]')
-    role = await add_role(world.tenant, "Auditors")
-    await world.tenant.grant("project", second, role, "role", can_read=True)
-    await world.tenant.grant("role", role, world.id("project_admin"))
+    second = await world.new_project(name="Clinic Two", description="Second site", tags=["x"])
+    role = await world.new_role(name="Auditors")
+    await world.grant("project", second, role, "role", can_read=True)
+    await world.grant("role", role, world.id("project_admin"))
     body = await get(world, "project_admin", "/v2/account/access/projects?order_by=project_name")
     rows = body["project_access"]
-    assert [r["project_name"] for r in rows] == ["Clinic Two", "Ward"]
-    two, ward = rows
+    assert [r["project_name"] for r in rows] == ["Apollo", "Clinic Two"]
+    apollo, two = rows
     assert (two["grantee_id"], two["project_id"]) == (role, second)
     assert two["project_description"] == "Second site" and two["project_tags"] == ["x"]
-    assert ward["is_admin"] is True and ward["grantee_id"] == world.id("project_admin")
-    assert ward["is_active"] is True and ward["group_permissions"] == NO_CRUD
-    body = await get(world, "project_admin", "/v2/account/access/projects?project_name=WARD")
+    assert apollo["is_admin"] is True and apollo["grantee_id"] == world.id("project_admin")
+    assert apollo["is_active"] is True and apollo["group_permissions"] == NO_CRUD
+    body = await get(world, "project_admin", "/v2/account/access/projects?project_name=APOLLO")
     assert [r["project_id"] for r in body["project_access"]] == [world.project_id]
     body = await get(
         world, "project_admin", "/v2/account/access/projects?ids_only=true&is_admin=true"
@@ -93,24 +86,21 @@ async def test_plain_users_hold_no_project_access(world: World) -> None:
 
 
 async def test_group_access_filters_and_inactive_groups(world: World) -> None:
-    old = await add_group(world.tenant, "Old Team", is_active=0, tags='["archive"]')
-    lab = await add_group(
-        world.tenant,
-        "Lab",
-        description="Blood work",
-        tags='["lab", "blood"]',
-        project_id=world.project_id,
+    old = await world.new_group(name="Old Team", tags=["archive"])
+    await world.site.services.groups.patch(world.admin, old, {"is_active": False})
+    lab = await world.new_group(
+        world.project_id, name="Lab", description="Blood work", tags=["lab", "blood"]
     )
     for group in (old, lab):
-        await world.tenant.grant(
+        await world.grant(
             "group", group, world.id("member"), can_read=True, data_paths={"/a": {"can_read": True}}
         )
     path = "/v2/account/access/groups"
     body = await get(world, "member", path)
     ids = {r["group_id"] for r in body["group_access"]}
-    assert ids == {world.group_id, lab}  # the inactive group is left out
+    assert ids == {world.org_group_id, lab}  # the inactive group is left out
     body = await get(world, "member", path + "?include_inactive_groups=true")
-    assert {r["group_id"] for r in body["group_access"]} == {world.group_id, lab, old}
+    assert {r["group_id"] for r in body["group_access"]} == {world.org_group_id, lab, old}
     lab_row = next(r for r in body["group_access"] if r["group_id"] == lab)
     assert lab_row["group_name"] == "Lab" and lab_row["group_description"] == "Blood work"
     assert lab_row["group_tags"] == ["lab", "blood"]
@@ -118,7 +108,7 @@ async def test_group_access_filters_and_inactive_groups(world: World) -> None:
     assert lab_row["role_permissions"] == NO_CRUD
     queries = {
         "group_name=lab": {lab},
-        "group_name.regex=^(Lab|Team)$": {lab, world.group_id},
+        "group_name.regex=^(Lab|Ward)$": {lab, world.org_group_id},
         "group_tags.contains=blood": {lab},
         f"project_id={world.project_id}": {lab},
         "search=blood": {lab},
@@ -127,16 +117,16 @@ async def test_group_access_filters_and_inactive_groups(world: World) -> None:
     for query, wanted in queries.items():
         body = await get(world, "member", f"{path}?{query}")
         assert {r["group_id"] for r in body["group_access"]} == wanted, query
-    body = await get(world, "member", f"{path}?ids_only=true&group_name=team")
-    assert body == {"group_ids": [world.group_id]}
+    body = await get(world, "member", f"{path}?ids_only=true&group_name=ward")
+    assert body == {"group_ids": [world.org_group_id]}
     body = await get(world, "member", f"{path}?object_count=true")
     assert body == {"object_count": 2}
 
 
 async def test_project_session_lists_only_that_projects_groups(world: World) -> None:
-    lab = await add_group(world.tenant, "Lab", project_id=world.project_id)
-    await world.tenant.grant("group", lab, world.id("member"))
-    token = await world.project_token("member")
+    lab = world.project_group_id
+    await world.grant("group", lab, world.id("member"))
+    token = await world.token("member", project_id=world.project_id)
     status, body = await world.api.call("GET", "/v2/account/access/groups", token)
     assert status == 200 and [r["group_id"] for r in body["group_access"]] == [lab]
 
@@ -148,11 +138,11 @@ async def test_unknown_access_filters_are_400(world: World) -> None:
 
 # -- role access -----------------------------------------------------------------------------
 async def test_role_access_and_is_active_only_for_admins(world: World) -> None:
-    await world.tenant.grant("role", world.role_id, world.id("member"), can_read=True)
-    await world.tenant.grant("role", world.role_id, world.tenant.admin_id)
+    await world.grant("role", world.project_role_id, world.id("member"), can_read=True)
+    await world.grant("role", world.project_role_id, world.tenant.admin_id)
     body = await get(world, "member", "/v2/account/access/roles")
     (row,) = body["role_access"]
-    assert row["role_id"] == world.role_id and row["account_id"] == world.id("member")
+    assert row["role_id"] == world.project_role_id and row["account_id"] == world.id("member")
     assert row["can_read"] is True and row["user_permissions"] == NO_CRUD
     assert "is_active" not in row and "is_admin" not in row
     (row,) = (await get(world, "org_admin", "/v2/account/access/roles"))["role_access"]
@@ -160,16 +150,16 @@ async def test_role_access_and_is_active_only_for_admins(world: World) -> None:
     body = await get(world, "member", "/v2/account/access/roles?ids_only=false")
     assert len(body["role_access"]) == 1
     body = await get(world, "member", "/v2/account/access/roles?ids_only=true")
-    assert body == {"role_ids": [world.role_id]}
+    assert body == {"role_ids": [world.project_role_id]}
 
 
 async def test_role_access_filtered_by_a_group_the_role_holds(world: World) -> None:
-    other_role = await add_role(world.tenant, "Cleaners")
-    await world.tenant.grant("group", world.group_id, world.role_id, "role")
-    for role in (world.role_id, other_role):
-        await world.tenant.grant("role", role, world.id("member"))
-    body = await get(world, "member", f"/v2/account/access/roles?group_id={world.group_id}")
-    assert [r["role_id"] for r in body["role_access"]] == [world.role_id]
+    other_role = await world.new_role(name="Cleaners")
+    await world.grant("group", world.org_group_id, world.project_role_id, "role")
+    for role in (world.project_role_id, other_role):
+        await world.grant("role", role, world.id("member"))
+    body = await get(world, "member", f"/v2/account/access/roles?group_id={world.org_group_id}")
+    assert [r["role_id"] for r in body["role_access"]] == [world.project_role_id]
 
 
 # -- current session -------------------------------------------------------------------------
@@ -177,14 +167,12 @@ async def test_current_session_merges_roles(world: World) -> None:
     body = await get(world, "plain", "/v2/account/access/current-session")
     assert set(body) == {"org_permissions"}
     assert body["org_permissions"]["user_permissions"] == NO_CRUD
-    role = await add_role(world.tenant, "Readers")
-    await world.tenant.grant(
-        "org", world.tenant.org_id, role, "role", user_permissions={"can_read": True}
-    )
-    await world.tenant.grant(
+    role = await world.new_role(name="Readers")
+    await world.grant("org", world.tenant.org_id, role, "role", user_permissions={"can_read": True})
+    await world.grant(
         "org", world.tenant.org_id, world.id("plain"), device_permissions={"can_create": True}
     )
-    await world.tenant.grant("role", role, world.id("plain"))
+    await world.grant("role", role, world.id("plain"))
     perms = (await get(world, "plain", "/v2/account/access/current-session"))["org_permissions"]
     assert perms["user_permissions"] == {**NO_CRUD, "can_read": True}
     assert perms["device_permissions"] == {**NO_CRUD, "can_create": True}
@@ -197,7 +185,7 @@ async def test_current_session_of_admins_and_project_sessions(world: World) -> N
     assert perms["org_permissions"]["project_permissions"] == ALL
     staff = await get(world, "staff", "/v2/account/access/current-session")
     assert staff["org_permissions"]["is_admin"] is True
-    token = await world.project_token("project_admin")
+    token = await world.token("project_admin", project_id=world.project_id)
     status, body = await world.api.call("GET", "/v2/account/access/current-session", token)
     assert status == 200
     assert body["org_permissions"]["is_admin"] is False

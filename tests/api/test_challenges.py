@@ -22,9 +22,9 @@ from tests.api.sign_in_world import (
     user,
     wrong,
 )
-from tests.api.user_world import build
 from tests.conftest import Api
 from tests.tenants import PASSWORD, Tenant, new_tenant
+from tests.world import World
 
 RESTART = "Session is invalid or has expired: restart sign-in"
 
@@ -239,8 +239,7 @@ async def test_software_code_with_the_password_signs_in_at_once(site: Site, tena
     assert status == 201 and body["access_token"]
 
 
-async def test_project_scope_survives_the_challenge(site: Site, api: Api) -> None:
-    world = await build(site, api)
+async def test_project_scope_survives_the_challenge(site: Site, api: Api, world: World) -> None:
     secret = await enroll_software(site, world.id("project_admin"))
     form = {"grant_type": "password", "username": "project_admin", "password": PASSWORD}
     status, body = await api.call(

@@ -6,9 +6,7 @@ from typing import Any
 
 import pytest
 
-from edge.app import Site
-from tests.api.project_world import World, build_world
-from tests.conftest import Api
+from tests.world import World, table
 
 BODY = {
     "name": "Welcome",
@@ -20,11 +18,6 @@ BODY = {
 PATH = "/v2/email/templates"
 
 
-@pytest.fixture
-async def world(site: Site, api: Api) -> World:
-    return await build_world(site, api)
-
-
 async def create(world: World, who: str = "org_admin", **extra: Any) -> str:
     token = await world.token(who)
     status, body = await world.api.call("POST", PATH, token, json={**BODY, **extra})
@@ -33,14 +26,24 @@ async def create(world: World, who: str = "org_admin", **extra: Any) -> str:
 
 
 ORG_LEVEL_CREATE = {
-    "staff": 201,
-    "org_admin": 201,
+    **dict.fromkeys(("staff", "org_admin", "other_admin"), 201),  # other_admin: in their org
+    "staff_unscoped": 403,
     "project_admin": 403,
     "role_admin": 403,
-    "org_perms": 403,
-    "reader": 403,
-    "updater": 403,
-    "stranger": 403,
+    "org_user_perms": 403,
+    "org_group_role_perms": 403,
+    "org_project_perms": 403,
+    "project_user_perms": 403,
+    "project_group_role_perms": 403,
+    "project_reader": 403,
+    "project_updater": 403,
+    "group_admin": 403,
+    "group_user_perms": 403,
+    "group_editor": 403,
+    "member": 403,
+    "holder": 403,
+    "plain": 403,
+    "gemini_user": 403,
     "anonymous": 401,
 }
 PROJECT_LEVEL_CREATE = {
@@ -51,37 +54,36 @@ PROJECT_LEVEL_CREATE = {
 }
 
 
-@pytest.mark.parametrize("who", ORG_LEVEL_CREATE)
-async def test_create_org_template_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(ORG_LEVEL_CREATE))
+async def test_create_org_template_by_role(world: World, who: str, expected: int) -> None:
     status, body = await world.api.call("POST", PATH, await world.token(who), json=BODY)
-    assert status == ORG_LEVEL_CREATE[who], body
+    assert status == expected, body
 
 
-@pytest.mark.parametrize("who", PROJECT_LEVEL_CREATE)
-async def test_create_project_template_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(PROJECT_LEVEL_CREATE))
+async def test_create_project_template_by_role(world: World, who: str, expected: int) -> None:
     body = {**BODY, "project_id": world.project_id}
     status, reply = await world.api.call("POST", PATH, await world.token(who), json=body)
-    assert status == PROJECT_LEVEL_CREATE[who], reply
+    assert status == expected, reply
 
 
 READ_PROJECT_TEMPLATE = {
+    **dict.fromkeys(ORG_LEVEL_CREATE, 404),
     "staff": 200,
+    "staff_unscoped": 403,
     "org_admin": 200,
     "project_admin": 200,
     "role_admin": 200,
-    "org_perms": 404,
-    "reader": 404,
-    "stranger": 404,
-    "other_admin": 404,
     "anonymous": 401,
 }
 
 
-@pytest.mark.parametrize("who", READ_PROJECT_TEMPLATE)
-async def test_get_patch_delete_project_template_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(READ_PROJECT_TEMPLATE))
+async def test_get_patch_delete_project_template_by_role(
+    world: World, who: str, expected: int
+) -> None:
     template_id = await create(world, project_id=world.project_id)
     token = await world.token(who)
-    expected = READ_PROJECT_TEMPLATE[who]
     status, body = await world.api.call("GET", f"{PATH}/{template_id}", token)
     assert status == expected, body
     status, body = await world.api.call(
@@ -147,7 +149,7 @@ async def test_list_filters_and_project_admin_view(world: World) -> None:
     assert [t["id"] for t in body["templates"]] == [project_level]
     _, body = await world.api.call("GET", PATH, await world.token("project_admin"))
     assert [t["id"] for t in body["templates"]] == [project_level]
-    status, _ = await world.api.call("GET", PATH, await world.token("reader"))
+    status, _ = await world.api.call("GET", PATH, await world.token("project_reader"))
     assert status == 403
     _, body = await world.api.call("GET", f"{PATH}?object_count=true", admin)
     assert body["object_count"] == 2

@@ -6,38 +6,39 @@ from typing import Any
 
 import pytest
 
-from tests.api.test_groups import (  # noqa: F401 (the fixtures are used by name)
-    ALL,
-    NONE,
-    World,
-    data_dir,
-    new_project,
-    table,
-    world_fixture,
-    world_template,
-)
+from tests.world import ALL, NONE, World, table
 
 MANAGERS = {
     "staff": 201,
     "staff_unscoped": 403,
     "org_admin": 201,
     "project_admin": 404,
+    "role_admin": 404,
+    "org_user_perms": 404,
+    "org_group_role_perms": 403,  # may update the group, but only admins manage its access
+    "org_project_perms": 404,
+    "project_user_perms": 404,
+    "project_group_role_perms": 404,
+    "project_reader": 404,
+    "project_updater": 404,
     "group_admin": 201,
-    "org_block": 403,  # may update the group, but only admins manage its access
-    "project_block": 404,
-    "group_user": 403,
+    "group_user_perms": 403,
+    "group_editor": 403,
     "member": 403,
     "holder": 403,
     "plain": 404,
+    "gemini_user": 404,
     "other_admin": 404,
     "anonymous": 401,
 }
 PROJECT_MANAGERS = {
     **MANAGERS,
     "project_admin": 201,
-    "project_block": 403,
+    "role_admin": 201,
+    "project_group_role_perms": 403,
     "group_admin": 404,
-    "group_user": 404,
+    "group_user_perms": 404,
+    "group_editor": 404,
     "member": 404,
     "holder": 404,
 }
@@ -60,10 +61,10 @@ async def read_access(world: World, group_id: str, grantee_id: str) -> dict[str,
 async def test_who_may_give_access_to_an_org_level_group(
     world: World, who: str, expected: int
 ) -> None:
-    target = world.users["plain"]
-    status, body = await world.call(who, "POST", path(world.org_group, target), json={})
+    target = world.id("plain")
+    status, body = await world.call(who, "POST", path(world.org_group_id, target), json={})
     assert status == expected, body
-    created = await read_access(world, world.org_group, target)
+    created = await read_access(world, world.org_group_id, target)
     assert (created is not None) is (expected == 201)
     if expected == 201:
         assert body == {"message": "Success"}
@@ -73,13 +74,13 @@ async def test_who_may_give_access_to_an_org_level_group(
 async def test_who_may_give_access_to_a_project_level_group(
     world: World, who: str, expected: int
 ) -> None:
-    target = world.users["plain"]
-    status, body = await world.call(who, "POST", path(world.project_group, target), json={})
+    target = world.id("plain")
+    status, body = await world.call(who, "POST", path(world.project_group_id, target), json={})
     assert status == expected, body
 
 
 async def test_new_access_has_every_field(world: World) -> None:
-    grantee = world.users["plain"]
+    grantee = world.id("plain")
     body = {
         "can_read": True,
         "tags": ["t"],
@@ -89,15 +90,15 @@ async def test_new_access_has_every_field(world: World) -> None:
         "file_paths": {"": {"can_delete": True}},
     }
     status, reply = await world.call(
-        "group_admin", "POST", path(world.org_group, grantee), json=body
+        "group_admin", "POST", path(world.org_group_id, grantee), json=body
     )
     assert status == 201, reply
-    access = await read_access(world, world.org_group, grantee)
+    access = await read_access(world, world.org_group_id, grantee)
     assert access is not None
     off = {"can_write": False, "can_read": False, "can_update": False, "can_delete": False}
     assert access == {
-        "id": world.org_group + grantee[:13],
-        "group_id": world.org_group,
+        "id": world.org_group_id + grantee[:13],
+        "group_id": world.org_group_id,
         "grantee_id": grantee,
         "is_admin": False,
         "can_read": True,
@@ -114,9 +115,9 @@ async def test_new_access_has_every_field(world: World) -> None:
         },
         "file_paths": {"/": {**off, "can_delete": True}},
         "created_date": access["created_date"],
-        "created_by": world.users["group_admin"],
+        "created_by": world.id("group_admin"),
         "last_updated_date": access["created_date"],
-        "last_updated_by": world.users["group_admin"],
+        "last_updated_by": world.id("group_admin"),
     }
     assert len(access["id"]) == 29
 
@@ -128,15 +129,17 @@ async def test_legacy_orgs_have_no_can_update_on_paths(world: World) -> None:
         "PATCH", f"/v2/orgs/{world.tenant.org_id}", staff, json=setting
     )
     assert status == 200
-    grantee = world.users["plain"]
+    grantee = world.id("plain")
     body = {"data_paths": {"/a": {"can_update": True}}}
-    status, reply = await world.call("org_admin", "POST", path(world.org_group, grantee), json=body)
+    status, reply = await world.call(
+        "org_admin", "POST", path(world.org_group_id, grantee), json=body
+    )
     assert status == 400
     assert reply["message"].startswith("data_paths./a.can_update: is not available")
     body = {"data_paths": {"/a": {"can_read": True}}}
-    status, _ = await world.call("org_admin", "POST", path(world.org_group, grantee), json=body)
+    status, _ = await world.call("org_admin", "POST", path(world.org_group_id, grantee), json=body)
     assert status == 201
-    access = await read_access(world, world.org_group, grantee)
+    access = await read_access(world, world.org_group_id, grantee)
     assert access is not None
     assert access["data_paths"] == {
         "/a": {"can_write": False, "can_read": True, "can_delete": False}
@@ -158,7 +161,7 @@ async def test_legacy_orgs_have_no_can_update_on_paths(world: World) -> None:
 )
 async def test_access_values_are_checked(world: World, body: Any, status: int) -> None:
     got, reply = await world.call(
-        "org_admin", "POST", path(world.org_group, world.users["plain"]), json=body
+        "org_admin", "POST", path(world.org_group_id, world.id("plain")), json=body
     )
     assert got == status, reply
     assert set(reply) == {"message"}
@@ -166,21 +169,24 @@ async def test_access_values_are_checked(world: World, body: Any, status: int) -
 
 async def test_existing_access_is_a_conflict(world: World) -> None:
     status, body = await world.call(
-        "org_admin", "POST", path(world.org_group, world.users["member"]), json={}
+        "org_admin", "POST", path(world.org_group_id, world.id("member")), json={}
     )
     assert (status, body) == (409, {"message": "This access already exists"})
 
 
 async def test_grantees_are_users_and_roles_of_the_same_org(world: World) -> None:
     status, _ = await world.call(
-        "org_admin", "POST", path(world.project_group, world.org_role), json={"can_read": True}
+        "org_admin",
+        "POST",
+        path(world.project_group_id, world.org_role_id),
+        json={"can_read": True},
     )
     assert status == 201
-    access = await read_access(world, world.project_group, world.org_role)
+    access = await read_access(world, world.project_group_id, world.org_role_id)
     assert access is not None and access["can_read"]
     for stranger in ("abcdefghijklmnop", world.other.admin_id):
         status, body = await world.call(
-            "org_admin", "POST", path(world.org_group, stranger), json={}
+            "org_admin", "POST", path(world.org_group_id, stranger), json={}
         )
         assert status == 404, body
 
@@ -203,8 +209,8 @@ async def test_group_admins_never_grant_to_admins(
     if grantee == "admin_role":
         target = await world.new_role(name="Admins", org_permissions={"is_admin": True})
     else:
-        target = world.account(grantee)
-    status, body = await world.call(who, "POST", path(world.org_group, target), json={})
+        target = world.id(grantee)
+    status, body = await world.call(who, "POST", path(world.org_group_id, target), json={})
     assert status == expected, body
 
 
@@ -222,13 +228,13 @@ async def test_who_may_change_whose_access_in_a_project_group(
     world: World, who: str, grantee: str, expected: int
 ) -> None:
     grant = world.tenant.grant
-    group = world.project_group
+    group = world.project_group_id
     second = await world.add_user("second_project_admin")
     await grant("project", world.project_id, second, is_admin=True)
     await grant("group", group, await world.add_user("group_admin2"), is_admin=True)
     for name in ("plain", "second_project_admin", "org_admin", "project_admin"):
-        await grant("group", group, world.account(name))
-    target = world.account(grantee)
+        await grant("group", group, world.id(name))
+    target = world.id(grantee)
     status, body = await world.call(who, "PATCH", path(group, target), json={"can_read": True})
     assert status == expected, body
     status, body = await world.call(who, "DELETE", path(group, target))
@@ -237,12 +243,12 @@ async def test_who_may_change_whose_access_in_a_project_group(
 
 
 async def test_group_admins_make_group_admins(world: World) -> None:
-    plain = world.users["plain"]
+    plain = world.id("plain")
     body = {"is_admin": True}
-    status, _ = await world.call("group_admin", "POST", path(world.org_group, plain), json=body)
+    status, _ = await world.call("group_admin", "POST", path(world.org_group_id, plain), json=body)
     assert status == 201
     status, _ = await world.call(
-        "plain", "POST", path(world.org_group, world.users["project_block"]), json={}
+        "plain", "POST", path(world.org_group_id, world.id("project_group_role_perms")), json={}
     )
     assert status == 201
 
@@ -253,13 +259,21 @@ READERS = {
     "staff_unscoped": 403,
     "org_admin": 200,
     "project_admin": 404,
+    "role_admin": 404,
+    "org_user_perms": 404,
+    "org_group_role_perms": 200,
+    "org_project_perms": 404,
+    "project_user_perms": 404,
+    "project_group_role_perms": 404,
+    "project_reader": 404,
+    "project_updater": 404,
     "group_admin": 200,
-    "org_block": 200,
-    "project_block": 404,
-    "group_user": 200,
+    "group_user_perms": 403,
+    "group_editor": 200,
     "member": 200,  # their own access
     "holder": 403,
     "plain": 404,
+    "gemini_user": 404,
     "other_admin": 404,
     "anonymous": 401,
 }
@@ -270,18 +284,18 @@ ADMIN_VIEW = {"staff", "org_admin", "group_admin"}
 async def test_who_may_read_access_and_who_sees_admin_fields(
     world: World, who: str, expected: int
 ) -> None:
-    status, body = await world.call(who, "GET", path(world.org_group, world.users["member"]))
+    status, body = await world.call(who, "GET", path(world.org_group_id, world.id("member")))
     assert status == expected, body
     if status == 200:
         access = body["group_access"]
-        assert access["grantee_id"] == world.users["member"]
+        assert access["grantee_id"] == world.id("member")
         admin_fields = {"is_active", "data_paths", "file_paths"}
         assert (admin_fields <= set(access)) is (who in ADMIN_VIEW)
         assert not (admin_fields & set(access)) or who in ADMIN_VIEW
 
 
 async def test_missing_access_is_404(world: World) -> None:
-    status, body = await world.call("org_admin", "GET", path(world.org_group, world.users["plain"]))
+    status, body = await world.call("org_admin", "GET", path(world.org_group_id, world.id("plain")))
     assert (status, body) == (404, {"message": "Access not found"})
 
 
@@ -291,49 +305,51 @@ UPDATERS = {**MANAGERS, "staff": 200, "org_admin": 200, "group_admin": 200, "mem
 
 @pytest.mark.parametrize(("who", "expected"), table(UPDATERS))
 async def test_who_may_update_access(world: World, who: str, expected: int) -> None:
-    target = world.users["member"]
+    target = world.id("member")
     body = {"can_read": True, "role_permissions": {"can_read": True}}
-    status, reply = await world.call(who, "PATCH", path(world.org_group, target), json=body)
+    status, reply = await world.call(who, "PATCH", path(world.org_group_id, target), json=body)
     assert status == expected, reply
-    access = await read_access(world, world.org_group, target)
+    access = await read_access(world, world.org_group_id, target)
     assert access is not None
     assert access["can_read"] is (expected == 200)
     assert access["role_permissions"]["can_read"] is (expected == 200)
 
 
 async def test_patch_replaces_what_it_names(world: World) -> None:
-    target = world.users["group_user"]
+    target = world.id("group_editor")
     body = {
         "user_permissions": {"can_create": True},
         "data_paths": {"b": {"can_read": True}},
         "is_active": False,
         "is_delete_protected": True,
     }
-    status, _ = await world.call("group_admin", "PATCH", path(world.org_group, target), json=body)
+    status, _ = await world.call(
+        "group_admin", "PATCH", path(world.org_group_id, target), json=body
+    )
     assert status == 200
-    access = await read_access(world, world.org_group, target)
+    access = await read_access(world, world.org_group_id, target)
     assert access is not None
     assert access["user_permissions"] == {**NONE, "can_create": True}
     assert access["role_permissions"] == ALL  # not named: kept
     assert access["can_read"] and access["can_update"]
     assert list(access["data_paths"]) == ["/b"]
     assert access["is_active"] is False and access["is_delete_protected"] is True
-    assert access["last_updated_by"] == world.users["group_admin"]
-    status, _ = await world.call("group_user", "GET", f"/v2/groups/{world.org_group}")
+    assert access["last_updated_by"] == world.id("group_admin")
+    status, _ = await world.call("group_editor", "GET", f"/v2/groups/{world.org_group_id}")
     assert status == 404  # inactive access grants nothing, not even knowing of the group
 
 
 # -- delete ------------------------------------------------------------------------------
 @pytest.mark.parametrize(("who", "expected"), table(UPDATERS))
 async def test_who_may_remove_access(world: World, who: str, expected: int) -> None:
-    target = world.users["group_user"]
-    status, body = await world.call(who, "DELETE", path(world.org_group, target))
+    target = world.id("group_editor")
+    status, body = await world.call(who, "DELETE", path(world.org_group_id, target))
     assert status == expected, body
-    assert (await read_access(world, world.org_group, target) is None) is (expected == 200)
+    assert (await read_access(world, world.org_group_id, target) is None) is (expected == 200)
 
 
 async def test_protected_access_needs_force(world: World) -> None:
-    target = path(world.org_group, world.users["member"])
+    target = path(world.org_group_id, world.id("member"))
     await world.call("org_admin", "PATCH", target, json={"is_delete_protected": True})
     status, _ = await world.call("group_admin", "DELETE", target)
     assert status == 409
@@ -343,21 +359,20 @@ async def test_protected_access_needs_force(world: World) -> None:
 
 async def test_losing_group_admin_does_not_end_sessions(world: World) -> None:
     token = await world.token("group_admin")
-    target = path(world.org_group, world.users["group_admin"])
+    target = path(world.org_group_id, world.id("group_admin"))
     status, _ = await world.call("org_admin", "PATCH", target, json={"is_admin": False})
     assert status == 200
-    status, body = await world.api.call("GET", f"/v2/groups/{world.org_group}", token)
+    status, body = await world.api.call("GET", f"/v2/groups/{world.org_group_id}", token)
     assert status == 403, body  # still signed in; no longer an admin, now a plain member
 
 
 async def test_project_users_get_access_only_to_their_projects_groups(world: World) -> None:
-    gemini = await new_project(world.site, world.tenant, name="Gemini")
-    outsider = await world.tenant.add_user("outsider", project_id=gemini)
-    insider = await world.tenant.add_user("insider", project_id=world.project_id)
+    outsider = world.id("gemini_user")  # home project: Gemini
+    insider = await world.add_user("insider", project_id=world.project_id)
     status, body = await world.call(
-        "org_admin", "POST", path(world.project_group, outsider), json={}
+        "org_admin", "POST", path(world.project_group_id, outsider), json={}
     )
     assert (status, body) == (400, {"message": "grantee_id: this user belongs to another project"})
-    for group, user in ((world.org_group, outsider), (world.project_group, insider)):
+    for group, user in ((world.org_group_id, outsider), (world.project_group_id, insider)):
         status, body = await world.call("org_admin", "POST", path(group, user), json={})
         assert status == 201, body

@@ -1,196 +1,17 @@
 """Groups: who may create, read, list, update, suspend and delete them; values and defaults.
 
-The world below is shared by the group, group access, role and role access tests (they
-import it). Its callers are the rows of the role-by-role tables:
-
-- staff (signed in with a scope), staff_unscoped, org_admin, other_admin (admin of another
-  org), anonymous;
-- project_admin: project access is_admin on Apollo;
-- group_admin: group access is_admin on the org-level group;
-- org_block: org access with every group and role permission (not admin);
-- project_block: project access on Apollo with every group and role permission;
-- group_user: group access on the org-level group with can_read, can_update and every
-  role permission (a group-level block);
-- member: group access on the org-level group with nothing else;
-- holder: holds the org-level role with can_read and can_update;
-- plain: a user with no access at all.
+The callers and targets are the world's (tests/world.py): Ward is the org-level group,
+Lab the project-level one (in Apollo).
 """
 
 from __future__ import annotations
 
-import asyncio
-import shutil
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from edge.app import Site, open_site
-from edge.auth.tokens import Lifetimes
 from edge.principal import Principal
-from storage import staff
-from tests.conftest import Api, make_config
-from tests.tenants import Tenant, new_tenant
-
-ALL = {"can_create": True, "can_read": True, "can_update": True, "can_delete": True}
-NONE = {"can_create": False, "can_read": False, "can_update": False, "can_delete": False}
-CALLERS = (
-    "staff",
-    "staff_unscoped",
-    "org_admin",
-    "project_admin",
-    "group_admin",
-    "org_block",
-    "project_block",
-    "group_user",
-    "member",
-    "holder",
-    "plain",
-    "other_admin",
-    "anonymous",
-)
-LIFETIMES = Lifetimes(access=timedelta(hours=1), refresh=timedelta(hours=1))
-
-
-@dataclass
-class World:
-    site: Site
-    api: Api
-    tenant: Tenant
-    other: Tenant
-    project_id: str = ""
-    org_group: str = ""
-    project_group: str = ""
-    org_role: str = ""
-    project_role: str = ""
-    users: dict[str, str] = field(default_factory=dict)
-    folder: Path = Path()
-
-    @property
-    def admin(self) -> Principal:
-        return Principal("user", self.tenant.admin_id, None, self.tenant.org_id)
-
-    async def token(self, who: str, project_id: str | None = None) -> str | None:
-        """A real access token for a caller, minted without the slow password check."""
-        tokens = self.site.services.tokens
-        if who == "anonymous":
-            return None
-        if who.startswith("staff"):
-            staff_id = self.site.services.db.read(staff.first)["id"]
-            org = None if who == "staff_unscoped" else self.tenant.org_id
-            info = await tokens.open_session(
-                "staff", staff_id, org_id=org, project_id=None, lifetimes=LIFETIMES
-            )
-        else:
-            tenant = self.other if who == "other_admin" else self.tenant
-            account = self.account(who)
-            info = await tokens.open_session(
-                "user", account, org_id=tenant.org_id, project_id=project_id, lifetimes=LIFETIMES
-            )
-        return str(info["access_token"])
-
-    def account(self, who: str) -> str:
-        if who == "org_admin":
-            return self.tenant.admin_id
-        if who == "other_admin":
-            return self.other.admin_id
-        return self.users[who]
-
-    async def add_user(self, name: str) -> str:
-        self.users[name] = await self.tenant.add_user(name)
-        return self.users[name]
-
-    async def call(self, who: str, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
-        return await self.api.call(method, path, await self.token(who), **kwargs)
-
-    async def new_group(self, project_id: str | None = None, **body: Any) -> str:
-        body = {"name": "Team", "create_own_access": False, **body}
-        if project_id:
-            body["project_id"] = project_id
-        return await self.site.services.groups.create(self.admin, body)
-
-    async def new_role(self, project_id: str | None = None, **body: Any) -> str:
-        body = {"name": "Nurses", **body}
-        if project_id:
-            body["project_id"] = project_id
-        return await self.site.services.roles.create(self.admin, body)
-
-
-async def new_project(site: Site, tenant: Tenant, **body: Any) -> str:
-    admin = Principal("user", tenant.admin_id, None, tenant.org_id)
-    return await site.services.projects.create(admin, {"create_own_access": False, **body})
-
-
-async def build_world(site: Site, api: Api) -> World:
-    tenant = await new_tenant(site, api)
-    other = await new_tenant(site, api, name="Other", alias="other")
-    world = World(site, api, tenant, other)
-    world.project_id = pid = await new_project(site, tenant, name="Apollo", alias="apollo")
-    world.org_group = gid = await world.new_group(name="Ward")
-    world.project_group = await world.new_group(pid, name="Lab")
-    world.org_role = await world.new_role(name="Nurses")
-    world.project_role = await world.new_role(pid, name="Technicians")
-    await tenant.grant("group", gid, world.org_role, "role")
-    grant = tenant.grant
-    await grant("project", pid, await world.add_user("project_admin"), is_admin=True)
-    await grant("group", gid, await world.add_user("group_admin"), is_admin=True)
-    blocks = {"group_permissions": ALL, "role_permissions": ALL}
-    await grant("org", tenant.org_id, await world.add_user("org_block"), **blocks)
-    await grant("project", pid, await world.add_user("project_block"), **blocks)
-    group_user = await world.add_user("group_user")
-    await grant("group", gid, group_user, can_read=True, can_update=True, role_permissions=ALL)
-    await grant("group", gid, await world.add_user("member"))
-    holder = await world.add_user("holder")
-    await grant("role", world.org_role, holder, can_read=True, can_update=True)
-    await world.add_user("plain")
-    return world
-
-
-@pytest.fixture(scope="session")
-def world_template(template_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> World:
-    """The world built once per session in its own data folder; tests get a copy of it."""
-    folder = tmp_path_factory.mktemp("groups-world") / "data"
-    shutil.copytree(template_dir, folder)
-    site = open_site(make_config(folder))
-    try:  # in a thread of its own: no event loop may be running in this one
-        with ThreadPoolExecutor(1) as pool:
-            built = pool.submit(asyncio.run, build_world(site, None)).result()  # type: ignore[arg-type]
-    finally:
-        site.services.db.close()
-    built.folder = folder
-    return built
-
-
-@pytest.fixture
-def data_dir(world_template: World, tmp_path: Path) -> Path:
-    """Each test's data folder starts as a copy of the world's."""
-    target = tmp_path / "data"
-    shutil.copytree(world_template.folder, target)
-    return target
-
-
-@pytest.fixture(name="world")
-def world_fixture(world_template: World, site: Site, api: Api) -> World:
-    def moved(tenant: Tenant) -> Tenant:
-        return replace(tenant, site=site, api=api)
-
-    return replace(
-        world_template,
-        site=site,
-        api=api,
-        tenant=moved(world_template.tenant),
-        other=moved(world_template.other),
-        users=dict(world_template.users),
-    )
-
-
-def table(expected: dict[str, int]) -> list[Any]:
-    """A parametrize table over every caller: the status each should get."""
-    assert set(expected) == set(CALLERS), set(CALLERS) ^ set(expected)
-    return [pytest.param(who, expected[who], id=who) for who in CALLERS]
+from tests.world import ALL, World, table
 
 
 async def get_group(world: World, group_id: str) -> dict[str, Any]:
@@ -213,13 +34,21 @@ ORG_CREATORS = {
     "staff_unscoped": 403,
     "org_admin": 201,
     "project_admin": 403,
+    "role_admin": 403,
+    "org_user_perms": 403,
+    "org_group_role_perms": 201,
+    "org_project_perms": 403,
+    "project_user_perms": 403,
+    "project_group_role_perms": 403,
+    "project_reader": 403,
+    "project_updater": 403,
     "group_admin": 403,
-    "org_block": 201,
-    "project_block": 403,
-    "group_user": 403,
+    "group_user_perms": 403,
+    "group_editor": 403,
     "member": 403,
     "holder": 403,
     "plain": 403,
+    "gemini_user": 403,
     "other_admin": 201,  # in their own organization
     "anonymous": 401,
 }
@@ -241,7 +70,8 @@ async def test_who_may_create_an_org_level_group(world: World, who: str, expecte
 PROJECT_CREATORS = {
     **ORG_CREATORS,
     "project_admin": 201,
-    "project_block": 201,
+    "role_admin": 201,
+    "project_group_role_perms": 201,
     "other_admin": 400,  # the project is not one of their organization
 }
 
@@ -281,9 +111,9 @@ async def test_a_new_group_has_every_field_and_its_defaults(world: World) -> Non
 
 
 async def test_the_creator_gets_full_access_unless_declined(world: World) -> None:
-    creator = "org_block"
+    creator = "org_group_role_perms"
     _, made = await world.call(creator, "POST", "/v2/groups", json={"name": "Mine"})
-    group_id, me = made["group"]["id"], world.users[creator]
+    group_id, me = made["group"]["id"], world.id(creator)
     status, body = await world.call(creator, "GET", f"/v2/groups/{group_id}/access/{me}")
     assert status == 200, body
     access = body["group_access"]
@@ -319,8 +149,7 @@ async def test_names_need_not_be_unique_and_are_checked(world: World) -> None:
 
 
 async def test_a_project_of_another_org_is_refused(world: World) -> None:
-    theirs = await new_project(world.site, world.other, name="Theirs")
-    body = {"name": "a", "project_id": theirs}
+    body = {"name": "a", "project_id": world.other_project_id}
     status, reply = await world.call("org_admin", "POST", "/v2/groups", json=body)
     assert (status, reply) == (
         400,
@@ -357,10 +186,8 @@ async def test_org_settings_set_new_group_defaults(world: World) -> None:
 
 
 async def test_project_settings_set_defaults_of_its_groups(world: World) -> None:
-    project = await new_project(
-        world.site,
-        world.tenant,
-        name="Gemini",
+    project = await world.new_project(
+        name="Mercury",
         groups_require_delete_permission_to_put_data_by_default=True,
         group_delete_protection_on_by_default=True,
     )
@@ -376,9 +203,9 @@ async def test_project_settings_set_defaults_of_its_groups(world: World) -> None
     [
         ("org_admin", False, 201),
         ("staff", False, 201),
-        ("org_block", False, 403),
+        ("org_group_role_perms", False, 403),
         ("project_admin", True, 201),
-        ("project_block", True, 403),
+        ("project_group_role_perms", True, 403),
     ],
 )
 async def test_require_delete_permission_to_put_data_is_for_admins(
@@ -389,7 +216,7 @@ async def test_require_delete_permission_to_put_data_is_for_admins(
         body["project_id"] = world.project_id
     status, reply = await world.call(who, "POST", "/v2/groups", json=body)
     assert status == expected, reply
-    group_id = world.project_group if project else world.org_group
+    group_id = world.project_group_id if project else world.org_group_id
     patch = {"require_delete_permission_to_put_data": True}
     status, reply = await world.call(who, "PATCH", f"/v2/groups/{group_id}", json=patch)
     assert status == (200 if expected == 201 else 403), reply
@@ -404,22 +231,32 @@ ORG_GROUP_READERS = {
     "staff_unscoped": 403,
     "org_admin": 200,
     "project_admin": 404,
+    "role_admin": 404,
+    "org_user_perms": 404,
+    "org_group_role_perms": 200,
+    "org_project_perms": 404,
+    "project_user_perms": 404,
+    "project_group_role_perms": 404,
+    "project_reader": 404,
+    "project_updater": 404,
     "group_admin": 200,
-    "org_block": 200,
-    "project_block": 404,
-    "group_user": 200,
+    "group_user_perms": 403,
+    "group_editor": 200,
     "member": 403,
     "holder": 403,  # through the role, a member of the group
     "plain": 404,
+    "gemini_user": 404,
     "other_admin": 404,
     "anonymous": 401,
 }
 PROJECT_GROUP_READERS = {
     **ORG_GROUP_READERS,
     "project_admin": 200,
-    "project_block": 200,
+    "role_admin": 200,
+    "project_group_role_perms": 200,
     "group_admin": 404,
-    "group_user": 404,
+    "group_user_perms": 404,
+    "group_editor": 404,
     "member": 404,
     "holder": 404,
 }
@@ -427,17 +264,17 @@ PROJECT_GROUP_READERS = {
 
 @pytest.mark.parametrize(("who", "expected"), table(ORG_GROUP_READERS))
 async def test_who_may_read_an_org_level_group(world: World, who: str, expected: int) -> None:
-    status, body = await world.call(who, "GET", f"/v2/groups/{world.org_group}")
+    status, body = await world.call(who, "GET", f"/v2/groups/{world.org_group_id}")
     assert status == expected, body
     if status == 200:
-        assert body["group"]["id"] == world.org_group and "project_id" not in body["group"]
+        assert body["group"]["id"] == world.org_group_id and "project_id" not in body["group"]
     else:
         assert set(body) == {"message"}
 
 
 @pytest.mark.parametrize(("who", "expected"), table(PROJECT_GROUP_READERS))
 async def test_who_may_read_a_project_level_group(world: World, who: str, expected: int) -> None:
-    status, body = await world.call(who, "GET", f"/v2/groups/{world.project_group}")
+    status, body = await world.call(who, "GET", f"/v2/groups/{world.project_group_id}")
     assert status == expected, body
     if status == 200:
         assert body["group"]["project_id"] == world.project_id
@@ -452,14 +289,22 @@ async def test_unknown_group_is_404(world: World) -> None:
 SEES = {
     "staff": {"org", "project"},
     "org_admin": {"org", "project"},
-    "org_block": {"org", "project"},
     "project_admin": {"project"},
-    "project_block": {"project"},
+    "role_admin": {"project"},
+    "org_user_perms": set(),
+    "org_group_role_perms": {"org", "project"},
+    "org_project_perms": set(),
+    "project_user_perms": set(),
+    "project_group_role_perms": {"project"},
+    "project_reader": set(),
+    "project_updater": set(),
     "group_admin": {"org"},
-    "group_user": {"org"},
+    "group_user_perms": set(),
+    "group_editor": {"org"},
     "member": set(),
     "holder": set(),
     "plain": set(),
+    "gemini_user": set(),
     "other_admin": set(),
 }
 
@@ -468,7 +313,7 @@ SEES = {
 async def test_lists_hold_only_the_groups_the_caller_may_read(
     world: World, who: str, expected: set[str]
 ) -> None:
-    names = {world.org_group: "org", world.project_group: "project"}
+    names = {world.org_group_id: "org", world.project_group_id: "project"}
     got = await list_ids(world, who)
     assert {names[g] for g in got} == expected and len(got) == len(expected)
 
@@ -480,19 +325,21 @@ async def test_lists_need_an_org_member(world: World, who: str, expected: int) -
 
 
 async def test_project_scope_lists_only_that_projects_groups(world: World) -> None:
-    assert await list_ids(world, "org_admin", project_id=world.project_id) == [world.project_group]
-    assert set(await list_ids(world, "org_admin")) == {world.org_group, world.project_group}
+    assert await list_ids(world, "org_admin", project_id=world.project_id) == [
+        world.project_group_id
+    ]
+    assert set(await list_ids(world, "org_admin")) == {world.org_group_id, world.project_group_id}
 
 
 async def test_list_filters(world: World) -> None:
     second = await world.new_group(world.project_id, name="LAB two", tags=["x"])
-    assert await list_ids(world, "org_admin", "?name=lab") == [world.project_group]
+    assert await list_ids(world, "org_admin", "?name=lab") == [world.project_group_id]
     assert await list_ids(world, "org_admin", "?name.regex=^(?i)lab") == [
-        world.project_group,
+        world.project_group_id,
         second,
     ]
     assert await list_ids(world, "org_admin", f"?project_id={world.project_id}") == [
-        world.project_group,
+        world.project_group_id,
         second,
     ]
     assert await list_ids(world, "org_admin", "?tags=x") == [second]
@@ -522,56 +369,63 @@ ORG_GROUP_UPDATERS = {**ORG_GROUP_READERS, "member": 403}
 
 @pytest.mark.parametrize(("who", "expected"), table(ORG_GROUP_UPDATERS))
 async def test_who_may_update_an_org_level_group(world: World, who: str, expected: int) -> None:
-    path = f"/v2/groups/{world.org_group}"
+    path = f"/v2/groups/{world.org_group_id}"
     status, body = await world.call(who, "PATCH", path, json={"description": "Changed"})
     assert status == expected, body
-    group = await get_group(world, world.org_group)
+    group = await get_group(world, world.org_group_id)
     assert (group["description"] == "Changed") is (expected == 200)
     if expected == 200:
         assert body == {"message": "Success"}
         if who != "staff":
-            assert group["last_updated_by"] == world.account(who)
+            assert group["last_updated_by"] == world.id(who)
 
 
 @pytest.mark.parametrize(("who", "expected"), table(PROJECT_GROUP_READERS))
 async def test_who_may_update_a_project_level_group(world: World, who: str, expected: int) -> None:
-    path = f"/v2/groups/{world.project_group}"
+    path = f"/v2/groups/{world.project_group_id}"
     status, body = await world.call(who, "PATCH", path, json={"name": "Renamed"})
     assert status == expected, body
-    assert ((await get_group(world, world.project_group))["name"] == "Renamed") is (expected == 200)
+    assert ((await get_group(world, world.project_group_id))["name"] == "Renamed") is (
+        expected == 200
+    )
 
 
 async def test_update_never_requires_read(world: World) -> None:
-    updater = await world.add_user("updater")
-    await world.tenant.grant("group", world.org_group, updater, can_update=True)
-    path = f"/v2/groups/{world.org_group}"
-    status, _ = await world.call("updater", "GET", path)
+    updater = await world.add_user("group_updater")
+    await world.grant("group", world.org_group_id, updater, can_update=True)
+    path = f"/v2/groups/{world.org_group_id}"
+    status, _ = await world.call("group_updater", "GET", path)
     assert status == 403
-    status, _ = await world.call("updater", "PATCH", path, json={"tags": ["t"]})
+    status, _ = await world.call("group_updater", "PATCH", path, json={"tags": ["t"]})
     assert status == 200
-    assert (await get_group(world, world.org_group))["tags"] == ["t"]
+    assert (await get_group(world, world.org_group_id))["tags"] == ["t"]
 
 
 @pytest.mark.parametrize(
     ("who", "expected"),
-    [("org_admin", 200), ("org_block", 200), ("group_admin", 403), ("group_user", 403)],
+    [
+        ("org_admin", 200),
+        ("org_group_role_perms", 200),
+        ("group_admin", 403),
+        ("group_editor", 403),
+    ],
 )
 async def test_suspending_a_group_is_for_org_and_project_level_callers(
     world: World, who: str, expected: int
 ) -> None:
-    path = f"/v2/groups/{world.org_group}"
+    path = f"/v2/groups/{world.org_group_id}"
     status, _ = await world.call(who, "PATCH", path, json={"is_active": False})
     assert status == expected
-    assert (await get_group(world, world.org_group))["is_active"] is (expected != 200)
+    assert (await get_group(world, world.org_group_id))["is_active"] is (expected != 200)
 
 
 async def test_a_suspended_group_gives_its_members_nothing(world: World) -> None:
-    path = f"/v2/groups/{world.org_group}"
+    path = f"/v2/groups/{world.org_group_id}"
     status, _ = await world.call("org_admin", "PATCH", path, json={"is_active": False})
     assert status == 200
     status, _ = await world.call("group_admin", "GET", path)
     assert status == 404
-    assert await list_ids(world, "org_admin", "?is_active=false") == [world.org_group]
+    assert await list_ids(world, "org_admin", "?is_active=false") == [world.org_group_id]
     status, _ = await world.call("org_admin", "PATCH", path, json={"is_active": True})
     assert status == 200
     status, _ = await world.call("group_admin", "GET", path)
@@ -579,7 +433,7 @@ async def test_a_suspended_group_gives_its_members_nothing(world: World) -> None
 
 
 async def test_patch_values_are_checked(world: World) -> None:
-    path = f"/v2/groups/{world.org_group}"
+    path = f"/v2/groups/{world.org_group_id}"
     for body, status in (
         ({"name": ""}, 400),
         ({"description": "x" * 3000}, 400),
@@ -592,28 +446,30 @@ async def test_patch_values_are_checked(world: World) -> None:
 
 
 # -- delete ------------------------------------------------------------------------------
-ORG_GROUP_DELETERS = {**ORG_GROUP_READERS, "group_user": 403}
+ORG_GROUP_DELETERS = {**ORG_GROUP_READERS, "group_editor": 403}
 
 
 @pytest.mark.parametrize(("who", "expected"), table(ORG_GROUP_DELETERS))
 async def test_who_may_delete_an_org_level_group(world: World, who: str, expected: int) -> None:
-    status, body = await world.call(who, "DELETE", f"/v2/groups/{world.org_group}")
+    status, body = await world.call(who, "DELETE", f"/v2/groups/{world.org_group_id}")
     assert status == expected, body
-    status, _ = await world.call("org_admin", "GET", f"/v2/groups/{world.org_group}")
+    status, _ = await world.call("org_admin", "GET", f"/v2/groups/{world.org_group_id}")
     assert status == (404 if expected == 200 else 200)
 
 
 @pytest.mark.parametrize(("who", "expected"), table(PROJECT_GROUP_READERS))
 async def test_who_may_delete_a_project_level_group(world: World, who: str, expected: int) -> None:
-    status, body = await world.call(who, "DELETE", f"/v2/groups/{world.project_group}")
+    status, body = await world.call(who, "DELETE", f"/v2/groups/{world.project_group_id}")
     assert status == expected, body
 
 
 async def test_deleting_a_group_takes_its_access_with_it(world: World) -> None:
-    status, _ = await world.call("org_admin", "DELETE", f"/v2/groups/{world.org_group}")
+    status, _ = await world.call("org_admin", "DELETE", f"/v2/groups/{world.org_group_id}")
     assert status == 200
     left = world.site.services.db.read(
-        lambda c: c.execute("SELECT count(*) FROM access WHERE target_id = ?", (world.org_group,))
+        lambda c: c.execute(
+            "SELECT count(*) FROM access WHERE target_id = ?", (world.org_group_id,)
+        )
     ).fetchall()
     assert left == [(0,)]
 
@@ -626,13 +482,13 @@ async def test_deleting_a_group_takes_its_access_with_it(world: World) -> None:
         ("staff", True, 200),
         ("group_admin", False, 409),
         ("group_admin", True, 403),
-        ("org_block", True, 403),
+        ("org_group_role_perms", True, 403),
     ],
 )
 async def test_delete_protection_and_admin_only_force(
     world: World, who: str, force: bool, expected: int
 ) -> None:
-    path = f"/v2/groups/{world.org_group}"
+    path = f"/v2/groups/{world.org_group_id}"
     status, _ = await world.call("org_admin", "PATCH", path, json={"is_delete_protected": True})
     assert status == 200
     query = "?force=true" if force else ""
@@ -643,7 +499,7 @@ async def test_delete_protection_and_admin_only_force(
 
 
 async def test_project_admins_may_force_in_their_project(world: World) -> None:
-    path = f"/v2/groups/{world.project_group}"
+    path = f"/v2/groups/{world.project_group_id}"
     await world.call("org_admin", "PATCH", path, json={"is_delete_protected": True})
     status, body = await world.call("project_admin", "DELETE", path + "?force=&permanent=true")
     assert (status, body) == (200, {"message": "Success"})

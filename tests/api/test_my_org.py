@@ -6,44 +6,49 @@ from typing import Any
 
 import pytest
 
-from edge.app import Site
-from tests.api.user_world import CALLERS, World, add_role, build
-from tests.conftest import Api
 from tests.tenants import PASSWORD
+from tests.world import CALLERS, World, table
 
-
-@pytest.fixture
-async def world(site: Site, api: Api) -> World:
-    return await build(site, api)
-
-
-READ = {"anonymous": 401, "staff_unscoped": 403}
+READ = {**dict.fromkeys(CALLERS, 200), "staff_unscoped": 403, "anonymous": 401}  # every member
 WRITE = {
-    "anonymous": 401,
+    "staff": 200,
     "staff_unscoped": 403,
+    "org_admin": 200,
     "project_admin": 403,
+    "role_admin": 403,
+    "org_user_perms": 403,
+    "org_group_role_perms": 403,
+    "org_project_perms": 403,
+    "project_user_perms": 403,
+    "project_group_role_perms": 403,
+    "project_reader": 403,
+    "project_updater": 403,
     "group_admin": 403,
-    "org_block": 403,
-    "project_block": 403,
-    "group_block": 403,
+    "group_user_perms": 403,
+    "group_editor": 403,
+    "member": 403,
+    "holder": 403,
     "plain": 403,
+    "gemini_user": 403,
+    "other_admin": 200,  # their own organization
+    "anonymous": 401,
 }
 
 
-@pytest.mark.parametrize("who", CALLERS)
-async def test_get_my_org_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(READ))
+async def test_get_my_org_by_role(world: World, who: str, expected: int) -> None:
     status, body = await world.call(who, "GET", "/v2/my-org")
-    assert status == READ.get(who, 200), body
+    assert status == expected, body
     if status == 200:
         org = world.other if who == "other_admin" else world.tenant
         assert body["org"]["id"] == org.org_id and body["org"]["alias"] == org.alias
         assert body["org"]["session_expire_mins"] == 5
 
 
-@pytest.mark.parametrize("who", CALLERS)
-async def test_patch_my_org_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(WRITE))
+async def test_patch_my_org_by_role(world: World, who: str, expected: int) -> None:
     status, body = await world.call(who, "PATCH", "/v2/my-org", json={"description": "Changed"})
-    assert status == WRITE.get(who, 200), body
+    assert status == expected, body
     org = world.site.services.orgs.get_row(world.tenant.org_id)
     other = world.site.services.orgs.get_row(world.other.org_id)
     assert org["description"] == ("Changed" if status == 200 and who != "other_admin" else "")
@@ -137,8 +142,8 @@ async def test_token_settings_apply_and_sign_in_keeps_working(world: World) -> N
 
 
 async def test_a_role_can_make_an_org_admin(world: World) -> None:
-    role = await add_role(world.tenant, "Admins")
-    await world.tenant.grant("org", world.tenant.org_id, role, "role", is_admin=True)
-    await world.tenant.grant("role", role, world.id("plain"))
+    role = await world.new_role(name="Admins")
+    await world.grant("org", world.tenant.org_id, role, "role", is_admin=True)
+    await world.grant("role", role, world.id("plain"))
     status, _ = await world.call("plain", "PATCH", "/v2/my-org", json={"description": "x"})
     assert status == 200

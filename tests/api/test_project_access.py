@@ -8,18 +8,11 @@ from typing import Any
 
 import pytest
 
-from edge.app import Site
 from storage import access as access_store
-from tests.api.project_world import ADMINS, CALLERS, World, build_world, make_project
-from tests.conftest import Api
+from tests.world import PROJECT_ADMINS, World, table
 
 CRUD_KEYS = {"can_create", "can_read", "can_update", "can_delete"}
 NONE = dict.fromkeys(CRUD_KEYS, False)
-
-
-@pytest.fixture
-async def world(site: Site, api: Api) -> World:
-    return await build_world(site, api)
 
 
 def path(world: World, grantee_id: str, project_id: str | None = None) -> str:
@@ -44,22 +37,34 @@ MANAGE = {
     "org_admin": 200,
     "project_admin": 200,
     "role_admin": 200,
-    "org_perms": 403,  # org-level project permissions do not make a project admin
-    "reader": 403,
-    "updater": 403,
-    "stranger": 404,
+    "org_user_perms": 404,
+    "org_group_role_perms": 404,
+    "org_project_perms": 403,  # org-level project permissions do not make a project admin
+    "project_user_perms": 403,
+    "project_group_role_perms": 403,
+    "project_reader": 403,
+    "project_updater": 403,
+    "group_admin": 404,
+    "group_user_perms": 404,
+    "group_editor": 404,
+    "member": 404,
+    "holder": 404,
+    "plain": 404,
+    "gemini_user": 404,
     "other_admin": 404,
     "anonymous": 401,
 }
 
 
-@pytest.mark.parametrize("who", CALLERS)
-async def test_create_by_role(world: World, who: str) -> None:
+CREATE = {who: 201 if status == 200 else status for who, status in MANAGE.items()}
+
+
+@pytest.mark.parametrize(("who", "expected"), table(CREATE))
+async def test_create_by_role(world: World, who: str, expected: int) -> None:
     newbie = await world.add_user("newbie")
     token = await world.token(who)
     body = {"can_read": True}
     status, reply = await world.api.call("POST", path(world, newbie), token, json=body)
-    expected = 201 if MANAGE[who] == 200 else MANAGE[who]
     assert status == expected, reply
     row = stored(world, newbie)
     if status == 201:
@@ -69,38 +74,38 @@ async def test_create_by_role(world: World, who: str) -> None:
         assert row is None
 
 
-READ = {**MANAGE, "org_perms": 200, "reader": 200}
+READ = {**MANAGE, "org_project_perms": 200, "project_reader": 200}
 
 
-@pytest.mark.parametrize("who", CALLERS)
-async def test_get_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(READ))
+async def test_get_by_role(world: World, who: str, expected: int) -> None:
     token = await world.token(who)
-    status, body = await world.api.call("GET", path(world, world.users["reader"]), token)
-    assert status == READ[who], body
+    status, body = await world.api.call("GET", path(world, world.id("project_reader")), token)
+    assert status == expected, body
     if status == 200:
         access = body["project_access"]
-        assert access["grantee_id"] == world.users["reader"] and access["can_read"] is True
-        assert ("is_active" in access) is (who in ADMINS)
+        assert access["grantee_id"] == world.id("project_reader") and access["can_read"] is True
+        assert ("is_active" in access) is (who in PROJECT_ADMINS)
 
 
-@pytest.mark.parametrize("who", CALLERS)
-async def test_patch_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(MANAGE))
+async def test_patch_by_role(world: World, who: str, expected: int) -> None:
     token = await world.token(who)
     body = {"can_update": True}
     status, reply = await world.api.call(
-        "PATCH", path(world, world.users["reader"]), token, json=body
+        "PATCH", path(world, world.id("project_reader")), token, json=body
     )
-    assert status == MANAGE[who], reply
-    row = stored(world, world.users["reader"])
+    assert status == expected, reply
+    row = stored(world, world.id("project_reader"))
     assert row is not None and row["can_update"] == (1 if status == 200 else 0)
 
 
-@pytest.mark.parametrize("who", CALLERS)
-async def test_delete_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(MANAGE))
+async def test_delete_by_role(world: World, who: str, expected: int) -> None:
     token = await world.token(who)
-    status, body = await world.api.call("DELETE", path(world, world.users["reader"]), token)
-    assert status == MANAGE[who], body
-    assert (stored(world, world.users["reader"]) is None) is (status == 200)
+    status, body = await world.api.call("DELETE", path(world, world.id("project_reader")), token)
+    assert status == expected, body
+    assert (stored(world, world.id("project_reader")) is None) is (status == 200)
 
 
 # -- shape and rules ------------------------------------------------------------------------------
@@ -137,9 +142,9 @@ async def test_created_access_reads_back_in_full(world: World) -> None:
         "project_description": "",
         "project_tags": [],
         "created_date": access["created_date"],
-        "created_by": world.users["project_admin"],
+        "created_by": world.id("project_admin"),
         "last_updated_date": access["created_date"],
-        "last_updated_by": world.users["project_admin"],
+        "last_updated_by": world.id("project_admin"),
     }
     assert len(access["id"]) == 29
 
@@ -152,13 +157,13 @@ async def test_is_active_cannot_be_set_on_create_and_only_admins_see_it(world: W
     )
     assert (status, body) == (406, {"message": "is_active: is not a known field"})
     assert stored(world, newbie) is None
-    reader = await world.token("reader")
+    reader = await world.token("project_reader")
     assert (await world.api.call("GET", f"/v2/projects/{world.project_id}", reader))[0] == 200
     body = {"is_active": False}
-    assert (await world.api.call("PATCH", path(world, world.users["reader"]), admin, json=body))[
-        0
-    ] == 200
-    status, body = await world.api.call("GET", path(world, world.users["reader"]), admin)
+    assert (
+        await world.api.call("PATCH", path(world, world.id("project_reader")), admin, json=body)
+    )[0] == 200
+    status, body = await world.api.call("GET", path(world, world.id("project_reader")), admin)
     assert body["project_access"]["is_active"] is False
     # An inactive access grants nothing: the reader no longer knows the project.
     assert (await world.api.call("GET", f"/v2/projects/{world.project_id}", reader))[0] == 404
@@ -168,17 +173,16 @@ async def test_grantees_must_be_users_or_roles_of_the_org(world: World) -> None:
     token = await world.token("org_admin")
     status, body = await world.api.call("POST", path(world, world.other.admin_id), token, json={})
     assert (status, body) == (404, {"message": "Grantee not found"})
-    status, _ = await world.api.call("POST", path(world, world.second_id), token, json={})
+    status, _ = await world.api.call("POST", path(world, world.second_project_id), token, json={})
     assert status == 404  # a project is not a grantee
     status, _ = await world.api.call("POST", path(world, "x" * 16), token, json={})
     assert status == 404
-    elsewhere = await make_project(world.site, world.tenant, name="Elsewhere")
-    outsider = await world.add_user("outsider", project_id=elsewhere)
+    outsider = world.id("gemini_user")  # home project: Gemini
     status, body = await world.api.call("POST", path(world, outsider), token, json={})
     assert (status, body) == (400, {"message": "grantee_id: this user belongs to another project"})
     insider = await world.add_user("insider", project_id=world.project_id)
     assert (await world.api.call("POST", path(world, insider), token, json={}))[0] == 201
-    role = await world.add_role("Readers")
+    role = await world.new_role(name="Readers")
     assert (await world.api.call("POST", path(world, role), token, json={"can_read": True}))[
         0
     ] == 201
@@ -188,10 +192,10 @@ async def test_grantees_must_be_users_or_roles_of_the_org(world: World) -> None:
 async def test_existing_access_is_a_409(world: World) -> None:
     token = await world.token("org_admin")
     status, body = await world.api.call(
-        "POST", path(world, world.users["reader"]), token, json={"is_admin": True}
+        "POST", path(world, world.id("project_reader")), token, json={"is_admin": True}
     )
     assert status == 409 and set(body) == {"message"}
-    row = stored(world, world.users["reader"])
+    row = stored(world, world.id("project_reader"))
     assert row is not None and row["is_admin"] == 0
 
 
@@ -199,19 +203,17 @@ async def test_unknown_access_and_project_are_404(world: World) -> None:
     token = await world.token("org_admin")
     for method in ("GET", "PATCH", "DELETE"):
         kwargs = {"json": {}} if method == "PATCH" else {}
-        status, body = await world.api.call(
-            method, path(world, world.users["stranger"]), token, **kwargs
-        )
+        status, body = await world.api.call(method, path(world, world.id("plain")), token, **kwargs)
         assert (status, body) == (404, {"message": "Project access not found"}), method
         status, body = await world.api.call(
-            method, path(world, world.users["reader"], world.other_project_id), token, **kwargs
+            method, path(world, world.id("project_reader"), world.other_project_id), token, **kwargs
         )
         assert (status, body) == (404, {"message": "Project not found"}), method
 
 
 async def test_patch_replaces_only_the_blocks_it_names(world: World) -> None:
     token = await world.token("org_admin")
-    target = path(world, world.users["reader"])
+    target = path(world, world.id("project_reader"))
     body = {"user_permissions": {"can_create": True}, "device_permissions": {"can_read": True}}
     assert (await world.api.call("PATCH", target, token, json=body))[0] == 200
     body = {"user_permissions": {"can_delete": True}, "tags": ["t"]}
@@ -228,15 +230,15 @@ async def test_patch_replaces_only_the_blocks_it_names(world: World) -> None:
 
 async def test_delete_protection_needs_force(world: World) -> None:
     token = await world.token("project_admin")
-    target = path(world, world.users["reader"])
+    target = path(world, world.id("project_reader"))
     assert (await world.api.call("PATCH", target, token, json={"is_delete_protected": True}))[
         0
     ] == 200
     status, body = await world.api.call("DELETE", target, token)
     assert status == 409 and "delete protected" in body["message"]
-    assert stored(world, world.users["reader"]) is not None
+    assert stored(world, world.id("project_reader")) is not None
     assert (await world.api.call("DELETE", target + "?force=true&permanent=true", token))[0] == 200
-    assert stored(world, world.users["reader"]) is None
+    assert stored(world, world.id("project_reader")) is None
 
 
 # -- losing admin status ends sessions ------------------------------------------------------------
@@ -255,11 +257,11 @@ async def test_a_project_admin_who_loses_it_is_signed_out(
     method, body = change
     victim = await world.token("project_admin")
     scoped = await world.token("project_admin", project_id=world.project_id)
-    bystander = await world.token("reader")
+    bystander = await world.token("project_reader")
     admin = await world.token("org_admin")
     assert await works(world, victim) and await works(world, scoped)
     kwargs = {"json": body} if body is not None else {}
-    target = path(world, world.users["project_admin"])
+    target = path(world, world.id("project_admin"))
     assert (await world.api.call(method, target, admin, **kwargs))[0] == 200
     assert not await works(world, victim) and not await works(world, scoped)
     assert await works(world, bystander) and await works(world, admin)
@@ -267,27 +269,29 @@ async def test_a_project_admin_who_loses_it_is_signed_out(
 
 async def test_changes_that_keep_admin_status_keep_sessions(world: World) -> None:
     victim = await world.token("project_admin")
-    reader = await world.token("reader")
+    reader = await world.token("project_reader")
     admin = await world.token("org_admin")
     body = {"tags": ["x"], "can_read": False}
-    target = path(world, world.users["project_admin"])
+    target = path(world, world.id("project_admin"))
     assert (await world.api.call("PATCH", target, admin, json=body))[0] == 200
     body = {"can_read": False}
-    assert (await world.api.call("PATCH", path(world, world.users["reader"]), admin, json=body))[
-        0
-    ] == 200
+    assert (
+        await world.api.call("PATCH", path(world, world.id("project_reader")), admin, json=body)
+    )[0] == 200
     assert await works(world, victim) and await works(world, reader)
 
 
 async def test_turning_off_a_roles_admin_access_signs_out_its_holders(world: World) -> None:
     second_holder = await world.add_user("second_holder")
-    await world.tenant.grant("role", world.role_id, second_holder)
+    await world.grant("role", world.admin_role_id, second_holder)
     holders = [await world.token("role_admin"), await world.token("second_holder")]
     direct_admin = await world.token("project_admin")
     admin = await world.token("org_admin")
     assert all([await works(world, t) for t in holders])
     body = {"is_admin": False}
-    assert (await world.api.call("PATCH", path(world, world.role_id), admin, json=body))[0] == 200
+    assert (await world.api.call("PATCH", path(world, world.admin_role_id), admin, json=body))[
+        0
+    ] == 200
     assert not any([await works(world, t) for t in holders])
     assert await works(world, direct_admin)
     # Their grants changed with it: signed in again, the holder is no longer an admin.
@@ -300,7 +304,7 @@ async def test_an_org_admin_keeps_their_session_when_their_project_access_goes(
     world: World,
 ) -> None:
     admin = await world.token("org_admin")
-    await world.tenant.grant("project", world.project_id, world.tenant.admin_id, is_admin=True)
+    await world.grant("project", world.project_id, world.tenant.admin_id, is_admin=True)
     target = path(world, world.tenant.admin_id)
     assert (await world.api.call("DELETE", target, admin))[0] == 200
     assert await works(world, admin)  # still an admin of every project, as org admin

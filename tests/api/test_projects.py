@@ -12,17 +12,9 @@ import pytest
 from edge.app import Site
 from storage import access as access_store
 from storage import projects as project_store
-from tests.api.project_world import (
-    ADMINS,
-    CALLERS,
-    World,
-    admin_token,
-    build_world,
-    make_project,
-    quick_tenant,
-)
 from tests.conftest import Api
-from tests.tenants import Tenant
+from tests.tenants import Tenant, quick_tenant
+from tests.world import CALLERS, PROJECT_ADMINS, World, new_project, table
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 TOKEN_RANGES = {
@@ -34,12 +26,8 @@ TOKEN_RANGES = {
 
 
 @pytest.fixture
-async def world(site: Site, api: Api) -> World:
-    return await build_world(site, api)
-
-
-@pytest.fixture
 async def tenant(site: Site, api: Api) -> Tenant:
+    """An org with nothing in it yet, for the tests that count and name what they make."""
     return await quick_tenant(site, api)
 
 
@@ -60,20 +48,30 @@ READ = {
     "org_admin": 200,
     "project_admin": 200,
     "role_admin": 200,
-    "org_perms": 200,
-    "reader": 200,
-    "updater": 403,  # update never needs read: they know the project, but may not read it
-    "stranger": 404,
+    "org_user_perms": 404,
+    "org_group_role_perms": 404,
+    "org_project_perms": 200,
+    "project_user_perms": 403,  # any project access makes the project known
+    "project_group_role_perms": 403,
+    "project_reader": 200,
+    "project_updater": 403,  # update never needs read: they know the project, but may not read it
+    "group_admin": 404,
+    "group_user_perms": 404,
+    "group_editor": 404,
+    "member": 404,  # a home project is not access to it
+    "holder": 404,
+    "plain": 404,
+    "gemini_user": 404,
     "other_admin": 404,
     "anonymous": 401,
 }
 
 
-@pytest.mark.parametrize("who", CALLERS)
-async def test_get_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(READ))
+async def test_get_by_role(world: World, who: str, expected: int) -> None:
     token = await world.token(who)
     status, body = await world.api.call("GET", f"/v2/projects/{world.project_id}", token)
-    assert status == READ[who], body
+    assert status == expected, body
     if status == 200:
         project = body["project"]
         assert (project["id"], project["name"], project["alias"]) == (
@@ -81,61 +79,81 @@ async def test_get_by_role(world: World, who: str) -> None:
             "Apollo",
             "apollo",
         )
-        assert ("is_active" in project) is (who in ADMINS)  # admins only
+        assert ("is_active" in project) is (who in PROJECT_ADMINS)  # admins only
     else:
         assert set(body) == {"message"}
 
 
-SECOND = {**{k: 404 for k in READ}, "staff": 200, "org_admin": 200, "org_perms": 200}
-SECOND.update(staff_unscoped=403, anonymous=401)
-
-
-@pytest.mark.parametrize("who", CALLERS)
-async def test_another_project_is_reached_only_through_org_rights(world: World, who: str) -> None:
-    token = await world.token(who)
-    status, _ = await world.api.call("GET", f"/v2/projects/{world.second_id}", token)
-    assert status == SECOND[who]
-
-
-LISTED = {
-    "staff": {"Apollo", "Gemini"},
-    "org_admin": {"Apollo", "Gemini"},
-    "org_perms": {"Apollo", "Gemini"},
-    "project_admin": {"Apollo"},
-    "role_admin": {"Apollo"},
-    "reader": {"Apollo"},
-    "updater": set(),
-    "stranger": set(),
-    "other_admin": {"Theirs"},
+SECOND = {
+    **dict.fromkeys(CALLERS, 404),
+    "staff": 200,
+    "staff_unscoped": 403,
+    "org_admin": 200,
+    "org_project_perms": 200,
+    "anonymous": 401,
 }
 
 
-@pytest.mark.parametrize("who", CALLERS)
-async def test_list_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(SECOND))
+async def test_another_project_is_reached_only_through_org_rights(
+    world: World, who: str, expected: int
+) -> None:
+    token = await world.token(who)
+    status, _ = await world.api.call("GET", f"/v2/projects/{world.second_project_id}", token)
+    assert status == expected
+
+
+LISTED: dict[str, set[str] | int] = {
+    "staff": {"Apollo", "Gemini"},
+    "staff_unscoped": 403,
+    "org_admin": {"Apollo", "Gemini"},
+    "project_admin": {"Apollo"},
+    "role_admin": {"Apollo"},
+    "org_user_perms": set(),
+    "org_group_role_perms": set(),
+    "org_project_perms": {"Apollo", "Gemini"},
+    "project_user_perms": set(),
+    "project_group_role_perms": set(),
+    "project_reader": {"Apollo"},
+    "project_updater": set(),
+    "group_admin": set(),
+    "group_user_perms": set(),
+    "group_editor": set(),
+    "member": set(),
+    "holder": set(),
+    "plain": set(),
+    "gemini_user": set(),
+    "other_admin": {"Theirs"},
+    "anonymous": 401,
+}
+
+
+@pytest.mark.parametrize(("who", "expected"), table(LISTED))
+async def test_list_by_role(world: World, who: str, expected: set[str] | int) -> None:
     token = await world.token(who)
     status, body = await world.api.call("GET", "/v2/projects", token)
-    if who in LISTED:
-        assert status == 200 and set(body) == {"projects"}, body
-        assert {p["name"] for p in body["projects"]} == LISTED[who]
+    if isinstance(expected, int):
+        assert status == expected and set(body) == {"message"}, body
     else:
-        assert status == {"staff_unscoped": 403, "anonymous": 401}[who]
+        assert status == 200 and set(body) == {"projects"}, body
+        assert {p["name"] for p in body["projects"]} == expected
 
 
 CREATE = {
-    **{k: 403 for k in READ},
+    **dict.fromkeys(CALLERS, 403),
     "staff": 201,
     "org_admin": 201,
-    "org_perms": 201,
+    "org_project_perms": 201,
     "other_admin": 201,  # in their own organization
     "anonymous": 401,
 }
 
 
-@pytest.mark.parametrize("who", CALLERS)
-async def test_create_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(CREATE))
+async def test_create_by_role(world: World, who: str, expected: int) -> None:
     token = await world.token(who)
     status, body = await world.api.call("POST", "/v2/projects", token, json={"name": "New"})
-    assert status == CREATE[who], body
+    assert status == expected, body
     if status == 201:
         row = stored(world, body["project"]["id"])
         assert row is not None and row["name"] == "New"
@@ -145,56 +163,56 @@ async def test_create_by_role(world: World, who: str) -> None:
         assert set(body) == {"message"}
 
 
-UPDATE = {**READ, "updater": 200, "reader": 403}
+UPDATE = {**READ, "project_updater": 200, "project_reader": 403}
 
 
-@pytest.mark.parametrize("who", CALLERS)
-async def test_patch_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(UPDATE))
+async def test_patch_by_role(world: World, who: str, expected: int) -> None:
     token = await world.token(who)
     path = f"/v2/projects/{world.project_id}"
     status, body = await world.api.call("PATCH", path, token, json={"description": "changed"})
-    assert status == UPDATE[who], body
+    assert status == expected, body
     row = stored(world, world.project_id)
     assert row is not None
     assert row["description"] == ("changed" if status == 200 else "")
 
 
-SUSPEND = {**UPDATE, "updater": 403}  # suspending needs an admin or org-level update
+SUSPEND = {**UPDATE, "project_updater": 403}  # suspending needs an admin or org-level update
 
 
-@pytest.mark.parametrize("who", CALLERS)
-async def test_suspend_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(SUSPEND))
+async def test_suspend_by_role(world: World, who: str, expected: int) -> None:
     token = await world.token(who)
     path = f"/v2/projects/{world.project_id}"
     status, body = await world.api.call("PATCH", path, token, json={"is_active": False})
-    assert status == SUSPEND[who], body
+    assert status == expected, body
     row = stored(world, world.project_id)
     assert row is not None and bool(row["is_active"]) is (status != 200)
 
 
-DELETE = {**READ, "reader": 403, "updater": 403}
+DELETE = {**READ, "project_reader": 403, "project_updater": 403}
 
 
-@pytest.mark.parametrize("who", CALLERS)
-async def test_delete_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(DELETE))
+async def test_delete_by_role(world: World, who: str, expected: int) -> None:
     token = await world.token(who)
     status, body = await world.api.call("DELETE", f"/v2/projects/{world.project_id}", token)
-    assert status == DELETE[who], body
+    assert status == expected, body
     assert (stored(world, world.project_id) is None) is (status == 200)
 
 
-FORCE = {**DELETE, "org_perms": 403}  # force is for admins only
+FORCE = {**DELETE, "org_project_perms": 403}  # force is for admins only
 
 
-@pytest.mark.parametrize("who", CALLERS)
-async def test_forced_delete_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(FORCE))
+async def test_forced_delete_by_role(world: World, who: str, expected: int) -> None:
     await world.site.services.db.write(
         lambda c: project_store.patch(c, world.project_id, {"is_delete_protected": 1})
     )
     token = await world.token(who)
     path = f"/v2/projects/{world.project_id}?force=true"
     status, body = await world.api.call("DELETE", path, token)
-    assert status == FORCE[who], body
+    assert status == expected, body
     assert (stored(world, world.project_id) is None) is (status == 200)
 
 
@@ -214,7 +232,7 @@ async def test_another_orgs_project_is_404_for_every_operation(world: World) -> 
 
 
 async def test_other_orgs_ids_never_appear(world: World) -> None:
-    for who in ("staff", "org_admin", "org_perms"):
+    for who in ("staff", "org_admin", "org_project_perms"):
         token = await world.token(who)
         status, body = await world.api.call("GET", "/v2/projects", token)
         assert status == 200
@@ -236,7 +254,7 @@ async def test_create_answers_201_with_the_id_and_defaults_from_the_org(
     }
     path = f"/v2/orgs/{tenant.org_id}"
     assert (await api.call("PATCH", path, staff_token, json=org_settings))[0] == 200
-    token = await admin_token(tenant)
+    token = await tenant.admin_token()
     status, body = await api.call("POST", "/v2/projects", token, json={"name": "Apollo"})
     assert status == 201 and set(body) == {"project"} and set(body["project"]) == {"id"}
     project_id = body["project"]["id"]
@@ -301,7 +319,7 @@ async def test_create_with_every_field_round_trips(api: Api, tenant: Tenant) -> 
         "custom_settings": {"n": [1, 2]},
         "pii_admin_only": True,
     }
-    token = await admin_token(tenant)
+    token = await tenant.admin_token()
     status, reply = await api.call("POST", "/v2/projects", token, json=body)
     assert status == 201, reply
     project = await get_project(api, token, reply["project"]["id"])
@@ -319,7 +337,7 @@ async def test_create_with_every_field_round_trips(api: Api, tenant: Tenant) -> 
 async def test_missing_name_is_406_and_bad_values_are_400_naming_the_field(
     api: Api, tenant: Tenant
 ) -> None:
-    token = await admin_token(tenant)
+    token = await tenant.admin_token()
     status, body = await api.call("POST", "/v2/projects", token, json={})
     assert (status, body) == (406, {"message": "name: is required"})
     status, body = await api.call("POST", "/v2/projects", token, json={"name": 5})
@@ -347,7 +365,7 @@ async def test_missing_name_is_406_and_bad_values_are_400_naming_the_field(
 @pytest.mark.parametrize("setting", sorted(TOKEN_RANGES))
 async def test_token_settings_have_ranges(api: Api, tenant: Tenant, setting: str) -> None:
     low, high = TOKEN_RANGES[setting]
-    token = await admin_token(tenant)
+    token = await tenant.admin_token()
     for value in (low - 1, high + 1, 0, -5):
         body = {"name": "Apollo", setting: value}
         status, reply = await api.call("POST", "/v2/projects", token, json=body)
@@ -367,24 +385,24 @@ async def test_token_settings_have_ranges(api: Api, tenant: Tenant, setting: str
 async def test_names_are_unique_in_an_org_without_case(
     site: Site, api: Api, tenant: Tenant
 ) -> None:
-    token = await admin_token(tenant)
+    token = await tenant.admin_token()
     first = await api.call("POST", "/v2/projects", token, json={"name": "Apollo"})
     assert first[0] == 201
     status, body = await api.call("POST", "/v2/projects", token, json={"name": "APOLLO"})
     assert status == 409 and body["message"].startswith("name: ")
-    second = await make_project(site, tenant, name="Gemini")
+    second = await new_project(site, tenant, name="Gemini")
     status, _ = await api.call("PATCH", f"/v2/projects/{second}", token, json={"name": "apollo"})
     assert status == 409
     path = f"/v2/projects/{first[1]['project']['id']}"
     assert (await api.call("PATCH", path, token, json={"name": "Apollo"}))[0] == 200
     other = await quick_tenant(site, api, name="Other", alias="other")
-    assert await make_project(site, other, name="Apollo")  # another org may use the name
+    assert await new_project(site, other, name="Apollo")  # another org may use the name
 
 
 async def test_aliases_are_unique_across_orgs_and_projects(
     site: Site, api: Api, tenant: Tenant
 ) -> None:
-    token = await admin_token(tenant)
+    token = await tenant.admin_token()
     status, body = await api.call(
         "POST", "/v2/projects", token, json={"name": "A", "alias": "Clinic"}
     )
@@ -395,12 +413,12 @@ async def test_aliases_are_unique_across_orgs_and_projects(
     assert status == 201
     first = body["project"]["id"]
     other = await quick_tenant(site, api, name="Other", alias="other")
-    other_token = await admin_token(other)
+    other_token = await other.admin_token()
     status, body = await api.call(
         "POST", "/v2/projects", other_token, json={"name": "B", "alias": "MOON"}
     )
     assert (status, body) == (409, {"message": "alias: 'moon' is already taken"})
-    second = await make_project(site, other, name="B")
+    second = await new_project(site, other, name="B")
     path = f"/v2/projects/{second}"
     assert (await api.call("PATCH", path, other_token, json={"alias": "moon"}))[0] == 409
     # Releasing an alias frees it; clearing it with null removes it from the project.
@@ -411,8 +429,8 @@ async def test_aliases_are_unique_across_orgs_and_projects(
 
 
 async def test_deleting_a_project_frees_its_alias(site: Site, api: Api, tenant: Tenant) -> None:
-    token = await admin_token(tenant)
-    project_id = await make_project(site, tenant, name="A", alias="moon")
+    token = await tenant.admin_token()
+    project_id = await new_project(site, tenant, name="A", alias="moon")
     assert (await api.call("DELETE", f"/v2/projects/{project_id}", token))[0] == 200
     status, _ = await api.call("POST", "/v2/projects", token, json={"name": "B", "alias": "moon"})
     assert status == 201
@@ -420,8 +438,8 @@ async def test_deleting_a_project_frees_its_alias(site: Site, api: Api, tenant: 
 
 # -- patch ---------------------------------------------------------------------------------------
 async def test_patch_changes_only_what_it_names(site: Site, api: Api, tenant: Tenant) -> None:
-    project_id = await make_project(site, tenant, name="Apollo", access_token_expire_hours=3)
-    token = await admin_token(tenant)
+    project_id = await new_project(site, tenant, name="Apollo", access_token_expire_hours=3)
+    token = await tenant.admin_token()
     before = await get_project(api, token, project_id)
     body = {"description": "new", "tags": ["x"], "session_expire_mins": 10}
     path = f"/v2/projects/{project_id}"
@@ -439,8 +457,8 @@ async def test_patch_changes_only_what_it_names(site: Site, api: Api, tenant: Te
 
 # -- create_own_access -----------------------------------------------------------------------------
 async def test_a_user_creator_gets_admin_access_unless_declined(world: World) -> None:
-    token = await world.token("org_perms")
-    user_id = world.users["org_perms"]
+    token = await world.token("org_project_perms")
+    user_id = world.id("org_project_perms")
     made = {}
     for own in (True, False):
         body = {"name": f"Mine {own}", "create_own_access": own}
@@ -496,7 +514,7 @@ async def test_delete_protection_and_force(world: World) -> None:
 
 # -- suspension ------------------------------------------------------------------------------------
 async def test_a_suspended_project_is_closed_to_its_members_until_reactivated(world: World) -> None:
-    reader = await world.token("reader")
+    reader = await world.token("project_reader")
     admin = await world.token("org_admin")
     path = f"/v2/projects/{world.project_id}"
     assert (await world.api.call("GET", path, reader))[0] == 200
@@ -513,8 +531,8 @@ async def test_a_suspended_project_is_closed_to_its_members_until_reactivated(wo
 # -- lists ---------------------------------------------------------------------------------------
 async def test_list_filters(site: Site, api: Api, tenant: Tenant) -> None:
     for name, alias in (("Apollo", "apollo"), ("Gemini", None), ("Mercury", "mercury-7")):
-        await make_project(site, tenant, name=name, alias=alias, tags=[name.lower()])
-    token = await admin_token(tenant)
+        await new_project(site, tenant, name=name, alias=alias, tags=[name.lower()])
+    token = await tenant.admin_token()
 
     async def names(query: str) -> list[str]:
         status, body = await api.call("GET", f"/v2/projects?{query}", token)
@@ -538,8 +556,8 @@ async def test_list_filters(site: Site, api: Api, tenant: Tenant) -> None:
 
 async def test_list_pages_with_a_continuation_key(site: Site, api: Api, tenant: Tenant) -> None:
     for n in range(5):
-        await make_project(site, tenant, name=f"P{n}")
-    token = await admin_token(tenant)
+        await new_project(site, tenant, name=f"P{n}")
+    token = await tenant.admin_token()
     seen: list[str] = []
     query = "limit=2"
     while True:

@@ -6,38 +6,38 @@ from typing import Any
 
 import pytest
 
-from tests.api.test_groups import (  # noqa: F401 (the fixtures are used by name)
-    ALL,
-    NONE,
-    World,
-    data_dir,
-    new_project,
-    table,
-    world_fixture,
-    world_template,
-)
+from tests.world import ALL, NONE, World, table
 
 ORG_ROLE_MANAGERS = {
     "staff": 201,
     "staff_unscoped": 403,
     "org_admin": 201,
     "project_admin": 404,
+    "role_admin": 404,
+    "org_user_perms": 404,
+    "org_group_role_perms": 403,
+    "org_project_perms": 404,
+    "project_user_perms": 404,
+    "project_group_role_perms": 404,
+    "project_reader": 404,
+    "project_updater": 404,
     "group_admin": 403,  # may read the role (it is in their group), not grant it
-    "org_block": 403,
-    "project_block": 404,
-    "group_user": 403,
+    "group_user_perms": 404,
+    "group_editor": 403,
     "member": 404,
     "holder": 403,
     "plain": 404,
+    "gemini_user": 404,
     "other_admin": 404,
     "anonymous": 401,
 }
 PROJECT_ROLE_MANAGERS = {
     **ORG_ROLE_MANAGERS,
     "project_admin": 201,
-    "project_block": 403,
+    "role_admin": 201,
+    "project_group_role_perms": 403,
     "group_admin": 404,
-    "group_user": 404,
+    "group_editor": 404,
     "holder": 404,
 }
 
@@ -62,28 +62,28 @@ async def signed_in(world: World, token: str | None) -> bool:
 # -- create ------------------------------------------------------------------------------
 @pytest.mark.parametrize(("who", "expected"), table(ORG_ROLE_MANAGERS))
 async def test_who_may_grant_an_org_level_role(world: World, who: str, expected: int) -> None:
-    plain = world.users["plain"]
-    status, body = await world.call(who, "POST", path(world.org_role, plain), json={})
+    plain = world.id("plain")
+    status, body = await world.call(who, "POST", path(world.org_role_id, plain), json={})
     assert status == expected, body
-    assert (await read_access(world, world.org_role, plain) is not None) is (expected == 201)
+    assert (await read_access(world, world.org_role_id, plain) is not None) is (expected == 201)
 
 
 @pytest.mark.parametrize(("who", "expected"), table(PROJECT_ROLE_MANAGERS))
 async def test_who_may_grant_a_project_level_role(world: World, who: str, expected: int) -> None:
-    plain = world.users["plain"]
-    status, body = await world.call(who, "POST", path(world.project_role, plain), json={})
+    plain = world.id("plain")
+    status, body = await world.call(who, "POST", path(world.project_role_id, plain), json={})
     assert status == expected, body
 
 
 async def test_new_role_access_has_every_field(world: World) -> None:
-    plain = world.users["plain"]
+    plain = world.id("plain")
     body = {"can_read": True, "user_permissions": {"can_read": True}, "tags": ["x"]}
-    status, _ = await world.call("org_admin", "POST", path(world.org_role, plain), json=body)
+    status, _ = await world.call("org_admin", "POST", path(world.org_role_id, plain), json=body)
     assert status == 201
-    access = await read_access(world, world.org_role, plain)
+    access = await read_access(world, world.org_role_id, plain)
     assert access == {
-        "id": world.org_role + plain[:13],
-        "role_id": world.org_role,
+        "id": world.org_role_id + plain[:13],
+        "role_id": world.org_role_id,
         "account_id": plain,
         "can_read": True,
         "can_update": False,
@@ -101,7 +101,7 @@ async def test_new_role_access_has_every_field(world: World) -> None:
 
 async def test_roles_are_never_granted_to_roles(world: World) -> None:
     status, body = await world.call(
-        "org_admin", "POST", path(world.org_role, world.project_role), json={}
+        "org_admin", "POST", path(world.org_role_id, world.project_role_id), json={}
     )
     assert (status, body) == (
         400,
@@ -120,17 +120,17 @@ async def test_roles_are_never_granted_to_roles(world: World) -> None:
 )
 async def test_role_access_values_are_checked(world: World, body: Any, status: int) -> None:
     got, reply = await world.call(
-        "org_admin", "POST", path(world.org_role, world.users["plain"]), json=body
+        "org_admin", "POST", path(world.org_role_id, world.id("plain")), json=body
     )
     assert got == status, reply
 
 
 async def test_accounts_must_exist_in_the_org_and_not_hold_it_yet(world: World) -> None:
     for account in ("abcdefghijklmnop", world.other.admin_id):
-        status, _ = await world.call("org_admin", "POST", path(world.org_role, account), json={})
+        status, _ = await world.call("org_admin", "POST", path(world.org_role_id, account), json={})
         assert status == 404
     status, body = await world.call(
-        "org_admin", "POST", path(world.org_role, world.users["holder"]), json={}
+        "org_admin", "POST", path(world.org_role_id, world.id("holder")), json={}
     )
     assert (status, body) == (409, {"message": "This access already exists"})
 
@@ -147,7 +147,7 @@ async def test_the_creator_may_hold_a_new_role(world: World) -> None:
 
 # -- the limit on roles per user ---------------------------------------------------------
 async def test_an_account_holds_at_most_max_roles_per_user(world: World) -> None:
-    plain = world.users["plain"]
+    plain = world.id("plain")
     staff = await world.token("staff_unscoped")
     org_path = f"/v2/orgs/{world.tenant.org_id}"
     status, _ = await world.api.call("PATCH", org_path, staff, json={"max_roles_per_user": 2})
@@ -190,20 +190,18 @@ async def test_project_admins_grant_roles_within_their_reach(
     world: World, levels: dict[str, Any], expected: int
 ) -> None:
     role = await world.new_role(world.project_id, name="Scoped", **levels)
-    status, body = await world.call(
-        "project_admin", "POST", path(role, world.users["plain"]), json={}
-    )
+    status, body = await world.call("project_admin", "POST", path(role, world.id("plain")), json={})
     assert status == expected, body
 
 
 async def test_a_role_in_a_group_out_of_reach_needs_an_org_admin(world: World) -> None:
-    await world.tenant.grant("group", world.org_group, world.project_role, "role")
+    await world.grant("group", world.org_group_id, world.project_role_id, "role")
     status, _ = await world.call(
-        "project_admin", "POST", path(world.project_role, world.users["plain"]), json={}
+        "project_admin", "POST", path(world.project_role_id, world.id("plain")), json={}
     )
     assert status == 403
     status, _ = await world.call(
-        "org_admin", "POST", path(world.project_role, world.users["plain"]), json={}
+        "org_admin", "POST", path(world.project_role_id, world.id("plain")), json={}
     )
     assert status == 201
 
@@ -214,13 +212,21 @@ READERS = {
     "staff_unscoped": 403,
     "org_admin": 200,
     "project_admin": 404,
+    "role_admin": 404,
+    "org_user_perms": 404,
+    "org_group_role_perms": 200,
+    "org_project_perms": 404,
+    "project_user_perms": 404,
+    "project_group_role_perms": 404,
+    "project_reader": 404,
+    "project_updater": 404,
     "group_admin": 200,
-    "org_block": 200,
-    "project_block": 404,
-    "group_user": 200,
+    "group_user_perms": 404,
+    "group_editor": 200,
     "member": 404,
     "holder": 200,  # their own
     "plain": 404,
+    "gemini_user": 404,
     "other_admin": 404,
     "anonymous": 401,
 }
@@ -228,11 +234,11 @@ READERS = {
 
 @pytest.mark.parametrize(("who", "expected"), table(READERS))
 async def test_who_may_read_role_access(world: World, who: str, expected: int) -> None:
-    status, body = await world.call(who, "GET", path(world.org_role, world.users["holder"]))
+    status, body = await world.call(who, "GET", path(world.org_role_id, world.id("holder")))
     assert status == expected, body
     if status == 200:
         access = body["role_access"]
-        assert access["account_id"] == world.users["holder"]
+        assert access["account_id"] == world.id("holder")
         assert ("is_active" in access) is (who in {"staff", "org_admin"})
 
 
@@ -242,11 +248,11 @@ UPDATERS = {**ORG_ROLE_MANAGERS, "staff": 200, "org_admin": 200}
 
 @pytest.mark.parametrize(("who", "expected"), table(UPDATERS))
 async def test_who_may_update_role_access(world: World, who: str, expected: int) -> None:
-    holder = world.users["holder"]
+    holder = world.id("holder")
     body = {"device_permissions": {"can_read": True}, "can_update": False}
-    status, reply = await world.call(who, "PATCH", path(world.org_role, holder), json=body)
+    status, reply = await world.call(who, "PATCH", path(world.org_role_id, holder), json=body)
     assert status == expected, reply
-    access = await read_access(world, world.org_role, holder)
+    access = await read_access(world, world.org_role_id, holder)
     assert access is not None
     assert access["device_permissions"]["can_read"] is (expected == 200)
     assert access["can_update"] is (expected != 200)
@@ -254,14 +260,14 @@ async def test_who_may_update_role_access(world: World, who: str, expected: int)
 
 @pytest.mark.parametrize(("who", "expected"), table(UPDATERS))
 async def test_who_may_take_a_role_away(world: World, who: str, expected: int) -> None:
-    holder = world.users["holder"]
-    status, body = await world.call(who, "DELETE", path(world.org_role, holder))
+    holder = world.id("holder")
+    status, body = await world.call(who, "DELETE", path(world.org_role_id, holder))
     assert status == expected, body
-    assert (await read_access(world, world.org_role, holder) is None) is (expected == 200)
+    assert (await read_access(world, world.org_role_id, holder) is None) is (expected == 200)
 
 
 async def test_protected_role_access_needs_force(world: World) -> None:
-    target = path(world.org_role, world.users["holder"])
+    target = path(world.org_role_id, world.id("holder"))
     await world.call("org_admin", "PATCH", target, json={"is_delete_protected": True})
     status, _ = await world.call("org_admin", "DELETE", target)
     assert status == 409
@@ -273,32 +279,31 @@ async def test_protected_role_access_needs_force(world: World) -> None:
 async def test_losing_an_admin_role_logs_only_that_account_out(world: World) -> None:
     role = await world.new_role(name="Admins", org_permissions={"is_admin": True})
     for name in ("plain", "member"):
-        await world.tenant.grant("role", role, world.users[name])
+        await world.grant("role", role, world.id(name))
     plain, member = await world.token("plain"), await world.token("member")
     assert await signed_in(world, plain) and await signed_in(world, member)
-    status, _ = await world.call("org_admin", "DELETE", path(role, world.users["plain"]))
+    status, _ = await world.call("org_admin", "DELETE", path(role, world.id("plain")))
     assert status == 200
     assert not await signed_in(world, plain)
     assert await signed_in(world, member)
     body = {"is_active": False}
-    status, _ = await world.call("org_admin", "PATCH", path(role, world.users["member"]), json=body)
+    status, _ = await world.call("org_admin", "PATCH", path(role, world.id("member")), json=body)
     assert status == 200
     assert not await signed_in(world, member)
 
 
 async def test_losing_a_plain_role_keeps_the_session(world: World) -> None:
     token = await world.token("holder")
-    status, _ = await world.call("org_admin", "DELETE", path(world.org_role, world.users["holder"]))
+    status, _ = await world.call("org_admin", "DELETE", path(world.org_role_id, world.id("holder")))
     assert status == 200
     assert await signed_in(world, token)
 
 
 async def test_project_users_hold_only_their_projects_roles(world: World) -> None:
-    gemini = await new_project(world.site, world.tenant, name="Gemini")
-    outsider = await world.tenant.add_user("outsider", project_id=gemini)
+    outsider = world.id("gemini_user")  # home project: Gemini
     status, body = await world.call(
-        "org_admin", "POST", path(world.project_role, outsider), json={}
+        "org_admin", "POST", path(world.project_role_id, outsider), json={}
     )
     assert (status, body) == (400, {"message": "account_id: this user belongs to another project"})
-    status, body = await world.call("org_admin", "POST", path(world.org_role, outsider), json={})
+    status, body = await world.call("org_admin", "POST", path(world.org_role_id, outsider), json={})
     assert status == 201, body

@@ -8,15 +8,7 @@ from typing import Any
 import pytest
 
 from edge.principal import Principal
-from tests.api.test_groups import (  # noqa: F401 (the fixtures are used by name)
-    ALL,
-    NONE,
-    World,
-    data_dir,
-    table,
-    world_fixture,
-    world_template,
-)
+from tests.world import NONE, World, table
 
 LEVEL_OFF = {"is_admin": False, "can_read": False, "can_update": False}
 ORG_OFF = {
@@ -53,20 +45,29 @@ ORG_CREATORS = {
     "staff_unscoped": 403,
     "org_admin": 201,
     "project_admin": 403,
+    "role_admin": 403,
+    "org_user_perms": 403,
+    "org_group_role_perms": 201,
+    "org_project_perms": 403,
+    "project_user_perms": 403,
+    "project_group_role_perms": 403,
+    "project_reader": 403,
+    "project_updater": 403,
     "group_admin": 403,
-    "org_block": 201,
-    "project_block": 403,
-    "group_user": 403,
+    "group_user_perms": 403,
+    "group_editor": 403,
     "member": 403,
     "holder": 403,
     "plain": 403,
+    "gemini_user": 403,
     "other_admin": 201,  # in their own organization
     "anonymous": 401,
 }
 PROJECT_CREATORS = {
     **ORG_CREATORS,
     "project_admin": 201,
-    "project_block": 201,
+    "role_admin": 201,
+    "project_group_role_perms": 201,
     "other_admin": 400,
 }
 
@@ -147,14 +148,14 @@ async def test_a_project_role_shows_its_project_permissions(world: World) -> Non
     ("who", "body", "expected"),
     [
         ("org_admin", {"org_permissions": {"is_admin": True}}, 201),
-        ("org_block", {"org_permissions": {"can_read": True}}, 403),
+        ("org_group_role_perms", {"org_permissions": {"can_read": True}}, 403),
         ("project_admin", {"project_permissions": {"is_admin": True}}, 201),
-        ("project_block", {"project_permissions": {"can_read": True}}, 403),
+        ("project_group_role_perms", {"project_permissions": {"can_read": True}}, 403),
         ("project_admin", {"org_permissions": {"can_read": True}}, 403),
         ("org_admin", {"project_permissions": {"can_read": True}, "project_id": None}, 400),
         ("project_admin", {"restricted_custom_attributes": {"a": 1}}, 201),
-        ("project_block", {"restricted_custom_attributes": {"a": 1}}, 403),
-        ("project_block", {"custom_attributes": {"a": 1}}, 201),
+        ("project_group_role_perms", {"restricted_custom_attributes": {"a": 1}}, 403),
+        ("project_group_role_perms", {"custom_attributes": {"a": 1}}, 201),
         ("org_admin", {"org_permissions": {"is_boss": True}}, 406),
         ("org_admin", {"org_permissions": {"user_permissions": {"can_fly": True}}}, 406),
     ],
@@ -167,7 +168,7 @@ async def test_who_may_set_permissions_and_restricted_attributes(
     assert status == expected, reply
     if "project_id" in body:  # not a field of PatchRoleBody
         return
-    status, reply = await world.call(who, "PATCH", f"/v2/roles/{world.project_role}", json=body)
+    status, reply = await world.call(who, "PATCH", f"/v2/roles/{world.project_role_id}", json=body)
     assert status == (200 if expected == 201 else expected), reply
 
 
@@ -199,22 +200,32 @@ ORG_ROLE_READERS = {
     "staff_unscoped": 403,
     "org_admin": 200,
     "project_admin": 404,
+    "role_admin": 404,
+    "org_user_perms": 404,
+    "org_group_role_perms": 200,
+    "org_project_perms": 404,
+    "project_user_perms": 404,
+    "project_group_role_perms": 404,
+    "project_reader": 404,
+    "project_updater": 404,
     "group_admin": 200,  # the role is a member of their group
-    "org_block": 200,
-    "project_block": 404,
-    "group_user": 200,  # role_permissions in a group the role is in
+    "group_user_perms": 404,
+    "group_editor": 200,  # role_permissions in a group the role is in
     "member": 404,
     "holder": 200,  # holds it with can_read
     "plain": 404,
+    "gemini_user": 404,
     "other_admin": 404,
     "anonymous": 401,
 }
 PROJECT_ROLE_READERS = {
     **ORG_ROLE_READERS,
     "project_admin": 200,
-    "project_block": 200,
+    "role_admin": 200,
+    "project_group_role_perms": 200,
     "group_admin": 404,
-    "group_user": 404,
+    "group_user_perms": 404,
+    "group_editor": 404,
     "holder": 404,
 }
 ADMIN_VIEW = {"staff", "org_admin"}
@@ -222,35 +233,45 @@ ADMIN_VIEW = {"staff", "org_admin"}
 
 @pytest.mark.parametrize(("who", "expected"), table(ORG_ROLE_READERS))
 async def test_who_may_read_an_org_level_role(world: World, who: str, expected: int) -> None:
-    status, body = await world.call(who, "GET", f"/v2/roles/{world.org_role}")
+    status, body = await world.call(who, "GET", f"/v2/roles/{world.org_role_id}")
     assert status == expected, body
     if status == 200:
         role = body["role"]
-        assert role["id"] == world.org_role and role["group_ids"] == [world.org_group]
+        assert role["id"] == world.org_role_id and role["group_ids"] == [world.org_group_id]
         assert ("is_active" in role) is (who in ADMIN_VIEW)
         assert "restricted_custom_attributes" in role
 
 
 @pytest.mark.parametrize(("who", "expected"), table(PROJECT_ROLE_READERS))
 async def test_who_may_read_a_project_level_role(world: World, who: str, expected: int) -> None:
-    status, body = await world.call(who, "GET", f"/v2/roles/{world.project_role}")
+    status, body = await world.call(who, "GET", f"/v2/roles/{world.project_role_id}")
     assert status == expected, body
     if status == 200:
-        assert ("is_active" in body["role"]) is (who in {*ADMIN_VIEW, "project_admin"})
+        assert ("is_active" in body["role"]) is (
+            who in {*ADMIN_VIEW, "project_admin", "role_admin"}
+        )
 
 
 # -- list --------------------------------------------------------------------------------
 SEES = {
-    "staff": {"org", "project"},
-    "org_admin": {"org", "project"},
-    "org_block": {"org", "project"},
+    "staff": {"org", "project", "admins"},
+    "org_admin": {"org", "project", "admins"},
     "project_admin": {"project"},
-    "project_block": {"project"},
+    "role_admin": {"project"},
+    "org_user_perms": set(),
+    "org_group_role_perms": {"org", "project", "admins"},
+    "org_project_perms": set(),
+    "project_user_perms": set(),
+    "project_group_role_perms": {"project"},
+    "project_reader": set(),
+    "project_updater": set(),
     "group_admin": {"org"},
-    "group_user": {"org"},
-    "holder": {"org"},
+    "group_user_perms": set(),
+    "group_editor": {"org"},
     "member": set(),
+    "holder": {"org"},
     "plain": set(),
+    "gemini_user": set(),
     "other_admin": set(),
 }
 
@@ -259,45 +280,49 @@ SEES = {
 async def test_lists_hold_only_the_roles_the_caller_may_read(
     world: World, who: str, expected: set[str]
 ) -> None:
-    names = {world.org_role: "org", world.project_role: "project"}
+    names = {
+        world.org_role_id: "org",
+        world.project_role_id: "project",
+        world.admin_role_id: "admins",
+    }
     got = await list_ids(world, who)
     assert {names[r] for r in got} == expected and len(got) == len(expected)
 
 
 async def test_project_admins_list_roles_in_their_projects_groups(world: World) -> None:
     role = await world.new_role(name="Visitors")
-    await world.tenant.grant("group", world.project_group, role, "role")
-    assert set(await list_ids(world, "project_admin")) == {world.project_role, role}
+    await world.grant("group", world.project_group_id, role, "role")
+    assert set(await list_ids(world, "project_admin")) == {world.project_role_id, role}
     assert (await get_role(world, role, "project_admin"))["id"] == role
 
 
 async def test_project_scope_lists_only_that_projects_roles(world: World) -> None:
     got = await list_ids(world, "org_admin", project_id=world.project_id)
-    assert got == [world.project_role]
+    assert got == [world.project_role_id]
 
 
 async def test_role_list_filters(world: World) -> None:
     admin_role = await world.new_role(
         world.project_id, name="Chiefs", project_permissions={"is_admin": True}
     )
-    await world.tenant.grant("group", world.org_group, admin_role, "role", is_admin=True)
+    await world.grant("group", world.org_group_id, admin_role, "role", is_admin=True)
     await world.site.services.roles.patch(
-        world.admin, world.org_role, {"custom_attributes": {"floor": 3}}
+        world.admin, world.org_role_id, {"custom_attributes": {"floor": 3}}
     )
     cases = {
-        "?name=NURSES": [world.org_role],
-        "?name_regex=^(Tech|Chi)": [world.project_role, admin_role],
-        f"?project_id={world.project_id}": [world.project_role, admin_role],
-        f"?group_id={world.org_group}": [world.org_role, admin_role],
-        f"?group_id={world.org_group}&is_group_admin=true": [admin_role],
-        f"?group_id={world.org_group}&is_group_admin=false": [world.org_role],
+        "?name=NURSES": [world.org_role_id],
+        "?name_regex=^(Tech|Chi)": [world.project_role_id, admin_role],
+        f"?project_id={world.project_id}": [world.project_role_id, admin_role],
+        f"?group_id={world.org_group_id}": [world.org_role_id, admin_role],
+        f"?group_id={world.org_group_id}&is_group_admin=true": [admin_role],
+        f"?group_id={world.org_group_id}&is_group_admin=false": [world.org_role_id],
         "?is_project_admin=true": [admin_role],
-        "?custom_attributes.floor.gte=2": [world.org_role],
+        "?custom_attributes.floor.gte=2": [world.org_role_id],
         "?search=chie": [admin_role],
     }
     for query, expected in cases.items():
         assert await list_ids(world, "org_admin", query) == expected, query
-    status, body = await world.call("org_admin", "GET", f"/v2/roles?group_id={world.org_group}")
+    status, body = await world.call("org_admin", "GET", f"/v2/roles?group_id={world.org_group_id}")
     assert [r.get("is_group_admin") for r in body["roles"]] == [False, True]
     status, body = await world.call("org_admin", "GET", "/v2/roles?is_group_admin=true")
     assert (status, body) == (400, {"message": "is_group_admin: needs group_id"})
@@ -323,10 +348,10 @@ ORG_ROLE_UPDATERS = ORG_ROLE_READERS
 @pytest.mark.parametrize(("who", "expected"), table(ORG_ROLE_UPDATERS))
 async def test_who_may_update_an_org_level_role(world: World, who: str, expected: int) -> None:
     status, body = await world.call(
-        who, "PATCH", f"/v2/roles/{world.org_role}", json={"description": "Changed"}
+        who, "PATCH", f"/v2/roles/{world.org_role_id}", json={"description": "Changed"}
     )
     assert status == expected, body
-    assert ((await get_role(world, world.org_role))["description"] == "Changed") is (
+    assert ((await get_role(world, world.org_role_id))["description"] == "Changed") is (
         expected == 200
     )
 
@@ -334,23 +359,23 @@ async def test_who_may_update_an_org_level_role(world: World, who: str, expected
 @pytest.mark.parametrize(("who", "expected"), table(PROJECT_ROLE_READERS))
 async def test_who_may_update_a_project_level_role(world: World, who: str, expected: int) -> None:
     status, body = await world.call(
-        who, "PATCH", f"/v2/roles/{world.project_role}", json={"name": "Renamed"}
+        who, "PATCH", f"/v2/roles/{world.project_role_id}", json={"name": "Renamed"}
     )
     assert status == expected, body
 
 
 @pytest.mark.parametrize(
     ("who", "expected"),
-    [("org_admin", 200), ("org_block", 200), ("group_user", 403), ("holder", 403)],
+    [("org_admin", 200), ("org_group_role_perms", 200), ("group_editor", 403), ("holder", 403)],
 )
 async def test_suspending_a_role_is_for_org_and_project_level_callers(
     world: World, who: str, expected: int
 ) -> None:
     status, _ = await world.call(
-        who, "PATCH", f"/v2/roles/{world.org_role}", json={"is_active": False}
+        who, "PATCH", f"/v2/roles/{world.org_role_id}", json={"is_active": False}
     )
     assert status == expected
-    assert (await get_role(world, world.org_role))["is_active"] is (expected != 200)
+    assert (await get_role(world, world.org_role_id))["is_active"] is (expected != 200)
 
 
 @pytest.mark.parametrize(
@@ -358,9 +383,9 @@ async def test_suspending_a_role_is_for_org_and_project_level_callers(
     [
         ("project_admin", "project_admin_role", 200),
         ("project_admin", "org_admin_role", 403),
-        ("project_block", "project_admin_role", 403),
+        ("project_group_role_perms", "project_admin_role", 403),
         ("group_admin", "org_admin_role", 403),
-        ("group_user", "project_admin_role", 403),
+        ("group_editor", "project_admin_role", 403),
         ("org_admin", "org_admin_role", 200),
     ],
 )
@@ -374,7 +399,7 @@ async def test_only_those_who_outrank_a_role_change_it(
         else {"project_permissions": {"is_admin": True}}
     )
     role = await world.new_role(world.project_id, name="Bosses", **levels)
-    await world.tenant.grant("group", world.org_group, role, "role")
+    await world.grant("group", world.org_group_id, role, "role")
     status, body = await world.call(who, "PATCH", f"/v2/roles/{role}", json={"name": "X"})
     assert status == expected, body
     status, body = await world.call(who, "DELETE", f"/v2/roles/{role}")
@@ -387,9 +412,9 @@ ORG_ROLE_DELETERS = {**ORG_ROLE_READERS, "holder": 403}
 
 @pytest.mark.parametrize(("who", "expected"), table(ORG_ROLE_DELETERS))
 async def test_who_may_delete_an_org_level_role(world: World, who: str, expected: int) -> None:
-    status, body = await world.call(who, "DELETE", f"/v2/roles/{world.org_role}")
+    status, body = await world.call(who, "DELETE", f"/v2/roles/{world.org_role_id}")
     assert status == expected, body
-    status, _ = await world.call("org_admin", "GET", f"/v2/roles/{world.org_role}")
+    status, _ = await world.call("org_admin", "GET", f"/v2/roles/{world.org_role_id}")
     assert status == (404 if expected == 200 else 200)
 
 
@@ -398,14 +423,14 @@ async def test_who_may_delete_an_org_level_role(world: World, who: str, expected
     [
         ("org_admin", False, 409),
         ("org_admin", True, 200),
-        ("org_block", True, 403),
+        ("org_group_role_perms", True, 403),
         ("project_admin", True, 200),
     ],
 )
 async def test_role_delete_protection_and_force(
     world: World, who: str, force: bool, expected: int
 ) -> None:
-    path = f"/v2/roles/{world.project_role}"
+    path = f"/v2/roles/{world.project_role_id}"
     await world.call("org_admin", "PATCH", path, json={"is_delete_protected": True})
     status, body = await world.call(who, "DELETE", path + ("?force=true" if force else ""))
     assert status == expected, body
@@ -416,9 +441,9 @@ async def test_a_role_gives_its_holders_its_permissions(world: World) -> None:
     status, _ = await world.call("plain", "POST", "/v2/groups", json={"name": "Mine"})
     assert status == 403
     grant = {"org_permissions": {"group_permissions": {"can_create": True}}}
-    status, _ = await world.call("org_admin", "PATCH", f"/v2/roles/{world.org_role}", json=grant)
+    status, _ = await world.call("org_admin", "PATCH", f"/v2/roles/{world.org_role_id}", json=grant)
     assert status == 200
-    path = f"/v2/roles/{world.org_role}/access/{world.users['plain']}"
+    path = f"/v2/roles/{world.org_role_id}/access/{world.id('plain')}"
     status, _ = await world.call("org_admin", "POST", path, json={})
     assert status == 201
     status, body = await world.call("plain", "POST", "/v2/groups", json={"name": "Mine"})
@@ -432,11 +457,11 @@ async def test_a_role_gives_its_holders_its_permissions(world: World) -> None:
 async def test_project_role_admins_are_project_admins(world: World) -> None:
     levels = {"project_permissions": {"is_admin": True}}
     status, _ = await world.call(
-        "org_admin", "PATCH", f"/v2/roles/{world.project_role}", json=levels
+        "org_admin", "PATCH", f"/v2/roles/{world.project_role_id}", json=levels
     )
     assert status == 200
-    plain = world.users["plain"]
-    await world.tenant.grant("role", world.project_role, plain)
+    plain = world.id("plain")
+    await world.grant("role", world.project_role_id, plain)
     body = {"name": "Theirs", "project_id": world.project_id}
     status, reply = await world.call("plain", "POST", "/v2/groups", json=body)
     assert status == 201, reply
@@ -449,7 +474,7 @@ async def admin_role_held_by(world: World, *names: str, kind: str = "org") -> st
     levels = {f"{kind}_permissions": {"is_admin": True}}
     role = await world.new_role(world.project_id if kind == "project" else None, **levels)
     for name in names:
-        await world.tenant.grant("role", role, world.users[name])
+        await world.grant("role", role, world.id(name))
     return role
 
 
@@ -493,7 +518,7 @@ async def test_deleting_an_admin_role_logs_its_holders_out(world: World) -> None
 
 async def test_deleting_a_plain_role_keeps_sessions(world: World) -> None:
     token = await world.token("holder")
-    status, _ = await world.call("org_admin", "DELETE", f"/v2/roles/{world.org_role}")
+    status, _ = await world.call("org_admin", "DELETE", f"/v2/roles/{world.org_role_id}")
     assert status == 200
     assert await signed_in(world, token)
 
@@ -507,28 +532,28 @@ HELD_READERS = {**ORG_ROLE_READERS}
 async def test_plain_read_is_enough_to_see_what_a_role_holds(
     world: World, who: str, expected: int, what: str
 ) -> None:
-    await world.tenant.grant("project", world.project_id, world.org_role, "role", can_read=True)
-    status, body = await world.call(who, "GET", f"/v2/roles/{world.org_role}/access/{what}")
+    await world.grant("project", world.project_id, world.org_role_id, "role", can_read=True)
+    status, body = await world.call(who, "GET", f"/v2/roles/{world.org_role_id}/access/{what}")
     assert status == expected, body
     if status == 200:
         kind = what[:-1]
         items = body[f"{kind}_access"]
-        target = world.org_group if kind == "group" else world.project_id
+        target = world.org_group_id if kind == "group" else world.project_id
         assert [i[f"{kind}_id"] for i in items] == [target]
-        assert items[0]["grantee_id"] == world.org_role and items[0]["is_active"] is True
+        assert items[0]["grantee_id"] == world.org_role_id and items[0]["is_active"] is True
         assert items[0][f"{kind}_name"] == ("Ward" if kind == "group" else "Apollo")
 
 
 async def test_held_group_access_has_the_groups_fields_and_filters(world: World) -> None:
-    await world.tenant.grant("group", world.project_group, world.org_role, "role", can_read=True)
-    base = f"/v2/roles/{world.org_role}/access/groups"
+    await world.grant("group", world.project_group_id, world.org_role_id, "role", can_read=True)
+    base = f"/v2/roles/{world.org_role_id}/access/groups"
     status, body = await world.call("org_admin", "GET", base)
     assert status == 200
     ward = body["group_access"][0]
     assert ward == {
-        "id": world.org_group + world.org_role[:13],
-        "group_id": world.org_group,
-        "grantee_id": world.org_role,
+        "id": world.org_group_id + world.org_role_id[:13],
+        "group_id": world.org_group_id,
+        "grantee_id": world.org_role_id,
         "is_admin": False,
         "can_read": False,
         "can_update": False,
@@ -549,16 +574,16 @@ async def test_held_group_access_has_the_groups_fields_and_filters(world: World)
         "last_updated_by": world.tenant.admin_id,
     }
     cases = {
-        "?can_read=true": [world.project_group],
-        "?group_name=ward": [world.org_group],
-        f"?project_id={world.project_id}": [world.project_group],
-        "?search=lab": [world.project_group],
+        "?can_read=true": [world.project_group_id],
+        "?group_name=ward": [world.org_group_id],
+        f"?project_id={world.project_id}": [world.project_group_id],
+        "?search=lab": [world.project_group_id],
     }
     for query, expected in cases.items():
         status, body = await world.call("org_admin", "GET", base + query)
         assert [a["group_id"] for a in body["group_access"]] == expected, query
     status, body = await world.call("org_admin", "GET", base + "?ids_only=true")
-    assert body == {"group_ids": [world.org_group, world.project_group]}
+    assert body == {"group_ids": [world.org_group_id, world.project_group_id]}
     status, body = await world.call("org_admin", "GET", base + "?object_count=true")
     assert body == {"object_count": 2}
     status, body = await world.call("org_admin", "GET", base + "?colour=red")
@@ -566,15 +591,15 @@ async def test_held_group_access_has_the_groups_fields_and_filters(world: World)
 
 
 async def test_a_roles_org_access(world: World) -> None:
-    path = f"/v2/roles/{world.org_role}/access/org"
+    path = f"/v2/roles/{world.org_role_id}/access/org"
     status, body = await world.call("holder", "GET", path)
     assert (status, body) == (404, {"message": "This role holds no organization access"})
     levels = {"org_permissions": {"can_read": True, "group_permissions": {"can_read": True}}}
-    await world.call("org_admin", "PATCH", f"/v2/roles/{world.org_role}", json=levels)
+    await world.call("org_admin", "PATCH", f"/v2/roles/{world.org_role_id}", json=levels)
     status, body = await world.call("holder", "GET", path)
     assert status == 200, body
     access = body["org_access"]
-    assert access["org_id"] == world.tenant.org_id and access["grantee_id"] == world.org_role
+    assert access["org_id"] == world.tenant.org_id and access["grantee_id"] == world.org_role_id
     assert access["can_read"] and access["group_permissions"] == {**NONE, "can_read": True}
     assert access["project_permissions"] == NONE and "is_active" not in access
     status, _ = await world.call("member", "GET", path)

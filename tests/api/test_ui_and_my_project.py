@@ -9,15 +9,9 @@ from typing import Any
 import jwt
 import pytest
 
-from edge.app import Site
-from tests.api.project_world import CALLERS, World, build_world, make_project
 from tests.conftest import Api
 from tests.tenants import PASSWORD
-
-
-@pytest.fixture
-async def world(site: Site, api: Api) -> World:
-    return await build_world(site, api)
+from tests.world import World, table
 
 
 async def sign_in(api: Api, client_id: str, username: str, password: str = PASSWORD) -> Any:
@@ -38,27 +32,42 @@ def claims(token: str) -> dict[str, Any]:
 
 
 # -- signing in to a project ---------------------------------------------------------------------
+NO_PASSWORD = ("staff", "staff_unscoped", "anonymous")  # not users of an org
 SIGN_IN = {
     "org_admin": 201,
     "project_admin": 201,
     "role_admin": 201,
-    "reader": 201,
-    "updater": 201,
-    "org_perms": 403,  # org-level permissions are not access to the project
-    "stranger": 403,
+    "org_user_perms": 403,
+    "org_group_role_perms": 403,
+    "org_project_perms": 403,  # org-level permissions are not access to the project
+    "project_user_perms": 201,
+    "project_group_role_perms": 201,
+    "project_reader": 201,
+    "project_updater": 201,
+    "group_admin": 403,
+    "group_user_perms": 403,
+    "group_editor": 403,
+    "member": 403,  # a user of the project, but holding no access to it
+    "holder": 403,
+    "plain": 403,
+    "gemini_user": 400,  # a user of another project: not a login of this one
+    "other_admin": 400,  # not a user of this project's organization
+}
+REFUSED = {
+    400: "Incorrect username or password",
+    403: "This account has no access to this project",
 }
 
 
-@pytest.mark.parametrize("who", sorted(SIGN_IN))
-async def test_project_sign_in_needs_access_to_it(world: World, who: str) -> None:
-    email = world.tenant.admin_email if who == "org_admin" else world.email(who)
-    status, body = await sign_in(world.api, "APOLLO", email)
-    assert status == SIGN_IN[who], body
+@pytest.mark.parametrize(("who", "expected"), table(SIGN_IN, not_applicable=NO_PASSWORD))
+async def test_project_sign_in_needs_access_to_it(world: World, who: str, expected: int) -> None:
+    status, body = await sign_in(world.api, "APOLLO", world.email(who))
+    assert status == expected, body
     if status == 201:
         assert claims(body["access_token"])["prj"] == world.project_id
         assert body["expires_in"] == 3600
     else:
-        assert body == {"message": "This account has no access to this project"}
+        assert body == {"message": REFUSED[status]}
 
 
 async def test_project_sign_in_by_id_uses_the_projects_token_settings(world: World) -> None:
@@ -68,12 +77,12 @@ async def test_project_sign_in_by_id_uses_the_projects_token_settings(world: Wor
         "PATCH", f"/v2/projects/{world.project_id}", admin, json=settings
     )
     assert status == 200
-    status, body = await sign_in(world.api, world.project_id, world.email("reader"))
+    status, body = await sign_in(world.api, world.project_id, world.email("project_reader"))
     assert status == 201 and body["expires_in"] == 2 * 3600
     token = body["access_token"]
     assert claims(token)["prj"] == world.project_id
     assert claims(token)["org"] == world.tenant.org_id
-    status, org_body = await sign_in(world.api, "clinic", world.email("reader"))
+    status, org_body = await sign_in(world.api, "clinic", world.email("project_reader"))
     assert status == 201 and claims(org_body["access_token"])["prj"] is None
     assert org_body["expires_in"] == 3600  # the org's own setting
     status, refreshed = await world.api.call(
@@ -86,19 +95,21 @@ async def test_project_sign_in_by_id_uses_the_projects_token_settings(world: Wor
 
 
 async def test_bad_credentials_and_other_orgs_projects(world: World) -> None:
-    status, body = await sign_in(world.api, "apollo", world.email("reader"), "wrong-password")
+    status, body = await sign_in(
+        world.api, "apollo", world.email("project_reader"), "wrong-password"
+    )
     assert (status, body) == (400, {"message": "Incorrect username or password"})
-    status, body = await sign_in(world.api, "theirs", world.email("reader"))
+    status, body = await sign_in(world.api, "theirs", world.email("project_reader"))
     assert (status, body) == (400, {"message": "Incorrect username or password"})
     status, body = await sign_in(world.api, "theirs", world.other.admin_email)
     assert status == 201 and claims(body["access_token"])["prj"] == world.other_project_id
 
 
 async def test_suspended_or_deleted_projects_end_sessions_and_refuse_sign_in(world: World) -> None:
-    status, body = await sign_in(world.api, "apollo", world.email("reader"))
+    status, body = await sign_in(world.api, "apollo", world.email("project_reader"))
     assert status == 201
     token, refresh = body["access_token"], body["refresh_token"]
-    org_scoped = await world.token("reader")
+    org_scoped = await world.token("project_reader")
     admin = await world.token("org_admin")
     path = f"/v2/projects/{world.project_id}"
     assert (await world.api.call("GET", "/v2/my-project", token))[0] == 200
@@ -109,25 +120,25 @@ async def test_suspended_or_deleted_projects_end_sessions_and_refuse_sign_in(wor
         "POST", "/v2/auth/token", data={"grant_type": "refresh_token", "refresh_token": refresh}
     )
     assert status == 400
-    assert await sign_in(world.api, "apollo", world.email("reader")) == (
+    assert await sign_in(world.api, "apollo", world.email("project_reader")) == (
         403,
         {"message": "This project is suspended"},
     )
     assert (await world.api.call("PATCH", path, admin, json={"is_active": True}))[0] == 200
-    status, body = await sign_in(world.api, "apollo", world.email("reader"))
+    status, body = await sign_in(world.api, "apollo", world.email("project_reader"))
     assert status == 201
     token = body["access_token"]
     assert (await world.api.call("DELETE", path, admin))[0] == 200
     assert (await world.api.call("GET", "/v2/my-project", token))[0] == 401
-    status, body = await sign_in(world.api, "apollo", world.email("reader"))
+    status, body = await sign_in(world.api, "apollo", world.email("project_reader"))
     assert (status, body) == (400, {"message": "client_id: does not name an organization"})
 
 
 async def test_refresh_needs_access_still(world: World) -> None:
-    status, body = await sign_in(world.api, "apollo", world.email("reader"))
+    status, body = await sign_in(world.api, "apollo", world.email("project_reader"))
     assert status == 201
     admin = await world.token("org_admin")
-    target = f"/v2/projects/{world.project_id}/access/{world.users['reader']}"
+    target = f"/v2/projects/{world.project_id}/access/{world.id('project_reader')}"
     assert (await world.api.call("DELETE", target, admin))[0] == 200
     status, reply = await world.api.call(
         "POST",
@@ -143,22 +154,22 @@ async def test_project_login_fields_decide_what_username_may_be(world: World) ->
         lambda c: c.execute(
             "UPDATE users SET phone_number = '+15550102000', phone_folded = '+15550102000'"
             " WHERE id = ?",
-            (world.users["reader"],),
+            (world.id("project_reader"),),
         )
     )
     admin = await world.token("org_admin")
     path = f"/v2/projects/{world.project_id}"
-    for login in ("reader", "READER@clinic.test", "+1 (555) 010-2000"):
+    for login in ("project_reader", "PROJECT_READER@clinic.test", "+1 (555) 010-2000"):
         assert (await sign_in(world.api, "apollo", login))[0] == 201, login
     body = {"allowed_login_fields": ["phone_number"]}
     assert (await world.api.call("PATCH", path, admin, json=body))[0] == 200
-    for login in ("reader", "reader@clinic.test"):
+    for login in ("project_reader", "project_reader@clinic.test"):
         assert (await sign_in(world.api, "apollo", login))[0] == 400, login
     assert (await sign_in(world.api, "apollo", "+15550102000"))[0] == 201
     body = {"allowed_login_fields": ["username"]}
     assert (await world.api.call("PATCH", path, admin, json=body))[0] == 200
     assert (await sign_in(world.api, "apollo", "+15550102000"))[0] == 400
-    assert (await sign_in(world.api, "apollo", "Reader"))[0] == 201
+    assert (await sign_in(world.api, "apollo", "Project_Reader"))[0] == 201
 
 
 async def test_enabling_a_login_field_that_would_be_ambiguous_is_a_409(world: World) -> None:
@@ -182,7 +193,7 @@ async def test_enabling_a_login_field_that_would_be_ambiguous_is_a_409(world: Wo
     assert status == 409
     assert (await world.api.call("PATCH", path, admin, json={"description": "ok"}))[0] == 200
     # Move one twin into another project: the rest of the scope is unambiguous again.
-    elsewhere = await make_project(world.site, world.tenant, name="Elsewhere")
+    elsewhere = world.second_project_id
     await world.site.services.db.write(
         lambda c: c.execute("UPDATE users SET project_id = ? WHERE id = ?", (elsewhere, twins[1]))
     )
@@ -194,7 +205,7 @@ async def test_an_ambiguous_login_signs_no_one_in(world: World) -> None:
     closed: a phone number two accounts share names neither of them."""
     for name in ("twin_a", "twin_b"):
         user_id = await world.add_user(name, phone_folded="+15550109999")
-        await world.tenant.grant("project", world.project_id, user_id, can_read=True)
+        await world.grant("project", world.project_id, user_id, can_read=True)
     assert (await sign_in(world.api, "apollo", "+15550109999"))[0] == 400
     assert (await sign_in(world.api, "apollo", "twin_a"))[0] == 201
 
@@ -213,17 +224,35 @@ async def test_a_username_equal_to_anothers_phone_is_a_conflict(world: World) ->
 # Every member signed in to the project may read it (the updater has no can_read); a token
 # for a project the account has no access to (not one sign-in gives) reads nothing.
 MINE = {
-    **dict.fromkeys(("org_admin", "project_admin", "role_admin", "org_perms"), 200),
-    **dict.fromkeys(("reader", "updater"), 200),
-    "stranger": 404,
+    "org_admin": 200,
+    "project_admin": 200,
+    "role_admin": 200,
+    "org_user_perms": 404,
+    "org_group_role_perms": 404,
+    "org_project_perms": 200,
+    "project_user_perms": 200,
+    "project_group_role_perms": 200,
+    "project_reader": 200,
+    "project_updater": 200,
+    "group_admin": 404,
+    "group_user_perms": 404,
+    "group_editor": 404,
+    "member": 404,
+    "holder": 404,
+    "plain": 404,
+    "gemini_user": 404,
+    "other_admin": 404,
 }
+NO_PROJECT_SESSION = NO_PASSWORD  # staff sessions have no project (see the test below)
 
 
-@pytest.mark.parametrize("who", sorted(MINE))
-async def test_my_project_reads_the_signed_in_project(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(MINE, not_applicable=NO_PROJECT_SESSION))
+async def test_my_project_reads_the_signed_in_project(
+    world: World, who: str, expected: int
+) -> None:
     token = await world.token(who, project_id=world.project_id)
     status, body = await world.api.call("GET", "/v2/my-project", token)
-    assert status == MINE[who], body
+    assert status == expected, body
     if status == 200:
         assert set(body) == {"project"} and body["project"]["id"] == world.project_id
         assert ("is_active" in body["project"]) is (
@@ -231,7 +260,7 @@ async def test_my_project_reads_the_signed_in_project(world: World, who: str) ->
         )
 
 
-@pytest.mark.parametrize("who", ["org_admin", "reader", "staff"])
+@pytest.mark.parametrize("who", ["org_admin", "project_reader", "staff"])
 async def test_my_project_needs_a_project_session(world: World, who: str) -> None:
     token = await world.token(who)
     for method in ("GET", "PATCH"):
@@ -245,21 +274,22 @@ async def test_my_project_needs_a_project_session(world: World, who: str) -> Non
 
 
 PATCH_MINE = {
+    **dict.fromkeys(MINE, 403),
     "org_admin": 200,
     "project_admin": 200,
     "role_admin": 200,
-    "reader": 403,
-    "updater": 403,  # "settings admins can update": updaters use PATCH /projects/{id}
-    "stranger": 404,
+    "org_project_perms": 200,  # org-level project update
+    "project_updater": 403,  # "settings admins can update": updaters use PATCH /projects/{id}
+    **{who: 404 for who, status in MINE.items() if status == 404},
 }
 
 
-@pytest.mark.parametrize("who", sorted(PATCH_MINE))
-async def test_patch_my_project_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(PATCH_MINE, not_applicable=NO_PROJECT_SESSION))
+async def test_patch_my_project_by_role(world: World, who: str, expected: int) -> None:
     token = await world.token(who, project_id=world.project_id)
     body = {"description": "mine", "pii_admin_only": True}
     status, reply = await world.api.call("PATCH", "/v2/my-project", token, json=body)
-    assert status == PATCH_MINE[who], reply
+    assert status == expected, reply
     admin = await world.token("org_admin")
     project = (await world.api.call("GET", f"/v2/projects/{world.project_id}", admin))[1]
     assert project["project"]["pii_admin_only"] is (status == 200)
@@ -299,16 +329,22 @@ async def test_patching_my_projects_token_settings_keeps_sign_in_working(world: 
     assert (status, reply) == (406, {"message": "is_active: is not a known field"})
 
 
+SCOPED_LIST_HOLDS_APOLLO = {
+    **{who: status == 200 for who, status in MINE.items()},
+    "project_updater": False,  # may read it as "my project", may not list it
+    "project_user_perms": False,
+    "project_group_role_perms": False,
+}
+
+
 @pytest.mark.parametrize(
-    "who", [c for c in CALLERS if c not in ("anonymous", "staff", "staff_unscoped")]
+    ("who", "listed"), table(SCOPED_LIST_HOLDS_APOLLO, not_applicable=NO_PROJECT_SESSION)
 )
-async def test_project_scope_lists_only_its_project(world: World, who: str) -> None:
+async def test_project_scope_lists_only_its_project(world: World, who: str, listed: bool) -> None:
     token = await world.token(who, project_id=world.project_id)
     status, body = await world.api.call("GET", "/v2/projects", token)
     assert status == 200
-    readable = who in ("org_admin", "project_admin", "role_admin", "org_perms", "reader")
-    expected = [world.project_id] if readable and who != "other_admin" else []
-    assert [p["id"] for p in body["projects"]] == expected
+    assert [p["id"] for p in body["projects"]] == ([world.project_id] if listed else [])
 
 
 # -- the public UI configuration ---------------------------------------------------------------
@@ -335,6 +371,6 @@ async def test_ui_config_of_a_project_or_org_by_id_or_alias(world: World) -> Non
 
 
 async def test_ui_config_of_an_unknown_client_is_404(world: World) -> None:
-    for name in ("nobody", "x" * 16, world.users["reader"]):
+    for name in ("nobody", "x" * 16, world.id("project_reader")):
         status, body = await world.api.call("GET", f"/v2/ui/{name}")
         assert (status, body) == (404, {"message": "No organization or project has this client ID"})

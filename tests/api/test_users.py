@@ -8,88 +8,123 @@ from typing import Any
 
 import pytest
 
-from edge.app import Site
 from storage import users as user_store
-from tests.api.user_world import ALL, CALLERS, World, add_group, add_role, build
-from tests.conftest import Api
 from tests.tenants import PASSWORD
+from tests.world import ALL, TARGETS, World, table, target_table
 
-DENIED_EVERYWHERE = {"anonymous": 401, "staff_unscoped": 403, "other_admin": 404, "plain": 404}
-
-
-@pytest.fixture
-async def world(site: Site, api: Api) -> World:
-    return await build(site, api)
-
-
-def expect(table: dict[str, int], who: str) -> int:
-    return {**DENIED_EVERYWHERE, **table}.get(who, 200)
-
-
-# Expected status per caller for GET, PATCH and DELETE on each kind of target. Callers not
-# named get 200; DENIED_EVERYWHERE applies to every target.
+# Status per caller for each target user, in the order of TARGETS: member (home project
+# Apollo, a member of Ward), loner (an org-level user in no group), boss (an org admin, home
+# project Apollo, a member of Ward).
 READ = {
-    "member": {},
-    "loner": {"project_admin": 404, "group_admin": 404, "project_block": 404, "group_block": 404},
-    "boss": {},
+    "staff": (200, 200, 200),
+    "staff_unscoped": (403, 403, 403),
+    "org_admin": (200, 200, 200),
+    "project_admin": (200, 404, 200),  # users whose home project is Apollo
+    "role_admin": (200, 404, 200),
+    "org_user_perms": (200, 200, 200),
+    "org_group_role_perms": (404, 404, 404),
+    "org_project_perms": (404, 404, 404),
+    "project_user_perms": (200, 404, 200),
+    "project_group_role_perms": (404, 404, 404),
+    "project_reader": (404, 404, 404),
+    "project_updater": (404, 404, 404),
+    "group_admin": (200, 404, 200),  # members of Ward
+    "group_user_perms": (200, 404, 200),
+    "group_editor": (404, 404, 404),
+    "member": (200, 404, 404),  # themselves
+    "holder": (404, 404, 404),
+    "plain": (404, 404, 404),
+    "gemini_user": (404, 404, 404),
+    "other_admin": (404, 404, 404),
+    "anonymous": (401, 401, 401),
 }
-WRITE = {
-    "member": {},
-    "loner": READ["loner"],
-    "boss": {
-        "project_admin": 403,
-        "group_admin": 403,
-        "org_block": 403,
-        "project_block": 403,
-        "group_block": 403,
-    },
+WRITE = {  # PATCH and DELETE: as READ, but non-admins never act on an org admin (boss)
+    **READ,
+    "project_admin": (200, 404, 403),
+    "role_admin": (200, 404, 403),
+    "org_user_perms": (200, 200, 403),
+    "project_user_perms": (200, 404, 403),
+    "group_admin": (200, 404, 403),
+    "group_user_perms": (200, 404, 403),
 }
+DELETE = {**WRITE, "member": (403, 404, 404)}  # no one deletes themselves
 
 
-@pytest.mark.parametrize("target", ["member", "loner", "boss"])
-@pytest.mark.parametrize("who", CALLERS)
-async def test_get_user_by_role(world: World, who: str, target: str) -> None:
+@pytest.mark.parametrize(("who", "target", "expected"), target_table(READ))
+async def test_get_user_by_role(world: World, who: str, target: str, expected: int) -> None:
     status, body = await world.call(who, "GET", f"/v2/users/{world.id(target)}")
-    assert status == expect(READ[target], who), body
+    assert status == expected, body
     if status == 200:
         assert body["user"]["id"] == world.id(target)
         assert body["user"]["username"] == target
 
 
-@pytest.mark.parametrize("target", ["member", "loner", "boss"])
-@pytest.mark.parametrize("who", CALLERS)
-async def test_patch_user_by_role(world: World, who: str, target: str) -> None:
+@pytest.mark.parametrize(("who", "target", "expected"), target_table(WRITE))
+async def test_patch_user_by_role(world: World, who: str, target: str, expected: int) -> None:
     path = f"/v2/users/{world.id(target)}"
     status, body = await world.call(who, "PATCH", path, json={"nickname": "Nick"})
-    assert status == expect(WRITE[target], who), body
+    assert status == expected, body
     row = world.site.services.db.read(lambda c: user_store.get(c, world.id(target)))
     assert row is not None
     assert row["nickname"] == ("Nick" if status == 200 else None)
 
 
-@pytest.mark.parametrize("target", ["member", "loner", "boss"])
-@pytest.mark.parametrize("who", CALLERS)
-async def test_delete_user_by_role(world: World, who: str, target: str) -> None:
+@pytest.mark.parametrize(("who", "target", "expected"), target_table(DELETE))
+async def test_delete_user_by_role(world: World, who: str, target: str, expected: int) -> None:
     status, body = await world.call(who, "DELETE", f"/v2/users/{world.id(target)}")
-    assert status == expect(WRITE[target], who), body
+    assert status == expected, body
     row = world.site.services.db.read(lambda c: user_store.get(c, world.id(target)))
     assert (row is None) == (status == 200)
 
 
-CREATE = {"org_block": 201, "staff": 201, "org_admin": 201, "other_admin": 201}
-CREATE_IN_PROJECT = {**CREATE, "project_admin": 201, "project_block": 201, "other_admin": 400}
+CREATE = {
+    "staff": 201,
+    "staff_unscoped": 403,
+    "org_admin": 201,
+    "project_admin": 403,
+    "role_admin": 403,
+    "org_user_perms": 201,
+    "org_group_role_perms": 403,
+    "org_project_perms": 403,
+    "project_user_perms": 403,
+    "project_group_role_perms": 403,
+    "project_reader": 403,
+    "project_updater": 403,
+    "group_admin": 403,
+    "group_user_perms": 403,
+    "group_editor": 403,
+    "member": 403,
+    "holder": 403,
+    "plain": 403,
+    "gemini_user": 403,
+    "other_admin": 201,  # in their own organization
+    "anonymous": 401,
+}
+CREATE_IN_PROJECT = {
+    **CREATE,
+    "project_admin": 201,
+    "role_admin": 201,
+    "project_user_perms": 201,
+    "other_admin": 400,  # not a project of their organization
+}
 
 
-@pytest.mark.parametrize("in_project", [False, True], ids=["org-level", "in-project"])
-@pytest.mark.parametrize("who", CALLERS)
-async def test_create_user_by_role(world: World, who: str, in_project: bool) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(CREATE))
+async def test_create_org_level_user_by_role(world: World, who: str, expected: int) -> None:
+    await create_by_role(world, who, expected, in_project=False)
+
+
+@pytest.mark.parametrize(("who", "expected"), table(CREATE_IN_PROJECT))
+async def test_create_user_in_project_by_role(world: World, who: str, expected: int) -> None:
+    await create_by_role(world, who, expected, in_project=True)
+
+
+async def create_by_role(world: World, who: str, expected: int, *, in_project: bool) -> None:
     body: dict[str, Any] = {"email": "new@clinic.test"}
     if in_project:
         body["project_id"] = world.project_id
-    table = CREATE_IN_PROJECT if in_project else CREATE
     status, reply = await world.call(who, "POST", "/v2/users", json=body)
-    fallback = {"anonymous": 401}.get(who, 403)
-    assert status == table.get(who, fallback), reply
+    assert status == expected, reply
     if status == 201:
         row = world.site.services.db.read(lambda c: user_store.get(c, reply["user"]["id"]))
         assert row is not None and row["email"] == "new@clinic.test"
@@ -98,28 +133,41 @@ async def test_create_user_by_role(world: World, who: str, in_project: bool) -> 
         assert row["org_id"] == org
 
 
-LISTED = {
-    "staff": {"member", "loner", "boss"},
-    "org_admin": {"member", "loner", "boss"},
-    "org_block": {"member", "loner", "boss"},
+EVERYONE = {"member", "loner", "boss"}
+LISTED: dict[str, set[str] | int] = {  # which target users each caller's list holds
+    "staff": EVERYONE,
+    "staff_unscoped": 403,
+    "org_admin": EVERYONE,
     "project_admin": {"member", "boss"},
-    "project_block": {"member", "boss"},
+    "role_admin": {"member", "boss"},
+    "org_user_perms": EVERYONE,
+    "org_group_role_perms": set(),
+    "org_project_perms": set(),
+    "project_user_perms": {"member", "boss"},
+    "project_group_role_perms": set(),
+    "project_reader": set(),
+    "project_updater": set(),
     "group_admin": {"member", "boss"},
-    "group_block": {"member", "boss"},
+    "group_user_perms": {"member", "boss"},
+    "group_editor": set(),
+    "member": {"member"},
+    "holder": set(),
     "plain": set(),
+    "gemini_user": set(),
     "other_admin": set(),
+    "anonymous": 401,
 }
 
 
-@pytest.mark.parametrize("who", CALLERS)
-async def test_list_users_by_role(world: World, who: str) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(LISTED))
+async def test_list_users_by_role(world: World, who: str, expected: set[str] | int) -> None:
     status, body = await world.call(who, "GET", "/v2/users")
-    assert status == {"anonymous": 401, "staff_unscoped": 403}.get(who, 200), body
-    if status != 200:
+    if isinstance(expected, int):
+        assert status == expected and set(body) == {"message"}, body
         return
+    assert status == 200, body
     seen = {u["id"] for u in body["users"]}
-    wanted = {world.id(t) for t in LISTED[who]}
-    assert seen & {world.id(t) for t in ("member", "loner", "boss")} == wanted
+    assert seen & {world.id(t) for t in TARGETS} == {world.id(t) for t in expected}
     if who not in ("staff", "other_admin"):
         assert world.id(who) in seen  # everyone sees themselves
 
@@ -158,11 +206,11 @@ async def test_a_user_may_deactivate_themselves_which_ends_their_session(world: 
 
 async def test_non_admins_may_not_suspend_admins(world: World) -> None:
     status, body = await world.call(
-        "org_block", "PATCH", f"/v2/users/{world.id('boss')}", json={"is_active": False}
+        "org_user_perms", "PATCH", f"/v2/users/{world.id('boss')}", json={"is_active": False}
     )
     assert status == 403, body
     status, _ = await world.call(
-        "org_block", "PATCH", f"/v2/users/{world.id('member')}", json={"is_active": False}
+        "org_user_perms", "PATCH", f"/v2/users/{world.id('member')}", json={"is_active": False}
     )
     assert status == 200
 
@@ -178,12 +226,12 @@ async def get_user(world: World, who: str, target: str) -> dict[str, Any]:
 
 
 async def test_admins_see_admin_fields_and_holdings(world: World) -> None:
-    await world.tenant.grant("role", world.role_id, world.id("member"))
+    await world.grant("role", world.project_role_id, world.id("member"))
     user = await get_user(world, "org_admin", "member")
     assert ADMIN_FIELDS <= set(user)
     assert user["is_active"] is True and user["has_temporary_password"] is False
-    assert user["group_ids"] == [world.group_id]
-    assert user["role_ids"] == [world.role_id]
+    assert user["group_ids"] == [world.org_group_id]
+    assert user["role_ids"] == [world.project_role_id]
     assert user["project_ids"] == []
     assert user["org_permissions"]["is_admin"] is False
     assert user["project_id"] == world.project_id
@@ -197,7 +245,7 @@ async def test_a_group_admin_is_an_admin_of_its_members(world: World) -> None:
 
 
 async def test_non_admin_readers_see_no_admin_fields_and_no_holdings(world: World) -> None:
-    user = await get_user(world, "org_block", "member")
+    user = await get_user(world, "org_user_perms", "member")
     assert not ADMIN_FIELDS & set(user)
     for name in ("project_ids", "group_ids", "role_ids", "org_permissions"):
         assert name not in user  # omitted, never null
@@ -206,7 +254,7 @@ async def test_non_admin_readers_see_no_admin_fields_and_no_holdings(world: Worl
 
 
 async def test_holdings_show_where_the_caller_may_read_that_kind(world: World) -> None:
-    await world.tenant.grant(
+    await world.grant(
         "org",
         world.tenant.org_id,
         world.id("plain"),
@@ -214,12 +262,12 @@ async def test_holdings_show_where_the_caller_may_read_that_kind(world: World) -
         group_permissions={"can_read": True},
     )
     user = await get_user(world, "plain", "member")
-    assert user["group_ids"] == [world.group_id]
+    assert user["group_ids"] == [world.org_group_id]
     assert "project_ids" not in user and "role_ids" not in user
 
 
 async def test_a_user_sees_their_own_permissions_and_holdings(world: World) -> None:
-    user = await get_user(world, "project_block", "project_block")
+    user = await get_user(world, "project_user_perms", "project_user_perms")
     assert not ADMIN_FIELDS & set(user)
     assert user["project_ids"] == [world.project_id] and user["group_ids"] == []
     assert user["role_ids"] == []
@@ -235,7 +283,7 @@ async def test_a_user_sees_their_own_permissions_and_holdings(world: World) -> N
 
 
 async def test_project_scope_shows_project_admin_status_and_permissions(world: World) -> None:
-    token = await world.project_token("project_admin")
+    token = await world.token("project_admin", project_id=world.project_id)
     status, body = await world.api.call("GET", f"/v2/users/{world.id('project_admin')}", token)
     assert status == 200, body
     user = body["user"]
@@ -250,7 +298,7 @@ async def test_project_scope_shows_project_admin_status_and_permissions(world: W
 async def test_restricted_custom_attributes_are_for_admins_only(world: World) -> None:
     member = f"/v2/users/{world.id('member')}"
     body = {"restricted_custom_attributes": {"tier": "gold"}}
-    for who in ("org_block", "member", "group_block"):
+    for who in ("org_user_perms", "member", "group_user_perms"):
         status, reply = await world.call(who, "PATCH", member, json=body)
         assert (status, reply) == (
             403,
@@ -269,7 +317,7 @@ async def test_restricted_custom_attributes_are_for_admins_only(world: World) ->
 async def test_pii_admin_only_shows_anonymous_accounts_to_non_admins(world: World) -> None:
     status, _ = await world.call("org_admin", "PATCH", "/v2/my-org", json={"pii_admin_only": True})
     assert status == 200
-    user = await get_user(world, "org_block", "member")
+    user = await get_user(world, "org_user_perms", "member")
     assert set(user) == {
         "id",
         "username",
@@ -279,7 +327,7 @@ async def test_pii_admin_only_shows_anonymous_accounts_to_non_admins(world: Worl
     }
     assert "email" in await get_user(world, "org_admin", "member")
     assert "email" in await get_user(world, "member", "member")
-    status, body = await world.call("org_block", "GET", "/v2/users?email=member@clinic.test")
+    status, body = await world.call("org_user_perms", "GET", "/v2/users?email=member@clinic.test")
     assert status == 403, body
 
 
@@ -429,7 +477,7 @@ async def test_patch_to_a_taken_username_is_409(world: World) -> None:
 
 async def test_org_permissions_are_for_org_admins_only(world: World) -> None:
     body = {"email": "z@clinic.test", "org_permissions": {"can_read": True}}
-    status, reply = await create(world, body, who="org_block")
+    status, reply = await create(world, body, who="org_user_perms")
     assert (status, reply) == (403, {"message": "org_permissions: only org admins may set them"})
     user = await created(world, body)
     assert user["org_permissions"]["can_read"] is True
@@ -440,13 +488,13 @@ async def test_project_admins_set_project_permissions_in_their_project(world: Wo
     member = f"/v2/users/{world.id('loner')}"
     body = {"project_permissions": {"user_permissions": {"can_read": True}}}
     status, reply = await world.call(
-        "project_block", "PATCH", f"/v2/users/{world.id('member')}", json=body
+        "project_user_perms", "PATCH", f"/v2/users/{world.id('member')}", json=body
     )
     assert (status, reply) == (
         403,
         {"message": "project_permissions: only admins of the project may set them"},
     )
-    token = await world.project_token("project_admin")
+    token = await world.token("project_admin", project_id=world.project_id)
     status, reply = await world.api.call("PATCH", member, token, json=body)
     assert status == 200, reply  # an org-level user joins the project through its access
     user = await get_user(world, "org_admin", "loner")
@@ -479,9 +527,9 @@ async def test_delete_protection_and_force(world: World) -> None:
     user = await created(world, {"email": "kept@clinic.test"})
     assert user["is_delete_protected"] is True
     path = f"/v2/users/{user['id']}"
-    status, body = await world.call("org_block", "DELETE", path)
+    status, body = await world.call("org_user_perms", "DELETE", path)
     assert status == 409 and "delete protected" in body["message"]
-    status, body = await world.call("org_block", "DELETE", path + "?force=true")
+    status, body = await world.call("org_user_perms", "DELETE", path + "?force=true")
     assert (status, body) == (403, {"message": "force: only admins may force a delete"})
     status, body = await world.call("org_admin", "DELETE", path + "?force=true&permanent=true")
     assert (status, body) == (200, {"message": "Success"})
@@ -530,7 +578,7 @@ async def test_losing_org_admin_revokes_tokens(world: World) -> None:
 async def test_losing_project_admin_revokes_tokens(world: World) -> None:
     token = await world.token("project_admin")
     path = f"/v2/users/{world.id('project_admin')}"
-    project_token = await world.project_token("org_admin")
+    project_token = await world.token("org_admin", project_id=world.project_id)
     status, body = await world.api.call(
         "PATCH", path, project_token, json={"project_permissions": {"is_admin": False}}
     )
@@ -540,7 +588,7 @@ async def test_losing_project_admin_revokes_tokens(world: World) -> None:
 
 async def test_only_org_admins_make_org_admins(world: World) -> None:
     path = f"/v2/users/{world.id('plain')}"
-    for who in ("org_block", "project_admin", "plain"):
+    for who in ("org_user_perms", "project_admin", "plain"):
         status, _ = await world.call(
             who, "PATCH", path, json={"org_permissions": {"is_admin": True}}
         )
@@ -557,23 +605,24 @@ async def list_ids(world: World, who: str, query: str) -> set[str]:
 
 
 async def test_exclude_admins(world: World) -> None:
-    team = f"group_id={world.group_id}"
-    both = {world.id("member"), world.id("boss"), world.id("group_block"), world.id("group_admin")}
-    assert await list_ids(world, "group_block", team) == both
-    assert await list_ids(world, "group_block", f"{team}&exclude_admins=true") == both - {
+    ward = f"group_id={world.org_group_id}"
+    members = ("member", "boss", "group_admin", "group_user_perms", "group_editor")
+    everyone = {world.id(who) for who in members}  # users holding access to Ward
+    assert await list_ids(world, "group_user_perms", ward) == everyone
+    assert await list_ids(world, "group_user_perms", f"{ward}&exclude_admins=true") == everyone - {
         world.id("boss")
     }
     # An org or project admin asking: no effect. Without a group or project filter: none.
-    assert await list_ids(world, "org_admin", f"{team}&exclude_admins=true") == both
-    ward_members = {world.id("member"), world.id("boss")}
-    assert await list_ids(world, "project_admin", f"{team}&exclude_admins=true") == ward_members
-    assert world.id("boss") in await list_ids(world, "group_block", "exclude_admins=true")
-    ward = f"project_id={world.project_id}&exclude_admins"
-    assert world.id("boss") not in await list_ids(world, "group_block", ward)
+    assert await list_ids(world, "org_admin", f"{ward}&exclude_admins=true") == everyone
+    apollo_users = {world.id("member"), world.id("boss")}
+    assert await list_ids(world, "project_admin", f"{ward}&exclude_admins=true") == apollo_users
+    assert world.id("boss") in await list_ids(world, "group_user_perms", "exclude_admins=true")
+    apollo = f"project_id={world.project_id}&exclude_admins"
+    assert world.id("boss") not in await list_ids(world, "group_user_perms", apollo)
 
 
 async def test_group_filters(world: World) -> None:
-    team = f"group_id={world.group_id}"
+    team = f"group_id={world.org_group_id}"
     assert await list_ids(world, "org_admin", f"{team}&is_group_admin=true") == {
         world.id("group_admin")
     }
@@ -621,10 +670,12 @@ async def test_field_filters_search_and_sort(world: World) -> None:
 
 
 async def test_role_filter_and_role_ids_in_lists(world: World) -> None:
-    await world.tenant.grant("role", world.role_id, world.id("loner"))
-    status, body = await world.call("org_admin", "GET", f"/v2/users?role_id={world.role_id}")
+    await world.grant("role", world.project_role_id, world.id("loner"))
+    status, body = await world.call(
+        "org_admin", "GET", f"/v2/users?role_id={world.project_role_id}"
+    )
     assert status == 200 and [u["id"] for u in body["users"]] == [world.id("loner")]
-    assert body["users"][0]["role_ids"] == [world.role_id]
+    assert body["users"][0]["role_ids"] == [world.project_role_id]
     assert "group_ids" not in body["users"][0]  # holdings beyond roles: single reads only
 
 
@@ -640,7 +691,7 @@ async def test_phone_numbers_are_found_however_written(world: World) -> None:
 
 
 async def test_is_active_filter_is_for_admins(world: World) -> None:
-    status, body = await world.call("org_block", "GET", "/v2/users?is_active=false")
+    status, body = await world.call("org_user_perms", "GET", "/v2/users?is_active=false")
     assert (status, body) == (403, {"message": "is_active: only admins may filter or sort by it"})
     status, _ = await world.call("org_admin", "GET", "/v2/users?is_active=false")
     assert status == 200
@@ -654,17 +705,17 @@ async def test_users_of_another_org_are_invisible(world: World) -> None:
         status, body = await world.call("org_admin", method, f"/v2/users/{other_user}", **kwargs)
         assert (status, body) == (404, {"message": "User not found"}), method
     assert other_user not in await list_ids(world, "org_admin", "")
-    assert other_user not in await list_ids(world, "org_admin", f"group_id={world.group_id}")
+    assert other_user not in await list_ids(world, "org_admin", f"group_id={world.org_group_id}")
 
 
 async def test_group_admin_acts_only_on_members(world: World) -> None:
-    group = await add_group(world.tenant, "Elsewhere")
-    await world.tenant.grant("group", group, world.id("loner"))
+    group = await world.new_group(name="Elsewhere")
+    await world.grant("group", group, world.id("loner"))
     status, _ = await world.call(
         "group_admin", "PATCH", f"/v2/users/{world.id('loner')}", json={"nickname": "x"}
     )
     assert status == 404
-    await world.tenant.grant("group", world.group_id, world.id("loner"))
+    await world.grant("group", world.org_group_id, world.id("loner"))
     status, _ = await world.call(
         "group_admin", "PATCH", f"/v2/users/{world.id('loner')}", json={"nickname": "x"}
     )
@@ -672,12 +723,10 @@ async def test_group_admin_acts_only_on_members(world: World) -> None:
 
 
 async def test_roles_confer_user_permissions(world: World) -> None:
-    role = await add_role(world.tenant, "Readers")
-    await world.tenant.grant(
-        "org", world.tenant.org_id, role, "role", user_permissions={"can_read": True}
-    )
+    role = await world.new_role(name="Readers")
+    await world.grant("org", world.tenant.org_id, role, "role", user_permissions={"can_read": True})
     assert (await world.call("plain", "GET", f"/v2/users/{world.id('loner')}"))[0] == 404
-    await world.tenant.grant("role", role, world.id("plain"))
+    await world.grant("role", role, world.id("plain"))
     assert (await world.call("plain", "GET", f"/v2/users/{world.id('loner')}"))[0] == 200
     status, _ = await world.call(
         "plain", "PATCH", f"/v2/users/{world.id('loner')}", json={"nickname": "x"}

@@ -7,6 +7,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from edge.app import Site
+from tests.world import World
+
 
 @pytest.fixture
 async def base_url(aiohttp_server: Any, app: web.Application) -> str:
@@ -17,3 +20,9 @@ async def base_url(aiohttp_server: Any, app: web.Application) -> str:
     """
     server = await aiohttp_server(app)
     return str(server.make_url("")).rstrip("/")
+
+
+@pytest.fixture
+def world(world_template: World, site: Site) -> World:
+    """The world (tests/world.py) without a test client of its own: the SDK is the client."""
+    return world_template.bound(site, None)

@@ -46,9 +46,8 @@ from cyphermed.models import (
 )
 
 from edge.app import Site
-from tests.api.project_world import admin_token, quick_tenant
 from tests.conftest import Api
-from tests.tenants import PASSWORD, Tenant
+from tests.tenants import PASSWORD, Tenant, quick_tenant
 
 T = TypeVar("T")
 
@@ -79,7 +78,7 @@ async def public(base_url: str, call: Callable[[Client], T]) -> T:
 
 
 async def test_project_lifecycle_through_the_sdk(base_url: str, tenant: Tenant) -> None:
-    token = await admin_token(tenant)
+    token = await tenant.admin_token()
     body = CreateProjectBody(
         name="Apollo",
         alias="apollo",
@@ -173,7 +172,7 @@ async def test_project_lifecycle_through_the_sdk(base_url: str, tenant: Tenant) 
 
 
 async def test_project_access_through_the_sdk(base_url: str, tenant: Tenant) -> None:
-    token = await admin_token(tenant)
+    token = await tenant.admin_token()
     body = CreateProjectBody(name="Apollo", alias="apollo")
     made = await as_user(base_url, token, lambda c: create_project.sync(client=c, body=body))
     assert isinstance(made, NewProjectInfo)
@@ -233,7 +232,7 @@ async def test_project_access_through_the_sdk(base_url: str, tenant: Tenant) -> 
 
 
 async def test_project_sign_in_my_project_and_ui_config(base_url: str, tenant: Tenant) -> None:
-    token = await admin_token(tenant)
+    token = await tenant.admin_token()
     body = CreateProjectBody(name="Apollo", alias="apollo", access_token_expire_hours=3)
     made = await as_user(base_url, token, lambda c: create_project.sync(client=c, body=body))
     assert isinstance(made, NewProjectInfo)

@@ -63,15 +63,10 @@ from cyphermed.models.admin_account_role_access_list import AdminAccountRoleAcce
 from cyphermed.models.role_id_list import RoleIdList
 from cyphermed.types import File
 
-from edge.app import Site
-from tests.api.user_world import World, build, image_bytes
+from tests.images import image_bytes
+from tests.world import World
 
 T = TypeVar("T")
-
-
-@pytest.fixture
-async def world(site: Site) -> World:
-    return await build(site, None)  # type: ignore[arg-type]  # the SDK is the client here
 
 
 async def sdk(base_url: str, token: str | None, call: Callable[[AuthenticatedClient], T]) -> T:
@@ -142,14 +137,16 @@ async def test_users_crud_through_the_sdk(base_url: str, world: World) -> None:
 async def test_non_admins_get_user_models_and_pii_hidden_gets_anonymous(
     base_url: str, world: World
 ) -> None:
-    reader = await world.token("org_block")
+    reader = await world.token("org_user_perms")
     member = world.id("member")
     got = await sdk(base_url, reader, lambda c: get_user_by_id.sync(member, client=c))
     assert isinstance(got, UserInfo) and not isinstance(got, AdminUserInfo)
     assert got.user.username == "member"
     listed = await sdk(base_url, reader, lambda c: get_users.sync(client=c))
     assert isinstance(listed, UserList) and member in {u.id for u in listed.users}
-    me = await sdk(base_url, reader, lambda c: get_user_by_id.sync(world.id("org_block"), client=c))
+    me = await sdk(
+        base_url, reader, lambda c: get_user_by_id.sync(world.id("org_user_perms"), client=c)
+    )
     assert isinstance(me, UserInfo) and me.user.org_permissions.user_permissions.can_read is True
 
     admin = await world.token("org_admin")
@@ -160,28 +157,28 @@ async def test_non_admins_get_user_models_and_pii_hidden_gets_anonymous(
 
 
 async def test_account_calls_parse(base_url: str, world: World) -> None:
-    await world.tenant.grant("role", world.role_id, world.id("member"), can_read=True)
+    await world.grant("role", world.project_role_id, world.id("member"), can_read=True)
     token = await world.token("member")
 
     org = await sdk(base_url, token, lambda c: get_account_org_access.sync(client=c))
     assert isinstance(org, AccountOrgAccessInfo) and org.org_access.is_admin is False
     groups = await sdk(base_url, token, lambda c: get_account_group_access.sync(client=c))
     assert isinstance(groups, AccountGroupAccessList)
-    assert [g.group_name for g in groups.group_access] == ["Team"]
+    assert [g.group_name for g in groups.group_access] == ["Ward"]
     projects = await sdk(base_url, token, lambda c: get_account_project_access.sync(client=c))
     assert isinstance(projects, AccountProjectAccessList) and projects.project_access == []
     roles = await sdk(base_url, token, lambda c: get_account_role_access.sync(client=c))
     assert isinstance(roles, AccountRoleAccessList)
-    assert [r.role_id for r in roles.role_access] == [world.role_id]
+    assert [r.role_id for r in roles.role_access] == [world.project_role_id]
     ids = await sdk(
         base_url, token, lambda c: get_account_role_access.sync(client=c, ids_only=True)
     )
-    assert isinstance(ids, RoleIdList) and ids.role_ids == [world.role_id]
+    assert isinstance(ids, RoleIdList) and ids.role_ids == [world.project_role_id]
     session = await sdk(base_url, token, lambda c: get_current_session_access.sync(client=c))
     assert isinstance(session, CurrentSessionAccessInfo)
     assert session.org_permissions.is_admin is False
 
-    await world.tenant.grant("role", world.role_id, world.tenant.admin_id)
+    await world.grant("role", world.project_role_id, world.tenant.admin_id)
     admin = await world.token("org_admin")
     roles = await sdk(base_url, admin, lambda c: get_account_role_access.sync(client=c))
     assert isinstance(roles, AdminAccountRoleAccessList)

@@ -29,8 +29,8 @@ from edge.config import Config
 from edge.delivery.messages import Recipient
 from edge.delivery.outbox_worker import OutboxWorker, backoff
 from storage import layout, outbox
-from tests.api.project_world import admin_token, quick_tenant
 from tests.conftest import Api, make_config
+from tests.tenants import quick_tenant
 
 SMTP_REFUSAL = "451 4.3.0 Try again later"
 
@@ -113,7 +113,7 @@ async def test_the_invitation_of_a_new_user_arrives_by_smtp(
 ) -> None:
     tenant = await quick_tenant(site, api)
     body = {"username": "newbie", "email": "newbie@clinic.test", "temp_password": "Tmp-pass-4567"}
-    status, reply = await api.call("POST", "/v2/users", await admin_token(tenant), json=body)
+    status, reply = await api.call("POST", "/v2/users", await tenant.admin_token(), json=body)
     assert status == 201, reply
     assert await site.services.outbox_worker.step() == 1
     [envelope] = inbox.received
@@ -133,7 +133,7 @@ async def test_the_reset_mail_arrives_by_smtp_and_its_token_sets_a_password(
 ) -> None:
     tenant = await quick_tenant(site, api)
     body = {"username": "forgetful", "email": "forgetful@clinic.test", "password": "Old-pass-4567"}
-    status, reply = await api.call("POST", "/v2/users", await admin_token(tenant), json=body)
+    status, reply = await api.call("POST", "/v2/users", await tenant.admin_token(), json=body)
     assert status == 201, reply
     status, _ = await api.call(
         "POST",
@@ -163,12 +163,12 @@ async def test_a_generated_temporary_password_is_mailed_too(
 ) -> None:
     tenant = await quick_tenant(site, api)
     body = {"username": "gen", "email": "gen@clinic.test"}
-    status, _ = await api.call("POST", "/v2/users", await admin_token(tenant), json=body)
+    status, _ = await api.call("POST", "/v2/users", await tenant.admin_token(), json=body)
     assert status == 201
     [row] = rows(site, "invitation")
     assert row["recipient"] == "gen@clinic.test" and "    " in row["body_text"]
     body = {"username": "perm", "email": "perm@clinic.test", "password": "Perm-pass-98765!"}
-    status, _ = await api.call("POST", "/v2/users", await admin_token(tenant), json=body)
+    status, _ = await api.call("POST", "/v2/users", await tenant.admin_token(), json=body)
     assert status == 201
     assert len(rows(site, "invitation")) == 1  # a permanent password needs no invitation
 

@@ -1,0 +1,299 @@
+"""The world of the role-by-role tables: one org with a caller of every standing.
+
+It is built once per session into a data folder of its own (`world_template`); a test that
+asks for the `world` fixture runs on a fresh copy of that folder (see `data_dir` in
+`tests/conftest.py`), so nothing is shared between tests and no test pays for building it.
+
+The organization "Clinic" (alias `clinic`) holds:
+
+- projects: Apollo (`project_id`, alias `apollo`), the project the cast holds access to;
+  Gemini (`second_project_id`), which only org-level rights reach;
+- groups: Ward (`org_group_id`, org-level) and Lab (`project_group_id`, in Apollo);
+- roles: Nurses (`org_role_id`, org-level, a member of Ward), Technicians
+  (`project_role_id`, in Apollo, held by no one) and Project admins (`admin_role_id`,
+  org-level, project access `is_admin` on Apollo).
+
+"Other" (alias `other`) is another organization, with its admin and its project Theirs
+(`other_project_id`, alias `theirs`).
+
+The callers (`CALLERS`, the rows of every table; each name says what the caller holds):
+
+- staff: staff signed in with `scope=<Clinic>`; staff_unscoped: without a scope;
+  anonymous: no token; other_admin: the admin of Other; org_admin: the admin of Clinic;
+- project_admin: project access `is_admin` on Apollo; role_admin: holds Project admins,
+  so a project admin of Apollo through a role;
+- org_user_perms, org_group_role_perms, org_project_perms: org access with every
+  user permission / every group and role permission / every project permission;
+- project_user_perms, project_group_role_perms: the same blocks in project access on
+  Apollo; project_reader, project_updater: project access on Apollo with only `can_read`
+  / only `can_update`;
+- group_admin: group access `is_admin` on Ward; group_user_perms: group access on Ward
+  with every user permission; group_editor: group access on Ward with `can_read`,
+  `can_update` and every role permission; member: group access on Ward with nothing else
+  (and Apollo as home project);
+- holder: holds Nurses with `can_read` and `can_update`;
+- plain: a user of Clinic with no access at all; gemini_user: a user whose home project
+  is Gemini, with no access.
+
+Two more users are targets of the user tables: loner (an org-level user in no group) and
+boss (an org admin, home project Apollo, a member of Ward).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from edge.app import Site, open_site
+from edge.principal import Principal
+from storage import staff
+from tests.conftest import Api, make_config
+from tests.tenants import Tenant, mint, new_tenant
+
+T = TypeVar("T")
+ALL = {"can_create": True, "can_read": True, "can_update": True, "can_delete": True}
+NONE = {"can_create": False, "can_read": False, "can_update": False, "can_delete": False}
+CALLERS = (
+    "staff",
+    "staff_unscoped",
+    "org_admin",
+    "project_admin",
+    "role_admin",
+    "org_user_perms",
+    "org_group_role_perms",
+    "org_project_perms",
+    "project_user_perms",
+    "project_group_role_perms",
+    "project_reader",
+    "project_updater",
+    "group_admin",
+    "group_user_perms",
+    "group_editor",
+    "member",
+    "holder",
+    "plain",
+    "gemini_user",
+    "other_admin",
+    "anonymous",
+)
+TARGETS = ("member", "loner", "boss")  # the users the user tables act on
+PROJECT_ADMINS = {"staff", "org_admin", "project_admin", "role_admin"}  # admins of Apollo
+
+
+def table(expected: Mapping[str, T], *, not_applicable: tuple[str, ...] = ()) -> list[Any]:
+    """A parametrize table over every caller, (who, expected): a row for each, no fewer.
+
+    A caller the question cannot be asked of (staff signing in with a password, say) is
+    named in `not_applicable`, so that leaving a row out is always a decision.
+    """
+    named = set(expected) | set(not_applicable)
+    assert named == set(CALLERS) and not set(expected) & set(not_applicable), set(CALLERS) ^ named
+    return [pytest.param(who, expected[who], id=who) for who in CALLERS if who in expected]
+
+
+def target_table(expected: Mapping[str, tuple[T, T, T]]) -> list[Any]:
+    """(who, target, expected) rows: a caller table holding one value per target user, in
+    the order of TARGETS, crossed with those users."""
+    return [
+        pytest.param(who, target, statuses[i], id=f"{who}-{target}")
+        for who, statuses in ((row.values[0], row.values[1]) for row in table(expected))
+        for i, target in enumerate(TARGETS)
+    ]
+
+
+@dataclass
+class World:
+    site: Site
+    api: Api | None
+    tenant: Tenant  # Clinic
+    other: Tenant  # Other
+    project_id: str = ""
+    second_project_id: str = ""
+    other_project_id: str = ""
+    org_group_id: str = ""
+    project_group_id: str = ""
+    org_role_id: str = ""
+    project_role_id: str = ""
+    admin_role_id: str = ""
+    users: dict[str, str] = field(default_factory=dict)
+    folder: Path = Path()
+
+    # -- who is who ------------------------------------------------------------------------
+    def id(self, who: str) -> str:
+        """The user ID of a caller or target."""
+        if who == "org_admin":
+            return self.tenant.admin_id
+        if who == "other_admin":
+            return self.other.admin_id
+        return self.users[who]
+
+    def email(self, who: str) -> str:
+        if who == "org_admin":
+            return self.tenant.admin_email
+        if who == "other_admin":
+            return self.other.admin_email
+        return f"{who}@{self.tenant.alias}.test"
+
+    @property
+    def admin(self) -> Principal:
+        """Clinic's org admin, for arranging through the services."""
+        return Principal("user", self.tenant.admin_id, None, self.tenant.org_id)
+
+    # -- tokens and calls ------------------------------------------------------------------
+    async def token(self, who: str, project_id: str | None = None) -> str | None:
+        """A real access token of `who`, minted without the slow password check (sign-in
+        itself is tested elsewhere; these are the same sessions it opens)."""
+        if who == "anonymous":
+            return None
+        if who in ("staff", "staff_unscoped"):
+            staff_id = self.site.services.db.read(staff.first)["id"]
+            org_id = self.tenant.org_id if who == "staff" else None
+            return await mint(self.site, "staff", staff_id, org_id, None)
+        org = self.other if who == "other_admin" else self.tenant
+        return await mint(self.site, "user", self.id(who), org.org_id, project_id)
+
+    async def call(self, who: str, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
+        assert self.api is not None, "this world has no HTTP client (the SDK is the client)"
+        return await self.api.call(method, path, await self.token(who), **kwargs)
+
+    # -- arranging more ----------------------------------------------------------------------
+    async def add_user(self, name: str, **profile: Any) -> str:
+        """A user of Clinic with no access (username `name`), written straight to storage."""
+        user_id = await self.tenant.add_user(name, email=self.email(name), **profile)
+        self.users[name] = user_id
+        return user_id
+
+    async def grant(
+        self, kind: str, target_id: str, grantee_id: str, grantee_kind: str = "user", **values: Any
+    ) -> None:
+        await self.tenant.grant(kind, target_id, grantee_id, grantee_kind, **values)
+
+    async def new_project(self, **body: Any) -> str:
+        """A project of Clinic made by its org admin, without the creator's own access."""
+        return await new_project(self.site, self.tenant, **body)
+
+    async def new_group(self, project_id: str | None = None, **body: Any) -> str:
+        body = {"name": "Team", "create_own_access": False, **body}
+        if project_id:
+            body["project_id"] = project_id
+        return await self.site.services.groups.create(self.admin, body)
+
+    async def new_role(self, project_id: str | None = None, **body: Any) -> str:
+        body = {"name": "Nurses", **body}
+        if project_id:
+            body["project_id"] = project_id
+        return await self.site.services.roles.create(self.admin, body)
+
+    def bound(self, site: Site, api: Api | None) -> World:
+        """This world on a test's own site (its copy of the data folder)."""
+        return replace(
+            self,
+            site=site,
+            api=api,
+            tenant=replace(self.tenant, site=site, api=api),  # type: ignore[arg-type]
+            other=replace(self.other, site=site, api=api),  # type: ignore[arg-type]
+            users=dict(self.users),
+        )
+
+
+async def new_project(site: Site, tenant: Tenant, **body: Any) -> str:
+    admin = Principal("user", tenant.admin_id, None, tenant.org_id)
+    return await site.services.projects.create(admin, {"create_own_access": False, **body})
+
+
+async def build(site: Site) -> World:
+    tenant = await new_tenant(site, None)  # type: ignore[arg-type]  # bound per test
+    other = await new_tenant(site, None, name="Other", alias="other")  # type: ignore[arg-type]
+    world = World(site, None, tenant, other)
+    await _targets(world)
+    await _cast(world)
+    return world
+
+
+async def _targets(world: World) -> None:
+    world.project_id = await world.new_project(name="Apollo", alias="apollo")
+    world.second_project_id = await world.new_project(name="Gemini")
+    world.other_project_id = await new_project(
+        world.site, world.other, name="Theirs", alias="theirs"
+    )
+    world.org_group_id = await world.new_group(name="Ward")
+    world.project_group_id = await world.new_group(world.project_id, name="Lab")
+    world.org_role_id = await world.new_role(name="Nurses")
+    world.project_role_id = await world.new_role(world.project_id, name="Technicians")
+    world.admin_role_id = await world.new_role(name="Project admins")
+    await world.grant("group", world.org_group_id, world.org_role_id, "role")
+    await world.grant("project", world.project_id, world.admin_role_id, "role", is_admin=True)
+
+
+Holding = tuple[str, str, dict[str, Any]]  # (kind of access, target ID, its values)
+
+
+def _holdings(world: World) -> dict[str, list[Holding]]:
+    """Who holds what: every user of the world, in the order they are made."""
+    org, apollo, ward = world.tenant.org_id, world.project_id, world.org_group_id
+    groups_and_roles = {"group_permissions": ALL, "role_permissions": ALL}
+    return {
+        "project_admin": [("project", apollo, {"is_admin": True})],
+        "role_admin": [("role", world.admin_role_id, {})],
+        "org_user_perms": [("org", org, {"user_permissions": ALL})],
+        "org_group_role_perms": [("org", org, groups_and_roles)],
+        "org_project_perms": [("org", org, {"project_permissions": ALL})],
+        "project_user_perms": [("project", apollo, {"user_permissions": ALL})],
+        "project_group_role_perms": [("project", apollo, groups_and_roles)],
+        "project_reader": [("project", apollo, {"can_read": True})],
+        "project_updater": [("project", apollo, {"can_update": True})],
+        "group_admin": [("group", ward, {"is_admin": True})],
+        "group_user_perms": [("group", ward, {"user_permissions": ALL})],
+        "group_editor": [
+            ("group", ward, {"can_read": True, "can_update": True, "role_permissions": ALL})
+        ],
+        "member": [("group", ward, {})],
+        "holder": [("role", world.org_role_id, {"can_read": True, "can_update": True})],
+        "plain": [],
+        "gemini_user": [],
+        "loner": [],
+        "boss": [("org", org, {"is_admin": True}), ("group", ward, {})],
+    }
+
+
+def _home_projects(world: World) -> dict[str, str]:
+    """Users who belong to a project (the rest are org-level users)."""
+    apollo = world.project_id
+    return {"member": apollo, "boss": apollo, "gemini_user": world.second_project_id}
+
+
+async def _cast(world: World) -> None:
+    homes = _home_projects(world)
+    for name, holdings in _holdings(world).items():
+        profile = {"project_id": homes[name]} if name in homes else {}
+        user_id = await world.add_user(name, **profile)
+        for kind, target_id, values in holdings:
+            await world.grant(kind, target_id, user_id, **values)
+
+
+@pytest.fixture(scope="session")
+def world_template(template_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> World:
+    """The world built once per session in a data folder of its own."""
+    folder = tmp_path_factory.mktemp("world") / "data"
+    shutil.copytree(template_dir, folder)
+    site = open_site(make_config(folder))
+    try:  # in a thread of its own: no event loop may be running in this one
+        with ThreadPoolExecutor(1) as pool:
+            built = pool.submit(asyncio.run, build(site)).result()
+    finally:
+        site.services.db.close()
+    built.folder = folder
+    return built
+
+
+@pytest.fixture
+def world(world_template: World, site: Site, api: Api) -> World:
+    """The world on this test's copy of its data folder."""
+    return world_template.bound(site, api)
