@@ -18,6 +18,7 @@ from aiohttp import web
 from api import (
     account,
     auth,
+    data,
     email_templates,
     groups,
     mfa,
@@ -61,6 +62,7 @@ ROUTES: list[Route] = [
     *project_access.ROUTES,
     *ui.ROUTES,
     *groups.ROUTES,
+    *data.ROUTES,
     *roles.ROUTES,
     *users.ROUTES,
     *account.ROUTES,
@@ -118,6 +120,7 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
     tasks = [
         asyncio.create_task(_sweep(app[SERVICES].db, stop)),
         asyncio.create_task(app[SERVICES].outbox_worker.run(stop)),
+        asyncio.create_task(app[SERVICES].data_eraser.run(stop)),
     ]
     yield
     stop.set()

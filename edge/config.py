@@ -258,6 +258,18 @@ SETTINGS: tuple[Setting, ...] = (
         30,
         "Days a deleted user, group, role or project stays restorable before it is erased",
     ),
+    Setting(
+        "data_max_value_bytes",
+        _int_range(1024, 64 * 1024 * 1024),
+        1024 * 1024,
+        "Largest data value, in bytes of its stored JSON (larger ones are a 400)",
+    ),
+    Setting(
+        "data_max_bulk_paths",
+        _int_range(1, 10000),
+        100,
+        "Most paths one bulk data request may name, across its jobs",
+    ),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -292,6 +304,8 @@ class Config:
     sms_gateway_body: str = '{"to": "{to}", "text": "{text}"}'
     sms_gateway_auth_header: Secret | None = None
     trash_retention_days: int = 30
+    data_max_value_bytes: int = 1024 * 1024
+    data_max_bulk_paths: int = 100
 
     @property
     def tls(self) -> bool:
@@ -303,6 +317,13 @@ class Config:
             return self.public_url.rstrip("/")
         host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host
         return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
+
+    @property
+    def data_max_body_bytes(self) -> int:
+        """Body limit of data requests: above the value limit, so that a value too large
+        is a 400 naming it rather than a 413 (JSON escapes can make a body several times
+        longer than the value it carries)."""
+        return max(self.max_body_bytes, 8 * self.data_max_value_bytes)
 
     @property
     def contact(self) -> str:

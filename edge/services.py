@@ -14,6 +14,9 @@ from edge.auth.signin import SignIn
 from edge.auth.sms_mfa import SmsMfa
 from edge.auth.tokens import Tokens
 from edge.config import Config
+from edge.data.eraser import DataEraser
+from edge.data.service import Data
+from edge.data.signing import DataSigner
 from edge.delivery.alerts import OperatorAlerts
 from edge.delivery.email_templates import EmailTemplates
 from edge.delivery.messages import Messages
@@ -58,6 +61,8 @@ class Services:
     mfa: Mfa
     sms_mfa: SmsMfa
     passwords: Passwords
+    data: Data
+    data_eraser: DataEraser
 
     @classmethod
     def build(cls, config: Config, db: Database, keys: KeyRing) -> Services:
@@ -90,6 +95,15 @@ class Services:
         software_mfa = Mfa(db, keys.mfa_secret, orgs, tokens)
         sms_mfa = SmsMfa(db, orgs, messages)
         signin.attach(software_mfa, sms_mfa)
+        data = Data(
+            db,
+            permissions,
+            setting,
+            cursors,
+            DataSigner.load_or_create(config.data_dir),
+            max_value_bytes=config.data_max_value_bytes,
+            max_bulk_paths=config.data_max_bulk_paths,
+        )
         return cls(
             config=config,
             db=db,
@@ -115,4 +129,6 @@ class Services:
             mfa=software_mfa,
             sms_mfa=sms_mfa,
             passwords=Passwords(db, tokens, projects, messages),
+            data=data,
+            data_eraser=DataEraser(db),
         )
