@@ -1,6 +1,6 @@
 """The filters a walk applies in Python: `path_filter` (a regular expression) and `search`.
 
-One time budget per request covers every pattern match the request makes
+One time budget per request covers the time spent in every pattern match it makes
 (PATTERN_BUDGET_SECONDS, docs/data.md "Limits"): a pattern that backtracks badly runs out
 of it and the request is a 400, never a hang. This is the data interface's own helper;
 the list engine's `regexp` SQL function (storage/pragmas.py) is getting the same per-request
@@ -37,7 +37,7 @@ class Matcher:
         self._terms = tuple(_WORD.findall(search.casefold())) if search else ()
         self._searching = search is not None
         self.fields = tuple(fields)
-        self._deadline = time.monotonic() + budget
+        self._left = budget
 
     @property
     def active(self) -> bool:
@@ -50,15 +50,17 @@ class Matcher:
 
     def _path_matches(self, path: str) -> bool:
         assert self._pattern is not None
-        left = self._deadline - time.monotonic()
+        began = time.perf_counter()
         try:
-            if left <= 0:
+            if self._left <= 0:
                 raise TimeoutError
-            return self._pattern.search(path, timeout=left) is not None
+            return self._pattern.search(path, timeout=self._left) is not None
         except TimeoutError:
             raise ValidationError(
                 "path_filter", "took too long to match; simplify the pattern"
             ) from None
+        finally:
+            self._left -= time.perf_counter() - began
 
     def _found(self, row: Walked) -> bool:
         """Every search word starts a word of some searched field (case-insensitive)."""
