@@ -3,9 +3,11 @@ BulkDataBody; docs/data.md, "Bulk").
 
 Writes (PUT, POST, PATCH, DELETE) are applied atomically: every path of every job in one
 transaction, all or nothing; the first refusal (403, 404, 409, 400) undoes the rest and
-names its path. A bulk GET answers `data_by_path`: for each path, what a GET of that path
-with the job's parameters answers; a single path with no entry is `null` there and listed
-in `missing_paths`, without failing the request.
+names its path. A bulk GET answers `data_by_path`, shaped as the SDK reads it: for each
+path the entry (DataSchema), the list of entries of a cascade, or, for `paths_only` and
+counts, `{paths, object_count, last_evaluated_key}` (DataInfo). A path with no entry is
+left out and listed in `missing_paths`, without failing the request; the continuation key
+of a cascade page of entries is in `last_evaluated_key_by_path`.
 """
 
 from __future__ import annotations
@@ -129,18 +131,21 @@ class Bulk:
             if params.key and len(found) > 1:
                 raise ValidationError("last_evaluated_key", "needs a job that names one path")
             for path in found:
-                if params.cascade:
-                    body = await self._reads.many(target, path, params)
-                    if "last_evaluated_key" in body:
-                        keys[path] = body.pop("last_evaluated_key")
-                else:
-                    body = self._reads.one(target, path, params)  # type: ignore[assignment]
-                    if body is None:
-                        missing.append(path)
-                by_path[path] = body
+                body = await self._one(target, path, params)
+                if body is None:
+                    missing.append(path)
+                    continue
+                if "data" in body and "last_evaluated_key" in body:
+                    keys[path] = body.pop("last_evaluated_key")
+                by_path[path] = body.get("data", body)
         out: Body = {"data_by_path": by_path}
         if missing:
             out["missing_paths"] = missing
         if keys:
             out["last_evaluated_key_by_path"] = keys
         return out
+
+    async def _one(self, target: DataTarget, path: str, params: query.DataQuery) -> Body | None:
+        if params.cascade:
+            return await self._reads.many(target, path, params)
+        return self._reads.one(target, path, params)

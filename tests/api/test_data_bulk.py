@@ -70,9 +70,12 @@ async def test_bulk_get_answers_data_by_path_and_reports_missing_paths(world: Da
     status, body = await world.bulk(token, {"method": "GET", "jobs": jobs})
     assert status == 200 and "results_by_path" not in body
     by_path = body["data_by_path"]
-    assert by_path["/g/1"]["data"]["value"] == {"p": "/g/1"}
-    assert by_path["/nothing"] is None and body["missing_paths"] == ["/nothing"]
-    assert by_path["/h"] == {"paths": ["/h/1"]}
+    assert by_path["/g/1"]["value"] == {"p": "/g/1"}
+    assert "/nothing" not in by_path and body["missing_paths"] == ["/nothing"]
+    assert by_path["/h"]["paths"] == ["/h/1"] and "last_evaluated_key" in by_path["/h"]
+    jobs = [{"paths": ["h"], "cascade": True, "limit": 1}]
+    _, body = await world.bulk(token, {"method": "GET", "jobs": jobs})
+    assert [e["path"] for e in body["data_by_path"]["/h"]] == ["/h/1"]
     assert set(body["last_evaluated_key_by_path"]) == {"/h"}
 
 
