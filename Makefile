@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test browser binary lint fmt typecheck bench clean
+.PHONY: run test browser binary lint fmt typecheck bench bench-data wrk clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -40,9 +40,21 @@ fmt: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-bench: binary
+bench: binary wrk
 	$(BIN)/python -m bench.http_requests
 	$(BIN)/python -m bench.executable
+	$(BIN)/python -m bench.data
+
+# The data benchmark alone (10,000 and 1,000,000 entries; several minutes, mostly seeding).
+bench-data: $(STAMP) wrk
+	$(BIN)/python -m bench.data
+
+# wrk, the native load generator of the benchmarks (Debian's package).
+wrk:
+	@command -v wrk >/dev/null || { \
+	  echo "Installing Debian's wrk for the benchmarks"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 from edge.access.engine import Caller, Permissions
 from edge.access.paths import PathGrants
@@ -23,6 +24,7 @@ from storage.records import Group
 LEGACY = "use_legacy_data_and_files_permissions"
 DELETE_TO_PUT = "groups_require_delete_permission_to_put_data_by_default"
 Setting = Callable[[str, str | None, str], object]
+MEMO_LIMIT = 1024  # groups remembered per caller
 VERBS = {"read": "read", "write": "create", "update": "change", "delete": "delete"}
 
 
@@ -56,22 +58,35 @@ class Targets:
         self._db = db
         self._permissions = permissions
         self._setting = setting
+        self._seen: WeakKeyDictionary[Caller, dict[str, Group]] = WeakKeyDictionary()
 
     def open(self, principal: Principal, group_id: str, *, writing: bool) -> DataTarget:
         """The group and the caller's grants in it; a write also reads the org's rules
         (legacy permissions, delete-to-put), which a read never needs."""
         if principal.org_id is None:
             raise Denied("Sign in to an organization first (staff: with a scope)")
-        group = self._db.read(lambda c: group_store.get(c, group_id))
+        caller = self._permissions.caller(principal)
+        group = self._group(caller, group_id, fresh=writing)
         if group is None or group.org_id != principal.org_id:
             raise NotFound("Group not found")
-        caller = self._permissions.caller(principal)
         legacy = writing and self._flag(group, LEGACY)
         rdp = writing and (
             group.require_delete_permission_to_put_data or self._flag(group, DELETE_TO_PUT)
         )
         grants = caller.path_grants(group.id, group.project_id, "data", legacy=legacy)
         return DataTarget(group, caller, grants, legacy, rdp)
+
+    def _group(self, caller: Caller, group_id: str, *, fresh: bool) -> Group | None:
+        """A read may use the group as this caller last saw it: what a read depends on
+        (its org, project, state, existence) moves the access epoch, which replaces the
+        caller, and with it this memo. A write reads the group anew (its data rules)."""
+        seen = self._seen.setdefault(caller, {})
+        found = None if fresh else seen.get(group_id)
+        if found is None:
+            found = self._db.read(lambda c: group_store.get(c, group_id))
+            if found is not None and len(seen) < MEMO_LIMIT:
+                seen[group_id] = found
+        return found
 
     def _flag(self, group: Group, name: str) -> bool:
         return bool(self._setting(group.org_id, group.project_id, name))
