@@ -105,8 +105,12 @@ def _segment(conn: Tx, plan: Walk, segment: Segment) -> Iterator[Walked]:
         f"SELECT path, {plan.field}, {ok}{texts} FROM data{_indexed(plan)} WHERE {where}"
         f" ORDER BY {order} {direction} LIMIT ?"
     )
-    for row in conn.execute(sql, (*ok_params, *params, plan.limit)):
-        yield Walked(row[0], row[1], bool(row[2]), tuple(row[3:]))
+    cursor = conn.execute(sql, (*ok_params, *params, plan.limit))
+    try:  # a reader that stops early closes the cursor here, ending its read at once
+        for row in cursor:
+            yield Walked(row[0], row[1], bool(row[2]), tuple(row[3:]))
+    finally:
+        cursor.close()
 
 
 def _indexed(plan: Walk) -> str:

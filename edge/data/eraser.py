@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 
 from storage import data as store
 from storage.database import Database
 
 BATCH = 2000
 IDLE_SECONDS = 5.0
+log = logging.getLogger("edge.data")
 
 
 class DataEraser:
@@ -33,6 +35,9 @@ class DataEraser:
     async def run(self, stop: asyncio.Event) -> None:
         """Until asked to stop: erase what is queued, then look again every few seconds."""
         while not stop.is_set():
-            await self.erase_pending()
+            try:
+                await self.erase_pending()
+            except Exception:  # logged; the next round tries again
+                log.exception("erasing the data of deleted groups failed")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), IDLE_SECONDS)
