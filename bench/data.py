@@ -16,12 +16,14 @@ one thread on the other core) loads one server at a time:
 
 Callers use a user's access token: device API keys are not merged yet.
 Usage: python -m bench.data [--small N] [--big N] [--seconds S] [--connections C]
+[--keep DIR] (seed once into DIR, reuse it later: seeding a million entries takes minutes)
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -63,8 +65,15 @@ class Result:
     rps: float
     p50: float
     p99: float
-    cpu: float
+    cpu: float  # cores the server process used over the run
     errors: int
+    cpu_per_request: float = 0.0  # server CPU microseconds per request
+
+    @property
+    def capacity(self) -> float:
+        """Requests per second of one core at this CPU cost: a figure that holds even
+        when other processes share the machine (throughput alone does not)."""
+        return 1e6 / self.cpu_per_request if self.cpu_per_request else 0.0
 
 
 def seed(folder: Path, small: int, big: int) -> Seeded:
@@ -169,8 +178,9 @@ def wrk_command(url: str, lua: Path, seconds: int, connections: int) -> list[str
     return ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(lua), url]
 
 
-def parse(output: str, cpu: float) -> Result:
+def parse(output: str, cpu: float, cpu_seconds_used: float) -> Result:
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))  # type: ignore[union-attr]
+    count = int(re.search(r"(\d+) requests in", output).group(1))  # type: ignore[union-attr]
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
     return Result(
         rps,
@@ -178,6 +188,7 @@ def parse(output: str, cpu: float) -> Result:
         _percentile(output, "99"),
         cpu,
         int(errors.group(1)) if errors else 0,
+        cpu_seconds_used * 1e6 / max(count, 1),
     )
 
 
@@ -193,18 +204,39 @@ def load_run(url: str, lua: Path, seconds: int, connections: int, pid: int) -> R
     out = subprocess.run(
         wrk_command(url, lua, seconds, connections), capture_output=True, text=True, check=True
     ).stdout
-    return parse(out, (cpu_seconds(pid) - before) / (time.monotonic() - began))
+    used = cpu_seconds(pid) - before
+    return parse(out, used / (time.monotonic() - began), used)
 
 
 def row(label: str, server: str, entries: str, r: Result) -> str:
     errors = f"  ({r.errors} errors)" if r.errors else ""
-    figures = f"{r.rps:9.0f} {r.p50:8.2f} {r.p99:8.2f} {r.cpu * 100:7.0f}%"
+    figures = f"{r.rps:9.0f} {r.p50:8.2f} {r.p99:8.2f} {r.cpu * 100:7.0f}% {r.cpu_per_request:9.0f}"
     return f"{label:34} {server:5} {entries:>10} {figures}{errors}"
 
 
-def run(small: int, big: int, seconds: int, connections: int) -> None:
-    work = Path(tempfile.mkdtemp(prefix="edge-bench-data-"))
+def seeded_in(work: Path, small: int, big: int) -> Seeded:
+    """Seed a new folder, or reuse one a previous run kept (--keep)."""
+    marker = work / "seeded.json"
+    if marker.exists():
+        found = json.loads(marker.read_text())
+        if (found["small_count"], found["big_count"]) == (small, big):
+            print(f"reusing the seeded folder {work}")
+            return Seeded(work / "edge", found["small"], found["big"])
+        shutil.rmtree(work / "edge")
     seeded = seed(work / "edge", small, big)
+    facts = {"small": seeded.small, "big": seeded.big, "small_count": small, "big_count": big}
+    marker.write_text(json.dumps(facts))
+    shutil.copytree(work / "edge", work / "pristine")
+    return seeded
+
+
+def run(small: int, big: int, seconds: int, connections: int, keep: Path | None) -> None:
+    work = keep or Path(tempfile.mkdtemp(prefix="edge-bench-data-"))
+    work.mkdir(parents=True, exist_ok=True)
+    if keep is not None and (work / "pristine").exists() and (work / "edge").exists():
+        shutil.rmtree(work / "edge")  # start from the seeded state, not the last run's writes
+        shutil.copytree(work / "pristine", work / "edge")
+    seeded = seeded_in(work, small, big)
     bare_db = work / "bare.db"
     shutil.copy(layout.database_path(seeded.folder), bare_db)
     edge_port, bare_port = free_port(), free_port()
@@ -227,7 +259,8 @@ def run(small: int, big: int, seconds: int, connections: int) -> None:
         for process in (edge, bare):
             process.terminate()
             process.wait(timeout=30)
-        shutil.rmtree(work, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def measure(
@@ -246,7 +279,7 @@ def measure(
         f"\nwrk -t1 -c{connections} -d{seconds}s, loopback; callers: a user's access token "
         "(device API keys not merged yet); CPU = server process over the run\n"
     )
-    head = f"{'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU':>8}"
+    head = f"{'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU':>8} {'CPU us/req':>9}"
     print(f"{'scenario':34} {'srv':5} {'entries':>10} {head}")
     results: dict[tuple[str, str, int], Result] = {}
     for method in ("GET", "PUT"):
@@ -263,12 +296,20 @@ def measure(
                 label = f"point {method}" + (" (durable)" if method == "PUT" else "")
                 print(row(label, server, f"{count:,}", found))
     print()
+    print("ratios by measured req/s, and by CPU per request (capacity of one core)")
     for method, floor in (("GET", 0.6), ("PUT", 0.8)):
         for count in sizes:
-            ratio = results[(method, "edge", count)].rps / results[(method, "bare", count)].rps
-            print(f"{method} edge/bare at {count:>9,} entries: {ratio:5.2f}  (target >= {floor})")
-        flat = results[(method, "edge", sizes[1])].rps / results[(method, "edge", sizes[0])].rps
-        print(f"{method} edge {sizes[1]:,} / {sizes[0]:,} entries:  {flat:5.2f}  (target >= 0.8)")
+            edge_r, bare_r = results[(method, "edge", count)], results[(method, "bare", count)]
+            by_rps, by_cpu = edge_r.rps / bare_r.rps, edge_r.capacity / bare_r.capacity
+            print(
+                f"{method} edge/bare at {count:>9,} entries: {by_rps:5.2f} req/s,"
+                f" {by_cpu:5.2f} CPU  (target >= {floor})"
+            )
+        big, small = results[(method, "edge", sizes[1])], results[(method, "edge", sizes[0])]
+        print(
+            f"{method} edge {sizes[1]:,} / {sizes[0]:,} entries: {big.rps / small.rps:5.2f} req/s,"
+            f" {big.capacity / small.capacity:5.2f} CPU  (target >= 0.8)"
+        )
     scans(work, seeded, token, edge, edge_url, sizes, seconds)
 
 
@@ -320,10 +361,13 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=1_000_000)
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument(
+        "--keep", type=Path, help="keep the seeded folder here and reuse it on the next run"
+    )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is required (Debian: apt-get install wrk; `make bench` installs it)")
-    run(args.small, args.big, args.seconds, args.connections)
+    run(args.small, args.big, args.seconds, args.connections, args.keep)
 
 
 if __name__ == "__main__":

@@ -57,7 +57,12 @@ class DataQuery:
         return self.object_count or self.page_count
 
 
+DEFAULT = DataQuery()
+
+
 def parse(params: Mapping[str, Any]) -> DataQuery:
+    if not params:
+        return DEFAULT  # the common point read: nothing to parse
     values: dict[str, Any] = {}
     filters: list[Condition] = []
     for key, raw in params.items():
