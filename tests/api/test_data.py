@@ -191,6 +191,11 @@ async def test_delete_one_entry_then_a_subtree(world: DataWorld) -> None:
 
 
 # -- limits (docs/data.md, "Limits") -------------------------------------------------
+# What the shared body reader may answer for the same bodies once it enforces these rules
+# itself (#9); fill in its messages at merge. Exact data-rule messages: tests/edge/data.
+READER_MESSAGES: tuple[str, ...] = ()
+
+
 def nested(depth: int) -> Any:
     value: Any = 1
     for _ in range(depth):
@@ -213,10 +218,13 @@ def nested(depth: int) -> Any:
     ],
 )
 async def test_values_obey_the_json_rules(world: DataWorld, raw: bytes, message: str) -> None:
+    """A 400 and nothing written. The message is the data rule's today; once the hardened
+    body reader (#9) refuses these for every body, it may be the reader's."""
     token = await world.admin_token()
     headers = {"Content-Type": "application/json"}
     status, body = await world.call(token, "PUT", "bad", data=raw, headers=headers)
-    assert (status, body) == (400, {"message": message})
+    assert status == 400 and set(body) == {"message"}, body
+    assert body["message"] in (message, *READER_MESSAGES), body
     assert (await world.call(token, "GET", "bad"))[0] == 404  # nothing written
 
 
@@ -248,3 +256,16 @@ async def test_another_orgs_group_and_an_unknown_group_are_404(world: DataWorld)
     token = await world.admin_token()
     status, body = await world.call(token, "GET", "x", group_id="abcdefghijklmnop")
     assert (status, body) == (404, {"message": "Group not found"})
+
+
+@pytest.mark.xfail(
+    reason="the shared body reader (api/bodies.py) refuses bodies nested this deep once the"
+    " hardening work (#9) lands; until then Python's JSON reader overflows first",
+    strict=False,
+)
+async def test_a_body_nested_past_the_readers_recursion_is_a_400(world: DataWorld) -> None:
+    token = await world.admin_token()
+    raw = b'{"value": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    headers = {"Content-Type": "application/json"}
+    status, _ = await world.call(token, "PUT", "deep", data=raw, headers=headers)
+    assert status == 400
