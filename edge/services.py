@@ -95,10 +95,16 @@ class Services:
         software_mfa = Mfa(db, keys.mfa_secret, orgs, tokens)
         sms_mfa = SmsMfa(db, orgs, messages)
         signin.attach(software_mfa, sms_mfa)
+
+        def data_settings(
+            org_id: str, project_id: str | None, names: tuple[str, ...]
+        ) -> dict[str, object]:
+            return settings.effective_many(db, org_id, project_id, names)
+
         data = Data(
             db,
             permissions,
-            setting,
+            data_settings,
             cursors,
             DataSigner.load_or_create(config.data_dir),
             max_value_bytes=config.data_max_value_bytes,

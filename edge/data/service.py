@@ -18,7 +18,7 @@ from edge.data.pages import DataKeys
 from edge.data.query import DataQuery
 from edge.data.reads import Body, Reads
 from edge.data.signing import DataSigner
-from edge.data.target import Setting, Targets
+from edge.data.target import Settings, Targets
 from edge.data.writes import EntryWrites
 from edge.errors import NotFound
 from edge.listing import CursorCodec
@@ -34,7 +34,7 @@ class Data:
         self,
         db: Database,
         permissions: Permissions,
-        setting: Setting,
+        settings: Settings,
         cursors: CursorCodec,
         signer: DataSigner,
         *,
@@ -43,7 +43,7 @@ class Data:
     ) -> None:
         self._db = db
         self.max_value_bytes = max_value_bytes
-        self._targets = Targets(db, permissions, setting)
+        self._targets = Targets(db, permissions, settings)
         self._reads = Reads(db, DataKeys(cursors), signer)
         self._writes = EntryWrites(signer, max_value_bytes)
         self.bulk = Bulk(db, self._targets, self._reads, self._writes, max_bulk_paths)

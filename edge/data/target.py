@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 from weakref import WeakKeyDictionary
 
 from edge.access.engine import Caller, Permissions
@@ -23,7 +24,7 @@ from storage.records import Group
 
 LEGACY = "use_legacy_data_and_files_permissions"
 DELETE_TO_PUT = "groups_require_delete_permission_to_put_data_by_default"
-Setting = Callable[[str, str | None, str], object]
+Settings = Callable[[str, str | None, tuple[str, ...]], dict[str, Any]]
 MEMO_LIMIT = 1024  # groups remembered per caller
 VERBS = {"read": "read", "write": "create", "update": "change", "delete": "delete"}
 
@@ -54,10 +55,10 @@ class DataTarget:
 
 
 class Targets:
-    def __init__(self, db: Database, permissions: Permissions, setting: Setting) -> None:
+    def __init__(self, db: Database, permissions: Permissions, settings: Settings) -> None:
         self._db = db
         self._permissions = permissions
-        self._setting = setting
+        self._settings = settings
         self._seen: WeakKeyDictionary[Caller, dict[str, Group]] = WeakKeyDictionary()
 
     def open(self, principal: Principal, group_id: str, *, writing: bool) -> DataTarget:
@@ -69,10 +70,11 @@ class Targets:
         group = self._group(caller, group_id, fresh=writing)
         if group is None or group.org_id != principal.org_id:
             raise NotFound("Group not found")
-        legacy = writing and self._flag(group, LEGACY)
-        rdp = writing and (
-            group.require_delete_permission_to_put_data or self._flag(group, DELETE_TO_PUT)
-        )
+        legacy = rdp = False
+        if writing:
+            found = self._settings(group.org_id, group.project_id, (LEGACY, DELETE_TO_PUT))
+            legacy = bool(found[LEGACY])
+            rdp = group.require_delete_permission_to_put_data or bool(found[DELETE_TO_PUT])
         grants = caller.path_grants(group.id, group.project_id, "data", legacy=legacy)
         return DataTarget(group, caller, grants, legacy, rdp)
 
@@ -87,6 +89,3 @@ class Targets:
             if found is not None and len(seen) < MEMO_LIMIT:
                 seen[group_id] = found
         return found
-
-    def _flag(self, group: Group, name: str) -> bool:
-        return bool(self._setting(group.org_id, group.project_id, name))
