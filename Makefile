@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test browser binary lint fmt typecheck bench wrk clean
+.PHONY: run test browser binary lint fmt typecheck bench bench-data wrk clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -52,6 +52,11 @@ typecheck: $(DEV_STAMP)
 bench: binary wrk
 	$(BIN)/python -m bench.requests_wrk
 	$(BIN)/python -m bench.executable
+	$(BIN)/python -m bench.data
+
+# The data benchmark alone (10,000 and 1,000,000 entries; several minutes, mostly seeding).
+bench-data: $(DEV_STAMP) wrk
+	$(BIN)/python -m bench.data
 
 # The HTTP load generator: Debian's wrk (a Python client saturates before the server does).
 wrk:

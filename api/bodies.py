@@ -26,12 +26,20 @@ CHUNK = 64 * 1024
 T = TypeVar("T")
 
 
-async def read_json(request: web.Request, schema: schemas.Schema) -> dict[str, Any]:
+async def read_json(
+    request: web.Request,
+    schema: schemas.Schema,
+    *,
+    max_bytes: int | None = None,
+    max_depth: int = json_text.MAX_DEPTH,
+) -> dict[str, Any]:
+    """The one JSON body reader. `max_bytes` and `max_depth` widen the limits for routes
+    that carry larger documents (data values); every other rule stays."""
     if request.content_type not in JSON_TYPES and not request.content_type.endswith("+json"):
         raise ValidationError(None, "Content-Type must be application/json")
-    limit = min(json_text.MAX_BYTES, request.app[SERVICES].config.max_body_bytes)
+    limit = max_bytes or min(json_text.MAX_BYTES, request.app[SERVICES].config.max_body_bytes)
     raw = await within_body_timeout(request, _read_capped(request, limit))
-    body = json_text.parse(raw) if raw else None
+    body = json_text.parse(raw, max_bytes=limit, max_depth=max_depth) if raw else None
     if not isinstance(body, dict):
         raise SchemaError("body: must be a JSON object")
     schemas.validate(schema, body)

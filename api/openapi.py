@@ -10,7 +10,8 @@ from api.listing import COMMON
 from api.routing import Route
 from edge import BUILD_VERSION, INTERFACE_VERSION
 
-_PATH_PARAM = re.compile(r"{(\w+)}")
+# A path parameter, with the pattern aiohttp may carry after a colon (`{path:.*}`).
+_PATH_PARAM = re.compile(r"{(\w+)(?::[^{}]*)?}")
 _ERRORS = {
     "400": "Validation error",
     "401": "Not authenticated",
@@ -25,7 +26,8 @@ STATUS_REF = {"$ref": "#/components/schemas/Status"}
 def build(routes: Sequence[Route], server_url: str) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for route in routes:
-        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route)
+        path = _PATH_PARAM.sub(r"{\1}", route.path)  # as the router's canonical form
+        paths.setdefault(path, {})[route.method.lower()] = _operation(route)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -50,7 +52,7 @@ def build(routes: Sequence[Route], server_url: str) -> dict[str, Any]:
 
 
 def _operation(route: Route) -> dict[str, Any]:
-    slug = re.sub(r"[^a-z0-9]+", "_", route.path.lower()).strip("_")
+    slug = re.sub(r"[^a-z0-9]+", "_", _PATH_PARAM.sub(r"{\1}", route.path).lower()).strip("_")
     operation: dict[str, Any] = {
         "operationId": f"{route.method.lower()}_{slug}",
         "summary": route.summary,

@@ -20,6 +20,7 @@ from api import (
     account,
     auth,
     connections,
+    data,
     devices,
     email_templates,
     groups,
@@ -65,6 +66,7 @@ ROUTES: list[Route] = [
     *project_access.ROUTES,
     *ui.ROUTES,
     *groups.ROUTES,
+    *data.ROUTES,
     *roles.ROUTES,
     *users.ROUTES,
     *devices.ROUTES,
@@ -135,6 +137,7 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
         asyncio.create_task(app[SERVICES].outbox_worker.run(stop)),
         asyncio.create_task(probe.run(stop)),
         asyncio.create_task(app[SERVICES].last_seen.run(stop)),
+        asyncio.create_task(app[SERVICES].data_eraser.run(stop)),
     ]
     yield
     stop.set()

@@ -347,6 +347,18 @@ SETTINGS: tuple[Setting, ...] = (
         30,
         "Days a deleted user, device, group, role or project stays restorable before it is erased",
     ),
+    Setting(
+        "data_max_value_bytes",
+        _int_range(1024, 64 * 1024 * 1024),
+        1024 * 1024,
+        "Largest data value, in bytes of its stored JSON (larger ones are a 400)",
+    ),
+    Setting(
+        "data_max_bulk_paths",
+        _int_range(1, 10000),
+        100,
+        "Most paths one bulk data request may name, across its jobs",
+    ),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -390,6 +402,8 @@ class Config:
     sms_gateway_auth_header: Secret | None = None
     mqtt_broker_host: str | None = None
     trash_retention_days: int = 30
+    data_max_value_bytes: int = 1024 * 1024
+    data_max_bulk_paths: int = 100
 
     @property
     def tls(self) -> bool:
@@ -406,6 +420,12 @@ class Config:
     def broker_host(self) -> str:
         """What devices are told as `broker`: a host name, no scheme, no port."""
         return self.mqtt_broker_host or urlsplit(self.base_url).hostname or "localhost"
+
+    def data_max_body_bytes(self) -> int:
+        """Body limit of data requests: above the value limit, so that a value too large
+        is a 400 naming it rather than a 413 (JSON escapes can make a body several times
+        longer than the value it carries)."""
+        return max(self.max_body_bytes, 8 * self.data_max_value_bytes)
 
     @property
     def contact(self) -> str:

@@ -27,18 +27,21 @@ BODY = "body"
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-def parse(raw: bytes, *, field: str = BODY) -> Any:
-    """The value of a JSON document, or ValidationError (TooLarge past MAX_BYTES)."""
-    if len(raw) > MAX_BYTES:
-        raise TooLarge(too_large(MAX_BYTES))
+def parse(
+    raw: bytes, *, field: str = BODY, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH
+) -> Any:
+    """The value of a JSON document, or ValidationError (TooLarge past `max_bytes`). Routes
+    that carry larger documents (data values) pass their own limits."""
+    if len(raw) > max_bytes:
+        raise TooLarge(too_large(max_bytes))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ValidationError(field, "is not valid UTF-8") from None
-    return loads(text, field=field)
+    return loads(text, field=field, max_depth=max_depth)
 
 
-def loads(text: str, *, field: str = BODY) -> Any:
+def loads(text: str, *, field: str = BODY, max_depth: int = MAX_DEPTH) -> Any:
     """Like `parse`, for JSON that arrived as text (a query parameter, a form field)."""
     try:
         value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
@@ -48,11 +51,11 @@ def loads(text: str, *, field: str = BODY) -> Any:
         raise ValidationError(field, "NaN and Infinity are not valid JSON numbers") from None
     except ValueError:  # JSONDecodeError, or an integer of more than 4300 digits
         raise ValidationError(field, "is not valid JSON") from None
-    check(value, field=field)
+    check(value, field=field, max_depth=max_depth)
     return value
 
 
-def check(value: Any, *, field: str = BODY) -> None:
+def check(value: Any, *, field: str = BODY, max_depth: int = MAX_DEPTH) -> None:
     """Refuse nesting past MAX_DEPTH and lone surrogates anywhere, keys included.
 
     Iterative, so a value that is itself too deep cannot exhaust the stack while checked.
@@ -63,8 +66,8 @@ def check(value: Any, *, field: str = BODY) -> None:
         if isinstance(item, str):
             _text(item, path or field)
         elif isinstance(item, dict | list):
-            if depth > MAX_DEPTH:
-                raise _too_deep(field)
+            if depth > max_depth:
+                raise _too_deep(field, max_depth)
             stack.extend(_children(item, depth, path))
 
 
@@ -91,8 +94,8 @@ def _join(parent: str, name: str) -> str:
     return f"{parent}.{name}" if parent else name
 
 
-def _too_deep(field: str) -> ValidationError:
-    return ValidationError(field, f"is nested more than {MAX_DEPTH} levels deep")
+def _too_deep(field: str, max_depth: int = MAX_DEPTH) -> ValidationError:
+    return ValidationError(field, f"is nested more than {max_depth} levels deep")
 
 
 class _NotFinite(Exception):

@@ -14,6 +14,9 @@ from edge.auth.signin import SignIn
 from edge.auth.sms_mfa import SmsMfa
 from edge.auth.tokens import Tokens
 from edge.config import Config
+from edge.data.eraser import DataEraser
+from edge.data.service import Data
+from edge.data.signing import DataSigner
 from edge.delivery.alerts import OperatorAlerts
 from edge.delivery.email_templates import EmailTemplates
 from edge.delivery.messages import Messages
@@ -69,6 +72,8 @@ class Services:
     device_keys: DeviceKeys
     devices: Devices
     device_directory: DeviceDirectory
+    data: Data
+    data_eraser: DataEraser
 
     @classmethod
     def build(cls, config: Config, db: Database, keys: KeyRing) -> Services:
@@ -106,6 +111,21 @@ class Services:
         device_keys = DeviceKeys(db, last_seen)
         endpoints = Endpoints.of(config.base_url, config.broker_host)
         devices = Devices(db, cursors, orgs, permissions, trash, site_ca, endpoints, device_keys)
+
+        def data_settings(
+            org_id: str, project_id: str | None, names: tuple[str, ...]
+        ) -> dict[str, object]:
+            return settings.effective_many(db, org_id, project_id, names)
+
+        data = Data(
+            db,
+            permissions,
+            data_settings,
+            cursors,
+            DataSigner.load_or_create(config.data_dir),
+            max_value_bytes=config.data_max_value_bytes,
+            max_bulk_paths=config.data_max_bulk_paths,
+        )
         return cls(
             config=config,
             db=db,
@@ -138,4 +158,6 @@ class Services:
             device_directory=DeviceDirectory(
                 db, device_keys, site_ca, tokens, permissions, last_seen
             ),
+            data=data,
+            data_eraser=DataEraser(db),
         )

@@ -118,23 +118,36 @@ def projects_allowing(
 def holdings(conn: Tx, org_id: str, account_ids: Sequence[str]) -> list[tuple[str, bool, Access]]:
     """Access held by these accounts: (holder, through a role?, access), directly or
     through the active roles they hold. Bounded by what those accounts hold, never by
-    what the caller holds."""
+    what the caller holds.
+
+    Three single-table queries rather than one join: SQLite spends tens of microseconds
+    setting up a self-join of `access` even when it finds nothing, and most accounts
+    hold no role, which makes the last two queries unnecessary."""
     ids = tuple(account_ids)
     if not ids:
         return []
-    direct = (
-        f"SELECT access.grantee_id, 0, {ACCESS.select} FROM access"
-        f" WHERE access.org_id = ? AND access.grantee_id IN ({marks(ids)})"
+    where = f"access.org_id = ? AND access.grantee_id IN ({marks(ids)})"
+    direct = records(
+        conn, ACCESS, f"SELECT {ACCESS.select} FROM access WHERE {where}", (org_id, *ids)
     )
-    through = (
-        f"SELECT ra.grantee_id, 1, {ACCESS.select} FROM access ra"
-        " JOIN roles r ON r.id = ra.target_id AND r.is_active = 1"
-        " JOIN access ON access.grantee_id = r.id AND access.is_active = 1"
-        f" WHERE ra.org_id = ? AND ra.kind = 'role' AND ra.is_active = 1"
-        f" AND ra.grantee_id IN ({marks(ids)})"
+    out = [(a.grantee_id, False, a) for a in direct]
+    held: dict[str, list[str]] = {}
+    for a in direct:
+        if a.kind == "role" and a.is_active:
+            held.setdefault(a.target_id, []).append(a.grantee_id)
+    if not held:
+        return out
+    roles = tuple(held)
+    active = conn.execute(
+        f"SELECT id FROM roles WHERE id IN ({marks(roles)}) AND is_active = 1", roles
     )
-    rows = conn.execute(f"{direct} UNION ALL {through}", (org_id, *ids, org_id, *ids))
-    return [(str(r[0]), bool(r[1]), ACCESS.decode(r[2:])) for r in rows]
+    live = tuple(str(r[0]) for r in active)
+    if not live:
+        return out
+    where = f"access.grantee_id IN ({marks(live)}) AND access.is_active = 1"
+    for grant in records(conn, ACCESS, f"SELECT {ACCESS.select} FROM access WHERE {where}", live):
+        out.extend((holder, True, grant) for holder in held[grant.grantee_id])
+    return out
 
 
 def target_states(conn: Tx, kind: str, target_ids: Sequence[str]) -> dict[str, tuple[bool, str]]:

@@ -27,6 +27,10 @@ from storage.writer import WriteFn, Writer
 T = TypeVar("T")
 ReadFn = Callable[[apsw.Connection], T]
 SCAN_WORKERS = 2
+# Prepared statements kept per connection. apsw keeps 16 by default; one request may run a
+# dozen distinct statements and the server knows a few hundred, so a small cache would
+# prepare them again and again (a prepare costs more than the point query it serves).
+STATEMENT_CACHE = 512
 log = logging.getLogger("edge.storage")
 
 
@@ -131,7 +135,11 @@ class Database:
             raise DatabaseClosed("the database is closed")
         conn: apsw.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READWRITE)
+            conn = apsw.Connection(
+                str(self.path),
+                flags=apsw.SQLITE_OPEN_READWRITE,
+                statementcachesize=STATEMENT_CACHE,
+            )
             configure(conn, writer=False)
             self._local.conn = conn
             with self._lock:

@@ -86,7 +86,7 @@ class Writer:
 
     def _run(self) -> None:
         try:
-            conn = apsw.Connection(str(self._path))
+            conn = apsw.Connection(str(self._path), statementcachesize=512)
             configure(conn, writer=True)
         except BaseException as exc:  # reported to start()
             self._error = exc

@@ -15,15 +15,26 @@ from storage.rows import Tx
 
 
 def effective(db: Database, org_id: str, project_id: str | None, name: str) -> Any:
+    return effective_many(db, org_id, project_id, (name,))[name]
+
+
+def effective_many(
+    db: Database, org_id: str, project_id: str | None, names: tuple[str, ...]
+) -> dict[str, Any]:
+    """Several settings for one org (and project) from one read of each."""
     org = db.read(lambda c: org_store.get(c, org_id))
-    value = ORG_SETTINGS[name][0]
-    if org is not None:
-        value = org.settings.get(name, value)
+    project = None
     if project_id:
         project = db.read(lambda c: project_store.get_in_org(c, org_id, project_id))
+    out = {}
+    for name in names:
+        value = ORG_SETTINGS[name][0]
+        if org is not None:
+            value = org.settings.get(name, value)
         if project is not None:
             value = project.settings.get(name, value)
-    return value
+        out[name] = value
+    return out
 
 
 def role_limit(conn: Tx, org_id: str) -> int:

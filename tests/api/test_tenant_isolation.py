@@ -28,6 +28,7 @@ PARAMS = {  # path parameter -> the kind of ID it takes
     "template_id": "template",
     "entry_id": "trashed",
     "device_id": "device",
+    "path": "data",
 }
 
 
@@ -86,6 +87,11 @@ async def populate(site: Site, api: Api, name: str, alias: str) -> Org:
     await post(
         api, admin, f"/v2/roles/{org.ids['role']}/access/{org.ids['plain']}", {"can_read": True}
     )
+    org.ids["data"] = f"{alias}-readings/1"
+    status, reply = await api.call(
+        "PUT", f"/v2/groups/{org.ids['group']}/data/{org.ids['data']}", admin, json={"value": 1}
+    )
+    assert status == 200, reply
     trashed = (await post(api, admin, "/v2/groups", {"name": "Gone"}))["group"]["id"]
     status, _ = await api.call("DELETE", f"/v2/groups/{trashed}", admin)
     assert status == 200
@@ -105,7 +111,7 @@ def concrete(path: str, ids: dict[str, str]) -> str:
         assert name in PARAMS, f"the isolation sweep does not know path parameter {{{name}}}"
         return ids[PARAMS[name]]
 
-    return re.sub(r"{(\w+)}", fill, path)
+    return re.sub(r"{(\w+)(?::[^{}]*)?}", fill, path)  # `{path:.*}` too
 
 
 async def test_no_response_to_one_org_names_anything_of_the_other(site: Site, api: Api) -> None:

@@ -1,0 +1,194 @@
+"""Group data: JSON documents at paths. Every route needs a token (a user's access token
+or, once devices land, a device's API key); the data service checks each path against the
+caller's data grants (docs/data.md, docs/permissions.md).
+
+- GET    /v2/groups/{group_id}/data/{path}   read at the path; `cascade`: read, checked
+                                             per entry below (entries not readable are
+                                             left out)
+- PUT    /v2/groups/{group_id}/data/{path}   create (`can_write`) or replace (`can_update`;
+                                             legacy: `can_write`), plus `can_delete` when
+                                             the group requires delete to put
+- POST   /v2/groups/{group_id}/data/{path}   create only (`can_write`); 409 if it exists
+- PATCH  /v2/groups/{group_id}/data/{path}   merge into an entry (`can_update`; legacy:
+                                             `can_write`); 404 if it does not exist
+- DELETE /v2/groups/{group_id}/data/{path}   `can_delete`; `cascade`: on the whole subtree
+- POST   /v2/groups/{group_id}/data          bulk: one method, many paths, each checked
+                                             as above; writes all or nothing
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+from multidict import MultiMapping
+
+from api import bodies, schemas
+from api.keys import SERVICES
+from api.routing import Route, principal
+from api.schemas import BOOL, OBJECT, STR, STR_LIST, Schema, obj
+from edge.data import json_rules
+from edge.data import query as data_query
+from edge.data.query import FLAGS, OPS, TEXTS
+from edge.errors import ValidationError
+from storage.data import NUMBER_FIELDS, UNICODE_FIELDS
+
+SUCCESS = {"message": "Success"}
+ANY: Schema = {}
+_INDEX: dict[str, Schema] = {
+    **{name: {"type": ["string", "number", "boolean", "null"]} for name in UNICODE_FIELDS},
+    **{name: {"type": ["number", "null"]} for name in NUMBER_FIELDS},
+}
+UPLOAD = obj({"value": ANY, **_INDEX}, ("value",), title="UploadDataBody")
+PATCH = obj({"value": ANY, **_INDEX}, title="PatchDataBody")
+BULK = {
+    **obj({"method": STR, "jobs": {"type": "array", "items": OBJECT}}, ("method", "jobs")),
+    "title": "BulkDataBody",
+}
+FILTER_NAMES = tuple(
+    f"{name}{sep}{op}" if op != "eq" else name
+    for name, ops in OPS.items()
+    for op in ops
+    for sep in ("_", ".")
+)
+QUERY = (*FLAGS, *TEXTS, *dict.fromkeys(FILTER_NAMES))
+_LOOSE: Schema = {"type": ["string", "number", "boolean", "null"]}
+GET_JOB = obj(
+    {
+        "paths": STR_LIST,
+        **{name: _LOOSE for name in (*FLAGS, *TEXTS, *FILTER_NAMES)},
+        "last_evaluated_key": {"type": ["string", "object", "null"]},
+    },
+    ("paths",),
+    title="GetDataJob",
+)
+JOBS: dict[str, Schema] = {
+    "GET": GET_JOB,
+    "PUT": obj({"paths": STR_LIST, "value": ANY, **_INDEX}, ("paths", "value")),
+    "POST": obj({"paths": STR_LIST, "value": ANY, **_INDEX}, ("paths", "value")),
+    "PATCH": obj({"paths": STR_LIST, "value": ANY, **_INDEX}, ("paths",)),
+    "DELETE": obj({"paths": STR_LIST, "cascade": BOOL}, ("paths",)),
+}
+_BULK_BY_METHOD = {
+    method: obj({"method": STR, "jobs": {"type": "array", "items": job}}, ("method", "jobs"))
+    for method, job in JOBS.items()
+}
+
+
+def single_values(query: MultiMapping[str]) -> dict[str, str]:
+    seen: dict[str, str] = {}
+    for key in query:
+        values = query.getall(key)
+        if len(values) > 1:
+            raise ValidationError(key, "was given more than once")
+        seen[key] = values[0]
+    return seen
+
+
+async def read_body(request: web.Request, schema: Schema) -> dict[str, Any]:
+    """The shared body reader, with the data routes' larger body limit."""
+    limit = request.app[SERVICES].config.data_max_body_bytes()
+    # A value sits inside the body (bulk: two levels in), so the body may nest deeper than
+    # the value's own limit, which edge/data/json_rules.py applies with the field's name.
+    depth = json_rules.MAX_DEPTH + 2
+    return await bodies.read_json(request, schema, max_bytes=limit, max_depth=depth)
+
+
+def _where(request: web.Request) -> tuple[str, str]:
+    return request.match_info["group_id"], request.match_info["path"]
+
+
+async def get_data(request: web.Request) -> web.Response:
+    query = data_query.parse(single_values(request.query))
+    group_id, path = _where(request)
+    body = await request.app[SERVICES].data.get(principal(request), group_id, path, query)
+    return web.json_response(body)
+
+
+async def put_data(request: web.Request) -> web.Response:
+    body = await read_body(request, UPLOAD)
+    await request.app[SERVICES].data.put(principal(request), *_where(request), body)
+    return web.json_response(SUCCESS)
+
+
+async def post_data(request: web.Request) -> web.Response:
+    body = await read_body(request, UPLOAD)
+    await request.app[SERVICES].data.post(principal(request), *_where(request), body)
+    return web.json_response(SUCCESS, status=201)
+
+
+async def patch_data(request: web.Request) -> web.Response:
+    body = await read_body(request, PATCH)
+    await request.app[SERVICES].data.patch(principal(request), *_where(request), body)
+    return web.json_response(SUCCESS)
+
+
+async def delete_data(request: web.Request) -> web.Response:
+    given = single_values(request.query)
+    for name in given:
+        if name != "cascade":
+            raise ValidationError(name, "is not a query parameter of this operation")
+    cascade = data_query.flag("cascade", given.get("cascade", "false"))
+    group_id, path = _where(request)
+    await request.app[SERVICES].data.delete(principal(request), group_id, path, cascade=cascade)
+    return web.json_response(SUCCESS)
+
+
+async def bulk_data(request: web.Request) -> web.Response:
+    body = await read_body(request, BULK)
+    method = str(body["method"]).upper()
+    if method in _BULK_BY_METHOD:
+        schemas.validate(_BULK_BY_METHOD[method], body)
+    data = request.app[SERVICES].data
+    group_id = request.match_info["group_id"]
+    found = await data.bulk.run(principal(request), group_id, method, body["jobs"])
+    if found is not None:
+        return web.json_response(found)
+    return web.json_response(SUCCESS, status=201 if method == "POST" else 200)
+
+
+_ONE = "/v2/groups/{group_id}/data/{path:.*}"
+_TAG = "data"
+ROUTES = [
+    Route(
+        "GET",
+        _ONE,
+        get_data,
+        "token",
+        "Read the entry at a path, or its subtree (cascade)",
+        _TAG,
+        query=QUERY,
+        responses={200: "DataAtPath"},
+    ),
+    Route("PUT", _ONE, put_data, "token", "Store a value at a path", _TAG, body=UPLOAD),
+    Route(
+        "POST",
+        _ONE,
+        post_data,
+        "token",
+        "Create an entry (never overwrites)",
+        _TAG,
+        body=UPLOAD,
+        responses={201: "Success"},
+    ),
+    Route("PATCH", _ONE, patch_data, "token", "Merge into an entry", _TAG, body=PATCH),
+    Route(
+        "DELETE",
+        _ONE,
+        delete_data,
+        "token",
+        "Delete an entry, or its subtree (cascade)",
+        _TAG,
+        query=("cascade",),
+    ),
+    Route(
+        "POST",
+        "/v2/groups/{group_id}/data",
+        bulk_data,
+        "token",
+        "Bulk GET, PUT, POST, PATCH or DELETE of many paths (writes: all or nothing)",
+        _TAG,
+        body=BULK,
+        responses={200: "DataByPath", 201: "Success"},
+    ),
+]

@@ -1,0 +1,107 @@
+"""Reading data: one entry (a point query, inline), or a page of a subtree (a walk on a
+reader thread), or a count (docs/data.md, "Reading").
+
+A list is filtered inside its walk: the subtree, the index filters and the caller's path
+grants are checked on every row read in SQL; `path_filter` and `search` in Python, under
+one time budget (edge/data/matchers.py). Every list reads at most
+MAX_PATH_FILTER_SCAN_ITEMS rows per request, whatever its filters.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from edge.data import plans
+from edge.data.matchers import Matcher
+from edge.data.pages import Collected, DataKeys, collect
+from edge.data.plans import MAX_PATH_FILTER_SCAN_ITEMS
+from edge.data.query import SEARCHABLE, DataQuery
+from edge.data.signing import DataSigner
+from edge.data.target import DataTarget
+from edge.data.views import present
+from storage import data as store
+from storage import data_walks as walks
+from storage.data_walks import Walk, Walked
+from storage.database import Database
+from storage.rows import Tx
+
+Body = dict[str, Any]
+
+
+def _everything(row: Walked) -> bool:
+    return True
+
+
+class Reads:
+    def __init__(self, db: Database, keys: DataKeys, signer: DataSigner) -> None:
+        self._db = db
+        self._keys = keys
+        self._signer = signer
+
+    def one(self, target: DataTarget, path: str, query: DataQuery) -> Body | None:
+        """The entry at a path (None when there is none): a point query on this thread."""
+        target.require(path, ("read",))
+        entry = self._db.read(lambda c: store.get(c, target.group_id, path))
+        if entry is None:
+            return None
+        if query.paths_only:
+            return {"paths": [entry.path]}
+        return {"data": present(entry, query.verify and self._signer.verify(entry))}
+
+    async def many(self, target: DataTarget, path: str, query: DataQuery) -> Body:
+        """A page of the subtree at `path` (the path itself included), or its count."""
+        rules, default = target.grants.rules(path, "read")
+        if not default and not any(allowed for _, allowed in rules):
+            target.refuse(f"Not permitted to read data at {path}")
+        fields = query.search_fields or SEARCHABLE
+        matcher = Matcher(query.path_filter, query.search, fields)
+        texts = matcher.fields if query.search is not None else ()
+        plan = plans.build(target.group_id, path, query, rules, default, texts)
+        if query.key:
+            plan = plans.after(plan, self._keys.decode(target.group_id, path, plan, query.key))
+        if query.counts_only:
+            return await self._count(target, path, plan, matcher, query)
+        got, entries = await self._db.scan(lambda c: self._page(c, plan, matcher, query))
+        body: Body
+        if query.paths_only:
+            body = {"paths": [row.path for row in got.rows]}
+        else:
+            found = (entries[row.path] for row in got.rows if row.path in entries)
+            body = {"data": [present(e, query.verify and self._signer.verify(e)) for e in found]}
+        return self._resume(body, target, path, plan, got)
+
+    def _page(
+        self, conn: Tx, plan: Walk, matcher: Matcher, query: DataQuery
+    ) -> tuple[Collected, dict[str, store.DataEntry]]:
+        accept = matcher if matcher.active else _everything
+        got = collect(walks.walk(conn, plan), query.limit, MAX_PATH_FILTER_SCAN_ITEMS, accept)
+        if query.paths_only:
+            return got, {}
+        return got, store.get_many(conn, plan.group_id, [row.path for row in got.rows])
+
+    async def _count(
+        self, target: DataTarget, path: str, plan: Walk, matcher: Matcher, query: DataQuery
+    ) -> Body:
+        """Without filters a count is one SQL count over the walked range; with them it
+        reads rows like a page (the same scan cap) and may answer a continuation key."""
+        got = Collected()
+        if not plan.filtered and not matcher.active:
+            got.count = await self._db.scan(lambda c: walks.count(c, plan))
+        else:
+            cap = MAX_PATH_FILTER_SCAN_ITEMS
+            accept = matcher if matcher.active else _everything
+            got = await self._db.scan(lambda c: collect(walks.walk(c, plan), None, cap, accept))
+        body: Body = {}
+        if query.object_count:
+            body["object_count"] = got.count
+        if query.page_count:
+            body["page_count"] = math.ceil(got.count / query.limit)
+        return self._resume(body, target, path, plan, got)
+
+    def _resume(
+        self, body: Body, target: DataTarget, path: str, plan: Walk, got: Collected
+    ) -> Body:
+        if got.resume is not None:
+            body["last_evaluated_key"] = self._keys.encode(target.group_id, path, plan, got.resume)
+        return body

@@ -1,0 +1,100 @@
+"""The data service: what the HTTP handlers call (docs/data.md).
+
+Reads are a point query inline (one entry) or a walk on a reader thread (a subtree);
+writes go through the writer's group commit, durable when they return. Permissions are
+decided per path by the caller's data grants (edge/data/target.py); the rights each write
+needs are edge/access/paths.py `needed`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from edge import clock
+from edge.access.engine import Permissions
+from edge.data import paths, uploads
+from edge.data.bulk import Bulk
+from edge.data.pages import DataKeys
+from edge.data.query import DataQuery
+from edge.data.reads import Body, Reads
+from edge.data.signing import DataSigner
+from edge.data.target import Settings, Targets
+from edge.data.writes import EntryWrites
+from edge.errors import NotFound
+from edge.listing import CursorCodec
+from edge.principal import Principal
+from storage import data as store
+from storage.database import Database
+
+CASCADE_CHUNK = 2000
+
+
+class Data:
+    def __init__(
+        self,
+        db: Database,
+        permissions: Permissions,
+        settings: Settings,
+        cursors: CursorCodec,
+        signer: DataSigner,
+        *,
+        max_value_bytes: int,
+        max_bulk_paths: int,
+    ) -> None:
+        self._db = db
+        self.max_value_bytes = max_value_bytes
+        self._targets = Targets(db, permissions, settings)
+        self._reads = Reads(db, DataKeys(cursors), signer)
+        self._writes = EntryWrites(signer, max_value_bytes)
+        self.bulk = Bulk(db, self._targets, self._reads, self._writes, max_bulk_paths)
+
+    async def get(self, principal: Principal, group_id: str, raw: str, query: DataQuery) -> Body:
+        path = paths.normalize(raw)
+        target = self._targets.open(principal, group_id, writing=False)
+        if query.cascade:
+            return await self._reads.many(target, path, query)
+        found = self._reads.one(target, path, query)
+        if found is None:
+            raise NotFound(f"No data at {path}")
+        return found
+
+    async def put(
+        self, principal: Principal, group_id: str, raw: str, body: dict[str, Any]
+    ) -> None:
+        await self._write("put", principal, group_id, raw, body)
+
+    async def post(
+        self, principal: Principal, group_id: str, raw: str, body: dict[str, Any]
+    ) -> None:
+        await self._write("post", principal, group_id, raw, body)
+
+    async def patch(
+        self, principal: Principal, group_id: str, raw: str, body: dict[str, Any]
+    ) -> None:
+        await self._write("patch", principal, group_id, raw, body)
+
+    async def delete(self, principal: Principal, group_id: str, raw: str, *, cascade: bool) -> None:
+        path = paths.normalize(raw)
+        target = self._targets.open(principal, group_id, writing=True)
+        if not cascade:
+            entry_path = paths.entry_path(raw)
+            await self._db.write(lambda c: self._writes.delete(c, target, entry_path))
+            return
+        if not target.grants.whole_subtree(path, "delete"):
+            target.refuse(f"Not permitted to delete data at {path} and below")
+        while True:  # in chunks, so a huge subtree never holds the writer for long
+            gone = await self._db.write(
+                lambda c: store.delete_below(c, target.group_id, path, CASCADE_CHUNK)
+            )
+            if gone < CASCADE_CHUNK:
+                return
+
+    async def _write(
+        self, how: str, principal: Principal, group_id: str, raw: str, body: dict[str, Any]
+    ) -> None:
+        path = paths.entry_path(raw)
+        upload = uploads.upload(body, self.max_value_bytes, partial=how == "patch")
+        target = self._targets.open(principal, group_id, writing=True)
+        stamp = (principal.actor, clock.now_iso())
+        operation = getattr(self._writes, how)
+        await self._db.write(lambda c: operation(c, target, path, upload, stamp))

@@ -1,0 +1,120 @@
+"""Writing one entry, inside the writer's transaction (docs/data.md, "Writes").
+
+Each function runs on the writer thread with the transaction open: it reads whether the
+path holds an entry, asks for the rights that case needs (edge/access/paths.py `needed`),
+and writes. Deciding and writing in one transaction means no other write can slip in
+between the check and the change. Every write bumps `revision`, appends the writer and
+the time to `updated_by_list` / `updated_date_list` (kept to the group's `num_history`
+most recent), and signs the entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from edge.access.paths import needed
+from edge.data.json_rules import checked_text
+from edge.data.signing import DataSigner
+from edge.data.target import DataTarget
+from edge.data.uploads import Upload
+from edge.errors import Conflict, NotFound
+from storage import data as store
+from storage.data import INDEX_FIELDS, DataEntry
+from storage.rows import Tx
+
+Stamp = tuple[str, str]  # (who, when)
+
+
+class EntryWrites:
+    def __init__(self, signer: DataSigner, max_bytes: int) -> None:
+        self._signer = signer
+        self.max_bytes = max_bytes
+
+    def put(self, conn: Tx, target: DataTarget, path: str, upload: Upload, stamp: Stamp) -> None:
+        current = store.get(conn, target.group_id, path)
+        target.require(path, self._needed(target, current is not None, "PUT"))
+        self._save(conn, target, path, current, upload, stamp, merge=False)
+
+    def post(self, conn: Tx, target: DataTarget, path: str, upload: Upload, stamp: Stamp) -> None:
+        target.require(path, self._needed(target, False, "POST"))
+        if store.exists(conn, target.group_id, path):
+            raise Conflict(f"path: an entry already exists at {path} (PUT replaces it)")
+        self._save(conn, target, path, None, upload, stamp, merge=False)
+
+    def patch(self, conn: Tx, target: DataTarget, path: str, upload: Upload, stamp: Stamp) -> None:
+        target.require(path, self._needed(target, True, "PATCH"))
+        current = store.get(conn, target.group_id, path)
+        if current is None:
+            raise NotFound(f"No data at {path}")
+        self._save(conn, target, path, current, upload, stamp, merge=True)
+
+    def delete(self, conn: Tx, target: DataTarget, path: str) -> None:
+        target.require(path, ("delete",))
+        if not store.delete(conn, target.group_id, path):
+            raise NotFound(f"No data at {path}")
+
+    @staticmethod
+    def _needed(target: DataTarget, exists: bool, method: str) -> tuple[str, ...]:
+        return needed(exists, method, legacy=target.legacy, delete_to_put=target.delete_to_put)
+
+    def _save(
+        self,
+        conn: Tx,
+        target: DataTarget,
+        path: str,
+        current: DataEntry | None,
+        upload: Upload,
+        stamp: Stamp,
+        *,
+        merge: bool,
+    ) -> None:
+        entry = compose(target, path, current, upload, stamp, merge=merge)
+        if merge and upload.has_value:  # the merged value obeys the size limit too
+            checked_text("value", entry.value, self.max_bytes)
+        store.save(conn, replace(entry, signature=self._signer.sign(entry)))
+
+
+def compose(
+    target: DataTarget,
+    path: str,
+    current: DataEntry | None,
+    upload: Upload,
+    stamp: Stamp,
+    *,
+    merge: bool,
+) -> DataEntry:
+    """The entry after this write (unsigned)."""
+    who, when = stamp
+    keep = max(target.group.num_history, 0)
+    index = _index(current, upload, merge)
+    history = (current.updated_by_list, current.updated_date_list) if current else ([], [])
+    return DataEntry(
+        group_id=target.group_id,
+        path=path,
+        value=_value(current, upload, merge),
+        **index,
+        created_by=current.created_by if current else who,
+        created_date=current.created_date if current else when,
+        last_updated_by=who,
+        last_updated_date=when,
+        updated_by_list=[*history[0], who][-keep:] if keep else [],
+        updated_date_list=[*history[1], when][-keep:] if keep else [],
+        revision=(current.revision + 1) if current else 1,
+        signature="",
+    )
+
+
+def _value(current: DataEntry | None, upload: Upload, merge: bool) -> Any:
+    """PATCH merges: the patch's keys replace the stored object's, the others stay; when
+    either side is not an object, the patch's value replaces the stored one."""
+    if not upload.has_value:
+        return current.value if current else None
+    if merge and current and isinstance(current.value, dict) and isinstance(upload.value, dict):
+        return {**current.value, **upload.value}
+    return upload.value
+
+
+def _index(current: DataEntry | None, upload: Upload, merge: bool) -> dict[str, Any]:
+    base = {n: getattr(current, n) for n in INDEX_FIELDS} if merge and current else {}
+    return {n: upload.index.get(n, base.get(n)) for n in INDEX_FIELDS}

@@ -1,0 +1,157 @@
+"""Data entries: per-group JSON documents keyed by path (docs/data.md).
+
+Point reads and writes by (group_id, path); the records of a page by their paths; and
+walks (storage/data_walks.py) that read one index in order. Values are stored as compact
+JSON text and handed back decoded; `encode_value` is the one encoding, so what is signed,
+measured and stored is the same text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from storage.records import Record
+from storage.rows import Tx, scalar
+
+UNICODE_FIELDS = tuple(f"unicode_{i}" for i in range(1, 11))
+NUMBER_FIELDS = ("number_1", "number_2")
+INDEX_FIELDS = (*UNICODE_FIELDS, *NUMBER_FIELDS)
+Number = int | float
+
+
+@dataclass(frozen=True, slots=True)
+class DataEntry(Record):
+    """One entry. `value` is the decoded JSON value (any JSON type)."""
+
+    group_id: str
+    path: str
+    value: Any
+    unicode_1: str | None
+    unicode_2: str | None
+    unicode_3: str | None
+    unicode_4: str | None
+    unicode_5: str | None
+    unicode_6: str | None
+    unicode_7: str | None
+    unicode_8: str | None
+    unicode_9: str | None
+    unicode_10: str | None
+    number_1: Number | None
+    number_2: Number | None
+    created_by: str
+    created_date: str
+    last_updated_by: str
+    last_updated_date: str
+    updated_by_list: list[str]
+    updated_date_list: list[str]
+    revision: int
+    signature: str
+
+    def index_fields(self) -> dict[str, str | Number]:
+        """The index fields this entry has (a missing one is None, and left out)."""
+        found = {name: getattr(self, name) for name in INDEX_FIELDS}
+        return {name: value for name, value in found.items() if value is not None}
+
+
+COLUMNS = tuple(DataEntry.__dataclass_fields__)
+_SELECT = ", ".join(COLUMNS)
+_JSON_COLUMNS = frozenset(("value", "updated_by_list", "updated_date_list"))
+_JSON_AT = tuple(i for i, name in enumerate(COLUMNS) if name in _JSON_COLUMNS)
+_SAVE = f"INSERT OR REPLACE INTO data ({_SELECT}) VALUES ({', '.join('?' for _ in COLUMNS)})"
+
+
+def encode_value(value: Any) -> str:
+    """The stored text of a value: compact, key order kept, non-ASCII as itself."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _decode(values: Sequence[Any]) -> DataEntry:
+    out = list(values)
+    for i in _JSON_AT:
+        out[i] = json.loads(out[i])
+    return DataEntry(*out)
+
+
+def _encode(entry: DataEntry) -> list[Any]:
+    out = [getattr(entry, name) for name in COLUMNS]
+    for i in _JSON_AT:
+        out[i] = encode_value(out[i])
+    return out
+
+
+def get(conn: Tx, group_id: str, path: str) -> DataEntry | None:
+    row = conn.execute(
+        f"SELECT {_SELECT} FROM data WHERE group_id = ? AND path = ?", (group_id, path)
+    ).fetchone()
+    return None if row is None else _decode(row)
+
+
+def get_many(conn: Tx, group_id: str, paths: Sequence[str]) -> dict[str, DataEntry]:
+    """The entries at these paths (a page's rows), by path; missing ones are left out."""
+    found: dict[str, DataEntry] = {}
+    for start in range(0, len(paths), 500):
+        chunk = paths[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        sql = f"SELECT {_SELECT} FROM data WHERE group_id = ? AND path IN ({marks})"
+        for row in conn.execute(sql, (group_id, *chunk)):
+            entry = _decode(row)
+            found[entry.path] = entry
+    return found
+
+
+def exists(conn: Tx, group_id: str, path: str) -> bool:
+    sql = "SELECT 1 FROM data WHERE group_id = ? AND path = ?"
+    return conn.execute(sql, (group_id, path)).fetchone() is not None
+
+
+def save(conn: Tx, entry: DataEntry) -> None:
+    """Insert the entry, or replace the one at its path."""
+    conn.execute(_SAVE, _encode(entry))
+
+
+def delete(conn: Tx, group_id: str, path: str) -> bool:
+    conn.execute("DELETE FROM data WHERE group_id = ? AND path = ?", (group_id, path))
+    return conn.changes() == 1
+
+
+def _subtree(path: str) -> tuple[str, tuple[Any, ...]]:
+    """The entries at a path and below it, as a condition on the primary key."""
+    if path == "/":
+        return "1", ()
+    return "(path = ? OR (path > ? AND path < ?))", (path, path + "/", path + "0")
+
+
+def count_below(conn: Tx, group_id: str, path: str, at_most: int) -> int:
+    """How many entries a path and its subtree hold, counting no further than `at_most`."""
+    where, params = _subtree(path)
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM data WHERE group_id = ? AND {where} LIMIT ?)"
+    return int(scalar(conn, sql, (group_id, *params, at_most)))
+
+
+def delete_below(conn: Tx, group_id: str, path: str, at_most: int) -> int:
+    """Delete up to `at_most` entries of a path and its subtree; returns how many went."""
+    where, params = _subtree(path)
+    conn.execute(
+        "DELETE FROM data WHERE group_id = ? AND path IN"
+        f" (SELECT path FROM data WHERE group_id = ? AND {where} LIMIT ?)",
+        (group_id, group_id, *params, at_most),
+    )
+    return conn.changes()
+
+
+# -- erasing the data of groups that are gone -----------------------------------------
+def groups_to_erase(conn: Tx, at_most: int = 16) -> list[str]:
+    rows = conn.execute("SELECT group_id FROM data_erasures LIMIT ?", (at_most,))
+    return [str(row[0]) for row in rows]
+
+
+def erase_some(conn: Tx, group_id: str, at_most: int) -> int:
+    """Erase up to `at_most` entries of a group that is gone; once none are left, the
+    group leaves the queue. Returns how many entries went."""
+    gone = delete_below(conn, group_id, "/", at_most)
+    if gone < at_most:
+        conn.execute("DELETE FROM data_erasures WHERE group_id = ?", (group_id,))
+    return gone
