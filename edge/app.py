@@ -1,7 +1,8 @@
-"""The one place that knows storage, the services, the HTTP layer (and later the broker).
+"""The one place that knows storage, the services, the HTTP layer and the MQTT broker.
 
 `open_site` prepares a data folder (folders, keys, migrated database, first staff account);
-`create_app` builds the aiohttp application on it; `serve` runs it until SIGTERM/SIGINT.
+`create_app` builds the aiohttp application on it, with the broker started and stopped as
+part of it; `serve` runs it until SIGTERM/SIGINT.
 """
 
 from __future__ import annotations
@@ -44,9 +45,13 @@ from edge.auth.staff import FirstStaff, ensure_first
 from edge.config import Config
 from edge.ops import tls
 from edge.services import Services
+from embedded_broker import listeners
+from embedded_broker.directory import NoClients
+from embedded_broker.service import MqttService
 from storage import challenges, layout, sessions, throttle
 from storage import trash as trash_store
 from storage.database import Database
+from storage.mqtt_retained import RetainedMessages
 from storage.rows import Tx
 
 log = logging.getLogger("edge")
@@ -69,6 +74,7 @@ ROUTES: list[Route] = [
     *trash.ROUTES,
 ]
 SWEEP_SECONDS = 3600
+MQTT = web.AppKey("mqtt", MqttService)
 
 
 @dataclass
@@ -86,7 +92,11 @@ def open_site(config: Config) -> Site:
     except BaseException:
         db.close()
         raise
-    return Site(Services.build(config, db, keys), first)
+    services = Services.build(config, db, keys)
+    # TODO(edge/devices): plug the device registry's ClientDirectory in here; until then
+    # the broker refuses every client.
+    services.mqtt_directory = NoClients()
+    return Site(services, first)
 
 
 def create_app(site: Site) -> web.Application:
@@ -100,8 +110,25 @@ def create_app(site: Site) -> web.Application:
     app[system.OPENAPI] = openapi.build(ROUTES, _server_url(services.config))
     routing.register(app, ROUTES)
     app.cleanup_ctx.append(_background)
+    app.cleanup_ctx.append(_mqtt)  # started after, stopped before the background tasks
     app.on_cleanup.append(_close_database)
     return app
+
+
+async def _mqtt(app: web.Application) -> AsyncIterator[None]:
+    """The MQTT broker, on this event loop (docs/mqtt.md, "Process model")."""
+    services = app[SERVICES]
+    assert services.mqtt_directory is not None, "open_site sets the MQTT client directory"
+    store = RetainedMessages(services.db, clock.now_iso)
+    app[MQTT] = mqtt = MqttService(services.config, services.mqtt_directory, store)
+    await mqtt.start()
+    yield
+    await mqtt.stop()
+
+
+def mqtt_urls(config: Config) -> list[tuple[str, str]]:
+    """The broker's listeners for the startup banner."""
+    return listeners.urls(config)
 
 
 def _server_url(config: Config) -> str:
@@ -178,6 +205,11 @@ async def serve(site: Site, ready: Callable[[], None] | None = None) -> None:
     finally:
         await runner.cleanup()
     log.info("stopped cleanly")
+
+
+def run(site: Site, ready: Callable[[], None] | None = None) -> None:
+    """`serve` on a new event loop: what `edge serve` runs."""
+    asyncio.run(serve(site, ready))
 
 
 def _stop_on_signals() -> asyncio.Event:

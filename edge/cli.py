@@ -128,7 +128,7 @@ def _serve(args: argparse.Namespace, config: Config) -> int:
         return _fail(f"another edge server is already running on {config.data_dir}", 1)
     site = app.open_site(config)
     _announce_site(site, config)
-    asyncio.run(app.serve(site, ready=lambda: _announce_urls(config)))
+    app.run(site, ready=lambda: _announce_urls(config))
     return 0
 
 
@@ -150,10 +150,14 @@ def _announce_site(site: Any, config: Config) -> None:
 
 def _announce_urls(config: Config) -> None:
     """After binding, so the URLs are only printed once they answer."""
+    from edge import app
+
     base = config.base_url
     print(f"  API:          {base}/v2")
     print(f"  reference:    {base}/v2/docs")
     print(f"  health:       {base}/v2/health")
+    for label, url in app.mqtt_urls(config):
+        print(f"  {label + ':':13} {url}")
     sys.stdout.flush()
 
 

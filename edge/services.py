@@ -18,6 +18,7 @@ from edge.delivery.alerts import OperatorAlerts
 from edge.delivery.email_templates import EmailTemplates
 from edge.delivery.messages import Messages
 from edge.delivery.outbox_worker import OutboxWorker
+from edge.devices.mqtt_clients import ClientDirectory
 from edge.listing import CursorCodec
 from edge.tenancy import settings
 from edge.tenancy.account import Account
@@ -58,6 +59,8 @@ class Services:
     mfa: Mfa
     sms_mfa: SmsMfa
     passwords: Passwords
+    # Who may use the MQTT broker; set by edge/app.py (the broker is not an edge service).
+    mqtt_directory: ClientDirectory | None = None
 
     @classmethod
     def build(cls, config: Config, db: Database, keys: KeyRing) -> Services:

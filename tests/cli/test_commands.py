@@ -38,9 +38,12 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def run_process(*argv: str, timeout: float = 20) -> subprocess.CompletedProcess[str]:
-    """The real program; the autouse fixture has already removed EDGE_* from os.environ."""
+    """The real program; the autouse fixture has already removed EDGE_* from os.environ.
+    The MQTT listeners are off: tests run side by side and must not all claim 1883."""
     command = [sys.executable, "-m", "edge", *argv]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    no_mqtt = {"EDGE_MQTT_PORT": "0", "EDGE_MQTT_TLS_PORT": "0", "EDGE_MQTT_WS_PORT": "0"}
+    env = {**os.environ, **no_mqtt}
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 # -- version -----------------------------------------------------------------------------
