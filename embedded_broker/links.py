@@ -110,8 +110,12 @@ class TcpWriter(StreamWriterAdapter, _Gather):
 
     async def close(self) -> None:
         self._flush()
-        with contextlib.suppress(ConnectionError, OSError):
+        try:
             await super().close()
+        except (ConnectionError, OSError):
+            pass  # the peer went first
+        finally:
+            self._transport.close()
 
     def _flush(self) -> None:
         data = self._take()

@@ -1,0 +1,67 @@
+"""A slow or misbehaving client cannot grow the broker's memory or starve the others:
+QoS 0 messages to a client that does not read are dropped once its bytes bound is
+reached, a client whose QoS 1 queue fills up is disconnected, and an oversized packet
+ends its connection. Assertions are on the broker's counters and state, not on time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.embedded_broker.conftest import Harness
+
+QUEUE_BYTES, QUEUE_MESSAGES = 65536, 10
+BIG = b"x" * 32768
+
+
+@pytest.fixture
+def broker_settings() -> dict[str, Any]:
+    return {
+        "mqtt_queue_bytes": QUEUE_BYTES,
+        "mqtt_queue_messages": QUEUE_MESSAGES,
+        "mqtt_max_message_bytes": 65536,
+    }
+
+
+async def stalled(broker: Harness, qos: int) -> Any:
+    """A subscriber that stops reading its socket once subscribed."""
+    device = broker.device("slow")
+    slow = await broker.connected(device, "slow")
+    assert await slow.subscribe(f"{device.root}/sensors/#", qos) == qos
+    slow.stall()  # paho's network loop ends: nothing more is read
+    return broker.session("slow", "slow")
+
+
+async def test_qos0_to_a_client_that_does_not_read_is_dropped_past_the_bound(
+    broker: Harness,
+) -> None:
+    session = await stalled(broker, 0)
+    publisher = await broker.connected(broker.device("fast"), "fast")
+    for _ in range(2000):  # until the socket buffers are full and the bound is reached
+        await publisher.publish(f"{session.client.root_scope}/sensors/t", BIG, 0)
+        if broker.stats.dropped_qos0 >= 20:
+            break
+    assert broker.stats.dropped_qos0 >= 20
+    assert session.link is not None  # still connected: QoS 0 is dropped first
+    assert session.link.waiting() <= QUEUE_BYTES + 2 * len(BIG)  # what it may hold
+
+
+async def test_a_client_whose_qos1_queue_fills_is_disconnected(broker: Harness) -> None:
+    session = await stalled(broker, 1)
+    publisher = await broker.connected(broker.device("fast"), "fast")
+    for _ in range(2000):
+        await publisher.publish(f"{session.client.root_scope}/sensors/t", b"m" * 100, 1)
+        if broker.stats.slow_disconnects:
+            break
+    assert broker.stats.slow_disconnects == 1
+    await broker.until(lambda: session.link is None)
+    assert len(session.waiting) <= QUEUE_MESSAGES  # what it waited for stayed bounded
+    assert await publisher.subscribe(f"{session.client.root_scope}/sensors/x", 0) == 0
+
+
+async def test_an_oversized_packet_ends_the_connection(broker: Harness) -> None:
+    device = broker.device("dev1")
+    client = await broker.connected(device, "big")
+    client.paho.publish(f"{device.root}/sensors/t", b"x" * 70000, 0)
+    await client.disconnected()
