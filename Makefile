@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test browser binary lint fmt typecheck bench clean
+.PHONY: run test browser binary lint fmt typecheck bench bench-tools clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -40,9 +40,21 @@ fmt: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-bench: binary
+bench: binary bench-tools
 	$(BIN)/python -m bench.http_requests
 	$(BIN)/python -m bench.executable
+	$(BIN)/python -m bench.mqtt
+
+# The MQTT benchmark runs Mosquitto beside edge and drives HTTP with wrk (Debian's
+# packages). Only the programs are needed: the service the package starts is stopped,
+# so that it does not hold port 1883.
+bench-tools:
+	@if ! command -v wrk >/dev/null || ! { command -v mosquitto || [ -x /usr/sbin/mosquitto ]; } >/dev/null; then \
+	  echo "Installing Debian's mosquitto and wrk for the benchmarks"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq mosquitto wrk >/dev/null; \
+	  $$SUDO systemctl disable --now mosquitto >/dev/null 2>&1 || true; \
+	fi
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

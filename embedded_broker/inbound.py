@@ -30,6 +30,7 @@ from embedded_broker.sessions import ClientSession
 
 SEEN_SECONDS = 30.0
 CACHED_TOPICS = 1024
+BUSY_CHUNK = 16  # PUBLISH packets in one read
 log = logging.getLogger("edge.mqtt")
 
 
@@ -194,8 +195,8 @@ class Inbound:
 
     async def _pace(self, published: int) -> None:
         """The per-client rate limit: a client over its budget is not read from until the
-        budget refills (TCP pushes back on it; nothing is dropped). Also lets the rest
-        of the loop run between two chunks of a busy client."""
+        budget refills (TCP pushes back on it; nothing is dropped). A busy client also
+        lets the rest of the loop run between two of its chunks."""
         now = self._loop.time()
         if now - self._seen > SEEN_SECONDS:
             self._seen = now
@@ -203,7 +204,10 @@ class Inbound:
         self._tokens = min(self._rate, self._tokens + (now - self._stamp) * self._rate)
         self._stamp = now
         self._tokens -= published
-        await asyncio.sleep(-self._tokens / self._rate if self._tokens < 0 else 0)
+        if self._tokens < 0:
+            await asyncio.sleep(-self._tokens / self._rate)
+        elif published > BUSY_CHUNK:
+            await asyncio.sleep(0)
 
 
 def _topic(topic_bytes: bytes) -> str:
