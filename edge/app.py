@@ -192,8 +192,8 @@ async def serve(site: Site, ready: Callable[[], None] | None = None) -> None:
     runner = web.AppRunner(
         create_app(site), shutdown_timeout=config.shutdown_timeout, access_log=None
     )
-    await runner.setup()
     try:
+        await runner.setup()  # starts the broker: a port in use fails here, cleaned up below
         await web.TCPSite(
             runner, config.host, config.port, ssl_context=tls.server_context(config)
         ).start()
@@ -204,6 +204,8 @@ async def serve(site: Site, ready: Callable[[], None] | None = None) -> None:
         log.info("stopping: finishing in-flight requests")
     finally:
         await runner.cleanup()
+        # A start that failed (a port in use) leaves aiohttp's cleanup hooks unarmed.
+        site.services.db.close()
     log.info("stopped cleanly")
 
 

@@ -53,6 +53,7 @@ class MqttService:
             return
         for noisy in ("amqtt", "transitions"):  # a line per connection and state change
             logging.getLogger(noisy).setLevel(max(logging.WARNING, log.getEffectiveLevel()))
+        logging.getLogger("amqtt.broker").addFilter(_no_start_traceback)
         self.router.retained.load()
         broker = EdgeBroker(
             listeners.amqtt_config(self.config, enabled), self.router, self.directory
@@ -103,3 +104,8 @@ class MqttService:
             self.recheck()
         except Exception:
             log.exception("mqtt: live sessions could not be checked against the registry")
+
+
+def _no_start_traceback(record: logging.LogRecord) -> bool:
+    """A failed start (a port in use) is reported once, by `edge serve`, as one line."""
+    return record.getMessage() != "Broker startup failed"

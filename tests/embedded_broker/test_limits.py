@@ -5,6 +5,8 @@ ends its connection. Assertions are on the broker's counters and state, not on t
 
 from __future__ import annotations
 
+import asyncio
+import socket
 from typing import Any
 
 import pytest
@@ -65,3 +67,25 @@ async def test_an_oversized_packet_ends_the_connection(broker: Harness) -> None:
     client = await broker.connected(device, "big")
     client.paho.publish(f"{device.root}/sensors/t", b"x" * 70000, 0)
     await client.disconnected()
+
+
+def silent_client(port: int, username: str, password: str) -> tuple[bytes, bytes]:
+    """Connect with a one-second keep-alive, then say nothing: (CONNACK, what follows)."""
+
+    def text(value: bytes) -> bytes:
+        return len(value).to_bytes(2, "big") + value
+
+    header = text(b"MQTT") + b"\x04\xc2" + (1).to_bytes(2, "big")
+    body = header + text(b"silent") + text(username.encode()) + text(password.encode())
+    with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
+        sock.sendall(bytes((0x10, len(body))) + body)
+        connack = sock.recv(4)
+        return connack, sock.recv(16)  # returns when the broker closes the connection
+
+
+async def test_a_client_silent_past_its_keep_alive_is_disconnected(broker: Harness) -> None:
+    device = broker.device("dev1")
+    port = broker.ports["mqtt"]
+    connack, after = await asyncio.to_thread(silent_client, port, "dev1", device.api_key)
+    assert connack == b"\x20\x02\x00\x00"
+    assert after == b""
