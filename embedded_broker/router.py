@@ -2,8 +2,8 @@
 retained messages, and the fan-out of one published message to every matching session.
 
 Refusals are logged with the client, the topic or filter and the size, never the payload;
-after `LOGGED_REFUSALS` for one connection they are only counted, so a misbehaving client
-cannot flood the log.
+past `LOGGED_REFUSALS` only every thousandth is logged (all are counted), so a misbehaving
+client cannot flood the log.
 """
 
 from __future__ import annotations
