@@ -275,6 +275,19 @@ def mosquitto(folder: Path, tls: dict[str, str]) -> Iterator[Broker]:
         process.wait(30)
 
 
+@contextmanager
+def stock_amqtt() -> Iterator[Broker]:
+    port = free_port()
+    command = [sys.executable, "-m", "bench.mqtt_stock", str(port)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        assert process.stdout is not None and b"ready" in process.stdout.readline()
+        yield Broker("amqtt", process, port, 0, [Login(f"a{i}") for i in range(DEVICES)], {})
+    finally:
+        process.kill()
+        process.wait(30)
+
+
 def mosquitto_binary() -> str:
     found = shutil.which("mosquitto") or (
         "/usr/sbin/mosquitto" if Path("/usr/sbin/mosquitto").exists() else None
@@ -372,7 +385,7 @@ def _wrk(url: str, token: str, seconds: float) -> float:
 # The report
 
 
-def run(seconds: float, pairs: int) -> None:
+def run(seconds: float, pairs: int, stock: bool) -> None:
     folder = Path(tempfile.mkdtemp(prefix="edge-mqtt-bench-"))
     data, devices, tls = prepare(folder)
     scenarios: list[tuple[str, Callable[[Broker], Figure]]] = [
@@ -391,7 +404,18 @@ def run(seconds: float, pairs: int) -> None:
         memory = {b.name: (idle[b.name], rss_mib(b.process.pid, "VmHWM")) for b in (ours, theirs)}
         http = [http_under_load(ours, seconds) for _ in range(3)]
     _report(results, memory, http, seconds)
+    if stock:
+        _stock(scenarios[:2])
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def _stock(scenarios: list[tuple[str, Callable[[Broker], Figure]]]) -> None:
+    """Stock amqtt (no authentication, no ACLs) through the same scenarios."""
+    print("\nstock amqtt 0.12.1, anonymous, no ACLs:")
+    with stock_amqtt() as stock:
+        for name, scenario in scenarios:
+            figure = scenario(stock)
+            print(f"  {name:34} {figure.rate:8.0f}/s  {_cpu(figure)}")
 
 
 def _report(
@@ -435,8 +459,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--pairs", type=int, default=4)
+    parser.add_argument("--stock-amqtt", action="store_true", help="also run stock amqtt")
     args = parser.parse_args()
-    run(args.seconds, args.pairs)
+    run(args.seconds, args.pairs, args.stock_amqtt)
 
 
 if __name__ == "__main__":
