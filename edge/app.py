@@ -109,21 +109,24 @@ def create_app(site: Site) -> web.Application:
     app[SERVICES] = services
     app[system.OPENAPI] = openapi.build(ROUTES, _server_url(services.config))
     routing.register(app, ROUTES)
+    app[MQTT] = _broker(services)
     app.cleanup_ctx.append(_background)
     app.cleanup_ctx.append(_mqtt)  # started after, stopped before the background tasks
     app.on_cleanup.append(_close_database)
     return app
 
 
-async def _mqtt(app: web.Application) -> AsyncIterator[None]:
-    """The MQTT broker, on this event loop (docs/mqtt.md, "Process model")."""
-    services = app[SERVICES]
+def _broker(services: Services) -> MqttService:
     assert services.mqtt_directory is not None, "open_site sets the MQTT client directory"
     store = RetainedMessages(services.db, clock.now_iso)
-    app[MQTT] = mqtt = MqttService(services.config, services.mqtt_directory, store)
-    await mqtt.start()
+    return MqttService(services.config, services.mqtt_directory, store)
+
+
+async def _mqtt(app: web.Application) -> AsyncIterator[None]:
+    """The MQTT broker, on this event loop (docs/mqtt.md, "The process model")."""
+    await app[MQTT].start()
     yield
-    await mqtt.stop()
+    await app[MQTT].stop()
 
 
 def mqtt_urls(config: Config) -> list[tuple[str, str]]:
