@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+from embedded_broker import inbound
+from embedded_broker.inbound import Inbound
+from embedded_broker.sessions import ClientSession
 from tests.embedded_broker.conftest import Harness
 
 QUEUE_BYTES, QUEUE_MESSAGES = 65536, 10
@@ -89,3 +92,38 @@ async def test_a_client_silent_past_its_keep_alive_is_disconnected(broker: Harne
     connack, after = await asyncio.to_thread(silent_client, port, "dev1", device.api_key)
     assert connack == b"\x20\x02\x00\x00"
     assert after == b""
+
+
+async def test_a_client_over_its_rate_is_not_read_until_its_budget_refills(
+    broker: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a budget of 10 messages a second, 25 in one read cost a 1.5 s pause before the
+    connection is read again (the pause is recorded, not waited for)."""
+    pauses: list[float] = []
+
+    async def record(seconds: float) -> None:
+        pauses.append(seconds)
+
+    monkeypatch.setattr(inbound, "pause", record)
+    device = broker.device("dev1")
+    client = broker.directory.by_api_key("dev1", device.api_key)
+    assert client is not None
+    session = ClientSession("dev1:c", client, broker.mqtt.router.limits, broker.stats)
+    reader = Inbound(broker.mqtt.router, session, _NoLink(), broker.directory, _nothing)
+    reader._rate, reader._tokens = 10, 10.0
+    await reader._pace(25)
+    assert pauses and 1.4 < pauses[0] <= 1.5
+    await reader._pace(0)  # still in debt: pauses again until the budget refills
+    assert len(pauses) == 2
+
+
+class _NoLink:
+    def send(self, data: bytes) -> None: ...
+
+    def waiting(self) -> int:
+        return 0
+
+    def abort(self) -> None: ...
+
+
+async def _nothing() -> None: ...
