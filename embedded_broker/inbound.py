@@ -83,6 +83,8 @@ class Inbound:
 
     def _publish(self, first: int, data: bytes, start: int, end: int) -> Awaitable[None] | None:
         qos = (first >> 1) & 3
+        if end - start < 2:
+            raise ProtocolError("malformed PUBLISH")
         topic_end = start + 2 + (data[start] << 8 | data[start + 1])
         payload_start = topic_end + (2 if qos else 0)
         if qos == 3 or payload_start > end:

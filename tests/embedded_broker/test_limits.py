@@ -127,3 +127,40 @@ class _NoLink:
 
 
 async def _nothing() -> None: ...
+
+
+def raw_session(port: int, username: str, password: str, packet: bytes) -> bytes:
+    """CONNECT, then one raw packet: what the broker sends back until it closes."""
+
+    def text(value: bytes) -> bytes:
+        return len(value).to_bytes(2, "big") + value
+
+    header = text(b"MQTT") + b"\x04\xc2" + (30).to_bytes(2, "big")
+    body = header + text(b"raw") + text(username.encode()) + text(password.encode())
+    with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
+        sock.sendall(bytes((0x10, len(body))) + body + packet)
+        received = b""
+        while chunk := sock.recv(64):
+            received += chunk
+        return received
+
+
+@pytest.mark.parametrize(
+    "packet",
+    [
+        b"\x30\x01\x00",  # PUBLISH too short for its topic length
+        b"\x32\x05\x00\x03a/b",  # QoS 1 without a packet identifier
+        b"\x36\x07\x00\x03a/b\x00\x01",  # QoS 3
+        b"\x30\x05\x00\x03a/#",  # a wildcard in a topic name
+        b"\x30\x04\x00\x02\xff\xfe",  # a topic that is not UTF-8
+        b"\x20\x02\x00\x00",  # CONNACK from a client
+        b"\x10\x0c\x00\x04MQTT\x04\x02\x00\x1e\x00\x00",  # a second CONNECT
+        b"\x82\x02\x00\x01",  # SUBSCRIBE without any filter (MQTT-3.8.3-3)
+    ],
+)
+async def test_protocol_violations_end_the_connection(broker: Harness, packet: bytes) -> None:
+    device = broker.device("dev1")
+    port = broker.ports["mqtt"]
+    received = await asyncio.to_thread(raw_session, port, "dev1", device.api_key, packet)
+    assert received.startswith(b"\x20\x02\x00\x00")  # accepted, then closed
+    assert len(received) == 4
