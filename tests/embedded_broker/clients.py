@@ -71,7 +71,11 @@ class Client:
         # in a thread: the TLS and WebSocket handshakes need the broker, on this loop
         await _wait(self.paho.connect, "127.0.0.1", self.port, 30)
         self.paho.loop_start()
-        return await _wait(self._connack.get, True, WAIT)
+        code, present = await _wait(self._connack.get, True, WAIT)
+        if code:  # refused: paho's loop would keep reconnecting in the background
+            await _wait(self.gone.wait, WAIT)
+            self.stop()
+        return code, present
 
     async def subscribe(self, topic_filter: str, qos: int = 0) -> int:
         """The granted QoS, or 128 when refused."""
@@ -107,6 +111,8 @@ class Client:
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, code: Any, props: Any) -> None:
         self._connack.put((CONNACK_CODES.get(code.value, code.value), flags.session_present))
+        if code.value:
+            client.disconnect()  # no reconnection attempts
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, code: Any, props: Any) -> None:
         self.gone.set()
