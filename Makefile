@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test browser binary lint fmt typecheck bench bench-data wrk clean
+.PHONY: run test browser binary lint fmt typecheck bench bench-data bench-tools clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -49,21 +49,27 @@ fmt: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
-bench: binary wrk
+bench: binary bench-tools
 	$(BIN)/python -m bench.requests_wrk
 	$(BIN)/python -m bench.executable
 	$(BIN)/python -m bench.data
+	$(BIN)/python -m bench.files
+	$(BIN)/python -m bench.mqtt
 
 # The data benchmark alone (10,000 and 1,000,000 entries; several minutes, mostly seeding).
-bench-data: $(DEV_STAMP) wrk
+bench-data: $(DEV_STAMP) bench-tools
 	$(BIN)/python -m bench.data
 
-# The HTTP load generator: Debian's wrk (a Python client saturates before the server does).
-wrk:
-	@command -v wrk >/dev/null || { \
-	  echo "Installing Debian's wrk for the benchmarks"; \
+# The load generators and the reference broker: Debian's wrk (a Python client saturates
+# before the server does) and Mosquitto. Only the programs are needed: the service the
+# package starts is stopped, so that it does not hold port 1883.
+bench-tools:
+	@if ! command -v wrk >/dev/null || ! { command -v mosquitto || [ -x /usr/sbin/mosquitto ]; } >/dev/null; then \
+	  echo "Installing Debian's mosquitto and wrk for the benchmarks"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq mosquitto wrk >/dev/null; \
+	  $$SUDO systemctl disable --now mosquitto >/dev/null 2>&1 || true; \
+	fi
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -28,6 +28,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def mqtt_ports() -> list[str]:
+    """The broker starts too (it is part of the start), on free ports."""
+    return [a for n in ("mqtt", "mqtt-tls", "mqtt-ws") for a in (f"--{n}-port", str(free_port()))]
+
+
 def healthy(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=1) as response:
@@ -42,7 +47,7 @@ def start_once(command: list[str], data: Path) -> tuple[float, int]:
     env = {**os.environ, "EDGE_ADMIN_PASSWORD": "bench-password-123", "EDGE_LOG_LEVEL": "warning"}
     began = time.perf_counter()
     process = subprocess.Popen(
-        [*command, "serve", "--data-dir", str(data), "--port", str(port)],
+        [*command, "serve", "--data-dir", str(data), "--port", str(port), *mqtt_ports()],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

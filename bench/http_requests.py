@@ -129,7 +129,7 @@ async def run(requests: int, concurrency: int) -> None:
             "--log-level",
             "warning",
         ],
-        {"EDGE_ADMIN_PASSWORD": PASSWORD},
+        {"EDGE_ADMIN_PASSWORD": PASSWORD, "EDGE_MQTT_PORT": "0", "EDGE_MQTT_TLS_PORT": "0"},
     )
     bare = start(
         ["-m", "bench.bare_server", "--port", str(bare_port), "--db", str(folder / "bare.db")], {}

@@ -1,7 +1,8 @@
-"""The one place that knows storage, the services, the HTTP layer (and later the broker).
+"""The one place that knows storage, the services, the HTTP layer and the MQTT broker.
 
 `open_site` prepares a data folder (folders, keys, migrated database, first staff account);
-`create_app` builds the aiohttp application on it; `serve` runs it until SIGTERM/SIGINT.
+`create_app` builds the aiohttp application on it, with the broker started and stopped as
+part of it; `serve` runs it until SIGTERM/SIGINT.
 """
 
 from __future__ import annotations
@@ -49,9 +50,12 @@ from edge.config import Config
 from edge.ops import tls
 from edge.ops.health import Health, Probe
 from edge.services import Services
+from embedded_broker import listeners
+from embedded_broker.service import MqttService
 from storage import challenges, layout, sessions, throttle
 from storage import trash as trash_store
 from storage.database import Database
+from storage.mqtt_retained import RetainedMessages
 from storage.rows import Tx
 
 log = logging.getLogger("edge")
@@ -77,6 +81,7 @@ ROUTES: list[Route] = [
 ]
 SWEEP_SECONDS = 3600
 BACKLOG = 1024
+MQTT = web.AppKey("mqtt", MqttService)
 
 
 @dataclass
@@ -94,7 +99,9 @@ def open_site(config: Config) -> Site:
     except BaseException:
         db.close()
         raise
-    return Site(Services.build(config, db, keys), first)
+    services = Services.build(config, db, keys)
+    services.mqtt_directory = services.device_directory  # who may use the MQTT broker
+    return Site(services, first)
 
 
 def create_app(site: Site) -> web.Application:
@@ -111,9 +118,29 @@ def create_app(site: Site) -> web.Application:
     app[system.HEALTH] = Health()
     app[system.OPENAPI] = openapi.build(ROUTES, _server_url(services.config))
     routing.register(app, ROUTES)
+    app[MQTT] = _broker(services)
     app.cleanup_ctx.append(_background)
+    app.cleanup_ctx.append(_mqtt)  # started after, stopped before the background tasks
     app.on_cleanup.append(_close_database)
     return app
+
+
+def _broker(services: Services) -> MqttService:
+    assert services.mqtt_directory is not None, "open_site sets the MQTT client directory"
+    store = RetainedMessages(services.db, clock.now_iso)
+    return MqttService(services.config, services.mqtt_directory, store)
+
+
+async def _mqtt(app: web.Application) -> AsyncIterator[None]:
+    """The MQTT broker, on this event loop (docs/mqtt.md, "The process model")."""
+    await app[MQTT].start()
+    yield
+    await app[MQTT].stop()
+
+
+def mqtt_urls(config: Config) -> list[tuple[str, str]]:
+    """The broker's listeners for the startup banner."""
+    return listeners.urls(config)
 
 
 def _server_url(config: Config) -> str:
@@ -203,8 +230,8 @@ async def start(site: Site, sock: socket.socket) -> web.AppRunner:
     runner = web.AppRunner(
         create_app(site), shutdown_timeout=config.shutdown_timeout, access_log=None
     )
-    await runner.setup()
     try:
+        await runner.setup()  # starts the broker too: a port in use fails here
         limits = connections.Limits(config.header_timeout, config.max_connections_per_address)
         await connections.GuardedSite(
             runner, sock, limits, ssl_context=tls.server_context(config)

@@ -184,10 +184,14 @@ def _announce_site(site: Any, config: Config) -> None:
 
 def _announce_urls(config: Config) -> None:
     """After binding, so the URLs are only printed once they answer."""
+    from edge import app
+
     base = config.base_url
     print(f"  API:          {base}/v2")
     print(f"  reference:    {base}/v2/docs")
     print(f"  health:       {base}/v2/health")
+    for label, url in app.mqtt_urls(config):
+        print(f"  {label + ':':13} {url}")
     sys.stdout.flush()
 
 

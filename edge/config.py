@@ -359,6 +359,55 @@ SETTINGS: tuple[Setting, ...] = (
         100,
         "Most paths one bulk data request may name, across its jobs",
     ),
+    Setting("mqtt_port", _int_range(0, 65535), 1883, "MQTT over TCP port on HOST; 0 turns it off"),
+    Setting(
+        "mqtt_tls_port",
+        _int_range(0, 65535),
+        8883,
+        "MQTT over TLS port on HOST (site-CA server certificate, device certificates); 0: off",
+    ),
+    Setting(
+        "mqtt_ws_port",
+        _int_range(0, 65535),
+        8083,
+        "MQTT over WebSockets port on HOST; 0 turns it off",
+    ),
+    Setting(
+        "mqtt_max_connections",
+        _int_range(1, 1_000_000),
+        2000,
+        "Most MQTT connections at once, all listeners together; more are closed at once",
+    ),
+    Setting(
+        "mqtt_max_message_bytes",
+        _int_range(1024, 256 * 1024 * 1024),
+        256 * 1024,
+        "Largest MQTT packet a client may send (topic, payload and headers), in bytes",
+    ),
+    Setting(
+        "mqtt_rate_limit",
+        _int_range(1, 10_000_000),
+        1000,
+        "Messages per second one MQTT client may publish; a faster one is slowed down",
+    ),
+    Setting(
+        "mqtt_queue_messages",
+        _int_range(1, 1_000_000),
+        1000,
+        "QoS 1/2 messages waiting for one MQTT client before it is disconnected",
+    ),
+    Setting(
+        "mqtt_queue_bytes",
+        _int_range(65536, 1 << 32),
+        1024 * 1024,
+        "Bytes waiting for one MQTT client: past it QoS 0 messages to it are dropped",
+    ),
+    Setting(
+        "mqtt_session_expiry_hours",
+        _int_range(1, 87600),
+        168,
+        "Hours a persistent MQTT session (clean session false) is kept while offline",
+    ),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -404,6 +453,15 @@ class Config:
     trash_retention_days: int = 30
     data_max_value_bytes: int = 1024 * 1024
     data_max_bulk_paths: int = 100
+    mqtt_port: int = 1883
+    mqtt_tls_port: int = 8883
+    mqtt_ws_port: int = 8083
+    mqtt_max_connections: int = 2000
+    mqtt_max_message_bytes: int = 256 * 1024
+    mqtt_rate_limit: int = 1000
+    mqtt_queue_messages: int = 1000
+    mqtt_queue_bytes: int = 1024 * 1024
+    mqtt_session_expiry_hours: int = 168
 
     @property
     def tls(self) -> bool:

@@ -26,6 +26,7 @@ from edge.devices.devices import Devices
 from edge.devices.directory import DeviceDirectory
 from edge.devices.keys import DeviceKeys
 from edge.devices.last_seen import LastSeen
+from edge.devices.mqtt_clients import ClientDirectory
 from edge.listing import CursorCodec
 from edge.ops.ca import SiteCa
 from edge.tenancy import settings
@@ -74,6 +75,8 @@ class Services:
     device_directory: DeviceDirectory
     data: Data
     data_eraser: DataEraser
+    # Who may use the MQTT broker; set by edge/app.py (the broker is not an edge service).
+    mqtt_directory: ClientDirectory | None = None
 
     @classmethod
     def build(cls, config: Config, db: Database, keys: KeyRing) -> Services:

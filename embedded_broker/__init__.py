@@ -1,4 +1,8 @@
-"""The embedded MQTT broker (amqtt): authentication and topic ACL plugins for devices.
+"""The embedded MQTT broker (docs/mqtt.md): amqtt's broker, subclassed where a site broker
+needs more (authentication before sessions, per-account client IDs, bounded queues, the
+lower QoS, durable retained messages, revocation) and with our own message path.
 
-Built by the device-management capability; `edge/app.py` starts it beside the HTTP server.
+May import `edge` (config, the CA, and the device registry's contract in
+`edge.devices.mqtt_clients`) and amqtt; never `api` or `storage`: `edge/app.py` hands it
+the registry and the store of retained messages.
 """

@@ -95,6 +95,11 @@ class Database:
     async def write(self, fn: WriteFn[T]) -> T:
         return await self._writer.run(fn)
 
+    def submit(self, fn: WriteFn[T]) -> asyncio.Future[T]:
+        """Queue a write now and await its commit later: writes queued this way commit in
+        the order of the calls, which a coroutine started later cannot promise."""
+        return asyncio.wrap_future(self._writer.submit(fn))
+
     def write_sync(self, fn: WriteFn[T]) -> T:
         return self._writer.run_sync(fn)
 

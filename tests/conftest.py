@@ -26,9 +26,15 @@ STAFF_PASSWORD = "staff-password-for-tests"
 STAFF_EMAIL = "ops@example.test"
 
 
+# The MQTT listeners are off unless a test turns them on (tests/embedded_broker/): tests
+# run side by side and must not all claim 1883.
+NO_MQTT = {"mqtt_port": 0, "mqtt_tls_port": 0, "mqtt_ws_port": 0}
+
+
 def make_config(data_dir: Path, **overrides: Any) -> Config:
     env = {"EDGE_ADMIN_PASSWORD": STAFF_PASSWORD, "EDGE_ADMIN_EMAIL": STAFF_EMAIL}
-    flags = {"data_dir": str(data_dir), **{k: str(v) for k, v in overrides.items()}}
+    given = {**NO_MQTT, **overrides}
+    flags = {"data_dir": str(data_dir), **{k: str(v) for k, v in given.items()}}
     return load(flags, env)
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import time
 import urllib.error
@@ -97,8 +98,9 @@ def test_version_and_runtime_selftest(executable: Path, tmp_path: Path) -> None:
 @pytest.fixture
 def served(executable: Path, tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str], Path]]:
     port, data = free_port(), tmp_path / "site"
+    mqtt = [f"--mqtt-port={free_port()}", f"--mqtt-tls-port={free_port()}", "--mqtt-ws-port=0"]
     process = subprocess.Popen(
-        [str(executable), "serve", "--data-dir", str(data), "--port", str(port)],
+        [str(executable), "serve", "--data-dir", str(data), "--port", str(port), *mqtt],
         cwd=tmp_path,
         env=minimal_env(tmp_path, EDGE_ADMIN_PASSWORD=PASSWORD),
         stdout=subprocess.PIPE,
@@ -143,10 +145,25 @@ def test_serves_the_interface_and_stops_cleanly(
     status, reply = request(f"{base}/v2/orgs", token=token, body={"name": "Binary Org"})
     assert status == 201
     identity_round_trip(base, token)
+    tls_port = int(next(a.split("=")[1] for a in process.args if "--mqtt-tls-port=" in a))
+    assert mqtt_tls_connack(tls_port, data / "ca" / "ca.pem") == 4  # no device registry yet
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == 0
     wal = data / "edge.db-wal"
     assert not wal.exists() or wal.stat().st_size == 0
+
+
+def mqtt_tls_connack(port: int, ca_file: Path) -> int:
+    """The CONNACK code of an MQTT CONNECT over TLS, the server certificate checked against
+    the site CA."""
+    context = ssl.create_default_context(cafile=str(ca_file))
+    body = b"\x00\x04MQTT\x04\xc2\x00\x1e" + b"\x00\x01c" + b"\x00\x01u" + b"\x00\x01p"
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        with context.wrap_socket(raw, server_hostname="127.0.0.1") as sock:
+            sock.sendall(bytes((0x10, len(body))) + body)
+            reply = sock.recv(4)
+    assert reply[:2] == b"\x20\x02", reply
+    return reply[3]
 
 
 def created(base: str, path: str, token: str, body: dict[str, object]) -> dict[str, object]:

@@ -38,9 +38,12 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def run_process(*argv: str, timeout: float = 20) -> subprocess.CompletedProcess[str]:
-    """The real program; the autouse fixture has already removed EDGE_* from os.environ."""
+    """The real program; the autouse fixture has already removed EDGE_* from os.environ.
+    The MQTT listeners are off: tests run side by side and must not all claim 1883."""
     command = [sys.executable, "-m", "edge", *argv]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    no_mqtt = {"EDGE_MQTT_PORT": "0", "EDGE_MQTT_TLS_PORT": "0", "EDGE_MQTT_WS_PORT": "0"}
+    env = {**os.environ, **no_mqtt}
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 # -- version -----------------------------------------------------------------------------
@@ -107,6 +110,22 @@ def test_bad_port_stops_the_real_serve_command(tmp_path: Path) -> None:
         "edge: invalid setting port (--port): must be a whole number from 1 to 65535"
     ]
     assert not (tmp_path / "data").exists()
+
+
+def test_mqtt_port_in_use_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    with socket.socket() as busy, socket.socket() as free:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        free.bind(("127.0.0.1", 0))
+        http = str(free.getsockname()[1])
+        where = ["--data-dir", str(tmp_path / "data"), "--port", http]
+        where += ["--mqtt-port", str(busy.getsockname()[1])]
+        free.close()
+        done = run_process("serve", *where, "--admin-password", "given-password-1")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1 and "in use" in done.stderr
+    wal = tmp_path / "data" / "edge.db-wal"
+    assert not wal.exists() or wal.stat().st_size == 0  # the database was still closed
 
 
 def test_port_in_use_is_one_line_and_exit_1(tmp_path: Path) -> None:

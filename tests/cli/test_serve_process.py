@@ -44,6 +44,7 @@ class Server:
     data_dir: Path
     stdout: Path
     stderr: Path
+    mqtt: dict[str, int]
 
     def get(self, path: str) -> Reply:
         return _send(urllib.request.Request(self.base + path))
@@ -92,13 +93,15 @@ def _environment(password: str | None) -> dict[str, str]:
 def _start(data_dir: Path, password: str | None, name: str) -> Server:
     port = _free_port()
     stdout, stderr = data_dir.parent / f"{name}.out", data_dir.parent / f"{name}.err"
+    mqtt = {"mqtt": _free_port(), "mqtt-tls": _free_port(), "mqtt-ws": _free_port()}
     command = [sys.executable, "-m", "edge", "serve", "--data-dir", str(data_dir)]
     command += ["--port", str(port), "--shutdown-timeout", str(SHUTDOWN_TIMEOUT)]
+    command += [arg for name, number in mqtt.items() for arg in (f"--{name}-port", str(number))]
     with stdout.open("wb") as out, stderr.open("wb") as err:
         process = subprocess.Popen(
             command, stdout=out, stderr=err, env=_environment(password), cwd=data_dir.parent
         )
-    server = Server(process, f"http://127.0.0.1:{port}", data_dir, stdout, stderr)
+    server = Server(process, f"http://127.0.0.1:{port}", data_dir, stdout, stderr, mqtt)
     _wait_healthy(server)
     return server
 
@@ -127,6 +130,16 @@ def servers() -> Iterator[list[Server]]:
         if server.process.poll() is None:
             server.process.kill()
             server.process.wait()
+
+
+def _mqtt_connack(port: int) -> int:
+    """The CONNACK return code for an MQTT 3.1.1 CONNECT with a user name and password."""
+    body = b"\x00\x04MQTT\x04\xc2\x00\x1e" + b"\x00\x01c" + b"\x00\x01u" + b"\x00\x01p"
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(bytes((0x10, len(body))) + body)
+        reply = sock.recv(4)
+    assert reply[:2] == b"\x20\x02", reply
+    return reply[3]
 
 
 def _assert_closed_cleanly(data_dir: Path) -> None:
@@ -161,11 +174,14 @@ def test_serve_answers_over_http_and_stops_cleanly_on_sigterm(
     assert security.content_type == "text/plain"
     assert f"Canonical: {server.base}/.well-known/security.txt" in security.text
     assert f"Contact: mailto:{EMAIL}" in security.text
+    assert _mqtt_connack(server.mqtt["mqtt"]) == 4  # the broker answers (no registry yet)
     assert server.sign_in(PASSWORD).status == 201  # a durable write: the WAL now holds it
     assert (server.data_dir / "edge.db-wal").stat().st_size > 0
     assert server.stop(signal.SIGTERM) == 0
     output = server.output()
     assert f"{server.base}/v2/docs" in output
+    for name, scheme in (("mqtt", "mqtt"), ("mqtt-tls", "mqtts"), ("mqtt-ws", "ws")):
+        assert f"{scheme}://127.0.0.1:{server.mqtt[name]}" in output
     assert "password:" not in output  # the operator gave it: never echoed
     assert "stopped cleanly" in server.stderr.read_text()
     _assert_closed_cleanly(server.data_dir)

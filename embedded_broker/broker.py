@@ -1,0 +1,255 @@
+"""amqtt's broker, kept for what it does well (listeners, CONNECT, session lifecycle and
+expiry, takeover, will messages, shutdown) and hooked where a shared site broker needs
+more. The hooks, each an override of an amqtt 0.12.1 method (pinned; a test checks they
+still exist):
+
+- `stream_connected` / `ws_connected`: the connection limit, and our links
+  (embedded_broker/links.py) as amqtt's reader and writer.
+- `_initialize_client_session`: authenticate before any session is touched (amqtt deletes
+  or takes over an existing session by client ID before authenticating), namespace client
+  IDs by account (two tenants' "sensor-1" never meet), take over a live connection
+  cleanly, and a time limit on the CONNECT.
+- `_broadcast_message`, `retain_message`, `add_subscription`, `_del_subscription`,
+  `_del_all_subscriptions`: will messages, retained messages and subscriptions go through
+  our router (topic tree, bounded queues, durable retained messages).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, NoReturn, cast
+
+from amqtt.adapters import ReaderAdapter, WriterAdapter
+from amqtt.broker import Broker
+from amqtt.contexts import ListenerConfig
+from amqtt.errors import MQTTError, NoDataError
+from amqtt.mqtt.connack import NOT_AUTHORIZED, ConnackPacket
+from amqtt.session import Session
+from amqtt.utils import gen_client_id
+
+from edge.devices.mqtt_clients import ClientDirectory, MqttClient
+from embedded_broker.authentication import Refusal, authenticate
+from embedded_broker.frames import Message
+from embedded_broker.handler import EdgeHandler
+from embedded_broker.links import Link, TcpReader, TcpWriter, WsReader, WsWriter
+from embedded_broker.router import REFUSED, Router
+from embedded_broker.sessions import ClientSession
+
+KEY = "edge.session"  # our state in amqtt's Session.attributes
+CONNECT_SECONDS = 10.0
+log = logging.getLogger("edge.mqtt")
+
+
+def state_of(session: Session) -> ClientSession | None:
+    return cast(ClientSession | None, session.attributes.get(KEY))
+
+
+class EdgeBroker(Broker):
+    def __init__(self, config: dict[str, Any], router: Router, directory: ClientDirectory) -> None:
+        super().__init__(config)
+        self.router = router
+        self.directory = directory
+        self.live = 0
+
+    # Connections
+
+    async def stream_connected(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener_name: str
+    ) -> None:
+        if not self._admit():
+            writer.transport.abort()
+            return
+        try:
+            await self._client_connected(listener_name, TcpReader(reader), TcpWriter(writer))
+        finally:
+            self.live -= 1
+
+    async def ws_connected(self, websocket: Any, listener_name: str) -> None:
+        if not self._admit():
+            websocket.transport.abort()
+            return
+        try:
+            await self._client_connected(listener_name, WsReader(websocket), WsWriter(websocket))
+        finally:
+            self.live -= 1
+
+    def _admit(self) -> bool:
+        if self.live >= self.router.limits.max_connections:
+            self.router.stats.refused_connects += 1
+            log.warning("mqtt: connection refused, %d connections already open", self.live)
+            return False
+        self.live += 1
+        return True
+
+    async def _initialize_client_session(
+        self, reader: ReaderAdapter, writer: WriterAdapter, remote_address: str, remote_port: int
+    ) -> tuple[EdgeHandler, Session]:
+        handler, incoming = await self._read_connect(reader, writer)
+        epoch = self.directory.epoch()
+        verdict = authenticate(self.directory, incoming, self.router.limits.max_message_bytes)
+        incoming.password = None  # not kept in memory any longer than needed
+        if isinstance(verdict, Refusal):
+            await self._refuse(writer, verdict, incoming, remote_address)
+        session = await self._take_session(incoming, verdict)
+        if self.directory.epoch() != epoch and not self.directory.still_allowed(verdict):
+            revoked = Refusal(NOT_AUTHORIZED, "revoked while connecting")
+            await self._refuse(writer, revoked, incoming, remote_address)
+        state = state_of(session)
+        assert state is not None
+        handler.prepare(self.router, state, self.directory)
+        self.router.stats.connects += 1
+        self.directory.seen(verdict.account_id)
+        return handler, session
+
+    async def _read_connect(
+        self, reader: ReaderAdapter, writer: WriterAdapter
+    ) -> tuple[EdgeHandler, Session]:
+        try:
+            connect = EdgeHandler.init_from_connect(reader, writer, self.plugins_manager)
+            return cast(
+                tuple[EdgeHandler, Session], await asyncio.wait_for(connect, CONNECT_SECONDS)
+            )
+        except TimeoutError:
+            await writer.close()
+            raise NoDataError("no CONNECT within the time limit") from None
+
+    async def _refuse(
+        self, writer: WriterAdapter, refusal: Refusal, incoming: Session, address: str
+    ) -> NoReturn:
+        self.router.stats.refused_connects += 1
+        log.warning(
+            "mqtt connection refused (%s, CONNACK %d): client id %r from %s",
+            refusal.reason,
+            refusal.code,
+            incoming.client_id,
+            address,
+        )
+        await ConnackPacket.build(0, refusal.code).to_stream(writer)
+        await writer.close()
+        raise MQTTError(f"connection refused: {refusal.reason}")
+
+    async def _take_session(self, incoming: Session, client: MqttClient) -> Session:
+        """The session this connection continues (clean session false) or starts, keyed by
+        account and client ID; a live connection with the same key is closed first."""
+        key = f"{client.account_id}:{incoming.client_id or gen_client_id()}"
+        incoming.client_id = key
+        old = self._sessions.get(key)
+        if old is not None:
+            await self._take_over(old[1])
+        if incoming.clean_session or old is None:
+            if old is not None:
+                await self._delete_session(key)
+            incoming.parent = 0
+            incoming.attributes[KEY] = ClientSession(
+                key, client, self.router.limits, self.router.stats
+            )
+            return incoming
+        return self._resume(old[0], incoming, client)
+
+    def _resume(self, session: Session, incoming: Session, client: MqttClient) -> Session:
+        for name in ("will_flag", "will_message", "will_topic", "will_qos", "will_retain"):
+            setattr(session, name, getattr(incoming, name))
+        session.keep_alive, session.username = incoming.keep_alive, incoming.username
+        session.ssl_object, session.parent = incoming.ssl_object, 1
+        state = state_of(session)
+        if state is None:  # a session amqtt made offline (BrokerContext.add_subscription)
+            state = ClientSession(session.client_id, client, self.router.limits, self.router.stats)
+            session.attributes[KEY] = state
+        state.client = client
+        for topic_filter in list(state.subscriptions):  # rights may have narrowed since
+            if not client.rights.may_subscribe(topic_filter):
+                self.router.unsubscribe(state, topic_filter)
+        return session
+
+    async def _take_over(self, handler: Any) -> None:
+        """MQTT-3.1.4-2: the connection already holding this client ID is closed, and we
+        wait until amqtt is done with it (its will sent, its session disconnected)."""
+        if not isinstance(handler, EdgeHandler) or not hasattr(handler, "finished"):
+            return
+        if handler.writer is not None:
+            cast(Link, handler.writer).abort()
+        await handler.finished.wait()
+
+    async def _authenticate(self, session: Session, _: ListenerConfig) -> bool:
+        return True  # done in _initialize_client_session, before any session was touched
+
+    async def _handle_client_session(
+        self,
+        reader: ReaderAdapter,
+        writer: WriterAdapter,
+        client_session: Session,
+        handler: EdgeHandler,
+        server: Any,
+        listener_name: str,
+    ) -> None:
+        try:
+            await super()._handle_client_session(
+                reader, writer, client_session, handler, server, listener_name
+            )
+        finally:
+            handler.finished.set()
+            state = state_of(client_session)
+            if state is not None and state.revoked:
+                await self._delete_session(client_session.client_id)
+
+    # Messages and subscriptions, from amqtt's own flows (will messages, BrokerContext)
+
+    async def _broadcast_message(
+        self, session: Session | None, topic: str | None, data: Any, force_qos: int | None = None
+    ) -> None:
+        if topic:
+            self.router.route(Message.of(topic, bytes(data or b""), force_qos or 0))
+
+    async def retain_message(
+        self,
+        source_session: Session | None,
+        topic_name: str | None,
+        data: Any,
+        qos: int | None = None,
+    ) -> None:
+        if topic_name:
+            await self.router.retain(Message.of(topic_name, bytes(data or b""), qos or 0))
+
+    async def add_subscription(self, subscription: tuple[str, int], session: Session) -> int:
+        state = state_of(session)
+        if state is None:
+            return REFUSED
+        return self.router.subscribe(state, subscription[0], subscription[1])
+
+    def _del_subscription(self, a_filter: str, session: Session) -> int:
+        state = state_of(session)
+        if state is None or a_filter not in state.subscriptions:
+            return 0
+        self.router.unsubscribe(state, a_filter)
+        return 1
+
+    async def _del_all_subscriptions(self, session: Session) -> None:
+        state = state_of(session)
+        if state is not None:
+            self.router.forget(state)
+
+    # Revocation
+
+    def recheck(self) -> int:
+        """Ask the registry about every session; drop those no longer allowed (their will
+        is not sent, their session is deleted). Returns how many were dropped."""
+        dropped = 0
+        for key, (session, _) in list(self._sessions.items()):
+            state = state_of(session)
+            if state is None or state.revoked or self.directory.still_allowed(state.client):
+                continue
+            state.revoked, session.will_flag = True, False
+            self.router.stats.revoked += 1
+            dropped += 1
+            log.warning("mqtt client %s no longer allowed: disconnected", key)
+            if state.link is not None:
+                state.link.abort()
+            else:
+                asyncio.ensure_future(self._delete_session(key))
+        return dropped
+
+    async def close_listeners(self) -> None:
+        """After a failed start: amqtt leaves the listeners it had opened open."""
+        for server in self._servers.values():
+            await server.close_instance()

@@ -1,0 +1,99 @@
+"""amqtt's per-connection protocol handler, with our reader loop (embedded_broker/inbound.py)
+in place of its own, a keep-alive it does not enforce, and its sends routed through the
+session's bounded queue."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, cast
+
+from amqtt.mqtt.disconnect import DisconnectPacket
+from amqtt.mqtt.protocol.broker_handler import BrokerProtocolHandler
+from amqtt.session import OutgoingApplicationMessage
+
+from edge.devices.mqtt_clients import ClientDirectory
+from embedded_broker.frames import Message, ProtocolError
+from embedded_broker.inbound import Inbound
+from embedded_broker.links import ChunkReader, Link
+from embedded_broker.router import Router
+from embedded_broker.sessions import ClientSession
+
+KEEPALIVE_GRACE = 1.5  # MQTT-3.1.2-24: one and a half keep-alive periods
+log = logging.getLogger("edge.mqtt")
+
+
+class EdgeHandler(BrokerProtocolHandler):
+    def prepare(self, router: Router, session: ClientSession, directory: ClientDirectory) -> None:
+        self.router = router
+        self.client_session = session
+        self.directory = directory
+        self.finished = asyncio.Event()  # set once the broker is done with the connection
+        self._idle: asyncio.TimerHandle | None = None
+        self._inbound: Inbound | None = None
+
+    async def _reader_loop(self) -> None:
+        """Replaces amqtt's: same contract (ready, then closed, then stopped)."""
+        self._reader_ready.set()
+        session, link = self.client_session, cast(Link, self.writer)
+        session.on_overflow = link.abort
+        session.attach(link)
+        self._inbound = Inbound(self.router, session, link, self.directory, self._disconnect)
+        self._watch_idle()
+        try:
+            await self._inbound.serve(cast(ChunkReader, self.reader))
+        except ProtocolError as exc:
+            log.warning("mqtt client %s broke the protocol (%s): disconnected", session.key, exc)
+        except asyncio.CancelledError:
+            pass
+        except (ConnectionError, OSError):
+            pass
+        except Exception:
+            log.exception("mqtt client %s: unexpected error, disconnected", session.key)
+        finally:
+            self._closed()
+        await self.handle_connection_closed()
+        self._reader_stopped.set()
+        await self.stop()
+
+    async def mqtt_publish(
+        self,
+        topic: str,
+        data: bytes | bytearray,
+        qos: int | None,
+        retain: bool,
+        ack_timeout: Any = None,
+    ) -> OutgoingApplicationMessage:
+        """amqtt's own sends (none on our paths) take the same bounded queue."""
+        level = qos or 0
+        self.client_session.offer(Message.of(topic, bytes(data), level), level, retain)
+        return OutgoingApplicationMessage(None, topic, qos, data, retain)
+
+    async def _disconnect(self) -> None:
+        """DISCONNECT: amqtt ends the session without publishing the will (MQTT-3.14.4-3)."""
+        await self.handle_disconnect(DisconnectPacket())
+
+    def _closed(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+        session = self.client_session
+        if session.link is self.writer:
+            session.detach()
+        if self.session is not None and self.session.clean_session:
+            self.router.forget(session)
+
+    def _watch_idle(self) -> None:
+        """Close a client silent for 1.5 keep-alive periods (amqtt only logs it)."""
+        keep_alive = self.session.keep_alive if self.session is not None else 0
+        if keep_alive <= 0 or self._inbound is None:
+            return
+        limit = keep_alive * KEEPALIVE_GRACE
+        loop = asyncio.get_running_loop()
+        idle = loop.time() - self._inbound.last_read
+        if idle >= limit:
+            log.info(
+                "mqtt client %s silent past its keep-alive: disconnected", self.client_session.key
+            )
+            cast(Link, self.writer).abort()
+            return
+        self._idle = loop.call_later(limit - idle, self._watch_idle)

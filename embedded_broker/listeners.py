@@ -1,0 +1,55 @@
+"""The listeners, from the settings: MQTT over TCP, over TLS (server certificate from the
+site CA; device client certificates requested and verified against it) and over
+WebSockets, each on HOST and each turned off by port 0."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from edge.config import Config
+from edge.ops import ca
+
+
+@dataclass(frozen=True)
+class Listener:
+    name: str
+    kind: str  # amqtt's listener type: "tcp" or "ws"
+    port: int
+    tls: bool
+    label: str
+    scheme: str
+
+
+def enabled(config: Config) -> list[Listener]:
+    every = [
+        Listener("mqtt", "tcp", config.mqtt_port, False, "MQTT", "mqtt"),
+        Listener("mqtt-tls", "tcp", config.mqtt_tls_port, True, "MQTT/TLS", "mqtts"),
+        Listener("mqtt-ws", "ws", config.mqtt_ws_port, False, "MQTT/WS", "ws"),
+    ]
+    return [listener for listener in every if listener.port]
+
+
+def urls(config: Config) -> list[tuple[str, str]]:
+    """(label, URL) of each listener, for the startup banner."""
+    host = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
+    return [(lst.label, f"{lst.scheme}://{host}:{lst.port}") for lst in enabled(config)]
+
+
+def amqtt_config(config: Config, listeners: list[Listener]) -> dict[str, Any]:
+    """amqtt's configuration. Its required "default" listener is left unbound: amqtt copies
+    the default's values into the other listeners, which must not inherit TLS. No amqtt
+    plugins: every per-message plugin call costs a task, and our checks run in line."""
+    entries: dict[str, Any] = {"default": {"type": "tcp", "bind": None}}
+    for listener in listeners:
+        entry: dict[str, Any] = {"type": listener.kind, "bind": f"{config.host}:{listener.port}"}
+        if listener.tls:
+            files = ca.server_certificate(config.data_dir, list(config.tls_hostnames))
+            entry.update(ssl=True, certfile=files.cert, keyfile=files.key, cafile=files.ca)
+        entries[listener.name] = entry
+    return {
+        "listeners": entries,
+        "plugins": {},
+        "timeout_disconnect_delay": 0,
+        "session_expiry_interval": config.mqtt_session_expiry_hours * 3600,
+    }

@@ -1,0 +1,111 @@
+"""The broker as `edge serve` runs it: started with the HTTP server on the same event loop
+(docs/mqtt.md says why), stopped with it, and watching the registry's revocation epoch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from amqtt.errors import BrokerError
+
+from edge.config import Config
+from edge.devices.mqtt_clients import ClientDirectory
+from embedded_broker import listeners
+from embedded_broker.broker import EdgeBroker
+from embedded_broker.retained import RetainedStore
+from embedded_broker.router import Router
+from embedded_broker.sessions import Limits, Stats
+
+EPOCH_SECONDS = 0.5
+log = logging.getLogger("edge.mqtt")
+
+
+def limits(config: Config) -> Limits:
+    return Limits(
+        queue_messages=config.mqtt_queue_messages,
+        queue_bytes=config.mqtt_queue_bytes,
+        max_message_bytes=config.mqtt_max_message_bytes,
+        rate_limit=config.mqtt_rate_limit,
+        max_connections=config.mqtt_max_connections,
+    )
+
+
+class MqttService:
+    def __init__(self, config: Config, directory: ClientDirectory, store: RetainedStore) -> None:
+        self.config = config
+        self.directory = directory
+        self.router = Router(limits(config), store)
+        self.broker: EdgeBroker | None = None
+        self._stop = asyncio.Event()
+        self._watcher: asyncio.Task[None] | None = None
+
+    @property
+    def stats(self) -> Stats:
+        return self.router.stats
+
+    async def start(self) -> None:
+        """Bind every enabled listener, or none: a port in use fails the start with the
+        system's own error."""
+        enabled = listeners.enabled(self.config)
+        if not enabled:
+            return
+        for noisy in ("amqtt", "transitions"):  # a line per connection and state change
+            logging.getLogger(noisy).setLevel(max(logging.WARNING, log.getEffectiveLevel()))
+        logging.getLogger("amqtt.broker").addFilter(_no_start_traceback)
+        self.router.retained.load()
+        broker = EdgeBroker(
+            listeners.amqtt_config(self.config, enabled), self.router, self.directory
+        )
+        try:
+            await broker.start()
+        except BrokerError as exc:
+            await broker.close_listeners()
+            cause = exc.__cause__
+            raise (cause if isinstance(cause, OSError) else exc) from None
+        self.broker = broker
+        self._watcher = asyncio.create_task(self._watch())
+        log.info("mqtt broker started: %d retained messages", len(self.router.retained))
+
+    async def stop(self) -> None:
+        if self.broker is None:
+            return
+        self._stop.set()
+        if self._watcher is not None:
+            await self._watcher
+        await self.broker.shutdown()
+        self.broker = None
+
+    def recheck(self) -> int:
+        """Check every session against the registry now (the watcher does it when the
+        epoch moves); for callers in this process that have just revoked something."""
+        return self.broker.recheck() if self.broker is not None else 0
+
+    async def _watch(self) -> None:
+        epoch = self._epoch()
+        while not self._stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), EPOCH_SECONDS)
+            now = self._epoch()
+            if now is not None and now != epoch:
+                epoch = now
+                self._recheck()
+
+    def _epoch(self) -> int | None:
+        try:
+            return self.directory.epoch()
+        except Exception:  # the registry failing must not stop the watch
+            log.exception("mqtt: the revocation epoch could not be read")
+            return None
+
+    def _recheck(self) -> None:
+        try:
+            self.recheck()
+        except Exception:
+            log.exception("mqtt: live sessions could not be checked against the registry")
+
+
+def _no_start_traceback(record: logging.LogRecord) -> bool:
+    """A failed start (a port in use) is reported once, by `edge serve`, as one line."""
+    return record.getMessage() != "Broker startup failed"

@@ -1,0 +1,163 @@
+"""A client's MQTT session as the message path sees it: its subscriptions, the QoS 1/2
+messages in flight to it and those waiting, with the bounds that keep a slow or absent
+client from growing the broker's memory.
+
+The policy (docs/mqtt.md):
+- A message is delivered at the lower of its publish QoS and the subscription's QoS.
+- QoS 0: written at once; dropped when more than `queue_bytes` already wait for the
+  client (in the socket's buffers and in its queue), and never kept while it is offline.
+- QoS 1/2: at most `MAX_INFLIGHT` unacknowledged at a time, the rest wait in order. When
+  `queue_messages` messages or `queue_bytes` bytes already wait, a connected client is
+  disconnected (its persistent session, if any, keeps what waits) and a message for an
+  offline session is dropped.
+So a client costs at most about 2 x `queue_bytes` plus `MAX_INFLIGHT` messages.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from edge.devices.mqtt_clients import MqttClient
+from embedded_broker.frames import PUBREL, Message, ack
+from embedded_broker.links import Link
+
+MAX_INFLIGHT = 100
+
+
+@dataclass(frozen=True)
+class Limits:
+    queue_messages: int
+    queue_bytes: int
+    max_message_bytes: int
+    rate_limit: int
+    max_connections: int
+
+
+@dataclass
+class Stats:
+    """Counters, for tests, benchmarks and the operator's log."""
+
+    connects: int = 0
+    refused_connects: int = 0
+    received: int = 0
+    dropped_qos0: int = 0
+    dropped_offline: int = 0
+    slow_disconnects: int = 0
+    refused_publishes: int = 0
+    refused_subscriptions: int = 0
+    revoked: int = 0
+
+
+class _Outgoing:
+    __slots__ = ("message", "qos", "retain", "released")
+
+    def __init__(self, message: Message, qos: int, retain: bool) -> None:
+        self.message = message
+        self.qos = qos
+        self.retain = retain
+        self.released = False  # QoS 2: PUBREC received, PUBREL sent
+
+
+class ClientSession:
+    """Kept in amqtt's `Session.attributes` for as long as amqtt keeps the session."""
+
+    def __init__(self, key: str, client: MqttClient, limits: Limits, stats: Stats) -> None:
+        self.key = key
+        self.client = client
+        self.limits = limits
+        self.stats = stats
+        self.link: Link | None = None
+        self.on_overflow: Callable[[], None] = _nothing
+        self.subscriptions: dict[str, int] = {}
+        self.inflight: dict[int, _Outgoing] = {}
+        self.waiting: deque[_Outgoing] = deque()
+        self.waiting_bytes = 0
+        self.incoming_qos2: set[int] = set()
+        self.revoked = False
+        self._ids = itertools.cycle(range(1, 65536))
+
+    def offer(self, message: Message, qos: int, retain: bool = False) -> None:
+        """Deliver, queue or drop a message for this session, by the policy above."""
+        link = self.link
+        if qos == 0:
+            if link is None:
+                return
+            if link.waiting() + self.waiting_bytes > self.limits.queue_bytes:
+                self.stats.dropped_qos0 += 1
+                return
+            head = message.head(0, retain)
+            link.send(head)
+            link.send(message.payload)
+            return
+        out = _Outgoing(message, qos, retain)
+        if link is not None and not self.waiting and len(self.inflight) < MAX_INFLIGHT:
+            self._send(link, out)
+        elif (
+            len(self.waiting) < self.limits.queue_messages
+            and self.waiting_bytes + message.size <= self.limits.queue_bytes
+        ):
+            self.waiting.append(out)
+            self.waiting_bytes += message.size
+        elif link is not None:
+            self.stats.slow_disconnects += 1
+            self.on_overflow()
+        else:
+            self.stats.dropped_offline += 1
+
+    def acknowledged(self, packet_id: int) -> None:
+        """PUBACK (QoS 1) or PUBCOMP (QoS 2) from the client."""
+        if self.inflight.pop(packet_id, None) is not None:
+            self._pump()
+
+    def received(self, packet_id: int, packet_id_bytes: bytes) -> None:
+        """PUBREC from the client (QoS 2): answer PUBREL and wait for PUBCOMP."""
+        out = self.inflight.get(packet_id)
+        if out is not None and self.link is not None:
+            out.released = True
+            self.link.send(ack(PUBREL, packet_id_bytes))
+
+    def attach(self, link: Link) -> None:
+        """A connection takes the session: resend what was in flight (MQTT-4.4.0-1), then
+        what waited."""
+        self.link = link
+        for packet_id, out in self.inflight.items():
+            packet_id_bytes = packet_id.to_bytes(2, "big")
+            if out.released:
+                link.send(ack(PUBREL, packet_id_bytes))
+            else:
+                link.send(out.message.head(out.qos, out.retain, dup=True))
+                link.send(packet_id_bytes)
+                link.send(out.message.payload)
+        self._pump()
+
+    def detach(self) -> None:
+        self.link = None
+
+    def clear(self) -> None:
+        self.incoming_qos2.clear()
+        self.inflight.clear()
+        self.waiting.clear()
+        self.waiting_bytes = 0
+
+    def _pump(self) -> None:
+        link = self.link
+        while link is not None and self.waiting and len(self.inflight) < MAX_INFLIGHT:
+            out = self.waiting.popleft()
+            self.waiting_bytes -= out.message.size
+            self._send(link, out)
+
+    def _send(self, link: Link, out: _Outgoing) -> None:
+        packet_id = next(self._ids)
+        while packet_id in self.inflight:
+            packet_id = next(self._ids)
+        self.inflight[packet_id] = out
+        link.send(out.message.head(out.qos, out.retain))
+        link.send(packet_id.to_bytes(2, "big"))
+        link.send(out.message.payload)
+
+
+def _nothing() -> None:
+    pass
