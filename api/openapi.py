@@ -10,7 +10,7 @@ from api.listing import COMMON
 from api.routing import Route
 from edge import BUILD_VERSION, INTERFACE_VERSION
 
-_PATH_PARAM = re.compile(r"{(\w+)}")
+_PATH_PARAM = re.compile(r"{(\w+)(?::[^{}]*)?}")
 _ERRORS = {
     "400": "Validation error",
     "401": "Not authenticated",
@@ -25,7 +25,7 @@ STATUS_REF = {"$ref": "#/components/schemas/Status"}
 def build(routes: Sequence[Route], server_url: str) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for route in routes:
-        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route)
+        paths.setdefault(canonical(route.path), {})[route.method.lower()] = _operation(route)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -49,8 +49,13 @@ def build(routes: Sequence[Route], server_url: str) -> dict[str, Any]:
     }
 
 
+def canonical(path: str) -> str:
+    """A route's path as documented: `{path:.*}` (a parameter that spans slashes) is `{path}`."""
+    return _PATH_PARAM.sub(lambda m: "{" + m.group(1) + "}", path)
+
+
 def _operation(route: Route) -> dict[str, Any]:
-    slug = re.sub(r"[^a-z0-9]+", "_", route.path.lower()).strip("_")
+    slug = re.sub(r"[^a-z0-9]+", "_", canonical(route.path).lower()).strip("_")
     operation: dict[str, Any] = {
         "operationId": f"{route.method.lower()}_{slug}",
         "summary": route.summary,

@@ -19,6 +19,7 @@ from api import (
     account,
     auth,
     email_templates,
+    files,
     groups,
     mfa,
     middleware,
@@ -67,6 +68,7 @@ ROUTES: list[Route] = [
     *my_org.ROUTES,
     *email_templates.ROUTES,
     *trash.ROUTES,
+    *files.ROUTES,
 ]
 SWEEP_SECONDS = 3600
 
@@ -113,11 +115,16 @@ def _server_url(config: Config) -> str:
 
 
 async def _background(app: web.Application) -> AsyncIterator[None]:
-    """Background tasks are asked to stop, not cancelled: a write they await finishes first."""
+    """Background tasks are asked to stop, not cancelled: a write they await finishes first.
+
+    Before the first request: the files left by an interrupted run are put right (nothing
+    is in flight yet, so every unindexed blob is an orphan)."""
+    await app[SERVICES].file_sweeps.recover()
     stop = asyncio.Event()
     tasks = [
         asyncio.create_task(_sweep(app[SERVICES].db, stop)),
         asyncio.create_task(app[SERVICES].outbox_worker.run(stop)),
+        asyncio.create_task(app[SERVICES].file_sweeps.run(stop)),
     ]
     yield
     stop.set()

@@ -65,5 +65,10 @@ class TooManyAttempts(EdgeError):
         self.retry_after = retry_after
 
 
+class TooLarge(EdgeError):
+    """An upload (a file or a part) is larger than the server accepts, or than a storage
+    quota leaves room for."""
+
+
 class Unavailable(EdgeError):
     """The service cannot serve this now (shutting down, overloaded)."""

@@ -18,6 +18,12 @@ from edge.delivery.alerts import OperatorAlerts
 from edge.delivery.email_templates import EmailTemplates
 from edge.delivery.messages import Messages
 from edge.delivery.outbox_worker import OutboxWorker
+from edge.files.entries import Files
+from edge.files.quotas import Quotas
+from edge.files.rights import FileRights
+from edge.files.signing import UrlSigner, load_key
+from edge.files.sweeps import Sweeps
+from edge.files.uploads import Limits, Uploads
 from edge.listing import CursorCodec
 from edge.tenancy import settings
 from edge.tenancy.account import Account
@@ -29,6 +35,7 @@ from edge.tenancy.projects import Projects
 from edge.tenancy.roles import Roles
 from edge.tenancy.trash import Trash
 from edge.tenancy.users import Users
+from storage.blobs import BlobStore
 from storage.database import Database
 
 
@@ -58,6 +65,10 @@ class Services:
     mfa: Mfa
     sms_mfa: SmsMfa
     passwords: Passwords
+    files: Files
+    uploads: Uploads
+    file_sweeps: Sweeps
+    blobs: BlobStore
 
     @classmethod
     def build(cls, config: Config, db: Database, keys: KeyRing) -> Services:
@@ -90,6 +101,9 @@ class Services:
         software_mfa = Mfa(db, keys.mfa_secret, orgs, tokens)
         sms_mfa = SmsMfa(db, orgs, messages)
         signin.attach(software_mfa, sms_mfa)
+        blobs, file_rights = BlobStore(config.data_dir), FileRights(db, permissions)
+        signer, file_sweeps = UrlSigner(load_key(config.data_dir)), Sweeps(db, blobs)
+        trash.after_erase(file_sweeps.collect)
         return cls(
             config=config,
             db=db,
@@ -115,4 +129,20 @@ class Services:
             mfa=software_mfa,
             sms_mfa=sms_mfa,
             passwords=Passwords(db, tokens, projects, messages),
+            files=Files(db, file_rights, blobs, signer, file_sweeps),
+            uploads=Uploads(
+                db,
+                file_rights,
+                blobs,
+                signer,
+                file_sweeps,
+                Quotas(config.files_group_quota_bytes, config.files_quota_bytes),
+                Limits(
+                    config.files_max_upload_bytes,
+                    config.files_min_part_bytes,
+                    config.files_max_parts,
+                ),
+            ),
+            file_sweeps=file_sweeps,
+            blobs=blobs,
         )

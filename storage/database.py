@@ -22,6 +22,7 @@ import apsw
 
 from storage import layout, migrate, snapshot
 from storage.pragmas import configure
+from storage.space import DiskFull
 from storage.writer import WriteFn, Writer
 
 T = TypeVar("T")
@@ -89,10 +90,16 @@ class Database:
             self._connections.clear()
 
     async def write(self, fn: WriteFn[T]) -> T:
-        return await self._writer.run(fn)
+        try:
+            return await self._writer.run(fn)
+        except apsw.FullError:  # the transaction rolled back: nothing was written
+            raise DiskFull("the database cannot grow: the disk is full") from None
 
     def write_sync(self, fn: WriteFn[T]) -> T:
-        return self._writer.run_sync(fn)
+        try:
+            return self._writer.run_sync(fn)
+        except apsw.FullError:
+            raise DiskFull("the database cannot grow: the disk is full") from None
 
     def read(self, fn: ReadFn[T]) -> T:
         """A short query on this thread's reader connection."""

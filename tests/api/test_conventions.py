@@ -24,7 +24,7 @@ METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 
 def concrete(path: str) -> str:
-    return re.sub(r"{\w+}", "abcdefghijklmnop", path)
+    return re.sub(r"{\w+(?::[^{}]*)?}", "abcdefghijklmnop", path)
 
 
 def assert_status_payload(body: Any) -> None:

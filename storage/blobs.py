@@ -1,0 +1,301 @@
+"""The blob store: the bytes of files on local disk, under the data folder's `blobs/`.
+
+Every blob is streamed to a temporary file in `tmp/` (hashed as it goes), fsynced, renamed
+into place and its folder fsynced: a reader never sees half a file, and a crash leaves at
+most a temporary file or a blob no index row names, both removed by the next start's sweep.
+Blobs never change in place; a new upload makes a new blob, and the old one is unlinked
+once no row names it. Parts of multipart uploads wait in `uploads/<upload id>/`.
+
+The stream is read through a bounded buffer: one chunk is hashed and written by a worker
+thread while the next is read from the network, so memory stays a few MiB whatever the size
+of the upload, and MD5 runs beside the event loop rather than on it.
+
+A backup holds the blobs (a shared lock on `blobs.lock`, `hold`) while it copies them;
+unlinking takes that lock exclusively and leaves the work to the next sweep when it cannot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import hashlib
+import os
+import secrets
+import shutil
+import string
+import threading
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from storage import layout
+from storage.space import DiskFull, is_full
+
+CHUNK = 1 << 20  # bytes handed to the writer thread at a time
+NAME_LENGTH = 24
+TEMP_PREFIX, TEMP_SUFFIX = "blob-", ".tmp"
+_ALPHABET = string.ascii_letters + string.digits
+
+
+class LimitExceeded(Exception):
+    """The stream went past the number of bytes it was allowed."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
+
+
+@dataclass(frozen=True)
+class Received:
+    """A stream written to a temporary file, fsynced, with its size and MD5 digest."""
+
+    path: Path
+    size: int
+    md5: bytes
+
+
+def _no_fault(size: int) -> None:
+    """The default of `BlobStore.before_write`: the disk has room."""
+
+
+def new_name() -> str:
+    return "".join(secrets.choice(_ALPHABET) for _ in range(NAME_LENGTH))
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def disk_errors() -> Iterator[None]:
+    """ENOSPC and EDQUOT become DiskFull, whichever call met them."""
+    try:
+        yield
+    except OSError as exc:
+        if is_full(exc):
+            raise DiskFull(str(exc.strerror)) from None
+        raise
+
+
+@contextlib.contextmanager
+def hold(data_dir: Path) -> Iterator[None]:
+    """Keep every blob in place while a backup copies them (a shared lock)."""
+    fd = os.open(data_dir / layout.BLOBS_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)
+
+
+class _Sink:
+    """The temporary file a stream goes to: written and hashed on worker threads, one chunk
+    at a time, behind a lock so an abort never races a write."""
+
+    def __init__(self, store: BlobStore) -> None:
+        self.path = store.tmp / f"{TEMP_PREFIX}{new_name()}{TEMP_SUFFIX}"
+        with disk_errors():
+            self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        self.md5 = hashlib.md5(usedforsecurity=False)
+        self.size = 0
+        self._store = store
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def take(self, chunk: bytearray) -> None:
+        with self._lock, disk_errors():
+            if self._closed:
+                return
+            self.md5.update(chunk)
+            self._store.before_write(len(chunk))
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(self.fd, view) :]
+            self.size += len(chunk)
+
+    def finish(self) -> None:
+        with self._lock, disk_errors():
+            self._store.before_write(0)
+            os.fsync(self.fd)
+            os.close(self.fd)
+            self._closed = True
+
+    def abort(self) -> None:
+        with self._lock:
+            if not self._closed:
+                os.close(self.fd)
+                self._closed = True
+        self.path.unlink(missing_ok=True)
+
+
+class BlobStore:
+    """Blobs of one data folder. Blocking calls are meant for worker threads."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.root = data_dir / layout.BLOBS_DIR
+        self.tmp = data_dir / layout.TMP_DIR
+        self.uploads = data_dir / layout.UPLOADS_DIR
+        self._lock_path = data_dir / layout.BLOBS_LOCK_FILE
+        # Called before every write to disk with its size: the seam where tests inject a
+        # full disk (an OSError with errno ENOSPC), whoever runs them.
+        self.before_write: Callable[[int], None] = _no_fault
+
+    def path_of(self, blob: str) -> Path:
+        return self.root / blob[:2] / blob
+
+    async def receive(self, chunks: AsyncIterable[bytes], limit: int) -> Received:
+        """Stream to a temporary file through a bounded buffer, computing MD5 over every
+        byte. LimitExceeded past `limit` bytes, DiskFull when the disk is; either way the
+        temporary file is gone."""
+        loop = asyncio.get_running_loop()
+        sink = _Sink(self)
+        pending: asyncio.Future[None] | None = None
+        buffer = bytearray()
+        try:
+            async for chunk in chunks:
+                buffer += chunk
+                if sink.size + len(buffer) > limit:
+                    raise LimitExceeded(limit)
+                if len(buffer) >= CHUNK:
+                    if pending is not None:
+                        await pending
+                    full, buffer = buffer, bytearray()
+                    pending = loop.run_in_executor(None, sink.take, full)
+            if pending is not None:
+                await pending
+            await loop.run_in_executor(None, sink.take, buffer)
+            await loop.run_in_executor(None, sink.finish)
+        except BaseException:
+            sink.abort()
+            raise
+        return Received(sink.path, sink.size, sink.md5.digest())
+
+    def place(self, temp: Path) -> str:
+        """Rename a finished temporary file into the store; returns the new blob's name."""
+        blob = new_name()
+        with disk_errors():
+            folder = self._folder(self.root / blob[:2], self.root)
+            os.replace(temp, folder / blob)
+            fsync_dir(folder)
+        return blob
+
+    def place_part(self, temp: Path, upload_id: str, part_number: int) -> str:
+        """Rename a received part into its upload's folder; returns the part file's name."""
+        name = f"{part_number}-{new_name()}"
+        with disk_errors():
+            folder = self._folder(self.uploads / upload_id, self.uploads)
+            os.replace(temp, folder / name)
+            fsync_dir(folder)
+        return name
+
+    def part_path(self, upload_id: str, name: str) -> Path:
+        return self.uploads / upload_id / name
+
+    def assemble(self, parts: Sequence[Path]) -> Path:
+        """Concatenate parts into one fsynced temporary file (in the kernel where it can)."""
+        temp = self.tmp / f"{TEMP_PREFIX}{new_name()}{TEMP_SUFFIX}"
+        try:
+            with disk_errors():
+                out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                try:
+                    for part in parts:
+                        self._append(part, out)
+                    self.before_write(0)
+                    os.fsync(out)
+                finally:
+                    os.close(out)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+        return temp
+
+    def _append(self, part: Path, out: int) -> None:
+        with open(part, "rb") as source:
+            size = os.fstat(source.fileno()).st_size
+            self.before_write(size)
+            start = os.lseek(out, 0, os.SEEK_CUR)
+            try:
+                _copy_range(source.fileno(), out, size)
+            except OSError as exc:
+                if is_full(exc):
+                    raise
+                # Another filesystem or an old kernel: copy in user space instead.
+                os.lseek(out, start, os.SEEK_SET)
+                os.ftruncate(out, start)
+                source.seek(0)
+                while chunk := source.read(CHUNK):
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(out, view) :]
+
+    def discard(self, temp: Path) -> None:
+        temp.unlink(missing_ok=True)
+
+    def unlink(self, blobs: Iterable[str]) -> bool:
+        """Unlink blobs unless a backup holds the store (then False: the sweep retries)."""
+        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            for blob in blobs:
+                self.path_of(blob).unlink(missing_ok=True)
+            return True
+        finally:
+            os.close(fd)
+
+    def unlink_new(self, blob: str) -> None:
+        """Unlink a blob no committed row ever named (no backup can be copying it)."""
+        self.path_of(blob).unlink(missing_ok=True)
+
+    def remove_upload(self, upload_id: str) -> None:
+        shutil.rmtree(self.uploads / upload_id, ignore_errors=True)
+
+    def open(self, blob: str) -> BinaryIO:
+        """The blob for reading; FileNotFoundError if it is gone. Once open, an unlink or an
+        overwrite cannot change what the reader gets."""
+        return open(self.path_of(blob), "rb")
+
+    # -- what a sweep looks at ----------------------------------------------------------
+    def names_on_disk(self) -> Iterator[list[str]]:
+        """Blob names found on disk, one folder at a time."""
+        if not self.root.is_dir():
+            return
+        for folder in sorted(self.root.iterdir()):
+            if folder.is_dir():
+                yield sorted(p.name for p in folder.iterdir() if p.is_file())
+
+    def upload_folders(self) -> list[str]:
+        if not self.uploads.is_dir():
+            return []
+        return sorted(p.name for p in self.uploads.iterdir() if p.is_dir())
+
+    def clear_temporary(self) -> int:
+        """Remove temporary files a crash left behind (only at start: nothing is in flight)."""
+        found = list(self.tmp.glob(f"{TEMP_PREFIX}*{TEMP_SUFFIX}")) if self.tmp.is_dir() else []
+        for path in found:
+            path.unlink(missing_ok=True)
+        return len(found)
+
+    @staticmethod
+    def _folder(folder: Path, parent: Path) -> Path:
+        if not folder.is_dir():
+            folder.mkdir(parents=True, exist_ok=True)
+            fsync_dir(parent)
+        return folder
+
+
+def _copy_range(source: int, target: int, size: int) -> None:
+    copied = 0
+    while copied < size:
+        done = os.copy_file_range(source, target, size - copied)
+        if done == 0:
+            raise OSError(0, "short copy")
+        copied += done
