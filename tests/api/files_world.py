@@ -29,6 +29,7 @@ from yarl import URL
 
 from edge.app import Site, open_site
 from edge.auth.tokens import Lifetimes
+from edge.config import Config
 from edge.principal import Principal
 from storage import staff
 from tests.conftest import Api, make_config
@@ -54,6 +55,7 @@ CALLERS = (
     "anonymous",
 )
 ADMINS = ("staff", "org_admin", "project_admin", "group_admin")
+PART = 1024  # the smallest multipart part the tests' config allows (the default: 5 MiB)
 LIFETIMES = Lifetimes(access=timedelta(hours=1), refresh=timedelta(hours=1))
 
 
@@ -223,6 +225,11 @@ def data_dir(files_world_template: World, tmp_path: Path) -> Path:
     target = tmp_path / "data"
     shutil.copytree(files_world_template.folder, target)
     return target
+
+
+@pytest.fixture
+def config(data_dir: Path) -> Config:
+    return make_config(data_dir, files_min_part_bytes=PART)
 
 
 @pytest.fixture(name="world")
