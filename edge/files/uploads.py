@@ -113,7 +113,11 @@ class Uploads:
         group = self._rights.group(group_id)
         if group is None:
             raise NotFound("Group not found")
-        received = await self._stream(group_id, chunks, length)
+        freed = 0
+        if not grant.part_number:  # an overwrite frees what the file held
+            current = self._db.read(lambda c: store.get(c, group_id, path))
+            freed = current.size if current is not None else 0
+        received = await self._stream(group_id, chunks, length, freed)
         etag = etags.of_part(received.md5)
         if grant.part_number:
             await self._keep_part(upload, grant.part_number, received)
@@ -159,13 +163,14 @@ class Uploads:
 
     # -- receiving -----------------------------------------------------------------------
     async def _stream(
-        self, group_id: str, chunks: AsyncIterable[bytes], length: int | None
+        self, group_id: str, chunks: AsyncIterable[bytes], length: int | None, freed: int
     ) -> Received:
+        """The bytes to a temporary file, capped by the upload limit and the quotas' room."""
         most = self._limits.max_upload
         too_big: TooLarge = TooLarge(f"An upload or a part may be at most {most} bytes")
         room = self._db.read(lambda c: self._quotas.room(c, group_id))
-        if room is not None and room.bytes < most:
-            most, too_big = room.bytes, room.error
+        if room is not None and room.bytes + freed < most:
+            most, too_big = room.bytes + freed, room.error
         if length is not None and length > most:
             raise too_big
         try:
