@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edge.app import ROUTES, Site
+from tests.api.files_world import relative
 from tests.conftest import Api
 from tests.tenants import PASSWORD, Tenant, new_tenant
 
@@ -27,6 +28,7 @@ PARAMS = {  # path parameter -> the kind of ID it takes
     "account_id": "user",
     "template_id": "template",
     "entry_id": "trashed",
+    "path": "file",  # a file path inside the group ({path:.*} spans slashes)
 }
 
 
@@ -83,6 +85,12 @@ async def populate(site: Site, api: Api, name: str, alias: str) -> Org:
     await post(
         api, admin, f"/v2/roles/{org.ids['role']}/access/{org.ids['plain']}", {"can_read": True}
     )
+    org.ids["file"] = f"reports/{alias}.txt"
+    where = f"/v2/groups/{org.ids['group']}/files/{org.ids['file']}"
+    status, reply = await api.call("PUT", where, admin, json={"unicode_1": name})
+    assert status == 200, reply
+    uploaded = await api.client.put(relative(reply["url"]), data=f"{name} summary".encode())
+    assert uploaded.status == 200
     trashed = (await post(api, admin, "/v2/groups", {"name": "Gone"}))["group"]["id"]
     status, _ = await api.call("DELETE", f"/v2/groups/{trashed}", admin)
     assert status == 200
@@ -101,7 +109,7 @@ def concrete(path: str, ids: dict[str, str]) -> str:
         assert name in PARAMS, f"the isolation sweep does not know path parameter {{{name}}}"
         return ids[PARAMS[name]]
 
-    return re.sub(r"{(\w+)}", fill, path)
+    return re.sub(r"{(\w+)(?::[^{}]*)?}", fill, path)
 
 
 async def test_no_response_to_one_org_names_anything_of_the_other(site: Site, api: Api) -> None:
