@@ -158,6 +158,7 @@ def _alert_operator(request: web.Request, status: int, message: str) -> None:
 
 async def _close_database(app: web.Application) -> None:
     await app[SERVICES].alerts.drain()
+    app[SERVICES].blobs.close()
     app[SERVICES].db.close()
 
 

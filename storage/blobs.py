@@ -6,9 +6,9 @@ most a temporary file or a blob no index row names, both removed by the next sta
 Blobs never change in place; a new upload makes a new blob, and the old one is unlinked
 once no row names it. Parts of multipart uploads wait in `uploads/<upload id>/`.
 
-The stream is read through a bounded buffer: one chunk is hashed and written by a worker
-thread while the next is read from the network, so memory stays a few MiB whatever the size
-of the upload, and MD5 runs beside the event loop rather than on it.
+The stream is read through a bounded buffer: one chunk is hashed and written by worker
+threads while the next is read from the network, so memory stays a few MiB whatever the
+size of the upload, and MD5 runs beside the event loop rather than on it.
 
 A backup holds the blobs (a shared lock on `blobs.lock`, `hold`) while it copies them;
 unlinking takes that lock exclusively and leaves the work to the next sweep when it cannot.
@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import functools
 import hashlib
 import os
 import secrets
@@ -26,14 +27,17 @@ import shutil
 import string
 import threading
 from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from storage import layout
 from storage.space import DiskFull, is_full
 
-CHUNK = 1 << 20  # bytes handed to the writer thread at a time
+CHUNK = 1 << 20  # bytes handed to the worker threads at a time
+WORKERS = 16
+T = TypeVar("T")
 NAME_LENGTH = 24
 TEMP_PREFIX, TEMP_SUFFIX = "blob-", ".tmp"
 _ALPHABET = string.ascii_letters + string.digits
@@ -95,29 +99,30 @@ def hold(data_dir: Path) -> Iterator[None]:
 
 
 class _Sink:
-    """The temporary file a stream goes to: written and hashed on worker threads, one chunk
-    at a time, behind a lock so an abort never races a write."""
+    """The temporary file a stream goes to. Each chunk is hashed by one worker thread while
+    another writes it (MD5 and the copy to the page cache run side by side); the write holds
+    a lock so an abort never races it."""
 
     def __init__(self, store: BlobStore) -> None:
         self.path = store.tmp / f"{TEMP_PREFIX}{new_name()}{TEMP_SUFFIX}"
         with disk_errors():
             self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         self.md5 = hashlib.md5(usedforsecurity=False)
-        self.size = 0
         self._store = store
         self._lock = threading.Lock()
         self._closed = False
 
-    def take(self, chunk: bytearray) -> None:
+    def hash(self, chunk: bytearray) -> None:
+        self.md5.update(chunk)
+
+    def write(self, chunk: bytearray) -> None:
         with self._lock, disk_errors():
             if self._closed:
                 return
-            self.md5.update(chunk)
             self._store.before_write(len(chunk))
             view = memoryview(chunk)
             while view:
                 view = view[os.write(self.fd, view) :]
-            self.size += len(chunk)
 
     def finish(self) -> None:
         with self._lock, disk_errors():
@@ -145,6 +150,8 @@ class BlobStore:
         # Called before every write to disk with its size: the seam where tests inject a
         # full disk (an OSError with errno ENOSPC), whoever runs them.
         self.before_write: Callable[[int], None] = _no_fault
+        # Many uploads wait on fsync at once; the filesystem commits their journal together.
+        self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="edge-blobs")
 
     def path_of(self, blob: str) -> Path:
         return self.root / blob[:2] / blob
@@ -153,28 +160,37 @@ class BlobStore:
         """Stream to a temporary file through a bounded buffer, computing MD5 over every
         byte. LimitExceeded past `limit` bytes, DiskFull when the disk is; either way the
         temporary file is gone."""
-        loop = asyncio.get_running_loop()
         sink = _Sink(self)
-        pending: asyncio.Future[None] | None = None
-        buffer = bytearray()
+        pending: list[asyncio.Future[None]] = []
+        buffer, size = bytearray(), 0
         try:
             async for chunk in chunks:
                 buffer += chunk
-                if sink.size + len(buffer) > limit:
+                size += len(chunk)
+                if size > limit:
                     raise LimitExceeded(limit)
                 if len(buffer) >= CHUNK:
-                    if pending is not None:
-                        await pending
+                    await asyncio.gather(*pending)
                     full, buffer = buffer, bytearray()
-                    pending = loop.run_in_executor(None, sink.take, full)
-            if pending is not None:
-                await pending
-            await loop.run_in_executor(None, sink.take, buffer)
-            await loop.run_in_executor(None, sink.finish)
+                    pending = [self._submit(sink.hash, full), self._submit(sink.write, full)]
+            await asyncio.gather(*pending)
+            await asyncio.gather(self._submit(sink.hash, buffer), self._submit(sink.write, buffer))
+            await self.run(sink.finish)
         except BaseException:
             sink.abort()
             raise
-        return Received(sink.path, sink.size, sink.md5.digest())
+        return Received(sink.path, size, sink.md5.digest())
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """A blocking call of this store on its own threads (disk waits must not hold the
+        event loop, nor queue behind other work in the loop's default pool)."""
+        return await self._submit(fn, *args)
+
+    def _submit(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        return asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(fn, *args))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
 
     def place(self, temp: Path) -> str:
         """Rename a finished temporary file into the store; returns the new blob's name."""

@@ -9,7 +9,6 @@ early with a continuation key when the cap is reached before `limit` matches.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -153,7 +152,7 @@ class Files:
             if entry is None:
                 raise NotFound("File not found")
             with contextlib.suppress(FileNotFoundError):
-                handle = await asyncio.to_thread(self._store.open, entry.blob)
+                handle = await self._store.run(self._store.open, entry.blob)
                 return _download(handle, entry)
         raise NotFound("File not found")
 

@@ -37,12 +37,12 @@ class Sweeps:
     async def collect(self) -> None:
         """Unlink blobs whose rows are gone (unless a backup holds the blobs)."""
         while names := self._db.read(lambda c: files.gone(c)):
-            if not await asyncio.to_thread(self._store.unlink, names):
+            if not await self._store.run(self._store.unlink, names):
                 return
             await self._db.write(lambda c: files.forget_gone(c, names))
 
     async def recover(self) -> None:
-        temporary = await asyncio.to_thread(self._store.clear_temporary)
+        temporary = await self._store.run(self._store.clear_temporary)
         orphans = await self._orphans()
         folders = await self._abandoned_folders()
         await self.collect()
@@ -60,7 +60,7 @@ class Sweeps:
         while ids := self._db.read(lambda c: file_uploads.expired(c, before)):
             await self._db.write(lambda c: file_uploads.delete_many(c, ids))
             for upload_id in ids:
-                await asyncio.to_thread(self._store.remove_upload, upload_id)
+                await self._store.run(self._store.remove_upload, upload_id)
         await self.collect()
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -77,21 +77,21 @@ class Sweeps:
 
     async def _orphans(self) -> int:
         removed = 0
-        for names in await asyncio.to_thread(lambda: list(self._store.names_on_disk())):
+        for names in await self._store.run(lambda: list(self._store.names_on_disk())):
             known = await self._db.scan(_known_in(names))
             orphans = [n for n in names if n not in known]
             if not orphans:
                 continue
-            if await asyncio.to_thread(self._store.unlink, orphans):
+            if await self._store.run(self._store.unlink, orphans):
                 removed += len(orphans)
         return removed
 
     async def _abandoned_folders(self) -> int:
-        folders = await asyncio.to_thread(self._store.upload_folders)
+        folders = await self._store.run(self._store.upload_folders)
         live = await self._db.scan(lambda c: file_uploads.existing(c, folders))
         gone = [f for f in folders if f not in live]
         for folder in gone:
-            await asyncio.to_thread(self._store.remove_upload, folder)
+            await self._store.run(self._store.remove_upload, folder)
         return len(gone)
 
 

@@ -17,7 +17,6 @@ crash between any two steps leaves nothing the next start's sweep does not remov
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import AsyncIterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -184,7 +183,7 @@ class Uploads:
 
     async def _keep_part(self, upload: FileUpload, number: int, received: Received) -> None:
         try:
-            name = await asyncio.to_thread(self._store.place_part, received.path, upload.id, number)
+            name = await self._store.run(self._store.place_part, received.path, upload.id, number)
         except BaseException:
             self._store.discard(received.path)
             raise
@@ -203,7 +202,7 @@ class Uploads:
             self._store.part_path(upload.id, name).unlink(missing_ok=True)
             raise
         if replaced is not None:
-            await asyncio.to_thread(self._store.part_path(upload.id, replaced).unlink, True)
+            await self._store.run(self._store.part_path(upload.id, replaced).unlink, True)
 
     # -- completing ----------------------------------------------------------------------
     async def _complete(self, where: GroupFiles, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -215,11 +214,11 @@ class Uploads:
             body, upload, self._db.read(lambda c: file_uploads.parts(c, upload.id))
         )
         sources = [self._store.part_path(upload.id, p.file) for p in chosen]
-        temp = await asyncio.to_thread(self._store.assemble, sources)
+        temp = await self._store.run(self._store.assemble, sources)
         etag = etags.of_multipart([bytes.fromhex(p.md5) for p in chosen])
         fields = {**upload.fields, **_fields(body)}
         await self._commit(upload, where.group, held, temp, fields, where.principal.actor, etag)
-        await asyncio.to_thread(self._store.remove_upload, upload.id)
+        await self._store.run(self._store.remove_upload, upload.id)
         return {"message": "Success"}
 
     def _open_upload(self, where: GroupFiles, path: str, upload_id: Any) -> FileUpload:
@@ -272,7 +271,7 @@ class Uploads:
         """Blob in place, then the row (and the session gone) in one transaction."""
         try:
             size = temp.stat().st_size
-            blob = await asyncio.to_thread(self._store.place, temp)
+            blob = await self._store.run(self._store.place, temp)
         except BaseException:
             self._store.discard(temp)
             raise
