@@ -43,6 +43,7 @@ typecheck: $(STAMP)
 bench: binary
 	$(BIN)/python -m bench.http_requests
 	$(BIN)/python -m bench.executable
+	$(BIN)/python -m bench.files
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
