@@ -136,7 +136,7 @@ def usage(conn: Tx, scope: str) -> int:
 
 # -- blobs whose rows are gone ------------------------------------------------------------
 def gone(conn: Tx, limit: int = 1000) -> list[str]:
-    rows = conn.execute("SELECT blob FROM file_blobs_gone ORDER BY gone_date LIMIT ?", (limit,))
+    rows = conn.execute("SELECT blob FROM file_blobs_gone LIMIT ?", (limit,))
     return [str(r[0]) for r in rows]
 
 
