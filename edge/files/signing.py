@@ -42,7 +42,9 @@ class Grant:
 
 
 def load_key(data_dir: Path) -> bytes:
-    path = layout.keys_dir(data_dir) / KEY_FILE
+    folder = layout.keys_dir(data_dir)
+    folder.mkdir(mode=layout.SECRET_DIR_MODE, parents=True, exist_ok=True)
+    path = folder / KEY_FILE
     if not path.exists():
         layout.write_secret(path, secrets.token_bytes(32))
     return path.read_bytes()
