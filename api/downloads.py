@@ -3,14 +3,17 @@
 aiohttp's FileResponse makes its own ETag from mtime and size and answers conditional
 requests with it; clients of this interface compare S3 ETags (the one in the file entry),
 so this response decides If-Match, If-None-Match, If-Range and the date conditions on that
-ETag and the upload date, then hands the bytes to the kernel (`loop.sendfile`).
+ETag and the upload date, then hands the bytes to the kernel (`loop.sendfile`), blob by
+blob for a multipart file.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from datetime import datetime
+from typing import BinaryIO
 
 from aiohttp import hdrs, web
 from aiohttp.abc import AbstractStreamWriter
@@ -31,7 +34,7 @@ class BlobResponse(web.StreamResponse):
         try:
             return await self._send(request)
         finally:
-            self._download.file.close()
+            self._download.close()
 
     async def _send(self, request: web.BaseRequest) -> AbstractStreamWriter | None:
         blob = self._download
@@ -67,20 +70,11 @@ class BlobResponse(web.StreamResponse):
         if transport is None:
             raise ConnectionResetError("Connection lost")
         loop = asyncio.get_running_loop()
-        try:
-            await loop.sendfile(transport, self._download.file, offset, count)
-        except NotImplementedError:  # no sendfile on this transport: copy in chunks
-            await self._copy(writer, offset, count)
-
-    async def _copy(self, writer: AbstractStreamWriter, offset: int, count: int) -> None:
-        handle = self._download.file
-        await asyncio.to_thread(handle.seek, offset)
-        while count > 0:
-            chunk = await asyncio.to_thread(handle.read, min(FALLBACK_CHUNK, count))
-            if not chunk:
-                break
-            await writer.write(chunk)
-            count -= len(chunk)
+        for handle, start, length in _pieces(self._download.blobs, offset, count):
+            try:
+                await loop.sendfile(transport, handle, start, length)
+            except NotImplementedError:  # no sendfile on this transport: copy in chunks
+                await _copy(writer, handle, start, length)
 
     async def _answer(
         self, request: web.BaseRequest, status: int, message: str
@@ -92,6 +86,31 @@ class BlobResponse(web.StreamResponse):
         writer = await super().prepare(request)
         await self.write(body)
         return writer
+
+
+def _pieces(
+    blobs: list[tuple[BinaryIO, int]], offset: int, count: int
+) -> Iterator[tuple[BinaryIO, int, int]]:
+    """(blob, offset in it, bytes) for each blob the range `offset`, `count` touches."""
+    for handle, size in blobs:
+        if count <= 0:
+            return
+        if offset >= size:
+            offset -= size
+            continue
+        length = min(size - offset, count)
+        yield handle, offset, length
+        offset, count = 0, count - length
+
+
+async def _copy(writer: AbstractStreamWriter, handle: BinaryIO, offset: int, count: int) -> None:
+    await asyncio.to_thread(handle.seek, offset)
+    while count > 0:
+        chunk = await asyncio.to_thread(handle.read, min(FALLBACK_CHUNK, count))
+        if not chunk:
+            break
+        await writer.write(chunk)
+        count -= len(chunk)
 
 
 def _seconds(moment: datetime) -> datetime:

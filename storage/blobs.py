@@ -4,7 +4,8 @@ Every blob is streamed to a temporary file in `tmp/` (hashed as it goes), fsynce
 into place and its folder fsynced: a reader never sees half a file, and a crash leaves at
 most a temporary file or a blob no index row names, both removed by the next start's sweep.
 Blobs never change in place; a new upload makes a new blob, and the old one is unlinked
-once no row names it. Parts of multipart uploads wait in `uploads/<upload id>/`.
+once no row names it. Parts of multipart uploads wait in `uploads/<upload id>/`; on
+completion each becomes one of the file's blobs (a hard link: no byte is copied again).
 
 The stream is read through a bounded buffer: one chunk is hashed and written by worker
 threads while the next is read from the network, so memory stays a few MiB whatever the
@@ -26,7 +27,7 @@ import secrets
 import shutil
 import string
 import threading
-from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -213,42 +214,17 @@ class BlobStore:
     def part_path(self, upload_id: str, name: str) -> Path:
         return self.uploads / upload_id / name
 
-    def assemble(self, parts: Sequence[Path]) -> Path:
-        """Concatenate parts into one fsynced temporary file (in the kernel where it can)."""
-        temp = self.tmp / f"{TEMP_PREFIX}{new_name()}{TEMP_SUFFIX}"
-        try:
-            with disk_errors():
-                out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                try:
-                    for part in parts:
-                        self._append(part, out)
-                    self.before_write(0)
-                    os.fsync(out)
-                finally:
-                    os.close(out)
-        except BaseException:
-            temp.unlink(missing_ok=True)
-            raise
-        return temp
-
-    def _append(self, part: Path, out: int) -> None:
-        with open(part, "rb") as source:
-            size = os.fstat(source.fileno()).st_size
-            self.before_write(size)
-            start = os.lseek(out, 0, os.SEEK_CUR)
-            try:
-                _copy_range(source.fileno(), out, size)
-            except OSError as exc:
-                if is_full(exc):
-                    raise
-                # Another filesystem or an old kernel: copy in user space instead.
-                os.lseek(out, start, os.SEEK_SET)
-                os.ftruncate(out, start)
-                source.seek(0)
-                while chunk := source.read(CHUNK):
-                    view = memoryview(chunk)
-                    while view:
-                        view = view[os.write(out, view) :]
+    def adopt(self, part: Path) -> str:
+        """A received part becomes a blob of its file: hard-linked into the store, so the
+        part stays where it was (a failed or interrupted completion can be retried) until
+        its upload's folder goes. Its bytes were fsynced when it arrived: nothing is copied."""
+        blob = new_name()
+        with disk_errors():
+            self.before_write(0)
+            folder = self._folder(self.root / blob[:2], self.root)
+            os.link(part, folder / blob)
+            fsync_dir(folder)
+        return blob
 
     def discard(self, temp: Path) -> None:
         temp.unlink(missing_ok=True)
@@ -274,10 +250,19 @@ class BlobStore:
     def remove_upload(self, upload_id: str) -> None:
         shutil.rmtree(self.uploads / upload_id, ignore_errors=True)
 
-    def open(self, blob: str) -> BinaryIO:
-        """The blob for reading; FileNotFoundError if it is gone. Once open, an unlink or an
-        overwrite cannot change what the reader gets."""
-        return open(self.path_of(blob), "rb")
+    def open(self, blobs: Iterable[str]) -> list[BinaryIO]:
+        """Blobs for reading, all opened before a byte is sent; FileNotFoundError if one is
+        gone (none stays open then). Once open, an unlink or an overwrite cannot change what
+        the reader gets."""
+        opened: list[BinaryIO] = []
+        try:
+            for blob in blobs:
+                opened.append(open(self.path_of(blob), "rb"))
+        except BaseException:
+            for handle in opened:
+                handle.close()
+            raise
+        return opened
 
     # -- what a sweep looks at ----------------------------------------------------------
     def names_on_disk(self) -> Iterator[list[str]]:
@@ -306,12 +291,3 @@ class BlobStore:
             folder.mkdir(parents=True, exist_ok=True)
             fsync_dir(parent)
         return folder
-
-
-def _copy_range(source: int, target: int, size: int) -> None:
-    copied = 0
-    while copied < size:
-        done = os.copy_file_range(source, target, size - copied)
-        if done == 0:
-            raise OSError(0, "short copy")
-        copied += done

@@ -1,9 +1,10 @@
-"""The file index: one row per file of a group, naming its blob (storage/blobs.py).
+"""The file index: one row per file of a group, and the blobs that hold its bytes in order
+(storage/blobs.py): one, or one per part of a multipart file.
 
-A row is written only once its blob is in place, and a blob whose row goes (deleted,
-overwritten, its group or org erased) is queued in `file_blobs_gone` by trigger inside the
-same transaction, so no row points at a missing blob. Paths are compared on whole segments
-through index ranges (`/a` covers `/a` and `/a/...`, never `/ab`).
+Rows are written only once their blobs are in place, and a blob whose row goes (its file
+deleted or overwritten, its group or org erased) is queued in `file_blobs_gone` by trigger
+inside the same transaction, so no row names a missing blob. Paths are compared on whole
+segments through index ranges (`/a` covers `/a` and `/a/...`, never `/ab`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from typing import Any
 import apsw
 
 from storage.listing import Field, Table
-from storage.records import FILES, FileEntry
-from storage.rows import Tx, insert_record, record, scalar, update_record
+from storage.records import FILE_BLOBS, FILES, FileBlob, FileEntry
+from storage.rows import Tx, insert_record, record, records, scalar, update_record
 
 BATCH = 500  # names per IN (...) probe
 _PATH = "files.path"
@@ -26,13 +27,50 @@ def get(conn: Tx, group_id: str, path: str) -> FileEntry | None:
     return record(conn, FILES, "group_id = ? AND path = ?", (group_id, path))
 
 
-def create(conn: Tx, entry: FileEntry) -> None:
+def create(conn: Tx, entry: FileEntry, blobs: Sequence[tuple[str, int]]) -> None:
+    """A new file and its blobs, in order: `(blob name, size)`."""
     insert_record(conn, FILES, entry)
+    _put_blobs(conn, entry.id, blobs)
 
 
-def replace(conn: Tx, file_id: str, changes: dict[str, Any]) -> bool:
-    """Change the named columns of one file (a new blob, new index fields, a revision)."""
-    return update_record(conn, FILES, file_id, changes)
+def replace(
+    conn: Tx, file_id: str, changes: dict[str, Any], blobs: Sequence[tuple[str, int]] = ()
+) -> bool:
+    """Change the named columns of one file; with `blobs`, its bytes too (the old blobs
+    are queued to be unlinked)."""
+    if not update_record(conn, FILES, file_id, changes):
+        return False
+    if blobs:
+        conn.execute("DELETE FROM file_blobs WHERE file_id = ?", (file_id,))
+        _put_blobs(conn, file_id, blobs)
+    return True
+
+
+def with_blobs(conn: Tx, group_id: str, path: str) -> tuple[FileEntry, list[FileBlob]] | None:
+    """A file and its blobs in one statement: one snapshot, so an overwrite committed in
+    between cannot pair one version's entry with another's bytes."""
+    rows = conn.execute(
+        f"SELECT {FILES.select}, {FILE_BLOBS.select} FROM files"
+        " JOIN file_blobs ON file_blobs.file_id = files.id"
+        " WHERE files.group_id = ? AND files.path = ? ORDER BY file_blobs.seq",
+        (group_id, path),
+    ).fetchall()
+    if not rows:
+        return None
+    split = len(FILES.columns)
+    return FILES.decode(rows[0][:split]), [FILE_BLOBS.decode(r[split:]) for r in rows]
+
+
+def blobs_of(conn: Tx, file_id: str) -> list[FileBlob]:
+    sql = f"SELECT {FILE_BLOBS.select} FROM file_blobs WHERE file_id = ? ORDER BY seq"
+    return records(conn, FILE_BLOBS, sql, (file_id,))
+
+
+def _put_blobs(conn: Tx, file_id: str, blobs: Sequence[tuple[str, int]]) -> None:
+    conn.executemany(
+        "INSERT INTO file_blobs (blob, file_id, seq, size) VALUES (?, ?, ?, ?)",
+        [(blob, file_id, seq, size) for seq, (blob, size) in enumerate(blobs, 1)],
+    )
 
 
 def delete(conn: Tx, group_id: str, path: str) -> bool:
@@ -151,7 +189,7 @@ def known(conn: Tx, names: Sequence[str]) -> set[str]:
         batch = names[start : start + BATCH]
         marks = ", ".join("?" for _ in batch)
         sql = (
-            f"SELECT blob FROM files WHERE blob IN ({marks})"
+            f"SELECT blob FROM file_blobs WHERE blob IN ({marks})"
             f" UNION SELECT blob FROM file_blobs_gone WHERE blob IN ({marks})"
         )
         found.update(str(r[0]) for r in conn.execute(sql, (*batch, *batch)))
@@ -162,7 +200,7 @@ def blobs_in_snapshot(database: Path) -> list[str]:
     """The blobs a database copy names (a backup copies exactly these)."""
     conn = apsw.Connection(str(database), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        return [str(r[0]) for r in conn.execute("SELECT blob FROM files ORDER BY blob")]
+        return [str(r[0]) for r in conn.execute("SELECT blob FROM file_blobs ORDER BY blob")]
     finally:
         conn.close()
 

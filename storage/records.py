@@ -236,15 +236,14 @@ ACCESS = Codec(Access, "access")
 
 @dataclass(frozen=True, slots=True)
 class FileEntry(Record):
-    """A file of a group: where its bytes are (`blob`, storage/blobs.py) and what is known
-    of them (size, S3 ETag without quotes, content type), with the index fields."""
+    """A file of a group: what is known of its bytes (size, S3 ETag without quotes, content
+    type), with the index fields. The bytes are in its `FileBlob`s (storage/blobs.py)."""
 
     id: str
     org_id: str
     group_id: str
     path: str
     filename: str
-    blob: str
     size: int
     etag: str
     content_type: str | None
@@ -264,6 +263,16 @@ class FileEntry(Record):
     created_by: str | None
     last_updated_date: str
     last_updated_by: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FileBlob(Record):
+    """One blob of a file's bytes: the whole file, or one part of a multipart file (`seq`)."""
+
+    blob: str
+    file_id: str
+    seq: int
+    size: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,5 +302,6 @@ class UploadPart(Record):
 
 
 FILES = Codec(FileEntry, "files")
+FILE_BLOBS = Codec(FileBlob, "file_blobs")
 FILE_UPLOADS = Codec(FileUpload, "file_uploads")
 UPLOAD_PARTS = Codec(UploadPart, "file_upload_parts")

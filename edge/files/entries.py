@@ -60,11 +60,17 @@ class Listed:
 
 @dataclass
 class Download:
-    file: BinaryIO
+    """A file's bytes, open: its blobs in order with their sizes (one, or one per part)."""
+
+    blobs: list[tuple[BinaryIO, int]]
     size: int
     etag: str
     content_type: str
     modified: datetime
+
+    def close(self) -> None:
+        for handle, _ in self.blobs:
+            handle.close()
 
 
 class Files:
@@ -147,13 +153,14 @@ class Files:
             raise Denied("This presigned URL does not allow reading")
         if self._rights.group(group_id) is None:
             raise NotFound("File not found")
-        for _ in range(OPEN_ATTEMPTS):  # an overwrite may unlink the blob between the two
-            entry = self._db.read(lambda c: store.get(c, group_id, path))
-            if entry is None:
+        for _ in range(OPEN_ATTEMPTS):  # an overwrite may unlink the blobs between the two
+            found = self._db.read(lambda c: store.with_blobs(c, group_id, path))
+            if found is None:
                 raise NotFound("File not found")
+            entry, blobs = found
             with contextlib.suppress(FileNotFoundError):
-                handle = await self._store.run(self._store.open, entry.blob)
-                return _download(handle, entry)
+                handles = await self._store.run(self._store.open, [b.blob for b in blobs])
+                return _download(list(zip(handles, [b.size for b in blobs], strict=True)), entry)
         raise NotFound("File not found")
 
     async def _subtree(
@@ -222,9 +229,9 @@ def _one(entry: FileEntry, url: str, options: ReadOptions) -> dict[str, Any] | R
     return {"file": shapes.present(entry), "url": url}
 
 
-def _download(handle: BinaryIO, entry: FileEntry) -> Download:
+def _download(blobs: list[tuple[BinaryIO, int]], entry: FileEntry) -> Download:
     return Download(
-        handle,
+        blobs,
         entry.size,
         entry.etag,
         entry.content_type or "application/octet-stream",

@@ -10,9 +10,11 @@
 
 The bytes arrive as plain HTTP PUTs to the URLs (`receive`) and are streamed to disk by
 the blob store; each answers the part's ETag (its MD5), as S3 does. A file is written in
-this order: its blob is fsynced and renamed into place, then its row is committed (the
-upload session deleted in the same transaction), then a blob it replaced is unlinked. A
-crash between any two steps leaves nothing the next start's sweep does not remove.
+this order: its blobs are in place and fsynced (a single-part upload's renamed from `tmp/`,
+a multipart upload's parts linked from `uploads/`), then its rows are committed (the
+upload session deleted in the same transaction), then blobs it replaced are unlinked. A
+crash between any two steps leaves nothing the next start's sweep does not remove, and a
+multipart upload whose completion failed can complete again.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import dataclasses
 from collections.abc import AsyncIterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from edge import clock, ids
@@ -54,9 +55,9 @@ class Limits:
 
 @dataclass(frozen=True)
 class Written:
-    """What a finished upload puts at its path."""
+    """What a finished upload puts at its path: its blobs in order, `(name, size)`."""
 
-    blob: str
+    blobs: list[tuple[str, int]]
     size: int
     etag: str
     fields: dict[str, Any]
@@ -121,10 +122,14 @@ class Uploads:
         if grant.part_number:
             await self._keep_part(upload, grant.part_number, received)
         else:
-            fields = dict(upload.fields)
-            await self._commit(
-                upload, group, grant.rights, received.path, fields, upload.created_by, etag
-            )
+            try:
+                blob = await self._store.run(self._store.place, received.path)
+            except BaseException:
+                self._store.discard(received.path)
+                raise
+            fields, size = dict(upload.fields), received.size
+            written = Written([(blob, size)], size, etag, fields, upload.created_by)
+            await self._commit(upload, group, grant.rights, written)
         return etags.quoted(etag)
 
     # -- starting ------------------------------------------------------------------------
@@ -213,13 +218,29 @@ class Uploads:
         chosen = self._chosen(
             body, upload, self._db.read(lambda c: file_uploads.parts(c, upload.id))
         )
-        sources = [self._store.part_path(upload.id, p.file) for p in chosen]
-        temp = await self._store.run(self._store.assemble, sources)
-        etag = etags.of_multipart([bytes.fromhex(p.md5) for p in chosen])
         fields = {**upload.fields, **_fields(body)}
-        await self._commit(upload, where.group, held, temp, fields, where.principal.actor, etag)
+        blobs = await self._adopt(upload, chosen)
+        etag = etags.of_multipart([bytes.fromhex(p.md5) for p in chosen])
+        size = sum(p.size for p in chosen)
+        written = Written(blobs, size, etag, fields, where.principal.actor)
+        await self._commit(upload, where.group, held, written)
         await self._store.run(self._store.remove_upload, upload.id)
         return {"message": "Success"}
+
+    async def _adopt(
+        self, upload: FileUpload, parts: Sequence[UploadPart]
+    ) -> list[tuple[str, int]]:
+        """The parts as the file's blobs, in order (all of them, or none)."""
+        blobs: list[tuple[str, int]] = []
+        try:
+            for part in parts:
+                source = self._store.part_path(upload.id, part.file)
+                blobs.append((await self._store.run(self._store.adopt, source), part.size))
+        except BaseException:
+            for blob, _ in blobs:
+                self._store.unlink_new(blob)
+            raise
+        return blobs
 
     def _open_upload(self, where: GroupFiles, path: str, upload_id: Any) -> FileUpload:
         field = "completed_upload_id"
@@ -259,23 +280,10 @@ class Uploads:
 
     # -- writing the file ----------------------------------------------------------------
     async def _commit(
-        self,
-        upload: FileUpload,
-        group: Group,
-        carried: Sequence[str],
-        temp: Path,
-        fields: dict[str, Any],
-        actor: str | None,
-        etag: str,
+        self, upload: FileUpload, group: Group, carried: Sequence[str], written: Written
     ) -> None:
-        """Blob in place, then the row (and the session gone) in one transaction."""
-        try:
-            size = temp.stat().st_size
-            blob = await self._store.run(self._store.place, temp)
-        except BaseException:
-            self._store.discard(temp)
-            raise
-        written = Written(blob, size, etag, fields, actor)
+        """The file's rows, with the session gone, in one transaction; its blobs are in place.
+        Should the transaction fail, the new blobs go (no row ever named them)."""
         to_put = self._rights.to_put(group)
 
         def write(conn: Tx) -> None:
@@ -292,7 +300,8 @@ class Uploads:
         try:
             await self._db.write(write)
         except BaseException:
-            self._store.unlink_new(blob)
+            for blob, _ in written.blobs:
+                self._store.unlink_new(blob)
             raise
         await self._sweeps.collect()
 
@@ -336,10 +345,11 @@ def _write_entry(
 ) -> None:
     now = clock.now_iso()
     kept: dict[str, Any] = {name: written.fields.get(name) for name in KEPT_FIELDS}
-    content = {"blob": written.blob, "size": written.size, "etag": written.etag, **kept}
+    content = {"size": written.size, "etag": written.etag, **kept}
     if existing is not None:
         history = edited(existing, written.actor or "", now, group.num_history)
-        store.replace(conn, existing.id, {**content, "uploaded_date": now, **history})
+        changes = {**content, "uploaded_date": now, **history}
+        store.replace(conn, existing.id, changes, written.blobs)
         return
     entry = FileEntry(
         id=ids.new_id(),
@@ -347,7 +357,6 @@ def _write_entry(
         group_id=group.id,
         path=path,
         filename=values.file_name(path),
-        blob=written.blob,
         size=written.size,
         etag=written.etag,
         content_type=None,
@@ -368,4 +377,4 @@ def _write_entry(
         last_updated_date=now,
         last_updated_by=written.actor,
     )
-    store.create(conn, dataclasses.replace(entry, **kept))
+    store.create(conn, dataclasses.replace(entry, **kept), written.blobs)

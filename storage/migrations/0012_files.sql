@@ -1,9 +1,9 @@
 -- 0012: the files interface. An index row per file (path, S3 ETag, size, index fields);
--- the bytes live in the data folder's blobs/ under the row's `blob` name (storage/blobs.py).
--- A blob is written and renamed into place before its row is committed, and a blob whose
--- row goes (deleted, overwritten, its group or org erased) is queued in file_blobs_gone by
--- trigger, in the same transaction, to be unlinked after the commit or by the next sweep:
--- no row ever points at a missing blob (docs/files.md).
+-- the bytes live in the data folder's blobs/ (storage/blobs.py), one blob per file, or one
+-- per part for a multipart file (file_blobs, in order). A blob is in place before its row is
+-- committed, and a blob whose row goes (the file deleted or overwritten, its group or org
+-- erased) is queued in file_blobs_gone by trigger, in the same transaction, to be unlinked
+-- after the commit or by the next sweep: no row ever names a missing blob (docs/files.md).
 
 -- No foreign key to groups: a deleted group's files wait in place while the group is in the
 -- trash, and are erased with it (storage/trash.py).
@@ -13,7 +13,6 @@ CREATE TABLE files (
     group_id          TEXT NOT NULL,
     path              TEXT NOT NULL,
     filename          TEXT NOT NULL,
-    blob              TEXT NOT NULL UNIQUE,
     size              INTEGER NOT NULL,
     etag              TEXT NOT NULL,
     content_type      TEXT,
@@ -34,6 +33,15 @@ CREATE TABLE files (
     last_updated_date TEXT NOT NULL,
     last_updated_by   TEXT,
     UNIQUE (group_id, path)
+) STRICT;
+
+-- The blobs that hold a file's bytes, in order (`seq`): one, or one per part.
+CREATE TABLE file_blobs (
+    blob    TEXT PRIMARY KEY,
+    file_id TEXT NOT NULL REFERENCES files (id) ON DELETE CASCADE,
+    seq     INTEGER NOT NULL,
+    size    INTEGER NOT NULL,
+    UNIQUE (file_id, seq)
 ) STRICT;
 
 -- Blobs whose rows are gone, waiting to be unlinked (after the commit, or by the sweep while
@@ -58,15 +66,15 @@ END;
 CREATE TRIGGER files_resized AFTER UPDATE OF size ON files WHEN new.size IS NOT old.size BEGIN
     UPDATE file_usage SET bytes = bytes + new.size - old.size WHERE scope IN (new.group_id, '*');
 END;
-CREATE TRIGGER files_blob_replaced AFTER UPDATE OF blob ON files WHEN new.blob IS NOT old.blob BEGIN
-    INSERT OR IGNORE INTO file_blobs_gone (blob, gone_date)
-    VALUES (old.blob, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
-END;
 CREATE TRIGGER files_removed AFTER DELETE ON files BEGIN
-    INSERT OR IGNORE INTO file_blobs_gone (blob, gone_date)
-    VALUES (old.blob, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
     UPDATE file_usage SET bytes = bytes - old.size, files = files - 1
     WHERE scope IN (old.group_id, '*');
+END;
+-- Fires for every way a blob row goes: replaced by an overwrite, or deleted with its file
+-- (the foreign key's cascade runs this trigger too).
+CREATE TRIGGER file_blobs_removed AFTER DELETE ON file_blobs BEGIN
+    INSERT OR IGNORE INTO file_blobs_gone (blob, gone_date)
+    VALUES (old.blob, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
 END;
 
 -- Upload sessions: what a presigned upload URL was issued for. `num_parts` is NULL for a

@@ -140,6 +140,18 @@ class World:
         return dict(body["file"])
 
 
+def blob_paths(world: World, path: str) -> list[Path]:
+    """Where a file's bytes are on disk: its blobs, in order."""
+    rows = world.site.services.db.read(
+        lambda c: c.execute(
+            "SELECT b.blob FROM file_blobs b JOIN files f ON f.id = b.file_id"
+            " WHERE f.path = ? ORDER BY b.seq",
+            (path,),
+        ).fetchall()
+    )
+    return [world.site.services.blobs.path_of(str(r[0])) for r in rows]
+
+
 def relative(url: str) -> str:
     """The test client takes paths: a presigned URL without its scheme and host."""
     return str(URL(url, encoded=True).raw_path_qs)

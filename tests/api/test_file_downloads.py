@@ -126,7 +126,7 @@ async def test_conditional_requests_use_the_s3_etag(
         assert got in (b"", b'{"message": "The file does not match the precondition"}')
 
 
-async def test_a_multipart_file_is_served_with_its_composite_etag(world: World) -> None:
+async def test_a_multipart_file_is_served_from_its_parts_with_its_composite_etag(world: World) -> None:
     parts = [os.urandom(PART), b"end"]
     status, started = await world.files("editor", "PUT", "mp.bin", json={"num_parts": 2})
     etags: dict[str, Any] = {}
@@ -139,5 +139,9 @@ async def test_a_multipart_file_is_served_with_its_composite_etag(world: World) 
     assert status == 304
     status, got, headers = await world.fetch(body["url"], Range=f"bytes={PART}-")
     assert (status, got) == (206, b"end")
+    status, got, _ = await world.fetch(body["url"], Range=f"bytes={PART - 5}-{PART + 1}")
+    assert (status, got) == (206, parts[0][-5:] + b"en")  # across the parts' blobs
+    status, got, _ = await world.fetch(body["url"])
+    assert (status, got) == (200, b"".join(parts))
     assert headers["ETag"] == f'"{multipart_etag(parts)}"'
     assert headers["Content-Type"] == "application/octet-stream"

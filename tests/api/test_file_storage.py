@@ -24,6 +24,7 @@ from storage.blobs import CHUNK
 from tests.api.files_world import (  # noqa: F401 (fixtures are used by name)
     PART,
     World,
+    blob_paths,
     config,
     data_dir,
     files_world_template,
@@ -33,10 +34,8 @@ from tests.api.files_world import (  # noqa: F401 (fixtures are used by name)
 
 
 def blob_of(world: World, path: str) -> Path:
-    name = world.site.services.db.read(
-        lambda c: c.execute("SELECT blob FROM files WHERE path = ?", (path,)).fetchone()[0]
-    )
-    return world.site.services.blobs.path_of(name)
+    [blob] = blob_paths(world, path)
+    return blob
 
 
 def on_disk(world: World) -> list[str]:

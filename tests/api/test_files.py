@@ -15,6 +15,7 @@ import pytest
 from tests.api.files_world import (  # noqa: F401 (fixtures are used by name)
     PART,
     World,
+    blob_paths,
     config,
     data_dir,
     files_world_template,
@@ -75,16 +76,13 @@ async def test_an_empty_file_has_the_md5_of_nothing(world: World) -> None:
 
 async def test_overwriting_makes_a_new_revision_and_frees_the_old_bytes(world: World) -> None:
     assert (await world.upload("editor", "doc.txt", b"first"))[0] == 200
-    blobs = world.site.services.blobs
-    first = world.site.services.db.read(
-        lambda c: c.execute("SELECT blob FROM files WHERE path = '/doc.txt'").fetchone()[0]
-    )
-    assert blobs.path_of(first).exists()
+    [first] = blob_paths(world, "/doc.txt")
+    assert first.exists()
     assert (await world.upload("editor", "doc.txt", b"second", unicode_2="x"))[0] == 200
     entry, got = await read_back(world, "doc.txt")
     assert (got, entry["revision"], entry["unicode_2"]) == (b"second", 2, "x")
     assert entry["updated_by_list"] == [world.users["editor"]] * 2
-    assert not blobs.path_of(first).exists()
+    assert not first.exists()
 
 
 async def test_a_single_part_url_uploads_once(world: World) -> None:
@@ -108,6 +106,7 @@ async def test_multipart_completed_by_etags(world: World) -> None:
     assert entry["etag"] == multipart_etag(parts)
     assert (entry["size"], entry["content_type"]) == (len(got), "video/mp4")
     assert not (world.site.services.blobs.uploads / started["upload_id"]).exists()
+    assert [p.read_bytes() for p in blob_paths(world, "/big.bin")] == parts  # no copy made
 
 
 async def test_multipart_completed_by_count_in_any_upload_order(world: World) -> None:
@@ -309,12 +308,10 @@ async def test_patch_changes_index_fields_and_refuses_server_owned_ones(world: W
 
 async def test_delete_removes_entry_and_bytes(world: World) -> None:
     await world.upload("editor", "gone.txt", b"bye")
-    blob = world.site.services.db.read(
-        lambda c: c.execute("SELECT blob FROM files WHERE path = '/gone.txt'").fetchone()[0]
-    )
+    [blob] = blob_paths(world, "/gone.txt")
     assert (await world.files("deleter", "DELETE", "gone.txt")) == (200, {"message": "Success"})
     assert await world.stored("gone.txt") is None
-    assert not world.site.services.blobs.path_of(blob).exists()
+    assert not blob.exists()
     assert (await world.files("deleter", "DELETE", "gone.txt"))[0] == 404
 
 

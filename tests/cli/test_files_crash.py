@@ -78,7 +78,7 @@ def wait_for_bytes_on_disk(data_dir: Path, at_least: int) -> None:
 def indexed_blobs(data_dir: Path) -> set[str]:
     conn = apsw.Connection(str(data_dir / "edge.db"), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        return {str(r[0]) for r in conn.execute("SELECT blob FROM files")}
+        return {str(r[0]) for r in conn.execute("SELECT blob FROM file_blobs")}
     finally:
         conn.close()
 

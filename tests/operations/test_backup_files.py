@@ -39,7 +39,10 @@ async def churn(api: Api, token: str, group: str, stop: asyncio.Event) -> int:
 def listed(database: Path) -> dict[str, str]:
     conn = apsw.Connection(str(database), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        return {str(b): str(e) for b, e in conn.execute("SELECT blob, etag FROM files")}
+        rows = conn.execute(
+            "SELECT b.blob, f.etag FROM file_blobs b JOIN files f ON f.id = b.file_id"
+        )
+        return {str(b): str(e) for b, e in rows}
     finally:
         conn.close()
 

@@ -64,24 +64,15 @@ async def test_a_broken_stream_leaves_nothing(store: BlobStore) -> None:
     assert list(store.tmp.iterdir()) == []
 
 
-@pytest.mark.parametrize("kernel_copy", [True, False])
-def test_assemble_concatenates_parts(
-    store: BlobStore, monkeypatch: pytest.MonkeyPatch, kernel_copy: bool
-) -> None:
-    if not kernel_copy:
-
-        def unsupported(*args: object) -> int:
-            raise OSError(errno.EXDEV, "Invalid cross-device link")
-
-        monkeypatch.setattr(os, "copy_file_range", unsupported)
-    parts = [os.urandom(n) for n in (5000, 1, 70_000)]
-    paths = []
-    for number, data in enumerate(parts, 1):
-        path = store.tmp / f"part{number}"
-        path.write_bytes(data)
-        paths.append(path)
-    joined = store.assemble(paths)
-    assert joined.read_bytes() == b"".join(parts)
+def test_a_part_is_adopted_without_a_copy(store: BlobStore) -> None:
+    part = store.uploads / "upload" / "1-x"
+    part.parent.mkdir()
+    part.write_bytes(b"part one")
+    blob = store.adopt(part)
+    assert store.path_of(blob).read_bytes() == b"part one"
+    assert store.path_of(blob).stat().st_ino == part.stat().st_ino
+    store.remove_upload("upload")
+    assert store.path_of(blob).read_bytes() == b"part one"  # the blob outlives the upload
 
 
 def test_unlink_waits_while_a_backup_holds_the_blobs(store: BlobStore, tmp_path: Path) -> None:
