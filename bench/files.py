@@ -80,6 +80,16 @@ def peak_rss(pid: int) -> Iterator[list[float]]:
         thread.join()
 
 
+def machine() -> str:
+    """How busy the box is: figures from a shared machine are only as steady as it is."""
+    load = os.getloadavg()[0]
+    try:
+        pressure = Path("/proc/pressure/cpu").read_text().split()[1].split("=")[1]
+    except (OSError, IndexError):
+        pressure = "?"
+    return f"load average {load:.1f} on {os.cpu_count()} cores, CPU pressure {pressure}%"
+
+
 def timed(command: list[str]) -> float:
     began = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
@@ -162,8 +172,12 @@ class Edge:
 
 
 async def big_files(edge: Edge, work: Path, size: int, parts: int) -> list[Row]:
+    """Every input is written and synced before anything is timed, so no transfer competes
+    with the write-back of the bench's own files."""
     source = work / "source.bin"
     make_source(source, size)
+    pieces = split(source, work, size, parts)
+    os.sync()
     rows = [
         Row(
             "dd conv=fsync (copy ceiling)",
@@ -187,7 +201,7 @@ async def big_files(edge: Edge, work: Path, size: int, parts: int) -> list[Row]:
         seconds = timed(curl_put(url, source))
     rows.append(Row("upload, single part", seconds, size, peak[0] - idle))
     rows.append(await download(edge, "single.bin", size, idle))
-    rows.append(await multipart_upload(edge, work, source, size, parts, idle))
+    rows.append(await multipart_upload(edge, pieces, size, idle))
     rows.append(await download(edge, "multi.bin", size, idle, f"download, {parts}-part file"))
     return rows
 
@@ -199,15 +213,18 @@ async def download(edge: Edge, name: str, size: int, idle: float, label: str = "
     return Row(label or "download, single-part file", seconds, size, peak[0] - idle)
 
 
-async def multipart_upload(
-    edge: Edge, work: Path, source: Path, size: int, parts: int, idle: float
-) -> Row:
+def split(source: Path, work: Path, size: int, parts: int) -> list[Path]:
     pieces = []
     with source.open("rb") as handle:
         for n in range(parts):
             piece = work / f"part{n + 1}"
             piece.write_bytes(handle.read(size // parts))
             pieces.append(piece)
+    return pieces
+
+
+async def multipart_upload(edge: Edge, pieces: list[Path], size: int, idle: float) -> Row:
+    parts = len(pieces)
     started = await edge.call("PUT", f"{edge.files}/multi.bin", {"num_parts": parts})
     with peak_rss(edge.process.pid) as peak:
         began = time.perf_counter()
@@ -258,7 +275,8 @@ async def run(size_mib: int, parts: int, small: int, concurrency: int) -> None:
         print(
             f"command: {' '.join([Path(sys.executable).name, '-m', 'bench.files', *sys.argv[1:]])}"
         )
-        print(f"{size_mib} MiB through presigned URLs, curl on loopback, one disk ({work})\n")
+        print(f"{size_mib} MiB through presigned URLs, curl on loopback, one disk ({work})")
+        print(f"machine before: {machine()}\n")
         print_big(await big_files(edge, work, size_mib * MIB, parts))
         baseline = small_writes(work / "small", small)
         cpu = cpu_seconds(edge.process.pid)
@@ -270,6 +288,7 @@ async def run(size_mib: int, parts: int, small: int, concurrency: int) -> None:
         ratio = baseline / seconds
         print(f"{'edge: PUT for a URL + upload':42} {small / seconds:8.0f} {ratio:6.2f}x")
         print(f"edge server CPU during the small files: {busy * 100:.0f}% of one core")
+        print(f"machine after: {machine()}")
     finally:
         edge.stop()
         shutil.rmtree(work, ignore_errors=True)
