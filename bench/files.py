@@ -10,6 +10,7 @@ concurrency, against the same number of 4 KiB writes with fsync; the server's CP
 says whether it was the bottleneck.
 
 Usage: python -m bench.files [--size-mib 256] [--parts 8] [--small 10000] [--concurrency 16]
+[--rounds 3]
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,47 +172,63 @@ class Edge:
         self.process.wait(timeout=30)
 
 
-async def big_files(edge: Edge, work: Path, size: int, parts: int) -> list[Row]:
+async def big_files(edge: Edge, work: Path, size: int, parts: int, rounds: int) -> list[Row]:
     """Every input is written and synced before anything is timed, so no transfer competes
-    with the write-back of the bench's own files."""
+    with the write-back of the bench's own files. Each row is the best of `rounds` (the
+    least disturbed by whatever else the machine runs); RSS is the highest seen."""
     source = work / "source.bin"
     make_source(source, size)
     pieces = split(source, work, size, parts)
     os.sync()
-    rows = [
-        Row(
-            "dd conv=fsync (copy ceiling)",
-            timed(
-                [
-                    "dd",
-                    f"if={source}",
-                    f"of={work / 'dd.bin'}",
-                    "bs=1M",
-                    "conv=fsync",
-                    "status=none",
-                ]
-            ),
-            size,
-        ),
-        Row("MD5 over the bytes (upload ceiling)", md5_seconds(source), size),
+    copy = ["dd", f"if={source}", f"of={work / 'dd.bin'}", "bs=1M", "conv=fsync", "status=none"]
+    idle = rss_mib(edge.process.pid)
+
+    async def dd(n: int) -> float:
+        return timed(copy)
+
+    async def md5(n: int) -> float:
+        return md5_seconds(source)
+
+    async def single(n: int) -> float:
+        url = (await edge.call("PUT", f"{edge.files}/single{n}.bin", {}))["url"]
+        return timed(curl_put(url, source))
+
+    async def one_by_one(n: int) -> float:
+        return await multipart_upload(edge, f"serial{n}.bin", pieces, at_once=1)
+
+    async def at_once(n: int) -> float:
+        return await multipart_upload(edge, f"multi{n}.bin", pieces, at_once=parts)
+
+    async def fetch(name: str) -> float:
+        url = (await edge.call("GET", f"{edge.files}/{name}?url_only=true"))["url"]
+        return timed(curl_get(url))
+
+    runs = [
+        ("dd conv=fsync (copy ceiling)", dd, False),
+        ("MD5 over the bytes (upload ceiling)", md5, False),
+        ("upload, single part", single, True),
+        ("download, single-part file", lambda n: fetch("single0.bin"), True),
+        (f"upload, {parts} parts one after another + complete", one_by_one, True),
+        (f"upload, {parts} parts at once + complete", at_once, True),
+        (f"download, {parts}-part file", lambda n: fetch("multi0.bin"), True),
     ]
-    pid, idle = edge.process.pid, rss_mib(edge.process.pid)
-    url = (await edge.call("PUT", f"{edge.files}/single.bin", {}))["url"]
-    with peak_rss(pid) as peak:
-        seconds = timed(curl_put(url, source))
-    rows.append(Row("upload, single part", seconds, size, peak[0] - idle))
-    rows.append(await download(edge, "single.bin", size, idle))
-    rows.append(await multipart_upload(edge, "serial.bin", pieces, size, idle, at_once=1))
-    rows.append(await multipart_upload(edge, "multi.bin", pieces, size, idle, at_once=parts))
-    rows.append(await download(edge, "multi.bin", size, idle, f"download, {parts}-part file"))
+    rows = []
+    for name, run, server in runs:
+        seconds, peak = await best_of(rounds, run, edge.process.pid)
+        rows.append(Row(name, seconds, size, peak - idle if server else None))
     return rows
 
 
-async def download(edge: Edge, name: str, size: int, idle: float, label: str = "") -> Row:
-    url = (await edge.call("GET", f"{edge.files}/{name}?url_only=true"))["url"]
-    with peak_rss(edge.process.pid) as peak:
-        seconds = timed(curl_get(url))
-    return Row(label or "download, single-part file", seconds, size, peak[0] - idle)
+async def best_of(
+    rounds: int, run: Callable[[int], Awaitable[float]], pid: int
+) -> tuple[float, float]:
+    """The shortest time of `rounds` runs, and the highest RSS of the server during them."""
+    best, highest = float("inf"), 0.0
+    for n in range(rounds):
+        with peak_rss(pid) as peak:
+            best = min(best, await run(n))
+        highest = max(highest, peak[0])
+    return best, highest
 
 
 def split(source: Path, work: Path, size: int, parts: int) -> list[Path]:
@@ -224,26 +241,21 @@ def split(source: Path, work: Path, size: int, parts: int) -> list[Path]:
     return pieces
 
 
-async def multipart_upload(
-    edge: Edge, name: str, pieces: list[Path], size: int, idle: float, at_once: int
-) -> Row:
+async def multipart_upload(edge: Edge, name: str, pieces: list[Path], at_once: int) -> float:
     """Start, send the parts (`at_once` at a time, each through its own curl), complete."""
     parts = len(pieces)
     started = await edge.call("PUT", f"{edge.files}/{name}", {"num_parts": parts})
     sends = list(zip(started["urls"], pieces, strict=True))
-    with peak_rss(edge.process.pid) as peak:
-        began = time.perf_counter()
-        for first in range(0, parts, at_once):
-            running = [
-                subprocess.Popen(curl_put(url, piece), stdout=subprocess.DEVNULL)
-                for url, piece in sends[first : first + at_once]
-            ]
-            assert all(p.wait() == 0 for p in running)
-        done = {"completed_upload_id": started["upload_id"], "num_parts": parts}
-        await edge.call("PUT", f"{edge.files}/{name}", done)
-        seconds = time.perf_counter() - began
-    how = "one after another" if at_once == 1 else "at once"
-    return Row(f"upload, {parts} parts {how} + complete", seconds, size, peak[0] - idle)
+    began = time.perf_counter()
+    for first in range(0, parts, at_once):
+        running = [
+            subprocess.Popen(curl_put(url, piece), stdout=subprocess.DEVNULL)
+            for url, piece in sends[first : first + at_once]
+        ]
+        assert all(p.wait() == 0 for p in running)
+    done = {"completed_upload_id": started["upload_id"], "num_parts": parts}
+    await edge.call("PUT", f"{edge.files}/{name}", done)
+    return time.perf_counter() - began
 
 
 async def small_files(edge: Edge, count: int, concurrency: int) -> float:
@@ -274,7 +286,7 @@ def print_big(rows: list[Row]) -> None:
         print(f"{row.name:44} {row.mbps:8.0f} {row.mbps / dd:6.2f}x {vs_md5} {rss}")
 
 
-async def run(size_mib: int, parts: int, small: int, concurrency: int) -> None:
+async def run(size_mib: int, parts: int, small: int, concurrency: int, rounds: int) -> None:
     work = Path(tempfile.mkdtemp(prefix="edge-files-bench-"))
     edge = Edge(work / "edge")
     try:
@@ -283,8 +295,9 @@ async def run(size_mib: int, parts: int, small: int, concurrency: int) -> None:
             f"command: {' '.join([Path(sys.executable).name, '-m', 'bench.files', *sys.argv[1:]])}"
         )
         print(f"{size_mib} MiB through presigned URLs, curl on loopback, one disk ({work})")
-        print(f"machine before: {machine()}\n")
-        print_big(await big_files(edge, work, size_mib * MIB, parts))
+        print(f"machine before: {machine()}")
+        print(f"best of {rounds} rounds per row\n")
+        print_big(await big_files(edge, work, size_mib * MIB, parts, rounds))
         baseline = small_writes(work / "small", small)
         cpu = cpu_seconds(edge.process.pid)
         seconds = await small_files(edge, small, concurrency)
@@ -307,8 +320,9 @@ def main() -> None:
     parser.add_argument("--parts", type=int, default=8)
     parser.add_argument("--small", type=int, default=10_000)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    asyncio.run(run(args.size_mib, args.parts, args.small, args.concurrency))
+    asyncio.run(run(args.size_mib, args.parts, args.small, args.concurrency, args.rounds))
 
 
 if __name__ == "__main__":

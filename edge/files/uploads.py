@@ -269,10 +269,11 @@ class Uploads:
             raise ValidationError(
                 "completed_upload_id", "needs etag_by_part or num_parts to say which parts"
             )
+        by_etags = "etag_by_part" in body
         for part in chosen[:-1]:
             if part.size < self._limits.min_part:
                 raise ValidationError(
-                    f"etag_by_part.{part.part_number}",
+                    f"etag_by_part.{part.part_number}" if by_etags else "num_parts",
                     f"part {part.part_number} has {part.size} bytes; every part but the last"
                     f" needs at least {self._limits.min_part}",
                 )
