@@ -26,7 +26,7 @@ import os
 import secrets
 import shutil
 import threading
-from collections.abc import AsyncIterable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -213,17 +213,26 @@ class BlobStore:
     def part_path(self, upload_id: str, name: str) -> Path:
         return self.uploads / upload_id / name
 
-    def adopt(self, part: Path) -> str:
-        """A received part becomes a blob of its file: hard-linked into the store, so the
-        part stays where it was (a failed or interrupted completion can be retried) until
-        its upload's folder goes. Its bytes were fsynced when it arrived: nothing is copied."""
-        blob = new_name()
-        with disk_errors():
-            self.before_write(0)
-            folder = self._folder(self.root / blob[:2], self.root)
-            os.link(part, folder / blob)
-            fsync_dir(folder)
-        return blob
+    def adopt(self, parts: Sequence[Path]) -> list[str]:
+        """Received parts become the blobs of their file, in order: hard-linked into the
+        store (their bytes were fsynced when they arrived; nothing is copied), each folder
+        fsynced once. The parts stay where they were, so a failed or interrupted completion
+        can be retried, until their upload's folder goes. All of them, or none."""
+        names: list[str] = []
+        try:
+            with disk_errors():
+                self.before_write(0)
+                for part in parts:
+                    blob = new_name()
+                    os.link(part, self._folder(self.root / blob[:2], self.root) / blob)
+                    names.append(blob)
+                for folder in {self.path_of(name).parent for name in names}:
+                    fsync_dir(folder)
+        except BaseException:
+            for name in names:
+                self.unlink_new(name)
+            raise
+        return names
 
     def discard(self, temp: Path) -> None:
         temp.unlink(missing_ok=True)

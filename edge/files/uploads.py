@@ -231,16 +231,9 @@ class Uploads:
         self, upload: FileUpload, parts: Sequence[UploadPart]
     ) -> list[tuple[str, int]]:
         """The parts as the file's blobs, in order (all of them, or none)."""
-        blobs: list[tuple[str, int]] = []
-        try:
-            for part in parts:
-                source = self._store.part_path(upload.id, part.file)
-                blobs.append((await self._store.run(self._store.adopt, source), part.size))
-        except BaseException:
-            for blob, _ in blobs:
-                self._store.unlink_new(blob)
-            raise
-        return blobs
+        sources = [self._store.part_path(upload.id, part.file) for part in parts]
+        names = await self._store.run(self._store.adopt, sources)
+        return list(zip(names, [part.size for part in parts], strict=True))
 
     def _open_upload(self, where: GroupFiles, path: str, upload_id: Any) -> FileUpload:
         field = "completed_upload_id"

@@ -68,7 +68,7 @@ def test_a_part_is_adopted_without_a_copy(store: BlobStore) -> None:
     part = store.uploads / "upload" / "1-x"
     part.parent.mkdir()
     part.write_bytes(b"part one")
-    blob = store.adopt(part)
+    [blob] = store.adopt([part])
     assert store.path_of(blob).read_bytes() == b"part one"
     assert store.path_of(blob).stat().st_ino == part.stat().st_ino
     store.remove_upload("upload")
