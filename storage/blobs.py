@@ -112,17 +112,19 @@ class _Sink:
         self._lock = threading.Lock()
         self._closed = False
 
-    def hash(self, chunk: bytearray) -> None:
-        self.md5.update(chunk)
+    def hash(self, pieces: list[bytes]) -> None:
+        for piece in pieces:
+            self.md5.update(piece)
 
-    def write(self, chunk: bytearray) -> None:
+    def write(self, pieces: list[bytes]) -> None:
         with self._lock, disk_errors():
             if self._closed:
                 return
-            self._store.before_write(len(chunk))
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(self.fd, view) :]
+            self._store.before_write(sum(len(p) for p in pieces))
+            for piece in pieces:
+                view = memoryview(piece)
+                while view:
+                    view = view[os.write(self.fd, view) :]
 
     def finish(self) -> None:
         with self._lock, disk_errors():
@@ -162,19 +164,20 @@ class BlobStore:
         temporary file is gone."""
         sink = await self.run(_Sink, self)  # creating a file may wait on the disk
         pending: list[asyncio.Future[None]] = []
-        buffer, size = bytearray(), 0
+        pieces: list[bytes] = []  # as received: handed over without copying
+        held = size = 0
         try:
             async for chunk in chunks:
-                buffer += chunk
-                size += len(chunk)
+                pieces.append(chunk)
+                held, size = held + len(chunk), size + len(chunk)
                 if size > limit:
                     raise LimitExceeded(limit)
-                if len(buffer) >= CHUNK:
+                if held >= CHUNK:
                     await asyncio.gather(*pending)
-                    full, buffer = buffer, bytearray()
-                    pending = [self._submit(sink.hash, full), self._submit(sink.write, full)]
+                    pending = [self._submit(sink.hash, pieces), self._submit(sink.write, pieces)]
+                    pieces, held = [], 0
             await asyncio.gather(*pending)
-            await asyncio.gather(self._submit(sink.hash, buffer), self._submit(sink.write, buffer))
+            await asyncio.gather(self._submit(sink.hash, pieces), self._submit(sink.write, pieces))
             await self.run(sink.finish)
         except BaseException:
             sink.abort()
