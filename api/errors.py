@@ -15,6 +15,7 @@ from aiohttp import web
 from api.keys import REQUEST_ID
 from edge import errors
 from edge.printable import for_log
+from storage.space import DiskFull
 
 log = logging.getLogger("edge.http")
 
@@ -25,9 +26,9 @@ STATUS: dict[type[errors.EdgeError], int] = {
     errors.NotFound: 404,
     errors.SchemaError: 406,
     errors.Conflict: 409,
+    errors.TooLarge: 413,
     errors.TooManyAttempts: 429,
     errors.Unavailable: 503,
-    errors.TooLarge: 413,
     errors.TimedOut: 408,
 }
 HTTP_MESSAGES = {
@@ -36,6 +37,9 @@ HTTP_MESSAGES = {
     405: "Method not allowed",
     413: "Request body is too large",
 }
+FULL_MESSAGE = (
+    "Insufficient storage: the server's disk is full; nothing was written, try again later"
+)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 ErrorHook = Callable[[web.Request, int, str], None]
 
@@ -86,6 +90,11 @@ def middleware(
             if isinstance(exc, errors.TooManyAttempts):
                 headers["Retry-After"] = str(exc.retry_after)
             return payload(status, exc.message, headers)
+        except DiskFull:  # any write, files or database: nothing half-written, retry later
+            log.warning("request %s: the disk is full", request.get(REQUEST_ID))
+            if on_server_error:
+                on_server_error(request, 507, "insufficient storage")
+            return payload(507, FULL_MESSAGE)
         except web.HTTPException as exc:
             if exc.status < 400:
                 raise

@@ -26,8 +26,7 @@ STATUS_REF = {"$ref": "#/components/schemas/Status"}
 def build(routes: Sequence[Route], server_url: str) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for route in routes:
-        path = _PATH_PARAM.sub(r"{\1}", route.path)  # as the router's canonical form
-        paths.setdefault(path, {})[route.method.lower()] = _operation(route)
+        paths.setdefault(canonical(route.path), {})[route.method.lower()] = _operation(route)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -51,8 +50,13 @@ def build(routes: Sequence[Route], server_url: str) -> dict[str, Any]:
     }
 
 
+def canonical(path: str) -> str:
+    """A route's path as documented: `{path:.*}` (a parameter that spans slashes) is `{path}`."""
+    return _PATH_PARAM.sub(lambda m: "{" + m.group(1) + "}", path)
+
+
 def _operation(route: Route) -> dict[str, Any]:
-    slug = re.sub(r"[^a-z0-9]+", "_", _PATH_PARAM.sub(r"{\1}", route.path).lower()).strip("_")
+    slug = re.sub(r"[^a-z0-9]+", "_", canonical(route.path).lower()).strip("_")
     operation: dict[str, Any] = {
         "operationId": f"{route.method.lower()}_{slug}",
         "summary": route.summary,

@@ -24,6 +24,7 @@ from api import (
     data,
     devices,
     email_templates,
+    files,
     groups,
     mfa,
     middleware,
@@ -78,6 +79,7 @@ ROUTES: list[Route] = [
     *my_org.ROUTES,
     *email_templates.ROUTES,
     *trash.ROUTES,
+    *files.ROUTES,
 ]
 SWEEP_SECONDS = 3600
 BACKLOG = 1024
@@ -154,8 +156,11 @@ def _server_url(config: Config) -> str:
 async def _background(app: web.Application) -> AsyncIterator[None]:
     """Background tasks are asked to stop, not cancelled: a write they await finishes first.
 
-    The health probe runs once before the first request, so health is known from the start.
+    The health probe runs once before the first request, so health is known from the start;
+    and the files left by an interrupted run are put right (nothing is in flight yet, so
+    every unindexed blob is an orphan).
     """
+    await app[SERVICES].file_sweeps.recover()
     stop = asyncio.Event()
     probe = Probe(app[SERVICES].db, app[system.HEALTH])
     await probe.once()
@@ -165,6 +170,7 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
         asyncio.create_task(probe.run(stop)),
         asyncio.create_task(app[SERVICES].last_seen.run(stop)),
         asyncio.create_task(app[SERVICES].data_eraser.run(stop)),
+        asyncio.create_task(app[SERVICES].file_sweeps.run(stop)),
     ]
     yield
     stop.set()
@@ -198,6 +204,7 @@ def _alert_operator(request: web.Request, status: int, message: str) -> None:
 
 async def _close_database(app: web.Application) -> None:
     await app[SERVICES].alerts.drain()
+    app[SERVICES].blobs.close()
     app[SERVICES].db.close()
 
 

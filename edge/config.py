@@ -41,6 +41,8 @@ class Secret:
 
 
 Parser = Callable[[Any], Any]
+MIB = 1024 * 1024
+GIB = 1024 * MIB
 
 
 def _text(value: Any) -> str:
@@ -408,6 +410,32 @@ SETTINGS: tuple[Setting, ...] = (
         168,
         "Hours a persistent MQTT session (clean session false) is kept while offline",
     ),
+    Setting(
+        "files_max_upload_bytes",
+        _int_range(1, 5 * GIB),
+        5 * GIB,
+        "Largest single-part upload or part accepted through a presigned URL, in bytes "
+        "(max_body_bytes does not apply to uploads)",
+    ),
+    Setting(
+        "files_min_part_bytes",
+        _int_range(1, 5 * GIB),
+        5 * MIB,
+        "Smallest part of a multipart upload, except its last part, in bytes",
+    ),
+    Setting("files_max_parts", _int_range(1, 10000), 10000, "Most parts of a multipart upload"),
+    Setting(
+        "files_group_quota_bytes",
+        _optional(_int_range(1, 1 << 60)),
+        None,
+        "Most bytes of files one group may hold (default: no quota)",
+    ),
+    Setting(
+        "files_quota_bytes",
+        _optional(_int_range(1, 1 << 60)),
+        None,
+        "Most bytes of files the whole installation may hold (default: no quota)",
+    ),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -462,6 +490,11 @@ class Config:
     mqtt_queue_messages: int = 1000
     mqtt_queue_bytes: int = 1024 * 1024
     mqtt_session_expiry_hours: int = 168
+    files_max_upload_bytes: int = 5 * GIB
+    files_min_part_bytes: int = 5 * MIB
+    files_max_parts: int = 10000
+    files_group_quota_bytes: int | None = None
+    files_quota_bytes: int | None = None
 
     @property
     def tls(self) -> bool:

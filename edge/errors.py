@@ -70,7 +70,8 @@ class Unavailable(EdgeError):
 
 
 class TooLarge(EdgeError):
-    """The request (or a part of it) is larger than its documented limit."""
+    """The request (or a part of it: an upload, a file part) is larger than its documented
+    limit, or than a storage quota leaves room for."""
 
 
 class TimedOut(EdgeError):

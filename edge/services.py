@@ -27,6 +27,12 @@ from edge.devices.directory import DeviceDirectory
 from edge.devices.keys import DeviceKeys
 from edge.devices.last_seen import LastSeen
 from edge.devices.mqtt_clients import ClientDirectory
+from edge.files.entries import Files
+from edge.files.quotas import Quotas
+from edge.files.rights import FileRights
+from edge.files.signing import UrlSigner, load_key
+from edge.files.sweeps import Sweeps
+from edge.files.uploads import Limits, Uploads
 from edge.listing import CursorCodec
 from edge.ops.ca import SiteCa
 from edge.tenancy import settings
@@ -39,6 +45,7 @@ from edge.tenancy.projects import Projects
 from edge.tenancy.roles import Roles
 from edge.tenancy.trash import Trash
 from edge.tenancy.users import Users
+from storage.blobs import BlobStore
 from storage.database import Database
 
 
@@ -75,6 +82,10 @@ class Services:
     device_directory: DeviceDirectory
     data: Data
     data_eraser: DataEraser
+    files: Files
+    uploads: Uploads
+    file_sweeps: Sweeps
+    blobs: BlobStore
     # Who may use the MQTT broker; set by edge/app.py (the broker is not an edge service).
     mqtt_directory: ClientDirectory | None = None
 
@@ -129,6 +140,9 @@ class Services:
             max_value_bytes=config.data_max_value_bytes,
             max_bulk_paths=config.data_max_bulk_paths,
         )
+        blobs, file_rights = BlobStore(config.data_dir), FileRights(db, permissions)
+        signer, file_sweeps = UrlSigner(load_key(config.data_dir)), Sweeps(db, blobs)
+        trash.after_erase(file_sweeps.collect)
         return cls(
             config=config,
             db=db,
@@ -163,4 +177,20 @@ class Services:
             ),
             data=data,
             data_eraser=DataEraser(db),
+            files=Files(db, file_rights, blobs, signer, file_sweeps),
+            uploads=Uploads(
+                db,
+                file_rights,
+                blobs,
+                signer,
+                file_sweeps,
+                Quotas(config.files_group_quota_bytes, config.files_quota_bytes),
+                Limits(
+                    config.files_max_upload_bytes,
+                    config.files_min_part_bytes,
+                    config.files_max_parts,
+                ),
+            ),
+            file_sweeps=file_sweeps,
+            blobs=blobs,
         )

@@ -22,6 +22,7 @@ import apsw
 
 from storage import layout, migrate, snapshot
 from storage.pragmas import configure
+from storage.space import DiskFull
 from storage.writer import WriteFn, Writer
 
 T = TypeVar("T")
@@ -93,7 +94,10 @@ class Database:
             self._connections.clear()
 
     async def write(self, fn: WriteFn[T]) -> T:
-        return await self._writer.run(fn)
+        try:
+            return await self._writer.run(fn)
+        except apsw.FullError:  # the transaction rolled back: nothing was written
+            raise DiskFull("the database cannot grow: the disk is full") from None
 
     def submit(self, fn: WriteFn[T]) -> asyncio.Future[T]:
         """Queue a write now and await its commit later: writes queued this way commit in
@@ -101,7 +105,10 @@ class Database:
         return asyncio.wrap_future(self._writer.submit(fn))
 
     def write_sync(self, fn: WriteFn[T]) -> T:
-        return self._writer.run_sync(fn)
+        try:
+            return self._writer.run_sync(fn)
+        except apsw.FullError:
+            raise DiskFull("the database cannot grow: the disk is full") from None
 
     def read(self, fn: ReadFn[T]) -> T:
         """A short query on this thread's reader connection."""

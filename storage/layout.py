@@ -10,6 +10,8 @@ BLOBS_DIR = "blobs"
 CA_DIR = "ca"
 OUTBOX_DIR = "outbox"
 TMP_DIR = "tmp"
+UPLOADS_DIR = "uploads"  # parts of multipart uploads in progress (not backed up)
+BLOBS_LOCK_FILE = "blobs.lock"  # held shared by a backup while it copies blobs
 BACKUPS_DIR = "backups"
 INITIAL_ADMIN_FILE = "initial-admin.txt"
 LOCK_FILE = "edge.lock"
@@ -36,7 +38,7 @@ def prepare(data_dir: Path) -> None:
     if not data_dir.exists():
         data_dir.mkdir(mode=SECRET_DIR_MODE, parents=True)
     _create_private(database_path(data_dir))
-    for name in (BLOBS_DIR, TMP_DIR):
+    for name in (BLOBS_DIR, TMP_DIR, UPLOADS_DIR):
         (data_dir / name).mkdir(exist_ok=True)
     for name in SECRET_DIRS:
         private_dir(data_dir / name)

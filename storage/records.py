@@ -279,3 +279,76 @@ USERS = Codec(User, "users")
 ACCESS = Codec(Access, "access")
 DEVICES = Codec(Device, "devices")
 DEVICE_CERTIFICATES = Codec(DeviceCertificate, "device_certificates")
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry(Record):
+    """A file of a group: what is known of its bytes (size, S3 ETag without quotes, content
+    type), with the index fields. The bytes are in its `FileBlob`s (storage/blobs.py)."""
+
+    id: str
+    org_id: str
+    group_id: str
+    path: str
+    filename: str
+    size: int
+    etag: str
+    content_type: str | None
+    unicode_1: str | None
+    unicode_2: str | None
+    unicode_3: str | None
+    unicode_4: str | None
+    unicode_5: str | None
+    unicode_6: str | None
+    number_1: float | None
+    number_2: float | None
+    revision: int
+    uploaded_date: str
+    updated_by_list: list[str]
+    updated_date_list: list[str]
+    created_date: str
+    created_by: str | None
+    last_updated_date: str
+    last_updated_by: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FileBlob(Record):
+    """One blob of a file's bytes: the whole file, or one part of a multipart file (`seq`)."""
+
+    blob: str
+    file_id: str
+    seq: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileUpload(Record):
+    """An upload session: single-part (`num_parts` None) or multipart; `rights` are the
+    permissions checked when its URLs were issued, `fields` what the file gets on completion."""
+
+    id: str
+    org_id: str
+    group_id: str
+    path: str
+    num_parts: int | None
+    rights: list[str]
+    fields: JsonObject
+    created_by: str | None
+    created_date: str
+    expires: str
+
+
+@dataclass(frozen=True, slots=True)
+class UploadPart(Record):
+    upload_id: str
+    part_number: int
+    file: str
+    size: int
+    md5: str
+
+
+FILES = Codec(FileEntry, "files")
+FILE_BLOBS = Codec(FileBlob, "file_blobs")
+FILE_UPLOADS = Codec(FileUpload, "file_uploads")
+UPLOAD_PARTS = Codec(UploadPart, "file_upload_parts")

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import apsw
 
-from storage import devices, users
+from storage import devices, files, users
 from storage.listing import Field, Table
 from storage.rows import Row, Tx, many, one
 
@@ -73,6 +73,11 @@ TABLES = {
 # Where an access object's two ends must still exist for it to come back.
 _ENDS = "SELECT 1 FROM {table} WHERE id = ?"
 _END_TABLES = ("orgs", "projects", "groups", "roles", "users", "devices")
+
+
+# What groups hold beyond their rows, erased with them (never when they only go to the
+# trash: a trashed group's files wait in place, unreachable, to come back on restore).
+GROUP_CONTENTS: tuple[Callable[[Tx, Sequence[str]], None], ...] = (files.erase_groups,)
 
 
 class RestoreConflict(Exception):
@@ -156,14 +161,43 @@ def restore(conn: Tx, entry: Row) -> None:
 
 
 def erase(conn: Tx, entry_id: str) -> bool:
+    entry = get(conn, entry_id)
+    if entry is None:
+        return False
+    _erase_group_contents(conn, _groups_in_entry(entry))
     conn.execute("DELETE FROM trash WHERE id = ?", (entry_id,))
     return conn.changes() == 1
 
 
 def purge_expired(conn: Tx, now_iso: str) -> int:
     """Erase entries whose time in the trash is over (the hourly sweep)."""
+    for entry in many(conn, "SELECT * FROM trash WHERE purge_after <= ?", (now_iso,)):
+        _erase_group_contents(conn, _groups_in_entry(entry))
     conn.execute("DELETE FROM trash WHERE purge_after <= ?", (now_iso,))
     return conn.changes()
+
+
+def erase_contents(conn: Tx, kind: str, record_id: str) -> None:
+    """Before a permanent delete: what the record's groups hold beyond their rows."""
+    if kind == "group":
+        _erase_group_contents(conn, [record_id])
+    elif kind == "project":
+        rows = conn.execute("SELECT id FROM groups WHERE project_id = ?", (record_id,))
+        _erase_group_contents(conn, [str(r[0]) for r in rows])
+
+
+def _groups_in_entry(entry: Row) -> list[str]:
+    if entry["kind"] == "group":
+        return [str(entry["id"])]
+    if entry["kind"] == "project":
+        return [str(row["id"]) for row in payload(entry).get("groups", [])]
+    return []
+
+
+def _erase_group_contents(conn: Tx, group_ids: Sequence[str]) -> None:
+    if group_ids:
+        for erase_all in GROUP_CONTENTS:
+            erase_all(conn, group_ids)
 
 
 def _ends_exist(conn: Tx, row: Mapping[str, Any]) -> bool:

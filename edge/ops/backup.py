@@ -1,8 +1,14 @@
 """`edge backup` and `edge restore`: a consistent copy of a site, and a site made from one.
 
-A backup is a folder: `edge.db` (an online snapshot, safe while the server runs), every
-other file of the data folder (keys, CA, blobs, outbox), and `backup.json`, which lists
-each file with its size and SHA-256 so a restore can refuse a damaged copy.
+A backup is a folder: `edge.db` (an online snapshot, safe while the server runs), the blobs
+that snapshot names, every other file of the data folder (keys, CA, outbox), and
+`backup.json`, which lists each file with its size and SHA-256 so a restore can refuse a
+damaged copy.
+
+Blobs and index agree because the backup holds the blobs (storage/blobs.py `hold`) from
+before the snapshot until the last blob is copied: the server may add blobs meanwhile but
+unlinks none, so every blob the snapshot names is still there to copy. Blobs added after
+the snapshot, and parts of uploads in progress, are left out.
 """
 
 from __future__ import annotations
@@ -18,13 +24,21 @@ from typing import Any
 
 from edge import BUILD_VERSION, clock
 from edge.errors import Conflict, ValidationError
-from storage import layout, snapshot
+from storage import blobs, layout, snapshot
+from storage import files as file_index
 
 MANIFEST = "backup.json"
 FORMAT = 1
 # initial-admin.txt holds the first staff password in plain text: it never leaves the box.
-SKIPPED = {"edge.db", "edge.db-wal", "edge.db-shm", layout.LOCK_FILE, layout.INITIAL_ADMIN_FILE}
-SKIPPED_DIRS = {layout.TMP_DIR, layout.BACKUPS_DIR}
+SKIPPED = {
+    "edge.db",
+    "edge.db-wal",
+    "edge.db-shm",
+    layout.LOCK_FILE,
+    layout.BLOBS_LOCK_FILE,
+    layout.INITIAL_ADMIN_FILE,
+}
+SKIPPED_DIRS = {layout.TMP_DIR, layout.BACKUPS_DIR, layout.BLOBS_DIR, layout.UPLOADS_DIR}
 Echo = Callable[[str], None]
 
 
@@ -43,12 +57,13 @@ def backup(data_dir: Path, dest: Path, echo: Echo = print) -> Summary:
     if dest.exists() and any(dest.iterdir()):
         raise Conflict(f"{dest} is not empty; choose a new folder for the backup")
     dest.mkdir(mode=layout.SECRET_DIR_MODE, parents=True, exist_ok=True)
-    snapshot.copy_database(layout.database_path(data_dir), dest / "edge.db", _pages(echo))
-    (dest / "edge.db").chmod(layout.SECRET_FILE_MODE)
-    files = list(_site_files(data_dir))
-    for number, relative in enumerate(files, 1):
-        _copy(data_dir / relative, dest / relative)
-        _files_progress(echo, number, len(files))
+    with blobs.hold(data_dir):
+        snapshot.copy_database(layout.database_path(data_dir), dest / "edge.db", _pages(echo))
+        (dest / "edge.db").chmod(layout.SECRET_FILE_MODE)
+        files = [*_site_files(data_dir), *_blob_files(data_dir, dest / "edge.db")]
+        for number, relative in enumerate(files, 1):
+            _copy(data_dir / relative, dest / relative)
+            _files_progress(echo, number, len(files))
     manifest = _manifest(dest, ["edge.db", *files])
     layout.write_secret(dest / MANIFEST, json.dumps(manifest, indent=2).encode())
     total = sum(int(entry["size"]) for entry in manifest["files"].values())
@@ -89,6 +104,12 @@ def _site_files(data_dir: Path) -> Iterator[str]:
             and str(relative) not in SKIPPED
         ):
             yield str(relative)
+
+
+def _blob_files(data_dir: Path, database: Path) -> list[str]:
+    store = blobs.BlobStore(data_dir)
+    names = file_index.blobs_in_snapshot(database)
+    return [str(store.path_of(name).relative_to(data_dir)) for name in names]
 
 
 def _copy(source: Path, target: Path) -> None:

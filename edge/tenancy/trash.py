@@ -11,7 +11,7 @@ trash are for org admins, and for admins of the project a record belonged to.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any, Protocol
 
@@ -57,6 +57,12 @@ class Trash:
         self._permissions = permissions
         self._tokens = tokens
         self._retention = timedelta(days=retention_days)
+        self._after_erase: Callable[[], Awaitable[None]] | None = None
+
+    def after_erase(self, hook: Callable[[], Awaitable[None]]) -> None:
+        """Run `hook` after anything is erased: a group's files leave disk then (their
+        rows went in the erasing transaction; edge/files/sweeps.py unlinks the blobs)."""
+        self._after_erase = hook
 
     async def delete(
         self, principal: Principal, kind: str, record: Trashed, *, permanent: bool
@@ -77,7 +83,9 @@ class Trash:
 
         def write(conn: Tx) -> list[str]:
             accounts = store.accounts_ended(conn, kind, record.id, deleted)
-            if not permanent:
+            if permanent:
+                store.erase_contents(conn, kind, record.id)
+            else:
                 store.put(conn, entry, store.snapshot(conn, kind, record.id))
             if not store.remove(conn, kind, record.id):
                 raise NotFound(f"{kind.capitalize()} not found")
@@ -85,6 +93,8 @@ class Trash:
 
         ended = await self._db.write(write)
         await self._tokens.revoke_accounts(ended)
+        if permanent:
+            await self.erased()
 
     async def list(self, principal: Principal, query: ListQuery) -> Page:
         org_id, projects = self._reach(principal)
@@ -113,6 +123,11 @@ class Trash:
     async def erase(self, principal: Principal, entry_id: str) -> None:
         self._entry(principal, entry_id)
         await self._db.write(lambda c: store.erase(c, entry_id))
+        await self.erased()
+
+    async def erased(self) -> None:
+        if self._after_erase is not None:
+            await self._after_erase()
 
     def _reach(self, principal: Principal) -> tuple[str, Sequence[str] | None]:
         """The org, and the projects whose entries the caller may see (None: all)."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edge.app import ROUTES, Site
+from tests.api.files_world import relative
 from tests.conftest import Api
 from tests.tenants import PASSWORD, Tenant, new_tenant
 
@@ -28,7 +29,7 @@ PARAMS = {  # path parameter -> the kind of ID it takes
     "template_id": "template",
     "entry_id": "trashed",
     "device_id": "device",
-    "path": "data",
+    "path": "path",  # data or a file, by the route ({path:.*} spans slashes)
 }
 
 
@@ -92,6 +93,12 @@ async def populate(site: Site, api: Api, name: str, alias: str) -> Org:
         "PUT", f"/v2/groups/{org.ids['group']}/data/{org.ids['data']}", admin, json={"value": 1}
     )
     assert status == 200, reply
+    org.ids["file"] = f"reports/{alias}.txt"
+    where = f"/v2/groups/{org.ids['group']}/files/{org.ids['file']}"
+    status, reply = await api.call("PUT", where, admin, json={"unicode_1": name})
+    assert status == 200, reply
+    uploaded = await api.client.put(relative(reply["url"]), data=f"{name} summary".encode())
+    assert uploaded.status == 200
     trashed = (await post(api, admin, "/v2/groups", {"name": "Gone"}))["group"]["id"]
     status, _ = await api.call("DELETE", f"/v2/groups/{trashed}", admin)
     assert status == 200
@@ -109,6 +116,8 @@ def concrete(path: str, ids: dict[str, str]) -> str:
     def fill(match: re.Match[str]) -> str:
         name = match.group(1)
         assert name in PARAMS, f"the isolation sweep does not know path parameter {{{name}}}"
+        if name == "path":
+            return ids["data" if "/data/" in path else "file"]
         return ids[PARAMS[name]]
 
     return re.sub(r"{(\w+)(?::[^{}]*)?}", fill, path)  # `{path:.*}` too

@@ -4,6 +4,7 @@ a minimal environment, another working directory, no Python or source tree on it
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -147,6 +148,7 @@ def test_serves_the_interface_and_stops_cleanly(
     identity_round_trip(base, token)
     tls_port = int(next(a.split("=")[1] for a in process.args if "--mqtt-tls-port=" in a))
     assert mqtt_tls_connack(tls_port, data / "ca" / "ca.pem") == 4  # no device registry yet
+    files_round_trip(base)
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == 0
     wal = data / "edge.db-wal"
@@ -218,6 +220,25 @@ def identity_round_trip(base: str, staff: str) -> None:
     status, _ = request(f"{base}/v2/orgs", token=nurse)
     assert status == 403
     totp_round_trip(base, nurse)
+
+
+def files_round_trip(base: str) -> None:
+    """The org admin uploads a file through its presigned URL and downloads it again."""
+    admin = sign_in(base, "boss@smoke.test", "boss-password-1", "smoke")
+    group = created(base, "/v2/groups", admin, {"name": "Scans"})["group"]
+    where = f"{base}/v2/groups/{group['id']}/files/scans/one.bin"
+    status, reply = request(where, token=admin, body={"content_type": "image/png"}, method="PUT")
+    assert status == 200, reply
+    data = os.urandom(300_000)
+    upload = urllib.request.Request(json.loads(reply)["url"], data=data, method="PUT")
+    with urllib.request.urlopen(upload, timeout=10) as response:
+        assert response.headers["ETag"] == f'"{hashlib.md5(data).hexdigest()}"'
+    status, reply = request(where, token=admin)
+    assert status == 200, reply
+    found = json.loads(reply)
+    assert found["file"]["etag"] == hashlib.md5(data).hexdigest()
+    with urllib.request.urlopen(found["url"], timeout=10) as response:
+        assert response.read() == data and response.headers["Content-Type"] == "image/png"
 
 
 def totp_round_trip(base: str, nurse: str) -> None:

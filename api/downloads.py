@@ -1,0 +1,169 @@
+"""Sending a file's bytes: its S3 ETag, conditional requests and byte ranges, sendfile.
+
+aiohttp's FileResponse makes its own ETag from mtime and size and answers conditional
+requests with it; clients of this interface compare S3 ETags (the one in the file entry),
+so this response decides If-Match, If-None-Match, If-Range and the date conditions on that
+ETag and the upload date, then hands the bytes to the kernel (`loop.sendfile`), blob by
+blob for a multipart file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from typing import BinaryIO
+
+from aiohttp import hdrs, web
+from aiohttp.abc import AbstractStreamWriter
+from aiohttp.helpers import ETAG_ANY, ETag
+
+from edge.files import etags
+from edge.files.entries import Download
+
+FALLBACK_CHUNK = 1 << 20
+
+
+class BlobResponse(web.StreamResponse):
+    def __init__(self, download: Download) -> None:
+        super().__init__()
+        self._download = download
+
+    async def prepare(self, request: web.BaseRequest) -> AbstractStreamWriter | None:
+        try:
+            return await self._send(request)
+        finally:
+            self._download.close()
+
+    async def _send(self, request: web.BaseRequest) -> AbstractStreamWriter | None:
+        blob = self._download
+        self.etag = blob.etag
+        self.last_modified = blob.modified
+        self.headers[hdrs.ACCEPT_RANGES] = "bytes"
+        if not _preconditions_hold(request, blob.etag, _seconds(blob.modified)):
+            return await self._answer(request, 412, "The file does not match the precondition")
+        if _not_modified(request, blob.etag, _seconds(blob.modified)):
+            self.set_status(304)
+            self._length_check = False
+            return await super().prepare(request)
+        try:
+            offset, count = _range(request, blob.etag, _seconds(blob.modified), blob.size)
+        except ValueError:
+            self.headers[hdrs.CONTENT_RANGE] = f"bytes */{blob.size}"
+            return await self._answer(request, 416, "The range is outside the file")
+        if count != blob.size:
+            self.set_status(206)
+            self.headers[hdrs.CONTENT_RANGE] = f"bytes {offset}-{offset + count - 1}/{blob.size}"
+        self.headers[hdrs.CONTENT_TYPE] = blob.content_type
+        self.content_length = count
+        writer = await super().prepare(request)
+        if count and writer is not None:
+            await self._sendfile(request, writer, offset, count)
+        await super().write_eof()
+        return writer
+
+    async def _sendfile(
+        self, request: web.BaseRequest, writer: AbstractStreamWriter, offset: int, count: int
+    ) -> None:
+        transport = request.transport
+        if transport is None:
+            raise ConnectionResetError("Connection lost")
+        loop = asyncio.get_running_loop()
+        for handle, start, length in _pieces(self._download.blobs, offset, count):
+            try:
+                await loop.sendfile(transport, handle, start, length)
+            except NotImplementedError:  # no sendfile on this transport: copy in chunks
+                await _copy(writer, handle, start, length)
+
+    async def _answer(
+        self, request: web.BaseRequest, status: int, message: str
+    ) -> AbstractStreamWriter | None:
+        body = json.dumps({"message": message}).encode()
+        self.set_status(status)
+        self.content_type = "application/json"
+        self.content_length = len(body)
+        writer = await super().prepare(request)
+        await self.write(body)
+        return writer
+
+
+def _pieces(
+    blobs: list[tuple[BinaryIO, int]], offset: int, count: int
+) -> Iterator[tuple[BinaryIO, int, int]]:
+    """(blob, offset in it, bytes) for each blob the range `offset`, `count` touches."""
+    for handle, size in blobs:
+        if count <= 0:
+            return
+        if offset >= size:
+            offset -= size
+            continue
+        length = min(size - offset, count)
+        yield handle, offset, length
+        offset, count = 0, count - length
+
+
+async def _copy(writer: AbstractStreamWriter, handle: BinaryIO, offset: int, count: int) -> None:
+    await asyncio.to_thread(handle.seek, offset)
+    while count > 0:
+        chunk = await asyncio.to_thread(handle.read, min(FALLBACK_CHUNK, count))
+        if not chunk:
+            break
+        await writer.write(chunk)
+        count -= len(chunk)
+
+
+def _seconds(moment: datetime) -> datetime:
+    return moment.replace(microsecond=0)
+
+
+def _matches(tags: tuple[ETag, ...], etag: str, *, weak: bool) -> bool:
+    if len(tags) == 1 and tags[0].value == ETAG_ANY:
+        return True
+    return any(t.value == etag for t in tags if weak or not t.is_weak)
+
+
+def _preconditions_hold(request: web.BaseRequest, etag: str, modified: datetime) -> bool:
+    """If-Match (strong), else If-Unmodified-Since (RFC 9110 13.2.2)."""
+    if (wanted := request.if_match) is not None:
+        return _matches(wanted, etag, weak=False)
+    since = request.if_unmodified_since
+    return since is None or modified <= since
+
+
+def _not_modified(request: web.BaseRequest, etag: str, modified: datetime) -> bool:
+    """If-None-Match (weak), else If-Modified-Since."""
+    if (known := request.if_none_match) is not None:
+        return _matches(known, etag, weak=True)
+    since = request.if_modified_since
+    return since is not None and modified <= since
+
+
+def _range(request: web.BaseRequest, etag: str, modified: datetime, size: int) -> tuple[int, int]:
+    """(offset, count) to send; the whole file unless one satisfiable range applies.
+    ValueError for a range that cannot be satisfied (416)."""
+    header = request.headers.get(hdrs.RANGE)
+    if not header or "," in header or not _range_applies(request, etag, modified):
+        return 0, size  # several ranges: allowed to answer with the whole file
+    wanted = request.http_range
+    start, stop = wanted.start, wanted.stop
+    if start is None:
+        return 0, size
+    if start < 0:  # the last -start bytes
+        start = max(0, size + start)
+        stop = size
+    end = size if stop is None else min(stop, size)
+    if start >= size or end <= start:
+        raise ValueError("unsatisfiable range")
+    return start, end - start
+
+
+def _range_applies(request: web.BaseRequest, etag: str, modified: datetime) -> bool:
+    """If-Range: the range counts only while the file is the one the client holds."""
+    given = request.headers.get(hdrs.IF_RANGE)
+    if given is None:
+        return True
+    if given.strip().startswith(('"', "W/")):
+        return not given.strip().startswith("W/") and etags.unquoted(given) == etag
+    since = request.if_range
+    return since is not None and modified <= since

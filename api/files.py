@@ -1,0 +1,213 @@
+"""Files of a group, and the presigned URLs that carry their bytes (docs/files.md).
+
+- GET    /v2/groups/{group_id}/files/{path}  token: can_read at the path (a cascade lists
+                                             only what may be read); 308 with `redirect`
+- PUT    /v2/groups/{group_id}/files/{path}  token: can_write for a new path, can_update over
+                                             a file (legacy: can_write), plus can_delete when
+                                             the group requires it; completing: the same
+- PATCH  /v2/groups/{group_id}/files/{path}  token: can_update (legacy: can_write)
+- DELETE /v2/groups/{group_id}/files/{path}  token: can_delete (cascade: on every path below)
+- PUT    /v2/presigned/groups/{group_id}/files/{path}  public: the URL's signature (an
+                                             upload or a part; answers the ETag header)
+- GET    /v2/presigned/groups/{group_id}/files/{path}  public: the URL's signature (the
+                                             bytes, with Range and conditional requests)
+Group admins (and project and org admins) may do everything; see edge/files/rights.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from aiohttp import ClientError, web
+from aiohttp.http_exceptions import HttpProcessingError
+
+from api import bodies, listing, params
+from api.downloads import BlobResponse
+from api.keys import SERVICES
+from api.routing import Route, principal
+from api.schemas import INT, NUMBER, OBJECT, STR, Schema, obj
+from edge.errors import ValidationError
+from edge.files import values
+from edge.files.entries import ORDER, TABLE, ReadOptions, Redirect
+from edge.files.signing import PREFIX
+
+_INDEX: dict[str, Schema] = {
+    **{name: {"type": ["string", "number", "boolean", "null"]} for name in values.UNICODE_FIELDS},
+    **{name: {"type": ["number", "null"]} for name in values.NUMBER_FIELDS},
+}
+PUT_FILES = obj(
+    {
+        **_INDEX,
+        "expires_in": INT,
+        "content_type": {"type": ["string", "null"]},
+        "num_parts": INT,
+        "completed_upload_id": STR,
+        "etag_by_part": OBJECT,
+    },
+    title="PutFilesBody",
+)
+PATCH_FILES = obj(
+    {**_INDEX, "size": NUMBER, "uploaded_date": STR, "etag": STR}, title="PatchFilesBody"
+)
+READ_OPTIONS = ("cascade", "paths_only", "redirect", "url_only", "info_only")
+EXTRAS = (*READ_OPTIONS, "path_filter", "expires_in")
+LISTABLE = listing.Listable("files", TABLE.kinds(), extras=EXTRAS, default_order=ORDER)
+ONE = "/v2/groups/{group_id}/files/{path:.*}"
+PRESIGNED = PREFIX + "/{group_id}/files/{path:.*}"
+
+
+def _base(request: web.Request) -> str:
+    """Where presigned URLs point: the public URL when set, else what the caller reached."""
+    public = request.app[SERVICES].config.public_url
+    return public.rstrip("/") if public else f"{request.scheme}://{request.host}"
+
+
+async def get_files(request: web.Request) -> web.StreamResponse:
+    services = request.app[SERVICES]
+    query, extras = listing.parse(request.query, LISTABLE, services.cursors)
+    options = ReadOptions(
+        **{name: params.flag(extras, name) for name in READ_OPTIONS},
+        path_filter=extras.get("path_filter"),
+        expires_in=_expires_in(extras),
+    )
+    match = request.match_info
+    found = await services.files.read(
+        principal(request), match["group_id"], match["path"], query, options, _base(request)
+    )
+    if isinstance(found, Redirect):
+        return web.Response(status=308, headers={"Location": found.url})
+    if isinstance(found, dict):
+        return web.json_response(found)
+    return listing.respond(found.key, found.page, query, services.cursors, LISTABLE.resource)
+
+
+async def put_files(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, PUT_FILES)
+    match = request.match_info
+    answer = await request.app[SERVICES].uploads.put(
+        principal(request), match["group_id"], match["path"], body, _base(request)
+    )
+    return web.json_response(answer)
+
+
+async def patch_files(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, PATCH_FILES)
+    match = request.match_info
+    await request.app[SERVICES].files.patch(
+        principal(request), match["group_id"], match["path"], body
+    )
+    return web.json_response({"message": "Success"})
+
+
+async def delete_files(request: web.Request) -> web.Response:
+    for name in request.query:
+        if name != "cascade":
+            raise ValidationError(name, "is not a query parameter of this operation")
+    match = request.match_info
+    await request.app[SERVICES].files.delete(
+        principal(request),
+        match["group_id"],
+        match["path"],
+        cascade=params.flag(request.query, "cascade"),
+    )
+    return web.json_response({"message": "Success"})
+
+
+async def upload(request: web.Request) -> web.Response:
+    """A presigned PUT: the body is streamed to disk, never read whole (and not capped by
+    max_body_bytes but by files_max_upload_bytes)."""
+    match = request.match_info
+    etag = await request.app[SERVICES].uploads.receive(
+        match["group_id"],
+        match["path"],
+        dict(request.query),
+        _chunks(request),
+        request.content_length,
+    )
+    return web.Response(status=200, headers={"ETag": etag})
+
+
+async def download(request: web.Request) -> web.StreamResponse:
+    match = request.match_info
+    found = await request.app[SERVICES].files.download(
+        match["group_id"], match["path"], dict(request.query)
+    )
+    return BlobResponse(found)
+
+
+async def _chunks(request: web.Request) -> AsyncIterator[bytes]:
+    """The request body as it arrives; a connection that breaks off is the client's fault."""
+    try:
+        async for chunk in request.content.iter_any():
+            yield chunk
+    except (ClientError, HttpProcessingError, ConnectionError) as exc:
+        raise ValidationError("body", "the upload broke off before its end") from exc
+
+
+def _expires_in(extras: dict[str, str]) -> int:
+    if "expires_in" not in extras:
+        return values.DEFAULT_EXPIRES_IN
+    return params.integer("expires_in", extras["expires_in"], 1, values.MAX_EXPIRES_IN)
+
+
+ROUTES = [
+    Route(
+        "GET",
+        ONE,
+        get_files,
+        "token",
+        "Get a file (or a subtree) with presigned download URLs; 308 with redirect",
+        "files",
+        query=("list", *LISTABLE.kinds, *EXTRAS),
+        responses={200: "FilesAtPath", 308: "Redirect to a presigned URL"},
+    ),
+    Route(
+        "PUT",
+        ONE,
+        put_files,
+        "token",
+        "Start a single-part or multipart upload, or complete a multipart one",
+        "files",
+        body=PUT_FILES,
+        responses={200: "FilesUrlForPath or Success"},
+    ),
+    Route(
+        "PATCH",
+        ONE,
+        patch_files,
+        "token",
+        "Change a file's index fields",
+        "files",
+        body=PATCH_FILES,
+    ),
+    Route(
+        "DELETE",
+        ONE,
+        delete_files,
+        "token",
+        "Delete a file (cascade: a subtree) and its bytes",
+        "files",
+        query=("cascade",),
+    ),
+    Route(
+        "PUT",
+        PRESIGNED,
+        upload,
+        "public",
+        "Upload the bytes of a file or a part (a presigned URL; answers the ETag header)",
+        "files",
+        query=("expires", "rights", "upload_id", "part_number", "signature"),
+        response_type="text/plain",
+    ),
+    Route(
+        "GET",
+        PRESIGNED,
+        download,
+        "public",
+        "Download a file (a presigned URL; Range and conditional requests)",
+        "files",
+        query=("expires", "rights", "signature"),
+        responses={200: "The file's bytes", 206: "A byte range", 304: "Not modified"},
+        response_type="application/octet-stream",
+    ),
+]

@@ -1,0 +1,329 @@
+"""Files throughput: presigned uploads and downloads beside the disk's and MD5's ceilings.
+
+One run, one disk: `edge serve` in its own process with its data folder next to the
+baselines' files. Big transfers go through `curl` (native: the client is not the
+bottleneck) to and from the presigned URLs; `dd conv=fsync` is the ceiling of a durable
+copy, MD5 over the same bytes (hashlib, as the server uses) the ceiling of an upload, which
+must hash every byte. The server's RSS is sampled from /proc during each transfer and shown
+above its idle RSS. Many small files: PUT for a URL plus the upload, over aiohttp at a fixed
+concurrency, against the same number of 4 KiB writes with fsync; the server's CPU share
+says whether it was the bottleneck.
+
+Usage: python -m bench.files [--size-mib 256] [--parts 8] [--small 10000] [--concurrency 16]
+[--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+
+from bench.http_requests import PASSWORD, free_port, start, wait_ready
+
+MIB = 1024 * 1024
+SMALL = 4096
+
+
+@dataclass
+class Row:
+    name: str
+    seconds: float
+    size: int
+    rss: float | None = None  # MiB above idle
+
+    @property
+    def mbps(self) -> float:
+        return self.size / self.seconds / 1e6
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextmanager
+def peak_rss(pid: int) -> Iterator[list[float]]:
+    """Sample the process's RSS every 5 ms while the block runs; yields [peak]."""
+    peak, stop = [rss_mib(pid)], threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], rss_mib(pid))
+            time.sleep(0.005)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        yield peak
+    finally:
+        stop.set()
+        thread.join()
+
+
+def machine() -> str:
+    """How busy the box is: figures from a shared machine are only as steady as it is."""
+    load = os.getloadavg()[0]
+    try:
+        pressure = Path("/proc/pressure/cpu").read_text().split()[1].split("=")[1]
+    except (OSError, IndexError):
+        pressure = "?"
+    return f"load average {load:.1f} on {os.cpu_count()} cores, CPU pressure {pressure}%"
+
+
+def timed(command: list[str]) -> float:
+    began = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - began
+
+
+def curl_put(url: str, source: Path) -> list[str]:
+    return ["curl", "-sS", "--fail", "-o", "/dev/null", "-T", str(source), url]
+
+
+def curl_get(url: str) -> list[str]:
+    return ["curl", "-sS", "--fail", "-o", "/dev/null", url]
+
+
+def make_source(path: Path, size: int) -> None:
+    with path.open("wb") as out:
+        for _ in range(size // MIB):
+            out.write(os.urandom(MIB))
+
+
+def md5_seconds(path: Path) -> float:
+    digest = hashlib.md5()
+    began = time.perf_counter()
+    with path.open("rb") as handle:
+        while chunk := handle.read(MIB):
+            digest.update(chunk)
+    return time.perf_counter() - began
+
+
+def small_writes(folder: Path, count: int) -> float:
+    """`count` files of 4 KiB, each written and fsynced, one after another."""
+    folder.mkdir()
+    data = os.urandom(SMALL)
+    began = time.perf_counter()
+    for n in range(count):
+        fd = os.open(folder / f"{n}", os.O_WRONLY | os.O_CREAT, 0o600)
+        os.write(fd, data)
+        os.fsync(fd)
+        os.close(fd)
+    return time.perf_counter() - began
+
+
+class Edge:
+    """A running `edge serve` with a staff session scoped to a bench org and one group."""
+
+    def __init__(self, folder: Path) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.process = start(
+            ["-m", "edge", "serve", "--data-dir", str(folder), "--port", str(self.port)]
+            + ["--log-level", "warning"],
+            {"EDGE_ADMIN_PASSWORD": PASSWORD},
+        )
+        self.auth: dict[str, str] = {}
+        self.files = ""
+
+    async def prepare(self) -> None:
+        await wait_ready(f"{self.base}/v2/health")
+        async with aiohttp.ClientSession(self.base) as session:
+            form = {"grant_type": "password", "username": "admin", "password": PASSWORD}
+            async with session.post("/v2/auth/token", data=form) as response:
+                staff = {"Authorization": f"Bearer {(await response.json())['access_token']}"}
+            body = {"name": "Bench", "alias": "bench"}
+            async with session.post("/v2/orgs", json=body, headers=staff) as response:
+                assert response.status == 201
+            async with session.post("/v2/auth/token", data={**form, "scope": "bench"}) as r:
+                self.auth = {"Authorization": f"Bearer {(await r.json())['access_token']}"}
+            async with session.post("/v2/groups", json={"name": "G"}, headers=self.auth) as r:
+                self.files = f"/v2/groups/{(await r.json())['group']['id']}/files"
+
+    async def call(self, method: str, path: str, body: dict[str, object] | None = None) -> dict:  # type: ignore[type-arg]
+        async with aiohttp.ClientSession(self.base) as session:
+            async with session.request(method, path, json=body, headers=self.auth) as response:
+                assert response.status == 200, await response.text()
+                return await response.json()  # type: ignore[no-any-return]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+async def big_files(edge: Edge, work: Path, size: int, parts: int, rounds: int) -> list[Row]:
+    """Every input is written and synced before anything is timed, so no transfer competes
+    with the write-back of the bench's own files. Each row is the best of `rounds` (the
+    least disturbed by whatever else the machine runs); RSS is the highest seen."""
+    source = work / "source.bin"
+    make_source(source, size)
+    pieces = split(source, work, size, parts)
+    os.sync()
+    copy = ["dd", f"if={source}", f"of={work / 'dd.bin'}", "bs=1M", "conv=fsync", "status=none"]
+    idle = rss_mib(edge.process.pid)
+
+    async def dd(n: int) -> float:
+        return timed(copy)
+
+    async def md5(n: int) -> float:
+        return md5_seconds(source)
+
+    async def single(n: int) -> float:
+        url = (await edge.call("PUT", f"{edge.files}/single{n}.bin", {}))["url"]
+        return timed(curl_put(url, source))
+
+    async def one_by_one(n: int) -> float:
+        return await multipart_upload(edge, f"serial{n}.bin", pieces, at_once=1)
+
+    async def at_once(n: int) -> float:
+        return await multipart_upload(edge, f"multi{n}.bin", pieces, at_once=parts)
+
+    async def fetch(name: str) -> float:
+        url = (await edge.call("GET", f"{edge.files}/{name}?url_only=true"))["url"]
+        return timed(curl_get(url))
+
+    runs = [
+        ("dd conv=fsync (copy ceiling)", dd, False),
+        ("MD5 over the bytes (upload ceiling)", md5, False),
+        ("upload, single part", single, True),
+        ("download, single-part file", lambda n: fetch("single0.bin"), True),
+        (f"upload, {parts} parts one after another + complete", one_by_one, True),
+        (f"upload, {parts} parts at once + complete", at_once, True),
+        (f"download, {parts}-part file", lambda n: fetch("multi0.bin"), True),
+    ]
+    rows = []
+    for name, run, server in runs:
+        seconds, peak = await best_of(rounds, run, edge.process.pid)
+        rows.append(Row(name, seconds, size, peak - idle if server else None))
+    return rows
+
+
+async def best_of(
+    rounds: int, run: Callable[[int], Awaitable[float]], pid: int
+) -> tuple[float, float]:
+    """The shortest time of `rounds` runs, and the highest RSS of the server during them."""
+    best, highest = float("inf"), 0.0
+    for n in range(rounds):
+        with peak_rss(pid) as peak:
+            best = min(best, await run(n))
+        highest = max(highest, peak[0])
+    return best, highest
+
+
+def split(source: Path, work: Path, size: int, parts: int) -> list[Path]:
+    pieces = []
+    with source.open("rb") as handle:
+        for n in range(parts):
+            piece = work / f"part{n + 1}"
+            piece.write_bytes(handle.read(size // parts))
+            pieces.append(piece)
+    return pieces
+
+
+async def multipart_upload(edge: Edge, name: str, pieces: list[Path], at_once: int) -> float:
+    """Start, send the parts (`at_once` at a time, each through its own curl), complete."""
+    parts = len(pieces)
+    started = await edge.call("PUT", f"{edge.files}/{name}", {"num_parts": parts})
+    sends = list(zip(started["urls"], pieces, strict=True))
+    began = time.perf_counter()
+    for first in range(0, parts, at_once):
+        running = [
+            subprocess.Popen(curl_put(url, piece), stdout=subprocess.DEVNULL)
+            for url, piece in sends[first : first + at_once]
+        ]
+        assert all(p.wait() == 0 for p in running)
+    done = {"completed_upload_id": started["upload_id"], "num_parts": parts}
+    await edge.call("PUT", f"{edge.files}/{name}", done)
+    return time.perf_counter() - began
+
+
+async def small_files(edge: Edge, count: int, concurrency: int) -> float:
+    data = os.urandom(SMALL)
+    queue = iter(range(count))
+
+    async def worker(session: aiohttp.ClientSession) -> None:
+        for n in queue:
+            where = f"{edge.files}/small/{n % 100}/{n}.bin"
+            async with session.put(where, json={}, headers=edge.auth) as response:
+                url = (await response.json())["url"]
+            async with session.put(url, data=data) as response:
+                assert response.status == 200, await response.text()
+
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(edge.base, connector=connector) as session:
+        began = time.perf_counter()
+        await asyncio.gather(*(worker(session) for _ in range(concurrency)))
+        return time.perf_counter() - began
+
+
+def print_big(rows: list[Row]) -> None:
+    dd, md5 = rows[0].mbps, rows[1].mbps
+    print(f"{'transfer':44} {'MB/s':>8} {'vs dd':>7} {'vs MD5':>7} {'RSS +MiB':>9}")
+    for row in rows:
+        rss = f"{row.rss:9.1f}" if row.rss is not None else f"{'':9}"
+        vs_md5 = f"{row.mbps / md5:6.2f}x" if row.name.startswith("upload") else f"{'':7}"
+        print(f"{row.name:44} {row.mbps:8.0f} {row.mbps / dd:6.2f}x {vs_md5} {rss}")
+
+
+async def run(size_mib: int, parts: int, small: int, concurrency: int, rounds: int) -> None:
+    work = Path(tempfile.mkdtemp(prefix="edge-files-bench-"))
+    edge = Edge(work / "edge")
+    try:
+        await edge.prepare()
+        print(
+            f"command: {' '.join([Path(sys.executable).name, '-m', 'bench.files', *sys.argv[1:]])}"
+        )
+        print(f"{size_mib} MiB through presigned URLs, curl on loopback, one disk ({work})")
+        print(f"machine before: {machine()}")
+        print(f"best of {rounds} rounds per row\n")
+        print_big(await big_files(edge, work, size_mib * MIB, parts, rounds))
+        baseline = small_writes(work / "small", small)
+        cpu = cpu_seconds(edge.process.pid)
+        seconds = await small_files(edge, small, concurrency)
+        busy = (cpu_seconds(edge.process.pid) - cpu) / seconds
+        print(f"\n{small} files of 4 KiB, concurrency {concurrency}")
+        print(f"{'writer':42} {'files/s':>8} {'ratio':>7}")
+        print(f"{'4 KiB write + fsync, one after another':42} {small / baseline:8.0f} {1:6.2f}x")
+        ratio = baseline / seconds
+        print(f"{'edge: PUT for a URL + upload':42} {small / seconds:8.0f} {ratio:6.2f}x")
+        print(f"edge server CPU during the small files: {busy * 100:.0f}% of one core")
+        print(f"machine after: {machine()}")
+    finally:
+        edge.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--size-mib", type=int, default=256)
+    parser.add_argument("--parts", type=int, default=8)
+    parser.add_argument("--small", type=int, default=10_000)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    asyncio.run(run(args.size_mib, args.parts, args.small, args.concurrency, args.rounds))
+
+
+if __name__ == "__main__":
+    main()

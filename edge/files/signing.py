@@ -1,0 +1,103 @@
+"""Presigned URLs: this server's own, HMAC-signed, time-limited URLs for one object.
+
+A URL is bound to its method, group, path, upload and part, and carries the permissions
+checked when it was issued (`rights`); the signature covers all of them and the expiry, so
+changing any one (another path, another part, a later expiry, more rights) makes it a 403.
+The key is `keys/files-url.key` in the data folder, apart from the token keys. The
+signature travels in the query parameter `signature`, which logs must not show.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+from edge import clock
+from edge.errors import Denied
+from storage import layout
+
+KEY_FILE = "files-url.key"
+PREFIX = "/v2/presigned/groups"  # {PREFIX}/{group_id}/files/{path without its leading /}
+SIGNATURE = "signature"
+FIELDS = ("expires", "rights", "upload_id", "part_number", SIGNATURE)
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What one presigned URL allows: one method on one object, until `expires`."""
+
+    method: str
+    group_id: str
+    path: str
+    rights: tuple[str, ...]
+    expires: int  # Unix seconds
+    upload_id: str = ""
+    part_number: int = 0
+
+
+def load_key(data_dir: Path) -> bytes:
+    folder = layout.keys_dir(data_dir)
+    folder.mkdir(mode=layout.SECRET_DIR_MODE, parents=True, exist_ok=True)
+    path = folder / KEY_FILE
+    if not path.exists():
+        layout.write_secret(path, secrets.token_bytes(32))
+    return path.read_bytes()
+
+
+class UrlSigner:
+    def __init__(self, secret: bytes) -> None:
+        self._secret = secret
+
+    def url(self, base: str, grant: Grant) -> str:
+        """The full URL: the server's base, the object's path, the signed query."""
+        group, path = quote(grant.group_id, safe=""), quote(grant.path.lstrip("/"), safe="/")
+        where = f"{PREFIX}/{group}/files/{path}"
+        return f"{base}{where}?{urlencode(self.query(grant))}"
+
+    def query(self, grant: Grant) -> dict[str, str]:
+        query = {"expires": str(grant.expires), "rights": ",".join(grant.rights)}
+        if grant.upload_id:
+            query["upload_id"] = grant.upload_id
+        if grant.part_number:
+            query["part_number"] = str(grant.part_number)
+        query[SIGNATURE] = self._sign(grant)
+        return query
+
+    def verify(self, method: str, group_id: str, path: str, query: Mapping[str, str]) -> Grant:
+        """The grant a request's URL carries; Denied if it was changed or has expired."""
+        unknown = sorted(set(query) - set(FIELDS))
+        if unknown or SIGNATURE not in query or "expires" not in query:
+            raise Denied("This is not a presigned URL of this server")
+        try:
+            expires, part = int(query["expires"]), int(query.get("part_number", "0"))
+        except ValueError:
+            raise Denied("This is not a presigned URL of this server") from None
+        rights = tuple(r for r in query.get("rights", "").split(",") if r)
+        upload_id = query.get("upload_id", "")
+        grant = Grant(method, group_id, path, rights, expires, upload_id, part)
+        if not hmac.compare_digest(self._sign(grant).encode(), query[SIGNATURE].encode()):
+            raise Denied("The presigned URL's signature does not match (changed or not ours)")
+        if clock.now().timestamp() > expires:
+            raise Denied("The presigned URL has expired; ask for a new one")
+        return grant
+
+    def _sign(self, grant: Grant) -> str:
+        message = "\n".join(
+            (
+                grant.method,
+                grant.group_id,
+                grant.path,
+                grant.upload_id,
+                str(grant.part_number),
+                str(grant.expires),
+                ",".join(grant.rights),
+            )
+        )
+        digest = hmac.new(self._secret, message.encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()

@@ -1,0 +1,304 @@
+"""The blob store: the bytes of files on local disk, under the data folder's `blobs/`.
+
+Every blob is streamed to a temporary file in `tmp/` (hashed as it goes), fsynced, renamed
+into place and its folder fsynced: a reader never sees half a file, and a crash leaves at
+most a temporary file or a blob no index row names, both removed by the next start's sweep.
+Blobs never change in place; a new upload makes a new blob, and the old one is unlinked
+once no row names it. Parts of multipart uploads wait in `uploads/<upload id>/`; on
+completion each becomes one of the file's blobs (a hard link: no byte is copied again).
+
+The stream is read through a bounded buffer: one chunk is hashed and written by worker
+threads while the next is read from the network, so memory stays a few MiB whatever the
+size of the upload, and MD5 runs beside the event loop rather than on it.
+
+A backup holds the blobs (a shared lock on `blobs.lock`, `hold`) while it copies them;
+unlinking takes that lock exclusively and leaves the work to the next sweep when it cannot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import functools
+import hashlib
+import os
+import secrets
+import shutil
+import threading
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, TypeVar
+
+from storage import layout
+from storage.space import DiskFull, is_full
+
+CHUNK = 1 << 20  # bytes handed to the worker threads at a time
+WORKERS = 16
+T = TypeVar("T")
+NAME_LENGTH = 24
+TEMP_PREFIX, TEMP_SUFFIX = "blob-", ".tmp"
+
+
+class LimitExceeded(Exception):
+    """The stream went past the number of bytes it was allowed."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
+
+
+@dataclass(frozen=True)
+class Received:
+    """A stream written to a temporary file, fsynced, with its size and MD5 digest."""
+
+    path: Path
+    size: int
+    md5: bytes
+
+
+def _no_fault(size: int) -> None:
+    """The default of `BlobStore.before_write`: the disk has room."""
+
+
+def new_name() -> str:
+    """96 random bits in hex, from one call to the OS (a name per upload, on the hot path)."""
+    return secrets.token_hex(NAME_LENGTH // 2)
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def disk_errors() -> Iterator[None]:
+    """ENOSPC and EDQUOT become DiskFull, whichever call met them."""
+    try:
+        yield
+    except OSError as exc:
+        if is_full(exc):
+            raise DiskFull(str(exc.strerror)) from None
+        raise
+
+
+@contextlib.contextmanager
+def hold(data_dir: Path) -> Iterator[None]:
+    """Keep every blob in place while a backup copies them (a shared lock)."""
+    fd = os.open(data_dir / layout.BLOBS_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)
+
+
+class _Sink:
+    """The temporary file a stream goes to. Each chunk is hashed by one worker thread while
+    another writes it (MD5 and the copy to the page cache run side by side); the write holds
+    a lock so an abort never races it."""
+
+    def __init__(self, store: BlobStore) -> None:
+        self.path = store.tmp / f"{TEMP_PREFIX}{new_name()}{TEMP_SUFFIX}"
+        with disk_errors():
+            self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        self.md5 = hashlib.md5(usedforsecurity=False)
+        self._store = store
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def hash(self, pieces: list[bytes]) -> None:
+        for piece in pieces:
+            self.md5.update(piece)
+
+    def write(self, pieces: list[bytes]) -> None:
+        with self._lock, disk_errors():
+            if self._closed:
+                return
+            self._store.before_write(sum(len(p) for p in pieces))
+            for piece in pieces:
+                view = memoryview(piece)
+                while view:
+                    view = view[os.write(self.fd, view) :]
+
+    def finish(self) -> None:
+        with self._lock, disk_errors():
+            self._store.before_write(0)
+            os.fsync(self.fd)
+            os.close(self.fd)
+            self._closed = True
+
+    def abort(self) -> None:
+        with self._lock:
+            if not self._closed:
+                os.close(self.fd)
+                self._closed = True
+        self.path.unlink(missing_ok=True)
+
+
+class BlobStore:
+    """Blobs of one data folder. Blocking calls are meant for worker threads."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.root = data_dir / layout.BLOBS_DIR
+        self.tmp = data_dir / layout.TMP_DIR
+        self.uploads = data_dir / layout.UPLOADS_DIR
+        self._lock_path = data_dir / layout.BLOBS_LOCK_FILE
+        # Called before every write to disk with its size: the seam where tests inject a
+        # full disk (an OSError with errno ENOSPC), whoever runs them.
+        self.before_write: Callable[[int], None] = _no_fault
+        # Many uploads wait on fsync at once; the filesystem commits their journal together.
+        self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="edge-blobs")
+
+    def path_of(self, blob: str) -> Path:
+        return self.root / blob[:2] / blob
+
+    async def receive(self, chunks: AsyncIterable[bytes], limit: int) -> Received:
+        """Stream to a temporary file through a bounded buffer, computing MD5 over every
+        byte. LimitExceeded past `limit` bytes, DiskFull when the disk is; either way the
+        temporary file is gone."""
+        sink = await self.run(_Sink, self)  # creating a file may wait on the disk
+        pending: list[asyncio.Future[None]] = []
+        pieces: list[bytes] = []  # as received: handed over without copying
+        held = size = 0
+        try:
+            async for chunk in chunks:
+                pieces.append(chunk)
+                held, size = held + len(chunk), size + len(chunk)
+                if size > limit:
+                    raise LimitExceeded(limit)
+                if held >= CHUNK:
+                    await asyncio.gather(*pending)
+                    pending = [self._submit(sink.hash, pieces), self._submit(sink.write, pieces)]
+                    pieces, held = [], 0
+            await asyncio.gather(*pending)
+            await asyncio.gather(self._submit(sink.hash, pieces), self._submit(sink.write, pieces))
+            await self.run(sink.finish)
+        except BaseException:
+            sink.abort()
+            raise
+        return Received(sink.path, size, sink.md5.digest())
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """A blocking call of this store on its own threads (disk waits must not hold the
+        event loop, nor queue behind other work in the loop's default pool)."""
+        return await self._submit(fn, *args)
+
+    def _submit(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        return asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(fn, *args))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+    def place(self, temp: Path) -> str:
+        """Rename a finished temporary file into the store; returns the new blob's name."""
+        blob = new_name()
+        with disk_errors():
+            folder = self._folder(self.root / blob[:2], self.root)
+            os.replace(temp, folder / blob)
+            fsync_dir(folder)
+        return blob
+
+    def place_part(self, temp: Path, upload_id: str, part_number: int) -> str:
+        """Rename a received part into its upload's folder; returns the part file's name."""
+        name = f"{part_number}-{new_name()}"
+        with disk_errors():
+            folder = self._folder(self.uploads / upload_id, self.uploads)
+            os.replace(temp, folder / name)
+            fsync_dir(folder)
+        return name
+
+    def part_path(self, upload_id: str, name: str) -> Path:
+        return self.uploads / upload_id / name
+
+    def adopt(self, parts: Sequence[Path]) -> list[str]:
+        """Received parts become the blobs of their file, in order: hard-linked into the
+        store (their bytes were fsynced when they arrived; nothing is copied), each folder
+        fsynced once. The parts stay where they were, so a failed or interrupted completion
+        can be retried, until their upload's folder goes. All of them, or none."""
+        names: list[str] = []
+        try:
+            with disk_errors():
+                self.before_write(0)
+                for part in parts:
+                    blob = new_name()
+                    os.link(part, self._folder(self.root / blob[:2], self.root) / blob)
+                    names.append(blob)
+                for folder in {self.path_of(name).parent for name in names}:
+                    fsync_dir(folder)
+        except BaseException:
+            for name in names:
+                self.unlink_new(name)
+            raise
+        return names
+
+    def discard(self, temp: Path) -> None:
+        temp.unlink(missing_ok=True)
+
+    def unlink(self, blobs: Iterable[str]) -> bool:
+        """Unlink blobs unless a backup holds the store (then False: the sweep retries)."""
+        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            for blob in blobs:
+                self.path_of(blob).unlink(missing_ok=True)
+            return True
+        finally:
+            os.close(fd)
+
+    def unlink_new(self, blob: str) -> None:
+        """Unlink a blob no committed row ever named (no backup can be copying it)."""
+        self.path_of(blob).unlink(missing_ok=True)
+
+    def remove_upload(self, upload_id: str) -> None:
+        shutil.rmtree(self.uploads / upload_id, ignore_errors=True)
+
+    def open(self, blobs: Iterable[str]) -> list[BinaryIO]:
+        """Blobs for reading, all opened before a byte is sent; FileNotFoundError if one is
+        gone (none stays open then). Once open, an unlink or an overwrite cannot change what
+        the reader gets."""
+        opened: list[BinaryIO] = []
+        try:
+            for blob in blobs:
+                opened.append(open(self.path_of(blob), "rb"))
+        except BaseException:
+            for handle in opened:
+                handle.close()
+            raise
+        return opened
+
+    # -- what a sweep looks at ----------------------------------------------------------
+    def names_on_disk(self) -> Iterator[list[str]]:
+        """Blob names found on disk, one folder at a time."""
+        if not self.root.is_dir():
+            return
+        for folder in sorted(self.root.iterdir()):
+            if folder.is_dir():
+                yield sorted(p.name for p in folder.iterdir() if p.is_file())
+
+    def upload_folders(self) -> list[str]:
+        if not self.uploads.is_dir():
+            return []
+        return sorted(p.name for p in self.uploads.iterdir() if p.is_dir())
+
+    def clear_temporary(self) -> int:
+        """Remove temporary files a crash left behind (only at start: nothing is in flight)."""
+        found = list(self.tmp.glob(f"{TEMP_PREFIX}*{TEMP_SUFFIX}")) if self.tmp.is_dir() else []
+        for path in found:
+            path.unlink(missing_ok=True)
+        return len(found)
+
+    @staticmethod
+    def _folder(folder: Path, parent: Path) -> Path:
+        if not folder.is_dir():
+            folder.mkdir(parents=True, exist_ok=True)
+            fsync_dir(parent)
+        return folder

@@ -1,0 +1,99 @@
+"""The blob store alone: streamed writes with MD5, limits, cleanup on failure, parts put
+together in the kernel or, failing that, in user space; a full database is DiskFull."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import apsw
+import pytest
+
+from storage import blobs, layout
+from storage.blobs import BlobStore, LimitExceeded
+from storage.database import Database
+from storage.space import DiskFull
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> BlobStore:
+    layout.prepare(tmp_path)
+    return BlobStore(tmp_path)
+
+
+async def chunks(data: bytes, size: int = 7000) -> AsyncIterator[bytes]:
+    for start in range(0, len(data), size):
+        yield data[start : start + size]
+
+
+async def test_receive_hashes_and_places_every_byte(store: BlobStore) -> None:
+    data = os.urandom(3 * blobs.CHUNK + 123)
+    received = await store.receive(chunks(data), len(data))
+    assert (received.size, received.md5) == (len(data), hashlib.md5(data).digest())
+    blob = store.place(received.path)
+    assert store.path_of(blob).read_bytes() == data
+    assert not received.path.exists() and list(store.tmp.iterdir()) == []
+
+
+async def test_past_the_limit_nothing_stays(store: BlobStore) -> None:
+    with pytest.raises(LimitExceeded):
+        await store.receive(chunks(os.urandom(10_000)), 9_999)
+    assert list(store.tmp.iterdir()) == []
+
+
+async def test_a_full_disk_is_disk_full_and_nothing_stays(store: BlobStore) -> None:
+    def full(size: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    store.before_write = full
+    with pytest.raises(DiskFull):
+        await store.receive(chunks(os.urandom(2 * blobs.CHUNK)), 1 << 30)
+    assert list(store.tmp.iterdir()) == []
+
+
+async def test_a_broken_stream_leaves_nothing(store: BlobStore) -> None:
+    async def broken() -> AsyncIterator[bytes]:
+        yield os.urandom(blobs.CHUNK + 1)
+        raise ConnectionResetError
+
+    with pytest.raises(ConnectionResetError):
+        await store.receive(broken(), 1 << 30)
+    assert list(store.tmp.iterdir()) == []
+
+
+def test_a_part_is_adopted_without_a_copy(store: BlobStore) -> None:
+    part = store.uploads / "upload" / "1-x"
+    part.parent.mkdir()
+    part.write_bytes(b"part one")
+    [blob] = store.adopt([part])
+    assert store.path_of(blob).read_bytes() == b"part one"
+    assert store.path_of(blob).stat().st_ino == part.stat().st_ino
+    store.remove_upload("upload")
+    assert store.path_of(blob).read_bytes() == b"part one"  # the blob outlives the upload
+
+
+def test_unlink_waits_while_a_backup_holds_the_blobs(store: BlobStore, tmp_path: Path) -> None:
+    (store.tmp / "x").write_bytes(b"x")
+    blob = store.place(store.tmp / "x")
+    with blobs.hold(tmp_path):
+        assert store.unlink([blob]) is False
+        assert store.path_of(blob).exists()
+    assert store.unlink([blob]) is True
+    assert not store.path_of(blob).exists()
+
+
+async def test_a_full_database_is_disk_full(tmp_path: Path) -> None:
+    db = Database.open(tmp_path / "edge.db")
+    try:
+
+        def full(conn: apsw.Connection) -> None:
+            raise apsw.FullError("database or disk is full")
+
+        with pytest.raises(DiskFull):
+            await db.write(full)
+        assert await db.write(lambda c: 1) == 1
+    finally:
+        db.close()
