@@ -5,6 +5,11 @@ level) and a target user with no grants of their own. `grow` has the admin creat
 (each gives the admin an access object: create_own_access) and grant the plain user read
 access to each, with concurrent clients (this is setup, not a measured figure), and reports
 the rate per step so that a creation rate that sinks as the site grows shows.
+
+Before any of that, staff makes a project with BASELINE groups that both callers may read
+(the admin as org admin, the plain user through one project access), so that a page of
+100 groups is full at every N and holds the same rows: a list page then compares like with
+like, and what changes with N is only what the callers hold.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from bench.servers import PASSWORD
 MEMBER_PASSWORD = "bench-member-password-1"
 WORDS = ("north", "south", "east", "west", "day", "night", "early", "late", "inner", "outer")
 SEARCH_WORD = WORDS[0]  # one group in ten carries it
+BASELINE = 110  # groups every caller may read before N grows (a page of 100 stays full)
 
 
 @dataclass
@@ -64,6 +70,7 @@ async def build(base: str, alias: str) -> World:
         reader = {"user_permissions": {"can_read": True}}
         user_id = await _user(session, base, admin, alias, "user", reader)
         target_id = await _user(session, base, admin, alias, "target", None)
+        await _baseline(session, base, scoped, admin, user_id)
     world = World(base, alias, admin_id, user_id, target_id)
     await world.sign_in_all()
     return world
@@ -93,6 +100,19 @@ async def grow(world: World, size: int, concurrency: int = 8) -> Step:
         granted = time.perf_counter() - began
     world.groups.extend(created)
     return Step(size, len(created), len(created) / made, len(created) / granted)
+
+
+async def _baseline(
+    session: aiohttp.ClientSession, base: str, staff: str, admin: str, user_id: str
+) -> None:
+    """A project of BASELINE groups (made by staff, so nobody holds access to them one by
+    one) whose groups the plain user may read through one project access."""
+    project = await _created_id(session, base, staff, "/v2/projects", {"name": "Base"}, "project")
+    for i in range(BASELINE):
+        body = {"name": f"Base {i} {WORDS[i % len(WORDS)]}", "project_id": project}
+        await _call(session, base, "POST", "/v2/groups", staff, body)
+    grant = {"group_permissions": {"can_read": True}}
+    await _call(session, base, "POST", f"/v2/projects/{project}/access/{user_id}", admin, grant)
 
 
 async def check(base: str, path: str, token: str) -> None:
