@@ -50,6 +50,11 @@ def epoch(conn: Tx) -> int:
     return int(scalar(conn, "SELECT value FROM access_epoch WHERE id = 1") or 0)
 
 
+def bump_epoch(conn: Tx) -> None:
+    """For changes no trigger sees: org and project settings, which callers keep too."""
+    conn.execute("UPDATE access_epoch SET value = value + 1 WHERE id = 1")
+
+
 # -- point queries of the permission engine ----------------------------------------------
 def held_roles(conn: Tx, account_id: str) -> list[str]:
     """Active roles the account holds through active role access (a few: the org caps it)."""
@@ -150,16 +155,24 @@ def holdings(conn: Tx, org_id: str, account_ids: Sequence[str]) -> list[tuple[st
     return out
 
 
-def target_states(conn: Tx, kind: str, target_ids: Sequence[str]) -> dict[str, tuple[bool, str]]:
+def target_states(
+    conn: Tx, project_ids: Sequence[str], group_ids: Sequence[str]
+) -> dict[str, tuple[bool, str]]:
     """Whether each project or group is active, and a group's project ('' for none)."""
-    if not target_ids or kind not in ("project", "group"):
+    parts: list[str] = []
+    params: list[str] = []
+    if project_ids:
+        parts.append(f"SELECT id, is_active, '' FROM projects WHERE id IN ({marks(project_ids)})")
+        params.extend(project_ids)
+    if group_ids:
+        parts.append(
+            "SELECT id, is_active, coalesce(project_id, '') FROM groups"
+            f" WHERE id IN ({marks(group_ids)})"
+        )
+        params.extend(group_ids)
+    if not parts:
         return {}
-    project = "project_id" if kind == "group" else "''"
-    rows = conn.execute(
-        f"SELECT id, is_active, coalesce({project}, '') FROM {TARGET_TABLES[kind]}"
-        f" WHERE id IN ({marks(target_ids)})",
-        tuple(target_ids),
-    )
+    rows = conn.execute(" UNION ALL ".join(parts), tuple(params))
     return {str(r[0]): (bool(r[1]), str(r[2])) for r in rows}
 
 

@@ -1,8 +1,17 @@
 """The database: one writer thread beside reader connections.
 
-Point queries run inline on the event loop's own reader (about 5 us); scans, counts and
-full-text searches go to a small pool of worker threads, each with its own connection,
-so a long query never stalls the loop (apsw releases the GIL inside SQLite).
+Point queries run inline on the event loop's own reader (a few microseconds); scans,
+counts and full-text searches go to a small pool of worker threads, each with its own
+connection, so a long query never stalls the loop (apsw releases the GIL inside SQLite).
+
+On the event loop, the reads of one loop iteration share one read transaction (a
+snapshot), ended by a callback at the next iteration. A statement outside a transaction
+opens and closes one of its own, which costs more than a point query itself (measured:
+3.9 us against 0.8 us for the one-row epoch read); a request makes several. Sharing is
+safe because a request that overlaps a commit may see the state before it, and every
+write ends the snapshot as soon as its caller resumes, so a writer always reads what it
+wrote. `read_memo` keeps an answer for the rest of the snapshot (it cannot change inside
+one): the cache epochs are read once per iteration, not once per request.
 """
 
 from __future__ import annotations
@@ -70,6 +79,10 @@ class Database:
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(SCAN_WORKERS, thread_name_prefix="edge-reader")
         self._closed = False
+        self._snapshot = 0  # the loop reader's snapshot: 0 when none is open
+        self._loop_conn: apsw.Connection | None = None  # the reader that holds it
+        self._snapshots = 0  # snapshots opened, to tell memos of one from another
+        self._memo: dict[str, Any] = {}
 
     @classmethod
     def open(cls, path: Path) -> Database:
@@ -98,21 +111,80 @@ class Database:
             return await self._writer.run(fn)
         except apsw.FullError:  # the transaction rolled back: nothing was written
             raise DiskFull("the database cannot grow: the disk is full") from None
+        finally:
+            self.end_snapshot()
 
     def submit(self, fn: WriteFn[T]) -> asyncio.Future[T]:
         """Queue a write now and await its commit later: writes queued this way commit in
         the order of the calls, which a coroutine started later cannot promise."""
-        return asyncio.wrap_future(self._writer.submit(fn))
+        future = asyncio.wrap_future(self._writer.submit(fn))
+        future.add_done_callback(lambda _: self.end_snapshot())  # runs before the awaiter
+        return future
 
     def write_sync(self, fn: WriteFn[T]) -> T:
         try:
             return self._writer.run_sync(fn)
         except apsw.FullError:
             raise DiskFull("the database cannot grow: the disk is full") from None
+        finally:
+            self.end_snapshot()
 
     def read(self, fn: ReadFn[T]) -> T:
-        """A short query on this thread's reader connection."""
-        return fn(self._reader())
+        """A short query on this thread's reader connection (inside the loop's snapshot
+        when this is the event loop's thread)."""
+        conn = self._reader()
+        if not self._snapshot:
+            self._open_snapshot(conn)
+        return fn(conn)
+
+    def read_memo(self, key: str, fn: ReadFn[T]) -> T:
+        """`read`, with the answer kept for the rest of the loop's snapshot."""
+        conn = self._reader()
+        if not self._snapshot:
+            self._open_snapshot(conn)
+        if not self._snapshot or conn is not self._loop_conn:
+            return fn(conn)
+        if key not in self._memo:
+            self._memo[key] = fn(conn)
+        return self._memo[key]  # type: ignore[no-any-return]
+
+    def _open_snapshot(self, conn: apsw.Connection) -> None:
+        loop = asyncio._get_running_loop()
+        if loop is None or conn.in_transaction:
+            return  # not the event loop's thread (a worker, a command), or a nested read
+        conn.execute("BEGIN")  # deferred: the snapshot is taken by the first read
+        self._snapshots += 1
+        self._snapshot = self._snapshots
+        self._loop_conn = conn
+        self._memo.clear()
+        loop.call_soon(self._end_snapshot_of, self._snapshot)
+
+    def _end_snapshot_of(self, snapshot: int) -> None:
+        if self._snapshot == snapshot:
+            self.end_snapshot()
+
+    def end_snapshot(self) -> None:
+        """End the loop reader's snapshot now (after a write: the next read sees it). Only
+        the thread that holds it may: another thread's writes reach it at its next turn."""
+        conn = self._loop_conn
+        if not self._snapshot or conn is None or getattr(self._local, "conn", None) is not conn:
+            return
+        assert conn is not None
+        self._snapshot = 0
+        self._memo.clear()
+        if self._closed:
+            return
+        try:
+            conn.execute("COMMIT")
+        except apsw.Error as exc:
+            # A read transaction left open would serve this old state forever: drop it,
+            # and the connection with it if even that fails (the next read opens another).
+            log.warning("could not end a read snapshot (%s); rolling it back", exc)
+            try:
+                conn.execute("ROLLBACK")
+            except apsw.Error:
+                self._local.conn = None
+                self._loop_conn = None
 
     async def scan(self, fn: ReadFn[T]) -> T:
         """A longer query on a worker thread, so the event loop keeps serving."""

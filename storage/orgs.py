@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from storage.access import bump_epoch
 from storage.listing import Field, Table, common_fields
 from storage.records import ORGS, Org
 from storage.rows import Tx, insert_record, record, update_record
@@ -16,13 +17,17 @@ def get(conn: Tx, org_id: str) -> Org | None:
 
 
 def patch(conn: Tx, org_id: str, changes: dict[str, object]) -> bool:
+    """Callers keep their org's settings (edge/access/engine.py): a change ends them."""
+    bump_epoch(conn)
     return update_record(conn, ORGS, org_id, changes)
 
 
 def delete(conn: Tx, org_id: str) -> bool:
     conn.execute("DELETE FROM aliases WHERE owner_id = ?", (org_id,))
     conn.execute("DELETE FROM orgs WHERE id = ?", (org_id,))
-    return conn.changes() == 1
+    deleted = conn.changes() == 1
+    bump_epoch(conn)
+    return deleted
 
 
 def _column(kind: str, name: str, folded: bool = False) -> Field:

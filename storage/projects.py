@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from storage.access import bump_epoch
 from storage.listing import Field, Table, common_fields
 from storage.records import PROJECTS, USERS, Project, User
 from storage.rows import Tx, insert_record, one, record, records, update_record
@@ -39,6 +40,9 @@ def name_taken(conn: Tx, org_id: str, name_folded: str, project_id: str) -> bool
 
 
 def patch(conn: Tx, project_id: str, changes: dict[str, object]) -> bool:
+    """Callers keep their session project's settings (edge/access/engine.py): a change
+    ends them."""
+    bump_epoch(conn)
     return update_record(conn, PROJECTS, project_id, changes)
 
 

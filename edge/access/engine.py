@@ -32,8 +32,11 @@ from edge.errors import Denied
 from edge.principal import Principal
 from storage import access as store
 from storage import groups as group_store
+from storage import orgs as org_store
+from storage import projects as project_store
 from storage.database import Database
 from storage.records import Access
+from storage.rows import Tx
 
 MEMO_LIMIT = 4096  # targets remembered per caller; past it the memo starts over
 
@@ -51,6 +54,7 @@ class Caller:
         self._grants: dict[str, tuple[Access, ...]] = {}
         self._group_projects: dict[str, str | None] = {}
         self._admin_anywhere: bool | None = None
+        self._settings: tuple[dict[str, Any], dict[str, Any]] | None = None
 
     @property
     def is_org_admin(self) -> bool:
@@ -115,6 +119,26 @@ class Caller:
         """The projects the caller administers (admin grants are few: a partial index)."""
         return self._db.read(lambda c: store.admin_projects(c, self.grantees))
 
+    def settings(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The settings of the caller's org and of its session's project ({} for none),
+        read once per cached caller: changing either bumps the access epoch."""
+        if self._settings is None:
+            self._settings = self._db.read(self._read_settings)
+        return self._settings
+
+    def _read_settings(self, conn: Tx) -> tuple[dict[str, Any], dict[str, Any]]:
+        org_id, project_id = self.principal.org_id, self.principal.project_id
+        if org_id is None:
+            return ({}, {})
+        org = org_store.get(conn, org_id)
+        project = project_store.get_in_org(conn, org_id, project_id) if project_id else None
+        return (org.settings if org else {}, project.settings if project else {})
+
+    def pii_admin_only(self) -> bool:
+        """Whether PII is shown to admins only (the org's setting or the session project's)."""
+        org, project = self.settings()
+        return bool(org.get("pii_admin_only", False) or project.get("pii_admin_only", False))
+
     def sees_all(self, resource: str) -> bool:
         """May read every resource of this kind in the org (lists need no filter)."""
         return self.org.allows(resource, "read")
@@ -148,7 +172,7 @@ class Permissions:
         self._db = db
         self.cache: CallerCache[Caller] | None = None
         if cache:
-            self.cache = CallerCache(lambda: db.read(store.epoch))
+            self.cache = CallerCache(lambda: db.read_memo("access_epoch", store.epoch))
 
     def caller(self, principal: Principal) -> Caller:
         key = principal  # per session: a project-scoped session stands apart

@@ -81,8 +81,8 @@ def of_account(db: Database, org_id: str, account_id: str) -> Holdings:
 
 
 def _target_states(db: Database, grants: Sequence[Access]) -> dict[str, tuple[bool, str]]:
-    out: dict[str, tuple[bool, str]] = {}
-    for kind in ("project", "group"):
-        wanted = sorted({a.target_id for a in grants if a.kind == kind})
-        out.update(db.read(lambda c, k=kind, w=wanted: store.target_states(c, k, w)))  # type: ignore[misc]
-    return out
+    projects = sorted({a.target_id for a in grants if a.kind == "project"})
+    groups = sorted({a.target_id for a in grants if a.kind == "group"})
+    if not projects and not groups:
+        return {}
+    return db.read(lambda c: store.target_states(c, projects, groups))

@@ -55,6 +55,14 @@ class Crud:
         return cls(*(bool(raw.get(k, False)) for k in FLAGS))
 
 
+def crud_json(raw: Any) -> dict[str, bool]:
+    """A stored permission block as the interface shows it: the four flags, each a bool
+    (what `Crud.from_json(raw).to_json()` gives, without building the Crud)."""
+    if not isinstance(raw, dict):
+        return dict.fromkeys(FLAGS, False)
+    return {k: bool(raw.get(k, False)) for k in FLAGS}
+
+
 NO_CRUD = Crud()
 FULL_CRUD = Crud(True, True, True, True)
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from edge import clock, fields, ids
-from edge.access.levels import BLOCKS, BLOCKS_BY_KIND, FULL_CRUD, RESOURCES, Crud
+from edge.access.levels import BLOCKS, BLOCKS_BY_KIND, FULL_CRUD, RESOURCES, Crud, crud_json
 from edge.errors import ValidationError
 from storage.records import Access
 
@@ -167,7 +167,7 @@ def level_permissions(access: Access | None, kind: str) -> dict[str, Any]:
         "can_update": bool(access and access.can_update),
     }
     for resource in BLOCKS_BY_KIND[kind]:
-        out[BLOCKS[resource]] = Crud.from_json(blocks.get(BLOCKS[resource])).to_json()
+        out[BLOCKS[resource]] = crud_json(blocks.get(BLOCKS[resource]))
     return out
 
 
@@ -187,7 +187,7 @@ def present(access: Access, *, admin: bool) -> dict[str, Any]:
     if kind != "role":
         out["is_admin"] = access.is_admin
     for resource in BLOCKS_BY_KIND[kind]:
-        out[BLOCKS[resource]] = Crud.from_json(access.permissions.get(BLOCKS[resource])).to_json()
+        out[BLOCKS[resource]] = crud_json(access.permissions.get(BLOCKS[resource]))
     out["tags"] = access.tags
     out["is_delete_protected"] = access.is_delete_protected
     if admin:

@@ -44,7 +44,7 @@ class Tokens:
         self._keys = keys
         self.cache: PrincipalCache | None = None
         if cache:
-            self.cache = PrincipalCache(lambda: db.read(credentials.auth_epoch))
+            self.cache = PrincipalCache(lambda: db.read_memo("auth_epoch", credentials.auth_epoch))
 
     async def open_session(
         self,

@@ -116,14 +116,6 @@ class Devices:
                 raise NotFound("Device not found")
             raise Denied(f"Not permitted to {action} this device")
 
-    def _pii_hidden(self, principal: Principal) -> bool:
-        org = self._orgs.get_row(principal.org_id or "")
-        hidden = bool(org.settings.get("pii_admin_only", False))
-        if principal.project_id:
-            project = self._project(org.id, principal.project_id)
-            hidden = hidden or bool(project and project.settings.get("pii_admin_only", False))
-        return hidden
-
     def _project(self, org_id: str, project_id: str) -> Project | None:
         return self._db.read(lambda c: project_store.get_in_org(c, org_id, project_id))
 
@@ -132,14 +124,14 @@ class Devices:
         target = self.target(principal, device_id)
         self.require(target, "read")
         seen = self._db.read(lambda c: store.last_seen(c, [device_id]))
-        view = View(principal.project_id, None, self._pii_hidden(principal), single=True)
+        view = View(principal.project_id, None, target.grants.pii_admin_only(), single=True)
         return present(
             target.grants, target.device, target.held, target.rel, view, seen.get(device_id)
         )
 
     async def list(self, principal: Principal, query: ListQuery, filters: DeviceFilters) -> Page:
         grants = self.grants(principal)
-        pii = self._pii_hidden(principal)
+        pii = grants.pii_admin_only()
         lists.guard_query(grants, query, pii)
         conditions = lists.scope(grants, filters)
         query = lists.normalized(query, conditions)

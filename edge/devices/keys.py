@@ -32,7 +32,7 @@ class DeviceKeys:
         self._last_seen = last_seen
         self.cache: PrincipalCache | None = None
         if cache:
-            self.cache = PrincipalCache(lambda: db.read(auth_store.auth_epoch))
+            self.cache = PrincipalCache(lambda: db.read_memo("auth_epoch", auth_store.auth_epoch))
 
     def verify(self, key: str) -> Principal:
         """The principal of an active device holding this key, or Unauthenticated. Each

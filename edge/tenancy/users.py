@@ -33,10 +33,10 @@ from edge.tenancy.user_writes import (
     new_row,
     write_access,
 )
-from storage import pictures, visibility
 from storage import projects as project_store
 from storage import user_scopes as scopes
 from storage import users as store
+from storage import visibility
 from storage.database import Database
 from storage.records import Org, Project, User
 from storage.rows import Tx
@@ -116,15 +116,6 @@ class Users:
                 raise NotFound("User not found")
             raise Denied(f"Not permitted to {action} this user")
 
-    def _pii_hidden(self, principal: Principal) -> bool:
-        org = self._orgs.get_row(principal.org_id or "")
-        hidden = bool(org.settings.get("pii_admin_only", False))
-        if principal.project_id:
-            project = self._project(org.id, principal.project_id)
-            settings = project.settings if project else {}
-            hidden = hidden or bool(settings.get("pii_admin_only", False))
-        return hidden
-
     def _project(self, org_id: str, project_id: str) -> Project | None:
         return self._db.read(lambda c: project_store.get_in_org(c, org_id, project_id))
 
@@ -132,15 +123,14 @@ class Users:
     def get(self, principal: Principal, user_id: str) -> Row:
         target = self.target(principal, user_id)
         self.require(target, "read")
-        picture = self._db.read(lambda c: pictures.get(c, user_id))
-        seen = self._db.read(lambda c: store.last_seen(c, [user_id]))
-        view = View(principal.project_id, None, self._pii_hidden(principal), single=True)
-        extra = {"picture": picture, "last_seen": seen.get(user_id)}
+        picture, seen = self._db.read(lambda c: store.shown_alone(c, user_id))
+        view = View(principal.project_id, None, target.grants.pii_admin_only(), single=True)
+        extra = {"picture": picture, "last_seen": seen}
         return present(target.grants, target.user, target.held, target.rel, view, extra)
 
     async def list(self, principal: Principal, query: ListQuery, filters: UserFilters) -> Page:
         grants = self.grants(principal)
-        pii = self._pii_hidden(principal)
+        pii = grants.pii_admin_only()
         _guard_query(grants, query, pii)
         conditions = self._scope(grants, filters)
         query = _normalized(query, conditions)

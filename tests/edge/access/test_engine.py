@@ -10,6 +10,8 @@ import pytest
 from edge.access.engine import Permissions
 from edge.app import Site
 from edge.principal import Principal
+from storage import orgs as org_store
+from storage import projects as project_store
 from tests.edge.access.world import World
 
 READ = {"user_permissions": {"can_read": True}}
@@ -161,3 +163,22 @@ def test_without_the_cache_every_call_builds_afresh(world: World, site: Site) ->
     engine = Permissions(site.services.db, cache=False)
     principal = Principal("user", world.user(), "s", world.org_id)
     assert engine.caller(principal) is not engine.caller(principal)
+
+
+def test_settings_kept_with_the_caller_follow_org_and_project_changes(world: World) -> None:
+    """Callers keep their org's and session project's settings; a settings change, made
+    through storage here or in another process, bumps the access epoch and reaches them."""
+    user, project = world.user(), world.project()
+    caller = world.caller(user, project_id=project)
+    assert not caller.pii_admin_only()
+    world.db.write_sync(lambda c: org_store.patch(c, world.org_id, {"settings": _pii(True)}))
+    assert world.caller(user, project_id=project).pii_admin_only()
+    world.db.write_sync(lambda c: org_store.patch(c, world.org_id, {"settings": _pii(False)}))
+    assert not world.caller(user, project_id=project).pii_admin_only()
+    world.db.write_sync(lambda c: project_store.patch(c, project, {"settings": _pii(True)}))
+    assert world.caller(user, project_id=project).pii_admin_only()
+    assert not world.caller(user).pii_admin_only()  # the org-wide session sees the org's
+
+
+def _pii(on: bool) -> dict[str, bool]:
+    return {"pii_admin_only": on}
