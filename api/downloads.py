@@ -58,7 +58,7 @@ class BlobResponse(web.StreamResponse):
         self.headers[hdrs.CONTENT_TYPE] = blob.content_type
         self.content_length = count
         writer = await super().prepare(request)
-        if count and writer is not None:
+        if count and writer is not None and request.method != hdrs.METH_HEAD:
             await self._sendfile(request, writer, offset, count)
         await super().write_eof()
         return writer

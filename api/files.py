@@ -210,4 +210,15 @@ ROUTES = [
         responses={200: "The file's bytes", 206: "A byte range", 304: "Not modified"},
         response_type="application/octet-stream",
     ),
+    Route(
+        "HEAD",
+        PRESIGNED,
+        download,
+        "public",
+        "A download's headers without its bytes (a presigned download URL serves HEAD too)",
+        "files",
+        query=("expires", "rights", "signature"),
+        responses={200: "The file's headers", 206: "A byte range", 304: "Not modified"},
+        response_type="application/octet-stream",
+    ),
 ]

@@ -18,6 +18,7 @@ from tests.api.files_world import (  # noqa: F401 (fixtures are used by name)
     files_world_template,
     md5,
     multipart_etag,
+    relative,
     world_fixture,
 )
 
@@ -40,6 +41,19 @@ async def test_whole_file_headers(world: World, url: str) -> None:
     assert headers["ETag"] == f'"{md5(DATA)}"'
     assert headers["Accept-Ranges"] == "bytes"
     assert "Last-Modified" in headers
+
+
+async def test_head_on_a_download_url_gives_the_headers_without_the_bytes(
+    world: World, url: str
+) -> None:
+    response = await world.api.client.head(relative(url))
+    assert response.status == 200 and await response.read() == b""
+    assert response.headers["Content-Length"] == str(len(DATA))
+    assert response.headers["ETag"] == f'"{md5(DATA)}"'
+    ranged = await world.api.client.head(relative(url), headers={"Range": "bytes=0-99"})
+    assert ranged.status == 206 and ranged.headers["Content-Length"] == "100"
+    tampered = await world.api.client.head(relative(url.replace("signature=", "signature=0")))
+    assert tampered.status == 403
 
 
 @pytest.mark.parametrize(
