@@ -84,6 +84,7 @@ ROUTES: list[Route] = [
 SWEEP_SECONDS = 3600
 BACKLOG = 1024
 MQTT = web.AppKey("mqtt", MqttService)
+PROBE = web.AppKey("probe", Probe)
 
 
 @dataclass
@@ -136,6 +137,7 @@ def _broker(services: Services) -> MqttService:
 async def _mqtt(app: web.Application) -> AsyncIterator[None]:
     """The MQTT broker, on this event loop (docs/mqtt.md, "The process model")."""
     await app[MQTT].start()
+    await app[PROBE].once()  # health shows the broker from the first request
     yield
     await app[MQTT].stop()
 
@@ -162,7 +164,7 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
     """
     await app[SERVICES].file_sweeps.recover()
     stop = asyncio.Event()
-    probe = Probe(app[SERVICES].db, app[system.HEALTH])
+    probe = app[PROBE] = Probe(app[SERVICES].db, app[system.HEALTH], app[MQTT].state)
     await probe.once()
     tasks = [
         asyncio.create_task(_sweep(app[SERVICES].db, stop)),

@@ -74,6 +74,11 @@ class EdgeBroker(Broker):
         finally:
             self.live -= 1
 
+    def listening(self) -> bool:
+        """Whether every listener still accepts connections (for /v2/health)."""
+        servers = [getattr(server, "instance", None) for server in self._servers.values()]
+        return bool(servers) and all(_serving(instance) for instance in servers)
+
     def _admit(self) -> bool:
         if self.live >= self.router.limits.max_connections:
             self.router.stats.refused_connects += 1
@@ -253,3 +258,9 @@ class EdgeBroker(Broker):
         """After a failed start: amqtt leaves the listeners it had opened open."""
         for server in self._servers.values():
             await server.close_instance()
+
+
+def _serving(instance: Any) -> bool:
+    """An asyncio or websockets server answers is_serving(); an external one has none."""
+    probe = getattr(instance, "is_serving", None)
+    return bool(probe()) if callable(probe) else True

@@ -77,6 +77,14 @@ class MqttService:
         await self.broker.shutdown()
         self.broker = None
 
+    def state(self) -> str | None:
+        """The broker as /v2/health reports it; None when every listener is turned off."""
+        if not listeners.enabled(self.config):
+            return None
+        if self.broker is None:
+            return "stopped"
+        return "ok" if self.broker.listening() else "not listening"
+
     def recheck(self) -> int:
         """Check every session against the registry now (the watcher does it when the
         epoch moves); for callers in this process that have just revoked something."""

@@ -3,8 +3,9 @@ found by a background probe so that answering stays as cheap as a constant.
 
 The probe runs at start (before the first request is served) and then every
 PROBE_SECONDS: the database answers a query on the event loop's reader, and the writer
-thread commits an empty transaction within WRITER_SECONDS. The broker joins as another
-component when it is built. While serving, /v2/health is always a 200 (the SDK's
+thread commits an empty transaction within WRITER_SECONDS; the MQTT broker (`mqtt`) is
+ok while every enabled listener accepts connections (absent when all are turned off).
+While serving, /v2/health is always a 200 (the SDK's
 HealthInfo: `status` is ok, degraded, starting or stopping, and each component has its
 own entry); /v2/health/ready is 200 only when every component is ok and the server is not
 stopping, else 503, for load balancers and orchestrators.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,16 +62,30 @@ class Health:
 
 
 class Probe:
-    def __init__(self, db: Database, health: Health) -> None:
+    def __init__(
+        self, db: Database, health: Health, broker: Callable[[], str | None] | None = None
+    ) -> None:
         self._db = db
         self.health = health
+        self._broker = broker
 
     async def once(self) -> None:
         found = {"database": self._database(), "writer": await self._writer()}
+        broker = self._broker_state()
+        if broker is not None:
+            found["mqtt"] = broker
         if found != self.health.components and self.health.checked is not None:
             log.warning("health changed: %s", ", ".join(f"{k} {v}" for k, v in found.items()))
         self.health.components = found
         self.health.checked = clock.now_iso()
+
+    def _broker_state(self) -> str | None:
+        if self._broker is None:
+            return None
+        try:
+            return self._broker()
+        except Exception as exc:  # a failing probe is a finding
+            return f"failing ({type(exc).__name__})"
 
     async def run(self, stop: asyncio.Event) -> None:
         """Probe every PROBE_SECONDS until `stop`; a failing probe is a finding, never fatal."""

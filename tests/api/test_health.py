@@ -1,10 +1,12 @@
-"""/v2/health reports the database and the writer from a background probe (a 200 with the
-SDK's HealthInfo shape while serving, HEAD too); /v2/health/ready is 503 while any part
-is not ok, or while stopping."""
+"""/v2/health reports the database, the writer and the broker from a background probe (a
+200 with the SDK's HealthInfo shape while serving, HEAD too); /v2/health/ready is 503
+while any part is not ok, or while stopping."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,9 +14,10 @@ from aiohttp import web
 
 from api.keys import SERVICES
 from api.system import HEALTH
+from edge.app import MQTT, PROBE, create_app, open_site
 from edge.ops import health as health_module
 from edge.ops.health import Probe
-from tests.conftest import Api
+from tests.conftest import Api, make_config
 
 
 async def probe(app: web.Application) -> None:
@@ -95,3 +98,28 @@ async def test_stopping_is_not_ready(api: Api, app: web.Application) -> None:
     status, body = await api.call("GET", "/v2/health")
     assert (status, body["status"]) == (200, "stopping")
     assert await api.call("GET", "/v2/health/ready") == (503, {"message": "Not ready: stopping"})
+
+
+def test_the_broker_is_absent_while_its_listeners_are_off(app: web.Application) -> None:
+    assert app[MQTT].state() is None
+
+
+async def test_the_broker_is_a_part_while_it_listens(aiohttp_client: Any, data_dir: Path) -> None:
+    site = open_site(make_config(data_dir, mqtt_port=free_port()))
+    app = create_app(site)
+    client = await aiohttp_client(app)
+    response = await client.get("/v2/health")
+    assert (await response.json())["mqtt"] == "ok"  # from the first request on
+    await app[MQTT].stop()
+    await app[PROBE].once()
+    response = await client.get("/v2/health/ready")
+    assert (response.status, await response.json()) == (
+        503,
+        {"message": "Not ready: mqtt stopped"},
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
