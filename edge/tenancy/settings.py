@@ -22,10 +22,12 @@ def effective_many(
     db: Database, org_id: str, project_id: str | None, names: tuple[str, ...]
 ) -> dict[str, Any]:
     """Several settings for one org (and project) from one read of each."""
-    org = db.read(lambda c: org_store.get(c, org_id))
+    # Read once per loop iteration's snapshot: several requests of one iteration share it.
+    org = db.read_memo(f"org:{org_id}", lambda c: org_store.get(c, org_id))
     project = None
     if project_id:
-        project = db.read(lambda c: project_store.get_in_org(c, org_id, project_id))
+        key = f"project:{org_id}:{project_id}"
+        project = db.read_memo(key, lambda c: project_store.get_in_org(c, org_id, project_id))
     out = {}
     for name in names:
         value = ORG_SETTINGS[name][0]
