@@ -14,9 +14,12 @@ one thread on the other core) loads one server at a time:
   big group: time per page, and the p99 of concurrent point GETs while they run, beside
   the p99 of the same point GETs alone.
 
-Callers use a user's access token: device API keys are not merged yet.
+The caller is a device with its API key (`Authorization: Bearer edk_...`, the spec's fast
+path: data is what devices mostly call), granted read, write, update and delete on `/` of
+both groups; `--caller token` measures an org admin's access token instead.
 Usage: python -m bench.data [--small N] [--big N] [--seconds S] [--connections C]
-[--keep DIR] (seed once into DIR, reuse it later: seeding a million entries takes minutes)
+[--caller key|token] [--keep DIR] (seed once into DIR, reuse it later: seeding a million
+entries takes minutes)
 """
 
 from __future__ import annotations
@@ -139,6 +142,23 @@ async def sign_in(base: str) -> str:
             return str((await response.json())["access_token"])
 
 
+async def device_key(base: str, token: str, groups: tuple[str, ...]) -> str:
+    """A device made by the org admin, with full data rights on `/` of each group: its key."""
+    every = {"can_read": True, "can_write": True, "can_update": True, "can_delete": True}
+    headers = {"Authorization": f"Bearer {token}"}
+    async with aiohttp.ClientSession(headers=headers) as session:
+        async with session.post(f"{base}/v2/devices", json={"name": "bench-device"}) as response:
+            made = await response.json()
+            assert response.status == 201, made
+        device = made["device"]
+        for group in groups:
+            grant = {"data_paths": {"/": every}}
+            path = f"{base}/v2/groups/{group}/access/{device['id']}"
+            async with session.post(path, json=grant) as response:
+                assert response.status in (200, 201), await response.text()
+        return str(device["api_key"])
+
+
 def script(
     folder: Path, name: str, prefix: str, count: int, method: str, token: str | None
 ) -> Path:
@@ -230,7 +250,9 @@ def seeded_in(work: Path, small: int, big: int) -> Seeded:
     return seeded
 
 
-def run(small: int, big: int, seconds: int, connections: int, keep: Path | None) -> None:
+def run(
+    small: int, big: int, seconds: int, connections: int, keep: Path | None, caller: str = "key"
+) -> None:
     work = keep or Path(tempfile.mkdtemp(prefix="edge-bench-data-"))
     work.mkdir(parents=True, exist_ok=True)
     if keep is not None and (work / "pristine").exists() and (work / "edge").exists():
@@ -252,6 +274,9 @@ def run(small: int, big: int, seconds: int, connections: int, keep: Path | None)
         asyncio.run(wait_ready(f"{edge_url}/v2/health"))
         asyncio.run(wait_ready(f"{bare_url}/ping"))
         token = asyncio.run(sign_in(edge_url))
+        if caller == "key":
+            groups = (seeded.small, seeded.big)
+            token = asyncio.run(device_key(edge_url, token, groups))
         measure(
             work, seeded, token, edge, bare, edge_url, bare_url, (small, big), seconds, connections
         )
@@ -276,8 +301,9 @@ def measure(
     connections: int,
 ) -> None:
     print(
-        f"\nwrk -t1 -c{connections} -d{seconds}s, loopback; callers: a user's access token "
-        "(device API keys not merged yet); CPU = server process over the run\n"
+        f"\nwrk -t1 -c{connections} -d{seconds}s, loopback; caller: "
+        + ("a device's API key" if token.startswith("edk_") else "an org admin's access token")
+        + "; CPU = server process over the run\n"
     )
     head = f"{'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU':>8} {'CPU us/req':>9}"
     print(f"{'scenario':34} {'srv':5} {'entries':>10} {head}")
@@ -362,12 +388,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument(
+        "--caller", choices=("key", "token"), default="key", help="a device's API key (default)"
+    )
+    parser.add_argument(
         "--keep", type=Path, help="keep the seeded folder here and reuse it on the next run"
     )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is required (Debian: apt-get install wrk; `make bench` installs it)")
-    run(args.small, args.big, args.seconds, args.connections, args.keep)
+    run(args.small, args.big, args.seconds, args.connections, args.keep, args.caller)
 
 
 if __name__ == "__main__":
