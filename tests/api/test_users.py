@@ -606,7 +606,14 @@ async def list_ids(world: World, who: str, query: str) -> set[str]:
 
 async def test_exclude_admins(world: World) -> None:
     ward = f"group_id={world.org_group_id}"
-    members = ("member", "boss", "group_admin", "group_user_perms", "group_editor")
+    members = (
+        "member",
+        "boss",
+        "group_admin",
+        "group_user_perms",
+        "group_editor",
+        "group_device_perms",
+    )
     everyone = {world.id(who) for who in members}  # users holding access to Ward
     assert await list_ids(world, "group_user_perms", ward) == everyone
     assert await list_ids(world, "group_user_perms", f"{ward}&exclude_admins=true") == everyone - {
