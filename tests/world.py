@@ -22,30 +22,30 @@ The callers (`CALLERS`, the rows of every table; each name says what the caller 
   anonymous: no token; other_admin: the admin of Other; org_admin: the admin of Clinic;
 - project_admin: project access `is_admin` on Apollo; role_admin: holds Project admins,
   so a project admin of Apollo through a role;
-- org_user_perms, org_group_role_perms, org_project_perms: org access with every
-  user permission / every group and role permission / every project permission;
-- project_user_perms, project_group_role_perms: the same blocks in project access on
-  Apollo; project_reader, project_updater: project access on Apollo with only `can_read`
-  / only `can_update`;
-- group_admin: group access `is_admin` on Ward; group_user_perms: group access on Ward
-  with every user permission; group_editor: group access on Ward with `can_read`,
-  `can_update` and every role permission; member: group access on Ward with nothing else
-  (and Apollo as home project);
+- org_user_perms, org_group_role_perms, org_project_perms, org_device_perms: org access
+  with every user permission / every group and role permission / every project
+  permission / every device permission;
+- project_user_perms, project_group_role_perms, project_device_perms: the same blocks in
+  project access on Apollo; project_reader, project_updater: project access on Apollo
+  with only `can_read` / only `can_update`;
+- group_admin: group access `is_admin` on Ward; group_user_perms, group_device_perms:
+  group access on Ward with every user / every device permission; group_editor: group
+  access on Ward with `can_read`, `can_update` and every role permission; member: group
+  access on Ward with nothing else (and Apollo as home project);
 - holder: holds Nurses with `can_read` and `can_update`;
+- owner: a user with no access, the owner of device_member, device_loner and device_boss;
 - plain: a user of Clinic with no access at all; gemini_user: a user whose home project
-  is Gemini, with no access.
+  is Gemini, with no access;
+- device_member, device_loner, device_boss, device_plain: the devices of Clinic
+  (`DEVICES`), each calling with its API key: device_member (home project Apollo, a
+  member of Ward), device_loner (an org-level device in no group), device_boss (an org
+  admin, home project Apollo, a member of Ward), device_plain (an org-level device with
+  no access and no owner).
 
 Two more users are targets of the user tables: loner (an org-level user in no group) and
-boss (an org admin, home project Apollo, a member of Ward).
-
-For the device tables (not callers yet): org_device_perms, project_device_perms,
-group_device_perms (every device permission in org access, in project access on Apollo, in
-group access on Ward); owner (a user with no access, the owner of device_member,
-device_loner and device_boss); and the devices of Clinic (`DEVICES`), each with its API
-key: device_member (home project Apollo, a member of Ward), device_loner (an org-level
-device in no group), device_boss (an org admin, home project Apollo, a member of Ward),
-device_plain (an org-level device with no access and no owner). device_member,
-device_loner and device_boss (`DEVICE_TARGETS`) are the targets of the device tables.
+boss (an org admin, home project Apollo, a member of Ward). The devices device_member,
+device_loner and device_boss (`DEVICE_TARGETS`), their counterparts, are the targets of
+the device tables.
 """
 
 from __future__ import annotations
@@ -82,24 +82,32 @@ CALLERS = (
     "org_user_perms",
     "org_group_role_perms",
     "org_project_perms",
+    "org_device_perms",
     "project_user_perms",
     "project_group_role_perms",
+    "project_device_perms",
     "project_reader",
     "project_updater",
     "group_admin",
     "group_user_perms",
     "group_editor",
+    "group_device_perms",
     "member",
     "holder",
+    "owner",
     "plain",
     "gemini_user",
+    "device_member",
+    "device_loner",
+    "device_boss",
+    "device_plain",
     "other_admin",
     "anonymous",
 )
 DEVICES = ("device_member", "device_loner", "device_boss", "device_plain")  # API-key callers
 TARGETS = ("member", "loner", "boss")  # the users the user tables act on
 DEVICE_TARGETS = ("device_member", "device_loner", "device_boss")  # and the devices
-PROJECT_ADMINS = {"staff", "org_admin", "project_admin", "role_admin"}  # admins of Apollo
+PROJECT_ADMINS = {"staff", "org_admin", "project_admin", "role_admin", "device_boss"}  # of Apollo
 
 
 def table(expected: Mapping[str, T], *, not_applicable: tuple[str, ...] = ()) -> list[Any]:
