@@ -22,21 +22,30 @@ The callers (`CALLERS`, the rows of every table; each name says what the caller 
   anonymous: no token; other_admin: the admin of Other; org_admin: the admin of Clinic;
 - project_admin: project access `is_admin` on Apollo; role_admin: holds Project admins,
   so a project admin of Apollo through a role;
-- org_user_perms, org_group_role_perms, org_project_perms: org access with every
-  user permission / every group and role permission / every project permission;
-- project_user_perms, project_group_role_perms: the same blocks in project access on
-  Apollo; project_reader, project_updater: project access on Apollo with only `can_read`
-  / only `can_update`;
-- group_admin: group access `is_admin` on Ward; group_user_perms: group access on Ward
-  with every user permission; group_editor: group access on Ward with `can_read`,
-  `can_update` and every role permission; member: group access on Ward with nothing else
-  (and Apollo as home project);
+- org_user_perms, org_group_role_perms, org_project_perms, org_device_perms: org access
+  with every user permission / every group and role permission / every project
+  permission / every device permission;
+- project_user_perms, project_group_role_perms, project_device_perms: the same blocks in
+  project access on Apollo; project_reader, project_updater: project access on Apollo
+  with only `can_read` / only `can_update`;
+- group_admin: group access `is_admin` on Ward; group_user_perms, group_device_perms:
+  group access on Ward with every user / every device permission; group_editor: group
+  access on Ward with `can_read`, `can_update` and every role permission; member: group
+  access on Ward with nothing else (and Apollo as home project);
 - holder: holds Nurses with `can_read` and `can_update`;
+- owner: a user with no access, the owner of device_member, device_loner and device_boss;
 - plain: a user of Clinic with no access at all; gemini_user: a user whose home project
-  is Gemini, with no access.
+  is Gemini, with no access;
+- device_member, device_loner, device_boss, device_plain: the devices of Clinic
+  (`DEVICES`), each calling with its API key: device_member (home project Apollo, a
+  member of Ward), device_loner (an org-level device in no group), device_boss (an org
+  admin, home project Apollo, a member of Ward), device_plain (an org-level device with
+  no access and no owner).
 
 Two more users are targets of the user tables: loner (an org-level user in no group) and
-boss (an org admin, home project Apollo, a member of Ward).
+boss (an org admin, home project Apollo, a member of Ward). The devices device_member,
+device_loner and device_boss (`DEVICE_TARGETS`), their counterparts, are the targets of
+the device tables.
 """
 
 from __future__ import annotations
@@ -52,8 +61,12 @@ from typing import Any, TypeVar
 import pytest
 
 from edge.app import Site, open_site
+from edge.devices import credentials
+from edge.devices.device_writes import new_device
 from edge.principal import Principal
+from storage import devices as device_store
 from storage import staff
+from storage.records import Device
 from tests.conftest import Api, make_config
 from tests.tenants import Tenant, mint, new_tenant
 
@@ -69,22 +82,32 @@ CALLERS = (
     "org_user_perms",
     "org_group_role_perms",
     "org_project_perms",
+    "org_device_perms",
     "project_user_perms",
     "project_group_role_perms",
+    "project_device_perms",
     "project_reader",
     "project_updater",
     "group_admin",
     "group_user_perms",
     "group_editor",
+    "group_device_perms",
     "member",
     "holder",
+    "owner",
     "plain",
     "gemini_user",
+    "device_member",
+    "device_loner",
+    "device_boss",
+    "device_plain",
     "other_admin",
     "anonymous",
 )
+DEVICES = ("device_member", "device_loner", "device_boss", "device_plain")  # API-key callers
 TARGETS = ("member", "loner", "boss")  # the users the user tables act on
-PROJECT_ADMINS = {"staff", "org_admin", "project_admin", "role_admin"}  # admins of Apollo
+DEVICE_TARGETS = ("device_member", "device_loner", "device_boss")  # and the devices
+PROJECT_ADMINS = {"staff", "org_admin", "project_admin", "role_admin", "device_boss"}  # of Apollo
 
 
 def table(expected: Mapping[str, T], *, not_applicable: tuple[str, ...] = ()) -> list[Any]:
@@ -98,13 +121,16 @@ def table(expected: Mapping[str, T], *, not_applicable: tuple[str, ...] = ()) ->
     return [pytest.param(who, expected[who], id=who) for who in CALLERS if who in expected]
 
 
-def target_table(expected: Mapping[str, tuple[T, T, T]]) -> list[Any]:
-    """(who, target, expected) rows: a caller table holding one value per target user, in
-    the order of TARGETS, crossed with those users."""
+def target_table(
+    expected: Mapping[str, tuple[T, T, T]], targets: tuple[str, str, str] = TARGETS
+) -> list[Any]:
+    """(who, target, expected) rows: a caller table holding one value per target, in the
+    order of `targets` (the users of TARGETS, or the devices of DEVICE_TARGETS), crossed
+    with those targets."""
     return [
         pytest.param(who, target, statuses[i], id=f"{who}-{target}")
         for who, statuses in ((row.values[0], row.values[1]) for row in table(expected))
-        for i, target in enumerate(TARGETS)
+        for i, target in enumerate(targets)
     ]
 
 
@@ -123,15 +149,19 @@ class World:
     project_role_id: str = ""
     admin_role_id: str = ""
     users: dict[str, str] = field(default_factory=dict)
+    devices: dict[str, str] = field(default_factory=dict)  # device IDs by name
+    keys: dict[str, str] = field(default_factory=dict)  # their API keys
     folder: Path = Path()
 
     # -- who is who ------------------------------------------------------------------------
     def id(self, who: str) -> str:
-        """The user ID of a caller or target."""
+        """The user ID (or the device ID) of a caller or target."""
         if who == "org_admin":
             return self.tenant.admin_id
         if who == "other_admin":
             return self.other.admin_id
+        if who in self.devices:
+            return self.devices[who]
         return self.users[who]
 
     def email(self, who: str) -> str:
@@ -146,12 +176,22 @@ class World:
         """Clinic's org admin, for arranging through the services."""
         return Principal("user", self.tenant.admin_id, None, self.tenant.org_id)
 
+    def device(self, name: str) -> Device:
+        """A device's row as stored now."""
+        found = self.site.services.db.read(lambda c: device_store.get(c, self.devices[name]))
+        assert found is not None, name
+        return found
+
     # -- tokens and calls ------------------------------------------------------------------
     async def token(self, who: str, project_id: str | None = None) -> str | None:
         """A real access token of `who`, minted without the slow password check (sign-in
-        itself is tested elsewhere; these are the same sessions it opens)."""
+        itself is tested elsewhere; these are the same sessions it opens); a device's
+        bearer is its API key."""
         if who == "anonymous":
             return None
+        if who in self.keys:
+            assert project_id is None, "a device has no project sessions"
+            return self.keys[who]
         if who in ("staff", "staff_unscoped"):
             staff_id = self.site.services.db.read(staff.first)["id"]
             org_id = self.tenant.org_id if who == "staff" else None
@@ -169,6 +209,18 @@ class World:
         user_id = await self.tenant.add_user(name, email=self.email(name), **profile)
         self.users[name] = user_id
         return user_id
+
+    async def add_device(self, name: str, **values: Any) -> str:
+        """A device of Clinic with no access and a known API key, written straight to
+        storage."""
+        key, key_hash = credentials.new_api_key()
+        stamps = {"created_by": None, "last_updated_by": None}
+        row = new_device(
+            self.tenant.org_id, "", {"name": name, "api_key_hash": key_hash, **stamps, **values}
+        )
+        await self.site.services.db.write(lambda c: device_store.create(c, row))
+        self.devices[name], self.keys[name] = row.id, key
+        return row.id
 
     async def grant(
         self, kind: str, target_id: str, grantee_id: str, grantee_kind: str = "user", **values: Any
@@ -200,6 +252,8 @@ class World:
             tenant=replace(self.tenant, site=site, api=api),  # type: ignore[arg-type]
             other=replace(self.other, site=site, api=api),  # type: ignore[arg-type]
             users=dict(self.users),
+            devices=dict(self.devices),
+            keys=dict(self.keys),
         )
 
 
@@ -214,6 +268,7 @@ async def build(site: Site) -> World:
     world = World(site, None, tenant, other)
     await _targets(world)
     await _cast(world)
+    await _devices(world)
     return world
 
 
@@ -239,14 +294,17 @@ def _holdings(world: World) -> dict[str, list[Holding]]:
     """Who holds what: every user of the world, in the order they are made."""
     org, apollo, ward = world.tenant.org_id, world.project_id, world.org_group_id
     groups_and_roles = {"group_permissions": ALL, "role_permissions": ALL}
+    devices = {"device_permissions": ALL}
     return {
         "project_admin": [("project", apollo, {"is_admin": True})],
         "role_admin": [("role", world.admin_role_id, {})],
         "org_user_perms": [("org", org, {"user_permissions": ALL})],
         "org_group_role_perms": [("org", org, groups_and_roles)],
         "org_project_perms": [("org", org, {"project_permissions": ALL})],
+        "org_device_perms": [("org", org, devices)],
         "project_user_perms": [("project", apollo, {"user_permissions": ALL})],
         "project_group_role_perms": [("project", apollo, groups_and_roles)],
+        "project_device_perms": [("project", apollo, devices)],
         "project_reader": [("project", apollo, {"can_read": True})],
         "project_updater": [("project", apollo, {"can_update": True})],
         "group_admin": [("group", ward, {"is_admin": True})],
@@ -254,8 +312,10 @@ def _holdings(world: World) -> dict[str, list[Holding]]:
         "group_editor": [
             ("group", ward, {"can_read": True, "can_update": True, "role_permissions": ALL})
         ],
+        "group_device_perms": [("group", ward, devices)],
         "member": [("group", ward, {})],
         "holder": [("role", world.org_role_id, {"can_read": True, "can_update": True})],
+        "owner": [],
         "plain": [],
         "gemini_user": [],
         "loner": [],
@@ -276,6 +336,28 @@ async def _cast(world: World) -> None:
         user_id = await world.add_user(name, **profile)
         for kind, target_id, values in holdings:
             await world.grant(kind, target_id, user_id, **values)
+
+
+def _device_holdings(world: World) -> dict[str, tuple[dict[str, Any], list[Holding]]]:
+    """The devices of the world: their columns and what they hold, in the order made."""
+    org, apollo, ward = world.tenant.org_id, world.project_id, world.org_group_id
+    owned = {"owner_id": world.id("owner")}
+    return {
+        "device_member": ({"project_id": apollo, **owned}, [("group", ward, {})]),
+        "device_loner": (owned, []),
+        "device_boss": (
+            {"project_id": apollo, **owned},
+            [("org", org, {"is_admin": True}), ("group", ward, {})],
+        ),
+        "device_plain": ({}, []),
+    }
+
+
+async def _devices(world: World) -> None:
+    for name, (values, holdings) in _device_holdings(world).items():
+        device_id = await world.add_device(name, **values)
+        for kind, target_id, access in holdings:
+            await world.grant(kind, target_id, device_id, "device", **access)
 
 
 @pytest.fixture(scope="session")

@@ -17,23 +17,18 @@ from edge.devices import credentials
 from edge.devices.last_seen import LastSeen
 from edge.errors import Unauthenticated
 from storage import devices as device_store
-from tests.api.device_world import DeviceWorld, build
 from tests.conftest import Api, make_config
+from tests.world import World
 
 
-@pytest.fixture
-async def world(site: Site, api: Api) -> DeviceWorld:
-    return await build(site, api)
-
-
-async def as_key(world: DeviceWorld, key: str, path: str, header: str = "bearer") -> Any:
+async def as_key(world: World, key: str, path: str, header: str = "bearer") -> Any:
     headers = {"X-API-Key": key} if header == "x-api-key" else {"Authorization": f"Bearer {key}"}
     return await world.api.call("GET", path, headers=headers)
 
 
 @pytest.mark.parametrize("header", ["bearer", "x-api-key"])
-async def test_a_device_authenticates_with_its_key(world: DeviceWorld, header: str) -> None:
-    key, device_id = world.keys["member"], world.devices["member"]
+async def test_a_device_authenticates_with_its_key(world: World, header: str) -> None:
+    key, device_id = world.keys["device_member"], world.id("device_member")
     status, body = await as_key(world, key, f"/v2/devices/{device_id}", header)
     assert status == 200 and body["device"]["id"] == device_id
     status, body = await as_key(world, key, "/v2/account/access/current-session", header)
@@ -43,16 +38,16 @@ async def test_a_device_authenticates_with_its_key(world: DeviceWorld, header: s
 
 
 async def test_a_key_in_x_api_key_wins_over_nothing_and_staff_routes_refuse(
-    world: DeviceWorld,
+    world: World,
 ) -> None:
     status, body = await as_key(world, "not-a-key", "/v2/devices", "x-api-key")
     assert (status, body) == (401, {"message": "Invalid API key"})
-    status, body = await as_key(world, world.keys["member"], "/v2/orgs")
+    status, body = await as_key(world, world.keys["device_member"], "/v2/orgs")
     assert (status, body) == (403, {"message": "Only staff may do this"})
 
 
 async def test_the_key_path_verifies_no_token_and_is_cached(
-    world: DeviceWorld, monkeypatch: pytest.MonkeyPatch
+    world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def no_tokens(token: str) -> Any:
         raise AssertionError("an API key must not go through token verification")
@@ -66,16 +61,16 @@ async def test_the_key_path_verifies_no_token_and_is_cached(
         return original(conn, digest)
 
     monkeypatch.setattr(device_store, "by_key_hash", counted)
-    path = f"/v2/devices/{world.devices['member']}"
+    path = f"/v2/devices/{world.id('device_member')}"
     for _ in range(5):
-        status, _ = await as_key(world, world.keys["member"], path)
+        status, _ = await as_key(world, world.keys["device_member"], path)
         assert status == 200
     assert len(lookups) == 1
-    assert credentials.key_hash(world.keys["member"]) == lookups[0]
+    assert credentials.key_hash(world.keys["device_member"]) == lookups[0]
 
 
-async def test_reset_revokes_the_old_key_at_once(world: DeviceWorld) -> None:
-    old, path = world.keys["loner"], f"/v2/devices/{world.devices['loner']}"
+async def test_reset_revokes_the_old_key_at_once(world: World) -> None:
+    old, path = world.keys["device_loner"], f"/v2/devices/{world.id('device_loner')}"
     assert (await as_key(world, old, path))[0] == 200  # cached now
     status, body = await world.api.call("POST", path + "/reset-api-key", old)
     assert status == 200
@@ -92,18 +87,18 @@ async def test_reset_revokes_the_old_key_at_once(world: DeviceWorld) -> None:
     ids=["suspended", "key-replaced"],
 )
 async def test_changes_made_by_another_process_count_at_once(
-    world: DeviceWorld, change: dict[str, Any]
+    world: World, change: dict[str, Any]
 ) -> None:
     """Written straight to the database (as another worker would): only the auth epoch
     tells this process's cache."""
-    key, device_id = world.keys["member"], world.devices["member"]
+    key, device_id = world.keys["device_member"], world.id("device_member")
     assert (await as_key(world, key, "/v2/devices"))[0] == 200
     await world.site.services.db.write(lambda c: device_store.patch(c, device_id, change))
     assert (await as_key(world, key, "/v2/devices"))[0] == 401
 
 
-async def test_deleted_devices_are_refused(world: DeviceWorld) -> None:
-    key, device_id = world.keys["member"], world.devices["member"]
+async def test_deleted_devices_are_refused(world: World) -> None:
+    key, device_id = world.keys["device_member"], world.id("device_member")
     assert (await as_key(world, key, "/v2/devices"))[0] == 200
     await world.site.services.db.write(
         lambda c: c.execute("DELETE FROM devices WHERE id = ?", (device_id,))
@@ -120,7 +115,7 @@ def test_a_key_that_matches_no_hash_is_refused_in_constant_time() -> None:
 
 # -- last_seen -------------------------------------------------------------------------------
 async def test_last_seen_is_written_in_batches_not_per_request(
-    world: DeviceWorld, monkeypatch: pytest.MonkeyPatch
+    world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     services = world.site.services
     writes: list[Any] = []
@@ -131,51 +126,49 @@ async def test_last_seen_is_written_in_batches_not_per_request(
         return await original(fn)
 
     monkeypatch.setattr(services.db, "write", counted)
-    for name in ("member", "loner"):
+    for name in ("device_member", "device_loner"):
         for _ in range(20):
-            status, _ = await as_key(world, world.keys[name], f"/v2/devices/{world.devices[name]}")
+            status, _ = await as_key(world, world.keys[name], f"/v2/devices/{world.id(name)}")
             assert status == 200
     assert writes == [] and services.last_seen.pending == 2
     assert await services.last_seen.flush() == 2
     assert len(writes) == 1
     seen = services.db.read(
-        lambda c: device_store.last_seen(c, [world.devices["member"], world.devices["loner"]])
+        lambda c: device_store.last_seen(c, [world.id("device_member"), world.id("device_loner")])
     )
-    assert set(seen) == {world.devices["member"], world.devices["loner"]}
-    status, body = await world.call("org_admin", "GET", f"/v2/devices/{world.devices['member']}")
-    assert body["device"]["last_seen"] == seen[world.devices["member"]]
+    assert set(seen) == {world.id("device_member"), world.id("device_loner")}
+    status, body = await world.call("org_admin", "GET", f"/v2/devices/{world.id('device_member')}")
+    assert body["device"]["last_seen"] == seen[world.id("device_member")]
 
 
-async def test_the_flusher_runs_on_a_timer_and_once_more_on_stop(world: DeviceWorld) -> None:
+async def test_the_flusher_runs_on_a_timer_and_once_more_on_stop(world: World) -> None:
     db = world.site.services.db
     last_seen = LastSeen(db, interval=0.01)
     stop = asyncio.Event()
     task = asyncio.create_task(last_seen.run(stop))
-    last_seen.seen(world.devices["member"])
+    last_seen.seen(world.id("device_member"))
     for _ in range(100):
         await asyncio.sleep(0.01)
-        if db.read(lambda c: device_store.last_seen(c, [world.devices["member"]])):
+        if db.read(lambda c: device_store.last_seen(c, [world.id("device_member")])):
             break
-    assert db.read(lambda c: device_store.last_seen(c, [world.devices["member"]]))
-    last_seen.seen(world.devices["loner"])
+    assert db.read(lambda c: device_store.last_seen(c, [world.id("device_member")]))
+    last_seen.seen(world.id("device_loner"))
     last_seen.seen("an-id-of-no-device")  # skipped, not an error
     stop.set()
     await task
-    assert db.read(lambda c: device_store.last_seen(c, [world.devices["loner"]]))
+    assert db.read(lambda c: device_store.last_seen(c, [world.id("device_loner")]))
 
 
-async def test_keys_verify_counts_activity(world: DeviceWorld) -> None:
+async def test_keys_verify_counts_activity(world: World) -> None:
     keys = world.site.services.device_keys
-    assert keys.verify(world.keys["boss"]).account_id == world.devices["boss"]
+    assert keys.verify(world.keys["device_boss"]).account_id == world.id("device_boss")
     with pytest.raises(Unauthenticated):
         keys.verify("edk_nothing")
     assert world.site.services.last_seen.pending == 1
 
 
 # -- the CA ----------------------------------------------------------------------------------
-async def test_root_ca_is_public_pem_and_signs_device_certificates(
-    world: DeviceWorld, api: Api
-) -> None:
+async def test_root_ca_is_public_pem_and_signs_device_certificates(world: World, api: Api) -> None:
     response = await api.client.get("/v2/devices/root-ca.pem")
     assert response.status == 200 and response.content_type == "application/x-pem-file"
     pem = await response.read()

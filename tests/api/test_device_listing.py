@@ -1,6 +1,9 @@
 """GET /v2/devices: every filter of the SDK's get_devices, through the shared list engine
 (operators, regular expressions, dates, tags, custom attributes, membership, admin
-flags), sorting, pages and counts."""
+flags), sorting, pages and counts.
+
+The world's devices (tests/world.py: device_member, device_loner, device_boss,
+device_plain) plus three made here by Clinic's org admin (`MADE`)."""
 
 from __future__ import annotations
 
@@ -9,17 +12,15 @@ from urllib.parse import urlencode
 
 import pytest
 
-from edge.app import Site
 from storage import devices as device_store
-from tests.api.device_world import DeviceWorld, build
-from tests.conftest import Api
+from tests.world import World
 
 MADE = ("alpha", "beta", "gamma")
 
 
-@pytest.fixture
-async def world(site: Site, api: Api) -> DeviceWorld:
-    world = await build(site, api)
+@pytest.fixture(autouse=True)
+async def made(world: World) -> None:
+    """Every test here starts with MADE in the world, named in `world.devices`."""
     bodies: dict[str, dict[str, Any]] = {
         "alpha": {
             "manufacturer": "Acme",
@@ -61,10 +62,9 @@ async def world(site: Site, api: Api) -> DeviceWorld:
         )
         assert status == 201, reply
         world.devices[name] = reply["device"]["id"]
-    return world
 
 
-async def names(world: DeviceWorld, query: dict[str, str], who: str = "org_admin") -> list[str]:
+async def names(world: World, query: dict[str, str], who: str = "org_admin") -> list[str]:
     status, body = await world.call(who, "GET", "/v2/devices?" + urlencode(query))
     assert status == 200, body
     by_id = {v: k for k, v in world.devices.items()}
@@ -101,31 +101,33 @@ async def names(world: DeviceWorld, query: dict[str, str], who: str = "org_admin
         ({"search": "acme", "search_fields": "manufacturer"}, {"alpha", "gamma"}),
     ],
 )
-async def test_column_filters(world: DeviceWorld, query: dict[str, str], wanted: set[str]) -> None:
+async def test_column_filters(world: World, query: dict[str, str], wanted: set[str]) -> None:
     assert set(await names(world, query)) & set(MADE) == wanted
 
 
-async def test_owner_created_by_and_project_filters(world: DeviceWorld) -> None:
+async def test_owner_created_by_and_project_filters(world: World) -> None:
     assert await names(world, {"owner": world.id("plain")}) == ["alpha"]
-    assert set(await names(world, {"owner": world.id("owner")})) == {"member", "loner", "boss"}
+    assert set(await names(world, {"owner": world.id("owner")})) == {
+        "device_member",
+        "device_loner",
+        "device_boss",
+    }
     assert set(await names(world, {"created_by": world.tenant.admin_id})) == set(MADE)
-    in_ward = {"member", "boss", "alpha"}
-    assert set(await names(world, {"project_id": world.project_id})) == in_ward
+    in_apollo = {"device_member", "device_boss", "alpha"}
+    assert set(await names(world, {"project_id": world.project_id})) == in_apollo
 
 
-async def test_membership_and_admin_filters(world: DeviceWorld) -> None:
-    await world.tenant.grant("role", world.role_id, world.devices["beta"], "device")
-    await world.tenant.grant(
-        "project", world.project_id, world.devices["gamma"], "device", is_admin=True
-    )
-    await world.tenant.grant(
-        "group", world.group_id, world.devices["alpha"], "device", is_admin=True
-    )
-    assert await names(world, {"role_id": world.role_id}) == ["beta"]
-    assert set(await names(world, {"group_id": world.group_id})) == {"member", "boss", "alpha"}
-    group_admins = {"group_id": world.group_id, "is_group_admin": "true"}
+async def test_membership_and_admin_filters(world: World) -> None:
+    role, ward = await world.new_role(name="Sensors"), world.org_group_id
+    await world.grant("role", role, world.devices["beta"], "device")
+    await world.grant("project", world.project_id, world.devices["gamma"], "device", is_admin=True)
+    await world.grant("group", ward, world.devices["alpha"], "device", is_admin=True)
+    assert await names(world, {"role_id": role}) == ["beta"]
+    in_ward = {"device_member", "device_boss", "alpha"}
+    assert set(await names(world, {"group_id": ward})) == in_ward
+    group_admins = {"group_id": ward, "is_group_admin": "true"}
     assert await names(world, group_admins) == ["alpha"]
-    assert await names(world, {"is_org_admin": "true"}) == ["boss"]
+    assert await names(world, {"is_org_admin": "true"}) == ["device_boss"]
     project_admins = {"project_id": world.project_id, "is_project_admin": "true"}
     assert await names(world, project_admins) == ["gamma"]  # project access is_admin
     status, body = await world.call("org_admin", "GET", "/v2/devices?is_group_admin=true")
@@ -135,7 +137,7 @@ async def test_membership_and_admin_filters(world: DeviceWorld) -> None:
     )
 
 
-async def test_last_seen_ranges(world: DeviceWorld) -> None:
+async def test_last_seen_ranges(world: World) -> None:
     db = world.site.services.db
     alpha, beta = world.devices["alpha"], world.devices["beta"]
     await db.write(lambda c: device_store.mark_seen(c, [alpha], "2026-03-01T10:00:00.000000Z"))
@@ -151,18 +153,26 @@ async def test_last_seen_ranges(world: DeviceWorld) -> None:
     assert body["device"]["last_seen"] == "2026-03-01T10:00:00.000000Z"
 
 
-async def test_is_active_is_an_admin_filter(world: DeviceWorld) -> None:
+async def test_is_active_is_an_admin_filter(world: World) -> None:
     status, _ = await world.call(
         "org_admin", "PATCH", f"/v2/devices/{world.devices['beta']}", json={"is_active": False}
     )
     assert status == 200
     assert await names(world, {"is_active": "false"}) == ["beta"]
-    status, body = await world.call("org_block", "GET", "/v2/devices?is_active=false")
+    status, body = await world.call("org_device_perms", "GET", "/v2/devices?is_active=false")
     assert (status, body) == (403, {"message": "is_active: only admins may filter or sort by it"})
 
 
-async def test_sorting_pages_and_counts(world: DeviceWorld) -> None:
-    everything = ["alpha", "beta", "boss", "bystander", "gamma", "loner", "member"]
+async def test_sorting_pages_and_counts(world: World) -> None:
+    everything = [
+        "alpha",
+        "beta",
+        "device_boss",
+        "device_loner",
+        "device_member",
+        "device_plain",
+        "gamma",
+    ]
     assert await names(world, {"order_by": "name"}) == everything
     assert await names(world, {"order_by": "name", "desc": "true"}) == everything[::-1]
     seen: list[str] = []
@@ -182,7 +192,7 @@ async def test_sorting_pages_and_counts(world: DeviceWorld) -> None:
     assert body == {"object_count": 7, "page_count": 3}
 
 
-async def test_unknown_filters_are_refused(world: DeviceWorld) -> None:
+async def test_unknown_filters_are_refused(world: World) -> None:
     status, body = await world.call("org_admin", "GET", "/v2/devices?colour=red")
     assert (status, body) == (400, {"message": "colour: is not a query parameter of this list"})
     status, body = await world.call(
@@ -191,10 +201,10 @@ async def test_unknown_filters_are_refused(world: DeviceWorld) -> None:
     assert status == 400 and body["message"].startswith("search_fields: 'api_key'")
 
 
-async def test_project_sessions_list_their_projects_devices(world: DeviceWorld) -> None:
-    token = await world.project_token("project_admin")
+async def test_project_sessions_list_their_projects_devices(world: World) -> None:
+    token = await world.token("project_admin", project_id=world.project_id)
     status, body = await world.api.call("GET", "/v2/devices", token)
     assert status == 200, body
     listed = {d["id"]: d for d in body["devices"]}
-    assert set(listed) == {world.devices[n] for n in ("member", "boss", "alpha")}
-    assert listed[world.devices["member"]]["is_project_admin"] is False
+    assert set(listed) == {world.devices[n] for n in ("device_member", "device_boss", "alpha")}
+    assert listed[world.devices["device_member"]]["is_project_admin"] is False

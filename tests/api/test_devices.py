@@ -1,8 +1,14 @@
-"""Devices: who may do what (role-by-role tables, denials next to grants, the device itself
-among the callers), what each caller sees, value rules, and the rules of the spec: only
-admins set `iot_scopes`, only admins or the owner change the owner, a device updates and
-deactivates itself, deletion protection and `force`, suspension, and the settings
-`device_creators_are_owners_by_default` and `device_owners_have_admin_access`.
+"""Devices: who may do what (role-by-role tables, denials next to grants, the devices
+themselves among the callers), what each caller sees, value rules, and the rules of the
+spec: only admins set `iot_scopes`, only admins or the owner change the owner, a device
+updates and deactivates itself, deletion protection and `force`, suspension, and the
+settings `device_creators_are_owners_by_default` and `device_owners_have_admin_access`.
+
+The callers and targets are the world's (tests/world.py): the targets are device_member
+(home project Apollo, a member of Ward), device_loner (an org-level device in no group)
+and device_boss (an org admin, home project Apollo, a member of Ward), all three owned by
+`owner`; each of them also calls with its own API key, so "the device itself" is the row
+of a target acting on itself.
 """
 
 from __future__ import annotations
@@ -11,148 +17,225 @@ from typing import Any
 
 import pytest
 
-from edge.app import Site
 from storage import devices as device_store
-from tests.api.device_world import CALLERS, DeviceWorld, build
-from tests.conftest import Api
+from tests.world import DEVICE_TARGETS, DEVICES, World, table, target_table
 
-DENIED_EVERYWHERE = {
-    "anonymous": 401,
-    "staff_unscoped": 403,
-    "other_admin": 404,
-    "plain": 404,
-    "other_device": 404,
+# Status per caller for each target device, in the order of DEVICE_TARGETS: device_member,
+# device_loner, device_boss.
+READ = {
+    "staff": (200, 200, 200),
+    "staff_unscoped": (403, 403, 403),
+    "org_admin": (200, 200, 200),
+    "project_admin": (200, 404, 200),  # devices whose home project is Apollo
+    "role_admin": (200, 404, 200),
+    "org_user_perms": (404, 404, 404),  # user permissions are not device permissions
+    "org_group_role_perms": (404, 404, 404),
+    "org_project_perms": (404, 404, 404),
+    "org_device_perms": (200, 200, 200),
+    "project_user_perms": (404, 404, 404),
+    "project_group_role_perms": (404, 404, 404),
+    "project_device_perms": (200, 404, 200),
+    "project_reader": (404, 404, 404),
+    "project_updater": (404, 404, 404),
+    "group_admin": (200, 404, 200),  # members of Ward
+    "group_user_perms": (404, 404, 404),
+    "group_editor": (404, 404, 404),
+    "group_device_perms": (200, 404, 200),
+    "member": (404, 404, 404),
+    "holder": (404, 404, 404),
+    "owner": (200, 200, 200),  # their devices
+    "plain": (404, 404, 404),
+    "gemini_user": (404, 404, 404),
+    "device_member": (200, 404, 404),  # itself
+    "device_loner": (404, 200, 404),  # itself
+    "device_boss": (200, 200, 200),  # an org admin
+    "device_plain": (404, 404, 404),
+    "other_admin": (404, 404, 404),
+    "anonymous": (401, 401, 401),
 }
-OUT_OF_REACH = {"project_admin": 404, "group_admin": 404, "project_block": 404, "group_block": 404}
-NON_ADMINS = ("project_admin", "group_admin", "org_block", "project_block", "group_block")
-
-
-@pytest.fixture
-async def world(site: Site, api: Api) -> DeviceWorld:
-    return await build(site, api)
-
-
-def expect(table: dict[str, int], who: str) -> int:
-    return {**DENIED_EVERYWHERE, **table}.get(who, 200)
-
-
-# Expected status per caller and target; callers not named get 200.
-READ = {"member": {}, "loner": OUT_OF_REACH, "boss": {}}
-UPDATE = {
-    "member": {"owner": 403},
-    "loner": {**OUT_OF_REACH, "owner": 403},
-    "boss": {**dict.fromkeys(NON_ADMINS, 403), "owner": 403},
+UPDATE = {  # PATCH and the credential resets: as READ, but the owner only reads, and
+    **READ,  # non-admins never act on an org admin (device_boss)
+    "project_admin": (200, 404, 403),
+    "role_admin": (200, 404, 403),
+    "org_device_perms": (200, 200, 403),
+    "project_device_perms": (200, 404, 403),
+    "group_admin": (200, 404, 403),
+    "group_device_perms": (200, 404, 403),
+    "owner": (403, 403, 403),
 }
 # A device may not delete itself, unless it is an org admin (who may do anything).
-DELETE = {t: {**table, "itself": 403 if t != "boss" else 200} for t, table in UPDATE.items()}
+DELETE = {**UPDATE, "device_member": (403, 404, 404), "device_loner": (404, 403, 404)}
 
 
-@pytest.mark.parametrize("target", ["member", "loner", "boss"])
-@pytest.mark.parametrize("who", CALLERS)
-async def test_get_device_by_role(world: DeviceWorld, who: str, target: str) -> None:
-    status, body = await world.as_(who, target, "GET", f"/v2/devices/{world.devices[target]}")
-    assert status == expect(READ[target], who), body
+@pytest.mark.parametrize(("who", "target", "expected"), target_table(READ, DEVICE_TARGETS))
+async def test_get_device_by_role(world: World, who: str, target: str, expected: int) -> None:
+    status, body = await world.call(who, "GET", f"/v2/devices/{world.id(target)}")
+    assert status == expected, body
     if status == 200:
-        assert body["device"]["id"] == world.devices[target]
+        assert body["device"]["id"] == world.id(target)
         assert body["device"]["name"] == target
 
 
-@pytest.mark.parametrize("target", ["member", "loner", "boss"])
-@pytest.mark.parametrize("who", CALLERS)
-async def test_patch_device_by_role(world: DeviceWorld, who: str, target: str) -> None:
-    path = f"/v2/devices/{world.devices[target]}"
-    status, body = await world.as_(who, target, "PATCH", path, json={"site": "Lab 4"})
-    assert status == expect(UPDATE[target], who), body
+@pytest.mark.parametrize(("who", "target", "expected"), target_table(UPDATE, DEVICE_TARGETS))
+async def test_patch_device_by_role(world: World, who: str, target: str, expected: int) -> None:
+    path = f"/v2/devices/{world.id(target)}"
+    status, body = await world.call(who, "PATCH", path, json={"site": "Lab 4"})
+    assert status == expected, body
     assert world.device(target).site == ("Lab 4" if status == 200 else None)
 
 
-@pytest.mark.parametrize("target", ["member", "loner", "boss"])
-@pytest.mark.parametrize("who", CALLERS)
-async def test_delete_device_by_role(world: DeviceWorld, who: str, target: str) -> None:
-    device_id = world.devices[target]
-    status, body = await world.as_(who, target, "DELETE", f"/v2/devices/{device_id}")
-    assert status == expect(DELETE[target], who), body
+@pytest.mark.parametrize(("who", "target", "expected"), target_table(DELETE, DEVICE_TARGETS))
+async def test_delete_device_by_role(world: World, who: str, target: str, expected: int) -> None:
+    device_id = world.id(target)
+    status, body = await world.call(who, "DELETE", f"/v2/devices/{device_id}")
+    assert status == expected, body
     row = world.site.services.db.read(lambda c: device_store.get(c, device_id))
     assert (row is None) == (status == 200)
 
 
-@pytest.mark.parametrize("target", ["member", "loner", "boss"])
-@pytest.mark.parametrize("who", CALLERS)
-async def test_reset_api_key_by_role(world: DeviceWorld, who: str, target: str) -> None:
+@pytest.mark.parametrize(("who", "target", "expected"), target_table(UPDATE, DEVICE_TARGETS))
+async def test_reset_api_key_by_role(world: World, who: str, target: str, expected: int) -> None:
     before = world.device(target).api_key_hash
-    path = f"/v2/devices/{world.devices[target]}/reset-api-key"
-    status, body = await world.as_(who, target, "POST", path)
-    assert status == expect(UPDATE[target], who), body
+    path = f"/v2/devices/{world.id(target)}/reset-api-key"
+    status, body = await world.call(who, "POST", path)
+    assert status == expected, body
     if status == 200:
         assert set(body) == {"api_key"} and body["api_key"].startswith("edk_")
     assert (world.device(target).api_key_hash != before) == (status == 200)
 
 
-@pytest.mark.parametrize("target", ["member", "boss"])
-@pytest.mark.parametrize("who", CALLERS)
-async def test_reset_mqtt_credentials_by_role(world: DeviceWorld, who: str, target: str) -> None:
-    path = f"/v2/devices/{world.devices[target]}/reset-mqtt-credentials"
-    status, body = await world.as_(who, target, "POST", path)
-    assert status == expect(UPDATE[target], who), body
+@pytest.mark.parametrize(("who", "target", "expected"), target_table(UPDATE, DEVICE_TARGETS))
+async def test_reset_mqtt_credentials_by_role(
+    world: World, who: str, target: str, expected: int
+) -> None:
+    path = f"/v2/devices/{world.id(target)}/reset-mqtt-credentials"
+    status, body = await world.call(who, "POST", path)
+    assert status == expected, body
     if status == 200:
         wanted = {"certificate", "root_ca", "public_key", "private_key", "broker", "root_scope"}
         assert set(body) == wanted
-        assert body["root_scope"] == f"{world.tenant.org_id}/{world.project_id}"
+        org = world.tenant.org_id
+        home = org if target == "device_loner" else f"{org}/{world.project_id}"  # org-level
+        assert body["root_scope"] == home
 
 
-CREATE = {"staff": 201, "org_admin": 201, "org_block": 201, "other_admin": 201}
-CREATE_IN_PROJECT = {**CREATE, "project_admin": 201, "project_block": 201, "other_admin": 400}
+CREATE = {
+    "staff": 201,
+    "staff_unscoped": 403,
+    "org_admin": 201,
+    "project_admin": 403,
+    "role_admin": 403,
+    "org_user_perms": 403,
+    "org_group_role_perms": 403,
+    "org_project_perms": 403,
+    "org_device_perms": 201,
+    "project_user_perms": 403,
+    "project_group_role_perms": 403,
+    "project_device_perms": 403,
+    "project_reader": 403,
+    "project_updater": 403,
+    "group_admin": 403,
+    "group_user_perms": 403,
+    "group_editor": 403,
+    "group_device_perms": 403,
+    "member": 403,
+    "holder": 403,
+    "owner": 403,
+    "plain": 403,
+    "gemini_user": 403,
+    "device_member": 403,
+    "device_loner": 403,
+    "device_boss": 201,
+    "device_plain": 403,
+    "other_admin": 201,  # in their own organization
+    "anonymous": 401,
+}
+CREATE_IN_PROJECT = {
+    **CREATE,
+    "project_admin": 201,
+    "role_admin": 201,
+    "project_device_perms": 201,
+    "other_admin": 400,  # not a project of their organization
+}
 
 
-@pytest.mark.parametrize("in_project", [False, True], ids=["org-level", "in-project"])
-@pytest.mark.parametrize("who", CALLERS)
-async def test_create_device_by_role(world: DeviceWorld, who: str, in_project: bool) -> None:
+@pytest.mark.parametrize(("who", "expected"), table(CREATE))
+async def test_create_org_level_device_by_role(world: World, who: str, expected: int) -> None:
+    await create_by_role(world, who, expected, in_project=False)
+
+
+@pytest.mark.parametrize(("who", "expected"), table(CREATE_IN_PROJECT))
+async def test_create_device_in_project_by_role(world: World, who: str, expected: int) -> None:
+    await create_by_role(world, who, expected, in_project=True)
+
+
+async def create_by_role(world: World, who: str, expected: int, *, in_project: bool) -> None:
     body: dict[str, Any] = {"name": "New sensor"}
     if in_project:
         body["project_id"] = world.project_id
-    status, reply = await world.as_(who, "member", "POST", "/v2/devices", json=body)
-    table = CREATE_IN_PROJECT if in_project else CREATE
-    assert status == table.get(who, {"anonymous": 401}.get(who, 403)), reply
+    status, reply = await world.call(who, "POST", "/v2/devices", json=body)
+    assert status == expected, reply
     if status == 201:
         row = world.site.services.db.read(lambda c: device_store.get(c, reply["device"]["id"]))
         assert row is not None and row.name == "New sensor"
         assert row.project_id == (world.project_id if in_project else None)
-        org = world.other.org_id if who == "other_admin" else world.tenant.org_id
-        assert row.org_id == org
+        org = world.other if who == "other_admin" else world.tenant
+        assert row.org_id == org.org_id
 
 
-LISTED = {
-    "staff": {"member", "loner", "boss"},
-    "org_admin": {"member", "loner", "boss"},
-    "org_block": {"member", "loner", "boss"},
-    "project_admin": {"member", "boss"},
-    "project_block": {"member", "boss"},
-    "group_admin": {"member", "boss"},
-    "group_block": {"member", "boss"},
-    "owner": {"member", "loner", "boss"},
+EVERY_DEVICE = set(DEVICE_TARGETS)
+IN_APOLLO_AND_WARD = {"device_member", "device_boss"}
+LISTED: dict[str, set[str] | int] = {  # which target devices each caller's list holds
+    "staff": EVERY_DEVICE,
+    "staff_unscoped": 403,
+    "org_admin": EVERY_DEVICE,
+    "project_admin": IN_APOLLO_AND_WARD,
+    "role_admin": IN_APOLLO_AND_WARD,
+    "org_user_perms": set(),
+    "org_group_role_perms": set(),
+    "org_project_perms": set(),
+    "org_device_perms": EVERY_DEVICE,
+    "project_user_perms": set(),
+    "project_group_role_perms": set(),
+    "project_device_perms": IN_APOLLO_AND_WARD,
+    "project_reader": set(),
+    "project_updater": set(),
+    "group_admin": IN_APOLLO_AND_WARD,
+    "group_user_perms": set(),
+    "group_editor": set(),
+    "group_device_perms": IN_APOLLO_AND_WARD,
+    "member": set(),
+    "holder": set(),
+    "owner": EVERY_DEVICE,
     "plain": set(),
+    "gemini_user": set(),
+    "device_member": {"device_member"},  # itself
+    "device_loner": {"device_loner"},
+    "device_boss": EVERY_DEVICE,
+    "device_plain": set(),
     "other_admin": set(),
-    "itself": {"member"},
-    "other_device": set(),
+    "anonymous": 401,
 }
 
 
-@pytest.mark.parametrize("who", CALLERS)
-async def test_list_devices_by_role(world: DeviceWorld, who: str) -> None:
-    status, body = await world.as_(who, "member", "GET", "/v2/devices")
-    assert status == {"anonymous": 401, "staff_unscoped": 403}.get(who, 200), body
-    if status != 200:
+@pytest.mark.parametrize(("who", "expected"), table(LISTED))
+async def test_list_devices_by_role(world: World, who: str, expected: set[str] | int) -> None:
+    status, body = await world.call(who, "GET", "/v2/devices")
+    if isinstance(expected, int):
+        assert status == expected and set(body) == {"message"}, body
         return
+    assert status == 200, body
     seen = {d["id"] for d in body["devices"]}
-    targets = {world.devices[t] for t in ("member", "loner", "boss")}
-    assert seen & targets == {world.devices[t] for t in LISTED[who]}
-    if who == "other_device":
-        assert seen == {world.devices["bystander"]}  # a device sees itself
+    assert seen & {world.id(t) for t in DEVICE_TARGETS} == {world.id(t) for t in expected}
+    if who == "device_plain":
+        assert seen == {world.id("device_plain")}  # a device sees itself
+    elif who in DEVICES:
+        assert world.id(who) in seen
 
 
 # -- what each caller sees -------------------------------------------------------------------
-async def get_device(world: DeviceWorld, who: str, target: str) -> dict[str, Any]:
-    status, body = await world.as_(who, target, "GET", f"/v2/devices/{world.devices[target]}")
+async def get_device(world: World, who: str, target: str) -> dict[str, Any]:
+    status, body = await world.call(who, "GET", f"/v2/devices/{world.id(target)}")
     assert status == 200, body
     return dict(body["device"])
 
@@ -171,57 +254,58 @@ PLAIN_REQUIRED = {
 }
 
 
-async def test_admins_see_is_active_and_holdings(world: DeviceWorld) -> None:
-    await world.tenant.grant("role", world.role_id, world.devices["member"], "device")
-    device = await get_device(world, "org_admin", "member")
+async def test_admins_see_is_active_and_holdings(world: World) -> None:
+    await world.grant("role", world.org_role_id, world.id("device_member"), "device")
+    device = await get_device(world, "org_admin", "device_member")
     assert PLAIN_REQUIRED <= set(device) and device["is_active"] is True
     assert device["open_tunnels"] == [] and device["iot_scopes"] == {}
-    assert device["group_ids"] == [world.group_id] and device["role_ids"] == [world.role_id]
+    assert device["group_ids"] == [world.org_group_id]
+    assert device["role_ids"] == [world.org_role_id]
     assert device["project_ids"] == [] and device["project_id"] == world.project_id
     assert device["owner_id"] == world.id("owner")
     assert device["org_permissions"]["is_admin"] is False
 
 
-async def test_readers_get_the_plain_view_without_is_active(world: DeviceWorld) -> None:
-    for who in ("org_block", "owner", "itself"):
-        device = await get_device(world, who, "member")
+async def test_readers_get_the_plain_view_without_is_active(world: World) -> None:
+    for who in ("org_device_perms", "owner", "device_member"):  # the last: itself
+        device = await get_device(world, who, "device_member")
         assert PLAIN_REQUIRED <= set(device) and "is_active" not in device, who
         assert device["open_tunnels"] == []
-    assert "org_permissions" not in await get_device(world, "org_block", "member")
-    itself = await get_device(world, "itself", "member")
+    assert "org_permissions" not in await get_device(world, "org_device_perms", "device_member")
+    itself = await get_device(world, "device_member", "device_member")
     assert itself["org_permissions"]["device_permissions"]["can_read"] is False
-    assert itself["group_ids"] == [world.group_id]  # a device sees its own holdings
+    assert itself["group_ids"] == [world.org_group_id]  # a device sees its own holdings
 
 
-async def test_pii_admin_only_shows_anonymous_devices_to_non_admins(world: DeviceWorld) -> None:
+async def test_pii_admin_only_shows_anonymous_devices_to_non_admins(world: World) -> None:
     status, _ = await world.call("org_admin", "PATCH", "/v2/my-org", json={"pii_admin_only": True})
     assert status == 200
-    device = await get_device(world, "org_block", "member")
+    device = await get_device(world, "org_device_perms", "device_member")
     assert device == {
-        "id": world.devices["member"],
-        "username": "member",
+        "id": world.id("device_member"),
+        "username": "device_member",
         "created_date": device["created_date"],
         "last_updated_date": device["last_updated_date"],
         "is_delete_protected": False,
     }
-    assert "open_tunnels" in await get_device(world, "org_admin", "member")
-    assert "open_tunnels" in await get_device(world, "itself", "member")
-    assert "open_tunnels" in await get_device(world, "owner", "member")
-    status, body = await world.call("org_block", "GET", "/v2/devices?site=Lab")
+    assert "open_tunnels" in await get_device(world, "org_admin", "device_member")
+    assert "open_tunnels" in await get_device(world, "device_member", "device_member")  # itself
+    assert "open_tunnels" in await get_device(world, "owner", "device_member")
+    status, body = await world.call("org_device_perms", "GET", "/v2/devices?site=Lab")
     assert (status, body) == (
         403,
         {"message": "site: only admins may search device details in this org"},
     )
-    status, _ = await world.call("org_block", "GET", "/v2/devices?name=member")
+    status, _ = await world.call("org_device_perms", "GET", "/v2/devices?name=device_member")
     assert status == 200
 
 
 # -- create ----------------------------------------------------------------------------------
-async def create(world: DeviceWorld, body: dict[str, Any], who: str = "org_admin") -> Any:
-    return await world.as_(who, "member", "POST", "/v2/devices", json=body)
+async def create(world: World, body: dict[str, Any], who: str = "org_admin") -> Any:
+    return await world.call(who, "POST", "/v2/devices", json=body)
 
 
-async def test_create_returns_the_credentials_once(world: DeviceWorld) -> None:
+async def test_create_returns_the_credentials_once(world: World) -> None:
     status, reply = await create(world, {"name": "Pump 1"})
     assert status == 201, reply
     made = reply["device"]
@@ -246,7 +330,7 @@ async def test_create_returns_the_credentials_once(world: DeviceWorld) -> None:
     assert "api_key" not in device and "private_key" not in device
 
 
-async def test_create_with_every_field(world: DeviceWorld) -> None:
+async def test_create_with_every_field(world: World) -> None:
     body = {
         "name": "  Pump 2 ",
         "manufacturer": "Acme",
@@ -310,30 +394,31 @@ async def test_create_with_every_field(world: DeviceWorld) -> None:
     ],
 )
 async def test_create_value_rules(
-    world: DeviceWorld, body: dict[str, Any], status: int, message: str
+    world: World, body: dict[str, Any], status: int, message: str
 ) -> None:
     assert await create(world, body) == (status, {"message": message})
 
 
-async def test_names_are_unique_in_an_org_without_case(world: DeviceWorld) -> None:
-    status, reply = await create(world, {"name": "MEMBER"})
+async def test_names_are_unique_in_an_org_without_case(world: World) -> None:
+    status, reply = await create(world, {"name": "DEVICE_MEMBER"})
     assert (status, reply) == (
         409,
         {"message": "name: is already used by another device of this organization"},
     )
-    path = f"/v2/devices/{world.devices['loner']}"
-    status, _ = await world.call("org_admin", "PATCH", path, json={"name": "Member"})
+    path = f"/v2/devices/{world.id('device_loner')}"
+    status, _ = await world.call("org_admin", "PATCH", path, json={"name": "Device_Member"})
     assert status == 409
-    status, _ = await world.call("org_admin", "PATCH", path, json={"name": "LONER"})
+    status, _ = await world.call("org_admin", "PATCH", path, json={"name": "DEVICE_LONER"})
     assert status == 200  # its own name in another case
-    status, _ = await world.call("other_admin", "POST", "/v2/devices", json={"name": "member"})
+    body = {"name": "device_member"}
+    status, _ = await world.call("other_admin", "POST", "/v2/devices", json=body)
     assert status == 201  # unique within an organization only
 
 
 @pytest.mark.parametrize("name", ["iot_scopes", "restricted_custom_attributes", "is_active"])
-async def test_admin_only_fields_on_create(world: DeviceWorld, name: str) -> None:
+async def test_admin_only_fields_on_create(world: World, name: str) -> None:
     value: Any = {} if name != "is_active" else False
-    status, reply = await create(world, {"name": "n", name: value}, who="org_block")
+    status, reply = await create(world, {"name": "n", name: value}, who="org_device_perms")
     assert (status, reply) == (403, {"message": f"{name}: only admins may set it"})
     status, _ = await create(world, {"name": "n", name: value})
     assert status == 201
@@ -343,139 +428,165 @@ async def test_admin_only_fields_on_create(world: DeviceWorld, name: str) -> Non
 SCOPES = {"iot_scopes": {"alarms": {"can_subscribe": True}}}
 
 
-@pytest.mark.parametrize("who", ["org_admin", "project_admin", "group_admin", "staff"])
-async def test_admins_set_iot_scopes_with_a_leading_slash(world: DeviceWorld, who: str) -> None:
-    path = f"/v2/devices/{world.devices['member']}"
+ONLY_ADMINS = "iot_scopes: only admins may set it"
+NOT_FOUND = "Device not found"
+IOT_SCOPES = {  # PATCH device_member's iot_scopes: (status, message), None for success
+    "staff": (200, None),
+    "staff_unscoped": (403, "Devices live in an organization: staff must sign in with scope=<org>"),
+    "org_admin": (200, None),
+    "project_admin": (200, None),  # admins of its home project
+    "role_admin": (200, None),
+    "org_user_perms": (404, NOT_FOUND),
+    "org_group_role_perms": (404, NOT_FOUND),
+    "org_project_perms": (404, NOT_FOUND),
+    "org_device_perms": (403, ONLY_ADMINS),  # may update it, not as an admin
+    "project_user_perms": (404, NOT_FOUND),
+    "project_group_role_perms": (404, NOT_FOUND),
+    "project_device_perms": (403, ONLY_ADMINS),
+    "project_reader": (404, NOT_FOUND),
+    "project_updater": (404, NOT_FOUND),
+    "group_admin": (200, None),  # admins of a group it belongs to
+    "group_user_perms": (404, NOT_FOUND),
+    "group_editor": (404, NOT_FOUND),
+    "group_device_perms": (403, ONLY_ADMINS),
+    "member": (404, NOT_FOUND),
+    "holder": (404, NOT_FOUND),
+    "owner": (403, "Not permitted to update this device"),  # reads it, no more
+    "plain": (404, NOT_FOUND),
+    "gemini_user": (404, NOT_FOUND),
+    "device_member": (403, ONLY_ADMINS),  # itself
+    "device_loner": (404, NOT_FOUND),
+    "device_boss": (200, None),  # an org admin
+    "device_plain": (404, NOT_FOUND),
+    "other_admin": (404, NOT_FOUND),
+    "anonymous": (401, "Authentication required: send 'Authorization: Bearer <token>'"),
+}
+
+
+@pytest.mark.parametrize(("who", "expected"), table(IOT_SCOPES))
+async def test_only_admins_set_iot_scopes_with_a_leading_slash(
+    world: World, who: str, expected: tuple[int, str | None]
+) -> None:
+    path = f"/v2/devices/{world.id('device_member')}"
     status, body = await world.call(who, "PATCH", path, json=SCOPES)
-    assert status == 200, body
-    assert world.device("member").iot_scopes == {
-        "/alarms": {"can_publish": False, "can_subscribe": True}
-    }
+    assert (status, body) == (expected[0], {"message": expected[1] or "Success"})
+    scopes = {"/alarms": {"can_publish": False, "can_subscribe": True}} if status == 200 else {}
+    assert world.device("device_member").iot_scopes == scopes
 
 
-@pytest.mark.parametrize("who", ["org_block", "project_block", "group_block", "itself", "owner"])
-async def test_non_admins_may_not_set_iot_scopes(world: DeviceWorld, who: str) -> None:
-    path = f"/v2/devices/{world.devices['member']}"
-    status, body = await world.as_(who, "member", "PATCH", path, json=SCOPES)
-    expected = "iot_scopes: only admins may set it"
-    if who == "owner":
-        expected = "Not permitted to update this device"
-    assert (status, body) == (403, {"message": expected})
-    assert world.device("member").iot_scopes == {}
-
-
-async def test_only_admins_or_the_owner_change_the_owner(world: DeviceWorld) -> None:
-    path = f"/v2/devices/{world.devices['member']}"
+async def test_only_admins_or_the_owner_change_the_owner(world: World) -> None:
+    path = f"/v2/devices/{world.id('device_member')}"
     to_plain = {"owner_id": world.id("plain")}
-    for who in ("org_block", "group_block", "itself"):
-        status, body = await world.as_(who, "member", "PATCH", path, json=to_plain)
+    for who in ("org_device_perms", "group_device_perms", "device_member"):  # the last: itself
+        status, body = await world.call(who, "PATCH", path, json=to_plain)
         assert (status, body) == (
             403,
             {"message": "owner_id: only admins or the device's owner may change it"},
         ), who
     status, _ = await world.call("owner", "PATCH", path, json=to_plain)
-    assert status == 200 and world.device("member").owner_id == world.id("plain")
+    assert status == 200 and world.device("device_member").owner_id == world.id("plain")
     status, _ = await world.call("owner", "PATCH", path, json={"owner_id": world.id("owner")})
     assert status == 404  # no longer the owner: the device is out of their sight
     status, _ = await world.call("group_admin", "PATCH", path, json={"owner_id": None})
-    assert status == 200 and world.device("member").owner_id is None
+    assert status == 200 and world.device("device_member").owner_id is None
 
 
-async def test_a_device_updates_and_deactivates_itself_but_not_more(world: DeviceWorld) -> None:
-    path = f"/v2/devices/{world.devices['loner']}"
-    status, _ = await world.as_("itself", "loner", "PATCH", path, json={"product": "v2"})
-    assert status == 200 and world.device("loner").product == "v2"
-    status, body = await world.as_(
-        "itself", "loner", "PATCH", path, json={"restricted_custom_attributes": {"a": 1}}
+async def test_a_device_updates_and_deactivates_itself_but_not_more(world: World) -> None:
+    path = f"/v2/devices/{world.id('device_loner')}"
+    status, _ = await world.call("device_loner", "PATCH", path, json={"product": "v2"})
+    assert status == 200 and world.device("device_loner").product == "v2"
+    status, body = await world.call(
+        "device_loner", "PATCH", path, json={"restricted_custom_attributes": {"a": 1}}
     )
     assert (status, body) == (
         403,
         {"message": "restricted_custom_attributes: only admins may set it"},
     )
-    status, body = await world.as_("itself", "loner", "DELETE", path)
+    status, body = await world.call("device_loner", "DELETE", path)
     assert (status, body) == (403, {"message": "Not permitted to delete this device"})
-    status, _ = await world.as_("itself", "loner", "PATCH", path, json={"is_active": False})
-    assert status == 200 and world.device("loner").is_active is False
-    status, body = await world.as_("itself", "loner", "GET", path)
+    status, _ = await world.call("device_loner", "PATCH", path, json={"is_active": False})
+    assert status == 200 and world.device("device_loner").is_active is False
+    status, body = await world.call("device_loner", "GET", path)
     assert (status, body) == (401, {"message": "Device is not active"})
 
 
-async def test_only_admins_suspend_and_reactivate(world: DeviceWorld) -> None:
-    path = f"/v2/devices/{world.devices['member']}"
-    status, body = await world.call("org_block", "PATCH", path, json={"is_active": False})
+async def test_only_admins_suspend_and_reactivate(world: World) -> None:
+    path = f"/v2/devices/{world.id('device_member')}"
+    status, body = await world.call("org_device_perms", "PATCH", path, json={"is_active": False})
     assert (status, body) == (
         403,
         {"message": "is_active: only admins may set it (a device may deactivate itself)"},
     )
     status, _ = await world.call("project_admin", "PATCH", path, json={"is_active": False})
     assert status == 200
-    status, _ = await world.as_("itself", "member", "GET", path)
+    status, _ = await world.call("device_member", "GET", path)
     assert status == 401  # a suspended device cannot sign in
     status, body = await world.call("org_admin", "GET", path)
     assert body["device"]["is_active"] is False
     status, _ = await world.call("org_admin", "PATCH", path, json={"is_active": True})
     assert status == 200
-    status, _ = await world.as_("itself", "member", "GET", path)
+    status, _ = await world.call("device_member", "GET", path)
     assert status == 200
 
 
-async def test_deletion_protection_and_admin_only_force(world: DeviceWorld) -> None:
-    path = f"/v2/devices/{world.devices['member']}"
+async def test_deletion_protection_and_admin_only_force(world: World) -> None:
+    path = f"/v2/devices/{world.id('device_member')}"
     status, _ = await world.call("org_admin", "PATCH", path, json={"is_delete_protected": True})
     assert status == 200
-    status, body = await world.call("org_block", "DELETE", path)
+    status, body = await world.call("org_device_perms", "DELETE", path)
     assert status == 409 and "delete protected" in body["message"]
-    status, body = await world.call("org_block", "DELETE", path + "?force=true")
+    status, body = await world.call("org_device_perms", "DELETE", path + "?force=true")
     assert (status, body) == (403, {"message": "force: only admins may force a delete"})
     status, _ = await world.call("project_admin", "DELETE", path + "?force=true")
     assert status == 200
 
 
-async def test_delete_goes_to_the_trash_and_credentials_end(world: DeviceWorld) -> None:
-    path = f"/v2/devices/{world.devices['member']}"
+async def test_delete_goes_to_the_trash_and_credentials_end(world: World) -> None:
+    path = f"/v2/devices/{world.id('device_member')}"
     status, _ = await world.call("org_admin", "DELETE", path)  # permanent defaults to false
     assert status == 200
-    status, body = await world.as_("itself", "member", "GET", "/v2/devices")
+    status, body = await world.call("device_member", "GET", "/v2/devices")
     assert (status, body) == (401, {"message": "Invalid API key"})
-    status, body = await world.call("org_admin", "GET", f"/v2/trash/{world.devices['member']}")
+    status, body = await world.call("org_admin", "GET", f"/v2/trash/{world.id('device_member')}")
     assert status == 200 and body["trash"]["kind"] == "device"
-    assert body["trash"]["name"] == "member" and body["trash"]["project_id"] == world.project_id
+    assert body["trash"]["name"] == "device_member"
+    assert body["trash"]["project_id"] == world.project_id
     status, _ = await world.call(
-        "org_admin", "POST", f"/v2/trash/{world.devices['member']}/restore"
+        "org_admin", "POST", f"/v2/trash/{world.id('device_member')}/restore"
     )
     assert status == 200
-    restored = world.device("member")
+    restored = world.device("device_member")
     assert restored.owner_id == world.id("owner") and restored.api_key_hash is None
-    status, _ = await world.as_("itself", "member", "GET", "/v2/devices")
+    status, _ = await world.call("device_member", "GET", "/v2/devices")
     assert status == 401  # the old key stays ended: reset it to use the device again
     status, body = await world.call("org_admin", "GET", path)
-    assert body["device"]["group_ids"] == [world.group_id]  # its access came back
+    assert body["device"]["group_ids"] == [world.org_group_id]  # its access came back
 
 
-async def test_permanent_delete_erases(world: DeviceWorld) -> None:
-    device_id = world.devices["loner"]
+async def test_permanent_delete_erases(world: World) -> None:
+    device_id = world.id("device_loner")
     status, _ = await world.call("org_admin", "DELETE", f"/v2/devices/{device_id}?permanent=true")
     assert status == 200
     status, _ = await world.call("org_admin", "GET", f"/v2/trash/{device_id}")
     assert status == 404
 
 
-async def test_deleting_a_project_takes_its_devices_and_restores_them(world: DeviceWorld) -> None:
+async def test_deleting_a_project_takes_its_devices_and_restores_them(world: World) -> None:
     status, _ = await world.call(
         "org_admin", "DELETE", f"/v2/projects/{world.project_id}?permanent=false"
     )
     assert status == 200
-    status, _ = await world.call("org_admin", "GET", f"/v2/devices/{world.devices['member']}")
+    status, _ = await world.call("org_admin", "GET", f"/v2/devices/{world.id('device_member')}")
     assert status == 404
-    status, _ = await world.as_("itself", "boss", "GET", "/v2/devices")
+    status, _ = await world.call("device_boss", "GET", "/v2/devices")
     assert status == 401
     status, _ = await world.call("org_admin", "POST", f"/v2/trash/{world.project_id}/restore")
     assert status == 200
-    assert world.device("member").project_id == world.project_id
+    assert world.device("device_member").project_id == world.project_id
 
 
-async def test_creators_become_owners_when_the_setting_says_so(world: DeviceWorld) -> None:
-    status, reply = await create(world, {"name": "a"}, who="org_block")
+async def test_creators_become_owners_when_the_setting_says_so(world: World) -> None:
+    status, reply = await create(world, {"name": "a"}, who="org_device_perms")
     assert status == 201 and "owner_id" not in reply["device"]
     status, _ = await world.call(
         "org_admin",
@@ -484,11 +595,12 @@ async def test_creators_become_owners_when_the_setting_says_so(world: DeviceWorl
         json={"device_creators_are_owners_by_default": True},
     )
     assert status == 200
-    status, reply = await create(world, {"name": "b"}, who="org_block")
-    assert status == 201 and reply["device"]["owner_id"] == world.id("org_block")
-    status, reply = await create(world, {"name": "c", "owner_id": None}, who="org_block")
+    status, reply = await create(world, {"name": "b"}, who="org_device_perms")
+    assert status == 201 and reply["device"]["owner_id"] == world.id("org_device_perms")
+    status, reply = await create(world, {"name": "c", "owner_id": None}, who="org_device_perms")
     assert status == 201 and "owner_id" not in reply["device"]
-    status, reply = await create(world, {"name": "d", "owner_id": world.id("plain")}, "org_block")
+    body = {"name": "d", "owner_id": world.id("plain")}
+    status, reply = await create(world, body, who="org_device_perms")
     assert (status, reply) == (
         403,
         {"message": "owner_id: only admins may make someone else the owner of a device"},
@@ -496,9 +608,9 @@ async def test_creators_become_owners_when_the_setting_says_so(world: DeviceWorl
 
 
 async def test_owners_are_admins_when_the_setting_says_so_project_over_org(
-    world: DeviceWorld,
+    world: World,
 ) -> None:
-    member, loner = world.devices["member"], world.devices["loner"]
+    member, loner = world.id("device_member"), world.id("device_loner")
     status, _ = await world.call("owner", "PATCH", f"/v2/devices/{member}", json=SCOPES)
     assert status == 403
     status, _ = await world.call(
@@ -515,29 +627,30 @@ async def test_owners_are_admins_when_the_setting_says_so_project_over_org(
     status, _ = await world.call("owner", "PATCH", f"/v2/devices/{loner}", json=SCOPES)
     assert status == 403  # an org-level device follows the org's setting (off)
     status, _ = await world.call(
-        "owner", "PATCH", f"/v2/devices/{world.devices['boss']}", json=SCOPES
+        "owner", "PATCH", f"/v2/devices/{world.id('device_boss')}", json=SCOPES
     )
     assert status == 403  # never an admin of an admin device
     status, _ = await world.call("owner", "DELETE", f"/v2/devices/{member}")
     assert status == 200
 
 
-async def test_device_permissions_in_a_role_act_like_user_permissions(world: DeviceWorld) -> None:
-    plain = world.id("plain")
-    await world.tenant.grant("role", world.role_id, plain)
-    await world.tenant.grant(
-        "org", world.tenant.org_id, world.role_id, "role", device_permissions={"can_read": True}
+async def test_device_permissions_in_a_role_act_like_user_permissions(world: World) -> None:
+    role = await world.new_role(name="Sensors")
+    await world.grant("role", role, world.id("plain"))
+    await world.grant(
+        "org", world.tenant.org_id, role, "role", device_permissions={"can_read": True}
     )
     status, body = await world.call("plain", "GET", "/v2/devices")
-    assert status == 200 and len(body["devices"]) == 4
-    status, _ = await world.call("plain", "PATCH", f"/v2/devices/{world.devices['loner']}", json={})
+    assert status == 200 and len(body["devices"]) == len(DEVICES)  # every device of Clinic
+    path = f"/v2/devices/{world.id('device_loner')}"
+    status, _ = await world.call("plain", "PATCH", path, json={})
     assert status == 403
 
 
-async def test_project_permissions_are_for_the_projects_admins(world: DeviceWorld) -> None:
-    path = f"/v2/devices/{world.devices['member']}"
+async def test_project_permissions_are_for_the_projects_admins(world: World) -> None:
+    path = f"/v2/devices/{world.id('device_member')}"
     body = {"project_permissions": {"device_permissions": {"can_read": True}}}
-    status, reply = await world.call("project_block", "PATCH", path, json=body)
+    status, reply = await world.call("project_device_perms", "PATCH", path, json=body)
     assert (status, reply) == (
         403,
         {"message": "project_permissions: only admins of the project may set them"},
@@ -547,24 +660,25 @@ async def test_project_permissions_are_for_the_projects_admins(world: DeviceWorl
     device = (await world.call("org_admin", "GET", path))[1]["device"]
     assert device["project_ids"] == [world.project_id]
     status, reply = await world.call(
-        "org_admin", "PATCH", f"/v2/devices/{world.devices['loner']}", json=body
+        "org_admin", "PATCH", f"/v2/devices/{world.id('device_loner')}", json=body
     )
     assert status == 400 and reply["message"].startswith("project_permissions: the device has")
 
 
-async def test_devices_are_grantees_of_group_and_role_access(world: DeviceWorld) -> None:
-    loner = world.devices["loner"]
+async def test_devices_are_grantees_of_group_and_role_access(world: World) -> None:
+    loner, ward = world.id("device_loner"), world.org_group_id
+    role = await world.new_role(name="Sensors")
     status, body = await world.call(
-        "org_admin", "POST", f"/v2/groups/{world.group_id}/access/{loner}", json={"can_read": True}
+        "org_admin", "POST", f"/v2/groups/{ward}/access/{loner}", json={"can_read": True}
     )
     assert status == 201, body
     status, body = await world.call(
-        "org_admin", "POST", f"/v2/roles/{world.role_id}/access/{loner}", json={}
+        "org_admin", "POST", f"/v2/roles/{role}/access/{loner}", json={}
     )
     assert status == 201, body
-    status, body = await world.as_("itself", "loner", "GET", "/v2/account/access/groups")
-    assert status == 200 and [g["group_id"] for g in body["group_access"]] == [world.group_id]
+    status, body = await world.call("device_loner", "GET", "/v2/account/access/groups")
+    assert status == 200 and [g["group_id"] for g in body["group_access"]] == [ward]
     status, body = await world.call("group_admin", "GET", f"/v2/devices/{loner}")
     assert status == 200 and "role_ids" not in body["device"]  # org-level role read needed
     status, body = await world.call("org_admin", "GET", f"/v2/devices/{loner}")
-    assert body["device"]["role_ids"] == [world.role_id]
+    assert body["device"]["role_ids"] == [role]

@@ -33,17 +33,25 @@ ORG_LEVEL_CREATE = {
     "org_user_perms": 403,
     "org_group_role_perms": 403,
     "org_project_perms": 403,
+    "org_device_perms": 403,
     "project_user_perms": 403,
     "project_group_role_perms": 403,
+    "project_device_perms": 403,
     "project_reader": 403,
     "project_updater": 403,
     "group_admin": 403,
     "group_user_perms": 403,
     "group_editor": 403,
+    "group_device_perms": 403,
     "member": 403,
     "holder": 403,
+    "owner": 403,
     "plain": 403,
     "gemini_user": 403,
+    "device_member": 403,
+    "device_loner": 403,
+    "device_boss": 201,
+    "device_plain": 403,
     "anonymous": 401,
 }
 PROJECT_LEVEL_CREATE = {
@@ -74,6 +82,7 @@ READ_PROJECT_TEMPLATE = {
     "org_admin": 200,
     "project_admin": 200,
     "role_admin": 200,
+    "device_boss": 200,
     "anonymous": 401,
 }
 

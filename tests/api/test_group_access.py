@@ -17,17 +17,25 @@ MANAGERS = {
     "org_user_perms": 404,
     "org_group_role_perms": 403,  # may update the group, but only admins manage its access
     "org_project_perms": 404,
+    "org_device_perms": 404,
     "project_user_perms": 404,
     "project_group_role_perms": 404,
+    "project_device_perms": 404,
     "project_reader": 404,
     "project_updater": 404,
     "group_admin": 201,
     "group_user_perms": 403,
     "group_editor": 403,
+    "group_device_perms": 403,
     "member": 403,
     "holder": 403,
+    "owner": 404,
     "plain": 404,
     "gemini_user": 404,
+    "device_member": 403,
+    "device_loner": 404,
+    "device_boss": 201,
+    "device_plain": 404,
     "other_admin": 404,
     "anonymous": 401,
 }
@@ -39,8 +47,10 @@ PROJECT_MANAGERS = {
     "group_admin": 404,
     "group_user_perms": 404,
     "group_editor": 404,
+    "group_device_perms": 404,
     "member": 404,
     "holder": 404,
+    "device_member": 404,
 }
 
 
@@ -263,21 +273,29 @@ READERS = {
     "org_user_perms": 404,
     "org_group_role_perms": 200,
     "org_project_perms": 404,
+    "org_device_perms": 404,
     "project_user_perms": 404,
     "project_group_role_perms": 404,
+    "project_device_perms": 404,
     "project_reader": 404,
     "project_updater": 404,
     "group_admin": 200,
     "group_user_perms": 403,
     "group_editor": 200,
+    "group_device_perms": 403,
     "member": 200,  # their own access
     "holder": 403,
+    "owner": 404,
     "plain": 404,
     "gemini_user": 404,
+    "device_member": 403,  # a member of Ward; not its own access
+    "device_loner": 404,
+    "device_boss": 200,
+    "device_plain": 404,
     "other_admin": 404,
     "anonymous": 401,
 }
-ADMIN_VIEW = {"staff", "org_admin", "group_admin"}
+ADMIN_VIEW = {"staff", "org_admin", "device_boss", "group_admin"}
 
 
 @pytest.mark.parametrize(("who", "expected"), table(READERS))
@@ -300,7 +318,14 @@ async def test_missing_access_is_404(world: World) -> None:
 
 
 # -- update ------------------------------------------------------------------------------
-UPDATERS = {**MANAGERS, "staff": 200, "org_admin": 200, "group_admin": 200, "member": 403}
+UPDATERS = {
+    **MANAGERS,
+    "staff": 200,
+    "org_admin": 200,
+    "group_admin": 200,
+    "member": 403,
+    "device_boss": 200,
+}
 
 
 @pytest.mark.parametrize(("who", "expected"), table(UPDATERS))

@@ -133,17 +133,25 @@ ADMIN_ROUTES = {  # the member's picture, changed by someone else: who may updat
     "org_user_perms": 200,
     "org_group_role_perms": 404,
     "org_project_perms": 404,
+    "org_device_perms": 404,
     "project_user_perms": 200,
     "project_group_role_perms": 404,
+    "project_device_perms": 404,
     "project_reader": 404,
     "project_updater": 404,
     "group_admin": 200,  # a member of Ward
     "group_user_perms": 200,
     "group_editor": 404,
+    "group_device_perms": 404,
     "member": 200,  # themselves
     "holder": 404,
+    "owner": 404,
     "plain": 404,
     "gemini_user": 404,
+    "device_member": 404,  # not the member: a device
+    "device_loner": 404,
+    "device_boss": 200,
+    "device_plain": 404,
     "other_admin": 404,
     "anonymous": 401,
 }

@@ -51,17 +51,25 @@ READ = {
     "org_user_perms": 404,
     "org_group_role_perms": 404,
     "org_project_perms": 200,
+    "org_device_perms": 404,
     "project_user_perms": 403,  # any project access makes the project known
     "project_group_role_perms": 403,
+    "project_device_perms": 403,
     "project_reader": 200,
     "project_updater": 403,  # update never needs read: they know the project, but may not read it
     "group_admin": 404,
     "group_user_perms": 404,
     "group_editor": 404,
+    "group_device_perms": 404,
     "member": 404,  # a home project is not access to it
     "holder": 404,
+    "owner": 404,
     "plain": 404,
     "gemini_user": 404,
+    "device_member": 404,
+    "device_loner": 404,
+    "device_boss": 200,
+    "device_plain": 404,
     "other_admin": 404,
     "anonymous": 401,
 }
@@ -90,6 +98,7 @@ SECOND = {
     "staff_unscoped": 403,
     "org_admin": 200,
     "org_project_perms": 200,
+    "device_boss": 200,
     "anonymous": 401,
 }
 
@@ -112,17 +121,25 @@ LISTED: dict[str, set[str] | int] = {
     "org_user_perms": set(),
     "org_group_role_perms": set(),
     "org_project_perms": {"Apollo", "Gemini"},
+    "org_device_perms": set(),
     "project_user_perms": set(),
     "project_group_role_perms": set(),
+    "project_device_perms": set(),
     "project_reader": {"Apollo"},
     "project_updater": set(),
     "group_admin": set(),
     "group_user_perms": set(),
     "group_editor": set(),
+    "group_device_perms": set(),
     "member": set(),
     "holder": set(),
+    "owner": set(),
     "plain": set(),
     "gemini_user": set(),
+    "device_member": set(),
+    "device_loner": set(),
+    "device_boss": {"Apollo", "Gemini"},
+    "device_plain": set(),
     "other_admin": {"Theirs"},
     "anonymous": 401,
 }
@@ -144,6 +161,7 @@ CREATE = {
     "staff": 201,
     "org_admin": 201,
     "org_project_perms": 201,
+    "device_boss": 201,
     "other_admin": 201,  # in their own organization
     "anonymous": 401,
 }

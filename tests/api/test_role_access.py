@@ -17,17 +17,25 @@ ORG_ROLE_MANAGERS = {
     "org_user_perms": 404,
     "org_group_role_perms": 403,
     "org_project_perms": 404,
+    "org_device_perms": 404,
     "project_user_perms": 404,
     "project_group_role_perms": 404,
+    "project_device_perms": 404,
     "project_reader": 404,
     "project_updater": 404,
     "group_admin": 403,  # may read the role (it is in their group), not grant it
     "group_user_perms": 404,
     "group_editor": 403,
+    "group_device_perms": 404,
     "member": 404,
     "holder": 403,
+    "owner": 404,
     "plain": 404,
     "gemini_user": 404,
+    "device_member": 404,
+    "device_loner": 404,
+    "device_boss": 201,
+    "device_plain": 404,
     "other_admin": 404,
     "anonymous": 401,
 }
@@ -216,17 +224,25 @@ READERS = {
     "org_user_perms": 404,
     "org_group_role_perms": 200,
     "org_project_perms": 404,
+    "org_device_perms": 404,
     "project_user_perms": 404,
     "project_group_role_perms": 404,
+    "project_device_perms": 404,
     "project_reader": 404,
     "project_updater": 404,
     "group_admin": 200,
     "group_user_perms": 404,
     "group_editor": 200,
+    "group_device_perms": 404,
     "member": 404,
     "holder": 200,  # their own
+    "owner": 404,
     "plain": 404,
     "gemini_user": 404,
+    "device_member": 404,
+    "device_loner": 404,
+    "device_boss": 200,
+    "device_plain": 404,
     "other_admin": 404,
     "anonymous": 401,
 }
@@ -239,11 +255,11 @@ async def test_who_may_read_role_access(world: World, who: str, expected: int) -
     if status == 200:
         access = body["role_access"]
         assert access["account_id"] == world.id("holder")
-        assert ("is_active" in access) is (who in {"staff", "org_admin"})
+        assert ("is_active" in access) is (who in {"staff", "org_admin", "device_boss"})
 
 
 # -- update and delete -------------------------------------------------------------------
-UPDATERS = {**ORG_ROLE_MANAGERS, "staff": 200, "org_admin": 200}
+UPDATERS = {**ORG_ROLE_MANAGERS, "staff": 200, "org_admin": 200, "device_boss": 200}
 
 
 @pytest.mark.parametrize(("who", "expected"), table(UPDATERS))

@@ -49,17 +49,25 @@ ORG_CREATORS = {
     "org_user_perms": 403,
     "org_group_role_perms": 201,
     "org_project_perms": 403,
+    "org_device_perms": 403,
     "project_user_perms": 403,
     "project_group_role_perms": 403,
+    "project_device_perms": 403,
     "project_reader": 403,
     "project_updater": 403,
     "group_admin": 403,
     "group_user_perms": 403,
     "group_editor": 403,
+    "group_device_perms": 403,
     "member": 403,
     "holder": 403,
+    "owner": 403,
     "plain": 403,
     "gemini_user": 403,
+    "device_member": 403,
+    "device_loner": 403,
+    "device_boss": 201,
+    "device_plain": 403,
     "other_admin": 201,  # in their own organization
     "anonymous": 401,
 }
@@ -204,17 +212,25 @@ ORG_ROLE_READERS = {
     "org_user_perms": 404,
     "org_group_role_perms": 200,
     "org_project_perms": 404,
+    "org_device_perms": 404,
     "project_user_perms": 404,
     "project_group_role_perms": 404,
+    "project_device_perms": 404,
     "project_reader": 404,
     "project_updater": 404,
     "group_admin": 200,  # the role is a member of their group
     "group_user_perms": 404,
     "group_editor": 200,  # role_permissions in a group the role is in
+    "group_device_perms": 404,
     "member": 404,
     "holder": 200,  # holds it with can_read
+    "owner": 404,
     "plain": 404,
     "gemini_user": 404,
+    "device_member": 404,
+    "device_loner": 404,
+    "device_boss": 200,
+    "device_plain": 404,
     "other_admin": 404,
     "anonymous": 401,
 }
@@ -228,7 +244,7 @@ PROJECT_ROLE_READERS = {
     "group_editor": 404,
     "holder": 404,
 }
-ADMIN_VIEW = {"staff", "org_admin"}
+ADMIN_VIEW = {"staff", "org_admin", "device_boss"}
 
 
 @pytest.mark.parametrize(("who", "expected"), table(ORG_ROLE_READERS))
@@ -261,17 +277,25 @@ SEES = {
     "org_user_perms": set(),
     "org_group_role_perms": {"org", "project", "admins"},
     "org_project_perms": set(),
+    "org_device_perms": set(),
     "project_user_perms": set(),
     "project_group_role_perms": {"project"},
+    "project_device_perms": set(),
     "project_reader": set(),
     "project_updater": set(),
     "group_admin": {"org"},
     "group_user_perms": set(),
     "group_editor": {"org"},
+    "group_device_perms": set(),
     "member": set(),
     "holder": {"org"},
+    "owner": set(),
     "plain": set(),
     "gemini_user": set(),
+    "device_member": set(),
+    "device_loner": set(),
+    "device_boss": {"org", "project", "admins"},
+    "device_plain": set(),
     "other_admin": set(),
 }
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import Api
 from tests.tenants import PASSWORD
-from tests.world import World, table
+from tests.world import DEVICES, World, table
 
 
 async def sign_in(api: Api, client_id: str, username: str, password: str = PASSWORD) -> Any:
@@ -32,7 +32,7 @@ def claims(token: str) -> dict[str, Any]:
 
 
 # -- signing in to a project ---------------------------------------------------------------------
-NO_PASSWORD = ("staff", "staff_unscoped", "anonymous")  # not users of an org
+NO_PASSWORD = ("staff", "staff_unscoped", "anonymous", *DEVICES)  # no users of an org
 SIGN_IN = {
     "org_admin": 201,
     "project_admin": 201,
@@ -40,15 +40,19 @@ SIGN_IN = {
     "org_user_perms": 403,
     "org_group_role_perms": 403,
     "org_project_perms": 403,  # org-level permissions are not access to the project
+    "org_device_perms": 403,
     "project_user_perms": 201,
     "project_group_role_perms": 201,
+    "project_device_perms": 201,
     "project_reader": 201,
     "project_updater": 201,
     "group_admin": 403,
     "group_user_perms": 403,
     "group_editor": 403,
+    "group_device_perms": 403,
     "member": 403,  # a user of the project, but holding no access to it
     "holder": 403,
+    "owner": 403,
     "plain": 403,
     "gemini_user": 400,  # a user of another project: not a login of this one
     "other_admin": 400,  # not a user of this project's organization
@@ -230,20 +234,24 @@ MINE = {
     "org_user_perms": 404,
     "org_group_role_perms": 404,
     "org_project_perms": 200,
+    "org_device_perms": 404,
     "project_user_perms": 200,
     "project_group_role_perms": 200,
+    "project_device_perms": 200,
     "project_reader": 200,
     "project_updater": 200,
     "group_admin": 404,
     "group_user_perms": 404,
     "group_editor": 404,
+    "group_device_perms": 404,
     "member": 404,
     "holder": 404,
+    "owner": 404,
     "plain": 404,
     "gemini_user": 404,
     "other_admin": 404,
 }
-NO_PROJECT_SESSION = NO_PASSWORD  # staff sessions have no project (see the test below)
+NO_PROJECT_SESSION = NO_PASSWORD  # staff (see the test below) and devices: no project sessions
 
 
 @pytest.mark.parametrize(("who", "expected"), table(MINE, not_applicable=NO_PROJECT_SESSION))
@@ -334,6 +342,7 @@ SCOPED_LIST_HOLDS_APOLLO = {
     "project_updater": False,  # may read it as "my project", may not list it
     "project_user_perms": False,
     "project_group_role_perms": False,
+    "project_device_perms": False,
 }
 
 

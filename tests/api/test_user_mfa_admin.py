@@ -22,17 +22,25 @@ EXPECTED = {
     "org_user_perms": (403, 403, 403),
     "org_group_role_perms": (404, 404, 404),
     "org_project_perms": (404, 404, 404),
+    "org_device_perms": (404, 404, 404),
     "project_user_perms": (403, 404, 403),
     "project_group_role_perms": (404, 404, 404),
+    "project_device_perms": (404, 404, 404),
     "project_reader": (404, 404, 404),
     "project_updater": (404, 404, 404),
     "group_admin": (200, 404, 403),  # member is in their group
     "group_user_perms": (403, 404, 403),
     "group_editor": (404, 404, 404),
+    "group_device_perms": (404, 404, 404),
     "member": (403, 404, 404),  # themselves: their own endpoints are under /account
     "holder": (404, 404, 404),
+    "owner": (404, 404, 404),
     "plain": (404, 404, 404),
     "gemini_user": (404, 404, 404),
+    "device_member": (404, 404, 404),  # a device, not the user member
+    "device_loner": (404, 404, 404),
+    "device_boss": (200, 200, 200),
+    "device_plain": (404, 404, 404),
     "other_admin": (404, 404, 404),
     "anonymous": (401, 401, 401),
 }

@@ -10,7 +10,7 @@ import pytest
 
 from storage import users as user_store
 from tests.tenants import PASSWORD
-from tests.world import ALL, TARGETS, World, table, target_table
+from tests.world import ALL, DEVICES, TARGETS, World, table, target_table
 
 # Status per caller for each target user, in the order of TARGETS: member (home project
 # Apollo, a member of Ward), loner (an org-level user in no group), boss (an org admin, home
@@ -24,17 +24,25 @@ READ = {
     "org_user_perms": (200, 200, 200),
     "org_group_role_perms": (404, 404, 404),
     "org_project_perms": (404, 404, 404),
+    "org_device_perms": (404, 404, 404),
     "project_user_perms": (200, 404, 200),
     "project_group_role_perms": (404, 404, 404),
+    "project_device_perms": (404, 404, 404),
     "project_reader": (404, 404, 404),
     "project_updater": (404, 404, 404),
     "group_admin": (200, 404, 200),  # members of Ward
     "group_user_perms": (200, 404, 200),
     "group_editor": (404, 404, 404),
+    "group_device_perms": (404, 404, 404),
     "member": (200, 404, 404),  # themselves
     "holder": (404, 404, 404),
+    "owner": (404, 404, 404),
     "plain": (404, 404, 404),
     "gemini_user": (404, 404, 404),
+    "device_member": (404, 404, 404),  # a member of Ward, but not the user member
+    "device_loner": (404, 404, 404),
+    "device_boss": (200, 200, 200),
+    "device_plain": (404, 404, 404),
     "other_admin": (404, 404, 404),
     "anonymous": (401, 401, 401),
 }
@@ -86,17 +94,25 @@ CREATE = {
     "org_user_perms": 201,
     "org_group_role_perms": 403,
     "org_project_perms": 403,
+    "org_device_perms": 403,
     "project_user_perms": 403,
     "project_group_role_perms": 403,
+    "project_device_perms": 403,
     "project_reader": 403,
     "project_updater": 403,
     "group_admin": 403,
     "group_user_perms": 403,
     "group_editor": 403,
+    "group_device_perms": 403,
     "member": 403,
     "holder": 403,
+    "owner": 403,
     "plain": 403,
     "gemini_user": 403,
+    "device_member": 403,
+    "device_loner": 403,
+    "device_boss": 201,
+    "device_plain": 403,
     "other_admin": 201,  # in their own organization
     "anonymous": 401,
 }
@@ -143,17 +159,25 @@ LISTED: dict[str, set[str] | int] = {  # which target users each caller's list h
     "org_user_perms": EVERYONE,
     "org_group_role_perms": set(),
     "org_project_perms": set(),
+    "org_device_perms": set(),
     "project_user_perms": {"member", "boss"},
     "project_group_role_perms": set(),
+    "project_device_perms": set(),
     "project_reader": set(),
     "project_updater": set(),
     "group_admin": {"member", "boss"},
     "group_user_perms": {"member", "boss"},
     "group_editor": set(),
+    "group_device_perms": set(),
     "member": {"member"},
     "holder": set(),
+    "owner": set(),
     "plain": set(),
     "gemini_user": set(),
+    "device_member": set(),
+    "device_loner": set(),
+    "device_boss": EVERYONE,
+    "device_plain": set(),
     "other_admin": set(),
     "anonymous": 401,
 }
@@ -168,8 +192,8 @@ async def test_list_users_by_role(world: World, who: str, expected: set[str] | i
     assert status == 200, body
     seen = {u["id"] for u in body["users"]}
     assert seen & {world.id(t) for t in TARGETS} == {world.id(t) for t in expected}
-    if who not in ("staff", "other_admin"):
-        assert world.id(who) in seen  # everyone sees themselves
+    if who not in ("staff", "other_admin", *DEVICES):
+        assert world.id(who) in seen  # every user sees themselves (devices are no users)
 
 
 # -- self ------------------------------------------------------------------------------------
@@ -606,7 +630,14 @@ async def list_ids(world: World, who: str, query: str) -> set[str]:
 
 async def test_exclude_admins(world: World) -> None:
     ward = f"group_id={world.org_group_id}"
-    members = ("member", "boss", "group_admin", "group_user_perms", "group_editor")
+    members = (
+        "member",
+        "boss",
+        "group_admin",
+        "group_user_perms",
+        "group_editor",
+        "group_device_perms",
+    )
     everyone = {world.id(who) for who in members}  # users holding access to Ward
     assert await list_ids(world, "group_user_perms", ward) == everyone
     assert await list_ids(world, "group_user_perms", f"{ward}&exclude_admins=true") == everyone - {

@@ -1,7 +1,7 @@
 """The ClientDirectory the broker asks: devices by API key and by certificate (refused by
 serial after a reset, though the CA's signature still holds), user tools by access token
 with rights from their device permissions, `still_allowed` after every kind of change,
-the epoch, and `seen`."""
+the epoch, and `seen`. The devices and callers are the world's (tests/world.py)."""
 
 from __future__ import annotations
 
@@ -17,12 +17,7 @@ from edge.devices.mqtt_clients import MqttClient
 from edge.ops.ca import SiteCa
 from edge.principal import Principal
 from storage import devices as device_store
-from tests.api.device_world import ALL, DeviceWorld, build
-
-
-@pytest.fixture
-async def world(site: Site) -> DeviceWorld:
-    return await build(site, None)  # type: ignore[arg-type]  # no HTTP here
+from tests.world import ALL, World
 
 
 @pytest.fixture
@@ -30,7 +25,7 @@ def directory(site: Site) -> DeviceDirectory:
     return site.services.device_directory
 
 
-def admin(world: DeviceWorld) -> Principal:
+def admin(world: World) -> Principal:
     return Principal("user", world.tenant.admin_id, "session", world.tenant.org_id)
 
 
@@ -39,27 +34,27 @@ def der(pem: str) -> bytes:
     return cert.public_bytes(serialization.Encoding.DER)
 
 
-async def new_device(world: DeviceWorld, **body: Any) -> dict[str, Any]:
+async def new_device(world: World, **body: Any) -> dict[str, Any]:
     made = await world.site.services.devices.create(admin(world), {"name": "pump", **body})
     return made
 
 
 # -- devices ---------------------------------------------------------------------------------
-async def test_by_api_key(world: DeviceWorld, directory: DeviceDirectory) -> None:
-    device_id, key = world.devices["member"], world.keys["member"]
+async def test_by_api_key(world: World, directory: DeviceDirectory) -> None:
+    device_id, key = world.id("device_member"), world.keys["device_member"]
     client = directory.by_api_key(device_id, key)
     assert client is not None and client.kind == "device" and client.credential == "api_key"
     root = f"{world.tenant.org_id}/{world.project_id}"
     assert client.root_scope == root and client.org_id == world.tenant.org_id
     assert client.rights.may_publish(f"{root}/devices/{device_id}/status")
     assert not client.rights.may_publish(f"{root}/elsewhere")
-    assert directory.by_api_key(world.devices["loner"], key) is None  # not its key
+    assert directory.by_api_key(world.id("device_loner"), key) is None  # not its key
     assert directory.by_api_key(device_id, key + "x") is None
     assert directory.by_api_key(device_id, "not-a-key") is None
 
 
 async def test_by_certificate_refuses_a_reset_certificate_by_serial(
-    world: DeviceWorld, directory: DeviceDirectory
+    world: World, directory: DeviceDirectory
 ) -> None:
     made = await new_device(world, iot_scopes={"telemetry": {"can_publish": True}})
     old = der(made["certificate"])
@@ -76,7 +71,7 @@ async def test_by_certificate_refuses_a_reset_certificate_by_serial(
 
 
 async def test_certificates_of_another_ca_or_garbage_are_refused(
-    world: DeviceWorld, directory: DeviceDirectory, tmp_path: Any
+    world: World, directory: DeviceDirectory, tmp_path: Any
 ) -> None:
     stranger = SiteCa.open(tmp_path / "elsewhere").issue_client("x", world.tenant.org_id)
     assert directory.by_certificate(der(stranger.certificate)) is None
@@ -93,7 +88,7 @@ async def test_certificates_of_another_ca_or_garbage_are_refused(
     ids=["suspended", "scopes-changed", "moved"],
 )
 async def test_a_device_stops_being_allowed_when_it_changes(
-    world: DeviceWorld, directory: DeviceDirectory, change: dict[str, Any]
+    world: World, directory: DeviceDirectory, change: dict[str, Any]
 ) -> None:
     made = await new_device(world, project_id=world.project_id)
     clients = [
@@ -109,7 +104,7 @@ async def test_a_device_stops_being_allowed_when_it_changes(
 
 
 async def test_a_reset_key_or_a_deleted_device_drops_its_clients(
-    world: DeviceWorld, directory: DeviceDirectory
+    world: World, directory: DeviceDirectory
 ) -> None:
     made = await new_device(world)
     services = world.site.services
@@ -125,30 +120,28 @@ async def test_a_reset_key_or_a_deleted_device_drops_its_clients(
     assert directory.by_certificate(der(made["certificate"])) is None
 
 
-async def test_suspended_devices_cannot_connect(
-    world: DeviceWorld, directory: DeviceDirectory
-) -> None:
+async def test_suspended_devices_cannot_connect(world: World, directory: DeviceDirectory) -> None:
     made = await new_device(world, is_active=False)
     assert directory.by_api_key(made["id"], made["api_key"]) is None
     assert directory.by_certificate(der(made["certificate"])) is None
 
 
-async def test_seen_is_batched(world: DeviceWorld, directory: DeviceDirectory) -> None:
-    directory.seen(world.devices["member"])
-    directory.seen(world.devices["member"])
+async def test_seen_is_batched(world: World, directory: DeviceDirectory) -> None:
+    directory.seen(world.id("device_member"))
+    directory.seen(world.id("device_member"))
     assert world.site.services.last_seen.pending == 1
     assert await world.site.services.last_seen.flush() == 1
 
 
 # -- user tools ------------------------------------------------------------------------------
-async def user_client(world: DeviceWorld, directory: DeviceDirectory, who: str, **kw: Any) -> Any:
-    token = await world.project_token(who, **kw) if kw else await world.token(who)
+async def user_client(world: World, directory: DeviceDirectory, who: str, **kw: Any) -> Any:
+    token = await world.token(who, **kw)
     assert token is not None
     return directory.by_access_token(token)
 
 
 async def test_user_tools_get_rights_from_device_permissions(
-    world: DeviceWorld, directory: DeviceDirectory
+    world: World, directory: DeviceDirectory
 ) -> None:
     org, project = world.tenant.org_id, world.project_id
     boss = await user_client(world, directory, "org_admin")
@@ -156,24 +149,24 @@ async def test_user_tools_get_rights_from_device_permissions(
     assert boss.rights.may_subscribe(f"{org}/#") and boss.rights.may_publish(f"{org}/x")
 
     reader = await world.add_user("reader")
-    await world.tenant.grant("org", org, reader, device_permissions={"can_read": True})
+    await world.grant("org", org, reader, device_permissions={"can_read": True})
     client = await user_client(world, directory, "reader")
     assert client.rights.may_subscribe(f"{org}/#") and not client.rights.may_publish(f"{org}/x")
 
-    block = await user_client(world, directory, "project_block")  # every flag on Ward
+    block = await user_client(world, directory, "project_device_perms")  # every flag on Apollo
     assert block.rights.may_subscribe(f"{org}/{project}/#")
     assert block.rights.may_publish(f"{org}/{project}/x")
     assert not block.rights.may_subscribe(f"{org}/#")
     assert not block.rights.may_publish(f"{org}/other/x")
 
     assert await user_client(world, directory, "plain") is None
-    assert await user_client(world, directory, "group_block") is None  # groups: no root
+    assert await user_client(world, directory, "group_device_perms") is None  # groups: no root
     assert directory.by_access_token("not-a-token") is None
-    assert directory.by_access_token(world.keys["member"]) is None
+    assert directory.by_access_token(world.keys["device_member"]) is None
 
 
 async def test_a_project_session_reaches_only_its_project(
-    world: DeviceWorld, directory: DeviceDirectory
+    world: World, directory: DeviceDirectory
 ) -> None:
     org, project = world.tenant.org_id, world.project_id
     client = await user_client(world, directory, "org_admin", project_id=project)
@@ -183,15 +176,15 @@ async def test_a_project_session_reaches_only_its_project(
 
 
 async def test_user_tools_stop_when_their_session_or_permissions_end(
-    world: DeviceWorld, directory: DeviceDirectory
+    world: World, directory: DeviceDirectory
 ) -> None:
     services = world.site.services
-    client: MqttClient = await user_client(world, directory, "project_block")
+    client: MqttClient = await user_client(world, directory, "project_device_perms")
     assert directory.still_allowed(client)
     found = services.db.read(
         lambda c: c.execute(
             "SELECT id FROM access WHERE grantee_id = ? AND kind = 'project'",
-            (world.id("project_block"),),
+            (world.id("project_device_perms"),),
         ).fetchone()
     )
     before = directory.epoch()
@@ -204,17 +197,16 @@ async def test_user_tools_stop_when_their_session_or_permissions_end(
     )
     assert directory.epoch() > before  # the access epoch counts too
     assert not directory.still_allowed(client)  # lost publish rights: reconnect
-    client = await user_client(world, directory, "project_block")
+    client = await user_client(world, directory, "project_device_perms")
     assert directory.still_allowed(client)
     await services.tokens.revoke_session(client.stamp)
     assert not directory.still_allowed(client)
 
 
-async def test_grants_reach_devices_as_grantees(world: DeviceWorld) -> None:
-    await world.tenant.grant(
-        "org", world.tenant.org_id, world.devices["loner"], "device", device_permissions=ALL
-    )
+async def test_grants_reach_devices_as_grantees(world: World) -> None:
+    loner = world.id("device_loner")
+    await world.grant("org", world.tenant.org_id, loner, "device", device_permissions=ALL)
     caller = world.site.services.permissions.caller(
-        Principal("device", world.devices["loner"], None, world.tenant.org_id)
+        Principal("device", loner, None, world.tenant.org_id)
     )
     assert caller.sees_all("device") and not caller.sees_all("user")
