@@ -173,8 +173,7 @@ class Hub:
         wait = self.limits.connect_seconds
         try:
             async with asyncio.timeout(wait):
-                await live.control_ready.wait()
-                assert live.control is not None
+                await self._agent_ready(live, stream)
                 message = {"type": "stream", "stream": stream.id, "service": stream.service}
                 await live.control.send_json(message)
                 stream.pipes.append(await asyncio.shield(stream.device_end))
@@ -182,6 +181,18 @@ class Hub:
             if not live.control_ready.is_set():
                 raise Unavailable("The device has not connected to this tunnel") from None
             raise Unavailable(f"The device did not open {stream.service} in time") from None
+
+    async def _agent_ready(self, live: Live, stream: Stream) -> None:
+        """Until the agent's control channel is there (or the tunnel drops meanwhile)."""
+        ready = asyncio.ensure_future(live.control_ready.wait())
+        try:
+            await asyncio.wait({ready, stream.device_end}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ready.cancel()
+        if stream.device_end.done():
+            stream.device_end.result()  # the drop's refusal
+        if live.control is None:
+            raise Unavailable("The device has not connected to this tunnel")
 
     async def relay(self, stream: Stream, client: Pipe) -> None:
         """Move bytes both ways until either end closes, then close both."""
@@ -230,10 +241,13 @@ class Hub:
                 stream.bytes_down += len(frame)
 
     async def _finish(self, stream: Stream, reason: str) -> None:
+        """Close both ends once (a drop and the relay's own end may both ask)."""
+        if stream.done.is_set():
+            return
+        stream.done.set()
         for pipe in stream.pipes:
             with contextlib.suppress(Exception):
                 await pipe.close(reason)
-        stream.done.set()
 
     # -- dropping ------------------------------------------------------------------------
     async def drop(self, tunnel_id: str, reason: str) -> None:
