@@ -173,26 +173,28 @@ class Hub:
         wait = self.limits.connect_seconds
         try:
             async with asyncio.timeout(wait):
-                await self._agent_ready(live, stream)
+                control = await self._agent_ready(live, stream)
                 message = {"type": "stream", "stream": stream.id, "service": stream.service}
-                await live.control.send_json(message)
+                await control.send_json(message)
                 stream.pipes.append(await asyncio.shield(stream.device_end))
         except TimeoutError:
             if not live.control_ready.is_set():
                 raise Unavailable("The device has not connected to this tunnel") from None
             raise Unavailable(f"The device did not open {stream.service} in time") from None
 
-    async def _agent_ready(self, live: Live, stream: Stream) -> None:
+    async def _agent_ready(self, live: Live, stream: Stream) -> Control:
         """Until the agent's control channel is there (or the tunnel drops meanwhile)."""
-        ready = asyncio.ensure_future(live.control_ready.wait())
+        ready: asyncio.Future[Any] = asyncio.ensure_future(live.control_ready.wait())
+        either: set[asyncio.Future[Any]] = {ready, stream.device_end}
         try:
-            await asyncio.wait({ready, stream.device_end}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         finally:
             ready.cancel()
         if stream.device_end.done():
             stream.device_end.result()  # the drop's refusal
         if live.control is None:
             raise Unavailable("The device has not connected to this tunnel")
+        return live.control
 
     async def relay(self, stream: Stream, client: Pipe) -> None:
         """Move bytes both ways until either end closes, then close both."""
