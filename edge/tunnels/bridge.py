@@ -22,13 +22,15 @@ EOF_FRAME = "eof"
 async def bridge(
     ws: ClientWebSocketResponse, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> None:
-    """Carry bytes both ways until both sides finished sending or either end closed."""
+    """Carry bytes both ways until both sides finished sending, or either end closed."""
     outgoing = asyncio.create_task(_tcp_to_ws(reader, ws))
     incoming = asyncio.create_task(_ws_to_tcp(ws, writer))
     try:
         done, _ = await asyncio.wait({outgoing, incoming}, return_when=asyncio.FIRST_COMPLETED)
-        if outgoing in done and not outgoing.exception():
-            await incoming  # we sent EOF: the other side may still answer
+        if incoming in done and incoming.result():
+            await outgoing  # the other side is done sending; ours may not be
+        elif outgoing in done and not outgoing.exception():
+            await incoming  # we are done sending; the other side may still answer
     finally:
         for task in (outgoing, incoming):
             task.cancel()
@@ -48,7 +50,8 @@ async def _tcp_to_ws(reader: asyncio.StreamReader, ws: ClientWebSocketResponse) 
         await ws.send_bytes(data)
 
 
-async def _ws_to_tcp(ws: ClientWebSocketResponse, writer: asyncio.StreamWriter) -> None:
+async def _ws_to_tcp(ws: ClientWebSocketResponse, writer: asyncio.StreamWriter) -> bool:
+    """True when the other side finished sending (`eof`), False when the WebSocket ended."""
     async for message in ws:
         if message.type == WSMsgType.BINARY:
             writer.write(message.data)
@@ -56,5 +59,7 @@ async def _ws_to_tcp(ws: ClientWebSocketResponse, writer: asyncio.StreamWriter) 
         elif message.type == WSMsgType.TEXT and message.data == EOF_FRAME:
             if writer.can_write_eof():
                 writer.write_eof()
+            return True
         else:
-            return
+            break
+    return False

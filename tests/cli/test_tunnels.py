@@ -182,7 +182,7 @@ async def echo_through(port: int, size: int) -> None:
     assert received == payload
 
 
-async def test_echo_and_http_through_the_helpers(live: Live, agent: Helper) -> None:
+async def test_echo_and_http_through_the_helpers(live: Live, agent: Helper, site: Site) -> None:
     tunnel = await open_tunnel(live)
     echo_helper, echo_port = await connect(live, tunnel, "ECHO")
     http_helper, http_port = await connect(live, tunnel, "http")
@@ -202,6 +202,10 @@ async def test_echo_and_http_through_the_helpers(live: Live, agent: Helper) -> N
                     assert await r.text() == hashlib.sha256(body).hexdigest()
 
             await asyncio.gather(get("a"), get("b"), post(), get("c"))
+        # Each connection, once both sides closed, is a stream no more (none lingers).
+        hub = site.services.tunnels.hub
+        while hub.live.get(tunnel["uuid"]) and hub.live[tunnel["uuid"]].streams:
+            await asyncio.sleep(0.05)
     finally:
         assert await echo_helper.stop() == 0
         assert await http_helper.stop() == 0
