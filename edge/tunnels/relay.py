@@ -210,12 +210,12 @@ class Hub:
         try:
             await asyncio.wait({up, down}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            await self._finish(stream, "the other end closed")
-            for task in (up, down):
-                task.cancel()
-            await asyncio.gather(up, down, return_exceptions=True)
+            # Bookkeeping first, without awaiting: the handler running this may be
+            # cancelled once its WebSocket closes.
             live.streams.pop(stream.id, None)
             self._forget_if_unused(live)
+            for task in (up, down):
+                task.cancel()
             log.info(
                 "tunnel %s: stream %s closed (%d bytes up, %d down)",
                 stream.tunnel_id,
@@ -223,6 +223,8 @@ class Hub:
                 stream.bytes_up,
                 stream.bytes_down,
             )
+            await self._finish(stream, "the other end closed")
+            await asyncio.gather(up, down, return_exceptions=True)
 
     async def _pump(self, live: Live, stream: Stream, src: Pipe, dst: Pipe, way: str) -> None:
         loop = asyncio.get_running_loop()
