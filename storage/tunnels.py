@@ -24,10 +24,12 @@ def get(conn: Tx, device_id: str, tunnel_id: str) -> Tunnel | None:
 
 
 def open_by_token(conn: Tx, column: str, token_hash: str, now_iso: str) -> Tunnel | None:
-    """The open tunnel whose client or device token (`column`) has this SHA-256."""
+    """The open tunnel, of an active device, whose client or device token (`column`) has
+    this SHA-256."""
     if column not in ("client_token_hash", "device_token_hash"):
         raise ValueError(column)
-    return record(conn, TUNNELS, f"{column} = ? AND {_OPEN}", (token_hash, now_iso))
+    active = "device_id IN (SELECT id FROM devices WHERE is_active = 1)"
+    return record(conn, TUNNELS, f"{column} = ? AND {_OPEN} AND {active}", (token_hash, now_iso))
 
 
 def open_of(conn: Tx, device_ids: Sequence[str], now_iso: str) -> list[Tunnel]:

@@ -20,6 +20,12 @@ import aiohttp
 from edge.tunnels.bridge import MAX_FRAME, bridge
 
 log = logging.getLogger("edge.tunnel.connect")
+REFUSALS = {
+    400: "the tunnel was not opened for this service",
+    401: "the token is wrong, or the tunnel is closed or expired",
+    503: "the device is not connected or could not open the service, or the tunnel has"
+    " its most streams",
+}
 
 
 @dataclass(frozen=True)
@@ -67,7 +73,8 @@ class Connector:
                 ssl=self.config.ssl if self.config.ssl is not None else True,
             )
         except aiohttp.WSServerHandshakeError as refused:
-            _say(f"connection refused by the server: {refused.status} {refused.message}")
+            why = REFUSALS.get(refused.status, refused.message)
+            _say(f"connection refused by the server ({refused.status}): {why}")
             writer.close()
             return
         except aiohttp.ClientError as failed:

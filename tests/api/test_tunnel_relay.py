@@ -244,3 +244,27 @@ async def test_an_idle_stream_is_closed(
     await until_closed(ws)
     assert not agent.control.closed  # the tunnel stays; only the stream went
     await agent.stop()
+
+
+async def test_suspending_or_deleting_the_device_drops_its_tunnels(
+    world: TunnelWorld, http: tuple[aiohttp.ClientSession, str], site: Site
+) -> None:
+    session, base = http
+    dw = world.devices
+    member = dw.devices["member"]
+    opened = await world.open()
+    agent = FakeAgent(session, base, opened["uuid"], world.notices.token_of(opened["uuid"]))
+    await agent.start()
+    ws = await stream(session, base, opened["uuid"], opened["client_access_token"])
+    assert (
+        await dw.call("org_admin", "PATCH", f"/v2/devices/{member}", json={"is_active": False})
+    )[0] == 200
+    await asyncio.gather(until_closed(ws), agent.serving)  # the watch saw it
+    status, _ = await refused(
+        session, f"{base}/v2/tunnels/{opened['uuid']}/connect", opened["client_access_token"]
+    )
+    assert status == 401
+    await agent.stop()
+    assert (await dw.call("org_admin", "DELETE", f"/v2/devices/{member}?force=true"))[0] == 200
+    rows = site.services.db.read(lambda c: c.execute("SELECT count(*) FROM tunnels").fetchone())
+    assert rows == (0,)  # they went with the device
