@@ -95,6 +95,7 @@ class Hub:
         self._still_open = still_open
         self.live: dict[str, Live] = {}
         self._ids = itertools.count(1)
+        self._expiring: set[asyncio.Task[None]] = set()  # kept until done
 
     # -- the device's end --------------------------------------------------------------------
     def attach_agent(self, tunnel: Tunnel, control: Control) -> Control | None:
@@ -136,7 +137,8 @@ class Hub:
         """The agent could not open the service for this stream."""
         stream = self._stream(tunnel_id, stream_id)
         if stream is not None and not stream.device_end.done():
-            stream.device_end.set_exception(DeviceRefused(reason))
+            refusal = f"The device could not open {stream.service}: {reason}"
+            stream.device_end.set_exception(DeviceRefused(refusal))
 
     # -- the client's end ------------------------------------------------------------------
     async def open_stream(self, tunnel: Tunnel, service: str) -> Stream:
@@ -317,7 +319,9 @@ class Hub:
 
         def expire() -> None:
             log.info("tunnel %s expired", tunnel.id)
-            loop.create_task(self.drop(tunnel.id, "expired"))
+            task = loop.create_task(self.drop(tunnel.id, "expired"))
+            self._expiring.add(task)
+            task.add_done_callback(self._expiring.discard)
 
         return loop.call_later(max(left, 0.0), expire)
 

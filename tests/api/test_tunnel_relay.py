@@ -215,7 +215,7 @@ async def test_stream_limit_and_refusals(
     agent.refuse.add("HTTP")
     await agent.start()
     status, body = await refused(session, connect, token, service="http")
-    assert (status, body) == (503, {"message": "ECONNREFUSED"})
+    assert (status, body) == (503, {"message": "The device could not open HTTP: ECONNREFUSED"})
     streams = [await stream(session, base, tunnel, token) for _ in range(3)]
     status, body = await refused(session, connect, token, service="SSH")
     assert (status, body) == (503, {"message": "This tunnel has its maximum of 3 streams"})
