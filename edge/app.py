@@ -38,6 +38,7 @@ from api import (
     routing,
     system,
     trash,
+    tunnels,
     ui,
     user_mfa,
     users,
@@ -75,6 +76,7 @@ ROUTES: list[Route] = [
     *roles.ROUTES,
     *users.ROUTES,
     *devices.ROUTES,
+    *tunnels.ROUTES,
     *account.ROUTES,
     *my_org.ROUTES,
     *email_templates.ROUTES,
@@ -122,8 +124,10 @@ def create_app(site: Site) -> web.Application:
     app[system.OPENAPI] = openapi.build(ROUTES, _server_url(services.config))
     routing.register(app, ROUTES)
     app[MQTT] = _broker(services)
+    services.tunnels.notify = app[MQTT].notify_device  # tunnel notices go to devices
     app.cleanup_ctx.append(_background)
     app.cleanup_ctx.append(_mqtt)  # started after, stopped before the background tasks
+    app.on_shutdown.append(_drop_tunnels)
     app.on_cleanup.append(_close_database)
     return app
 
@@ -173,6 +177,7 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
         asyncio.create_task(app[SERVICES].last_seen.run(stop)),
         asyncio.create_task(app[SERVICES].data_eraser.run(stop)),
         asyncio.create_task(app[SERVICES].file_sweeps.run(stop)),
+        asyncio.create_task(app[SERVICES].tunnels.hub.run(stop)),
     ]
     yield
     stop.set()
@@ -202,6 +207,11 @@ def _alert_operator(request: web.Request, status: int, message: str) -> None:
     pattern = route.canonical if route is not None else request.path
     request_id = request.get(REQUEST_ID, "-")
     request.app[SERVICES].alerts.report(status, request.method, pattern, request_id)
+
+
+async def _drop_tunnels(app: web.Application) -> None:
+    """Before in-flight requests are waited for: a tunnel's WebSockets would never end."""
+    await app[SERVICES].tunnels.hub.drop_all("the server is stopping")
 
 
 async def _close_database(app: web.Application) -> None:

@@ -1,5 +1,5 @@
 """The `edge` command: serve, init, admin (create-org, reset-password, unlock), backup,
-restore, check, selftest, version.
+restore, check, selftest, version, and the tunnel helpers (tunnel connect, tunnel agent).
 
 Exit codes: 0 done, 1 the operation failed, 2 bad usage or configuration.
 """
@@ -32,6 +32,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "version":
         print(f"edge {BUILD_VERSION} (interface {INTERFACE_VERSION})")
         return 0
+    if args.command == "tunnel":
+        from edge.tunnels import commands
+
+        return commands.run(args)
     if args.command == "selftest":
         from edge.ops import selftest
 
@@ -93,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="check a data folder: database, migrations, keys, files")
     for command in (backup, restore, check):
         _setting_flags(command, only=("data_dir",))
+    from edge.tunnels import commands
+
+    commands.add_parser(sub)
     admin = sub.add_parser("admin", help="administration commands")
     admin_sub = admin.add_subparsers(dest="admin_command", required=True)
     create = admin_sub.add_parser("create-org", help="create an organization and its first admin")

@@ -436,6 +436,30 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         "Most bytes of files the whole installation may hold (default: no quota)",
     ),
+    Setting(
+        "tunnel_max_bytes_per_second",
+        _int_range(0, 1 << 40),
+        0,
+        "Bytes per second one device tunnel relays, all its streams together (0: no limit)",
+    ),
+    Setting(
+        "tunnel_max_streams",
+        _int_range(1, 1000),
+        16,
+        "Connections (streams) one device tunnel carries at once",
+    ),
+    Setting(
+        "tunnel_idle_timeout",
+        _seconds(0.1, 86400),
+        900.0,
+        "Seconds a tunnel stream may carry no byte either way before it is closed",
+    ),
+    Setting(
+        "tunnel_connect_timeout",
+        _seconds(0.1, 300),
+        15.0,
+        "Seconds a new tunnel stream waits for the device's end to connect",
+    ),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -495,6 +519,10 @@ class Config:
     files_max_parts: int = 10000
     files_group_quota_bytes: int | None = None
     files_quota_bytes: int | None = None
+    tunnel_max_bytes_per_second: int = 0
+    tunnel_max_streams: int = 16
+    tunnel_idle_timeout: float = 900.0
+    tunnel_connect_timeout: float = 15.0
 
     @property
     def tls(self) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from edge import clock
 from edge.access.engine import Permissions
 from edge.access.kinds import GroupAccessKind, ProjectAccessKind, RoleAccessKind
 from edge.access.objects import AccessObjects
@@ -45,6 +46,10 @@ from edge.tenancy.projects import Projects
 from edge.tenancy.roles import Roles
 from edge.tenancy.trash import Trash
 from edge.tenancy.users import Users
+from edge.tunnels.limits import Limits as TunnelLimits
+from edge.tunnels.relay import Hub
+from edge.tunnels.tunnels import Tunnels
+from storage import tunnels as tunnel_store
 from storage.blobs import BlobStore
 from storage.database import Database
 
@@ -86,6 +91,7 @@ class Services:
     uploads: Uploads
     file_sweeps: Sweeps
     blobs: BlobStore
+    tunnels: Tunnels
     # Who may use the MQTT broker; set by edge/app.py (the broker is not an edge service).
     mqtt_directory: ClientDirectory | None = None
 
@@ -143,6 +149,7 @@ class Services:
         blobs, file_rights = BlobStore(config.data_dir), FileRights(db, permissions)
         signer, file_sweeps = UrlSigner(load_key(config.data_dir)), Sweeps(db, blobs)
         trash.after_erase(file_sweeps.collect)
+        tunnels = Tunnels(db, devices, messages, _tunnel_hub(config, db), config.base_url)
         return cls(
             config=config,
             db=db,
@@ -193,4 +200,20 @@ class Services:
             ),
             file_sweeps=file_sweeps,
             blobs=blobs,
+            tunnels=tunnels,
         )
+
+
+def _tunnel_hub(config: Config, db: Database) -> Hub:
+    limits = TunnelLimits(
+        bytes_per_second=config.tunnel_max_bytes_per_second,
+        max_streams=config.tunnel_max_streams,
+        idle_seconds=config.tunnel_idle_timeout,
+        connect_seconds=config.tunnel_connect_timeout,
+    )
+
+    def still_open(tunnel_ids: list[str]) -> set[str]:
+        now = clock.now_iso()
+        return db.read(lambda c: tunnel_store.still_open(c, tunnel_ids, now))
+
+    return Hub(limits, still_open)

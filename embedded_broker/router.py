@@ -35,6 +35,18 @@ class Router:
         for session, granted in self.tree.match(message.topic):
             session.offer(message, qos if qos < granted else granted)
 
+    def route_to_device(self, device_id: str, message: Message) -> int:
+        """Hand a message only to this device's own sessions subscribed to its topic (a
+        server notice that carries a secret for the device: user tools subscribed to the
+        same topic do not get it). Returns how many sessions got it."""
+        qos, count = message.qos, 0
+        for session, granted in self.tree.match(message.topic):
+            client = session.client
+            if client.kind == "device" and client.account_id == device_id:
+                session.offer(message, qos if qos < granted else granted)
+                count += 1
+        return count
+
     def retain(self, message: Message) -> Awaitable[None]:
         return self.retained.set(message)
 

@@ -14,6 +14,7 @@ from edge.config import Config
 from edge.devices.mqtt_clients import ClientDirectory
 from embedded_broker import listeners
 from embedded_broker.broker import EdgeBroker
+from embedded_broker.frames import Message
 from embedded_broker.retained import RetainedStore
 from embedded_broker.router import Router
 from embedded_broker.sessions import Limits, Stats
@@ -84,6 +85,11 @@ class MqttService:
         if self.broker is None:
             return "stopped"
         return "ok" if self.broker.listening() else "not listening"
+
+    def notify_device(self, device_id: str, topic: str, payload: bytes) -> int:
+        """Publish a server notice (QoS 1, not retained) to one device's own sessions; a
+        persistent session of the device that is offline gets it when it comes back."""
+        return self.router.route_to_device(device_id, Message.of(topic, payload, 1))
 
     def recheck(self) -> int:
         """Check every session against the registry now (the watcher does it when the

@@ -277,8 +277,31 @@ GROUPS = Codec(Group, "groups")
 ROLES = Codec(Role, "roles")
 USERS = Codec(User, "users")
 ACCESS = Codec(Access, "access")
+
+
+@dataclass(frozen=True, slots=True)
+class Tunnel(Record):
+    """A device tunnel. The tokens are kept only as their SHA-256; `closed_date` is set
+    when someone closes it (an expired tunnel is simply past `expires_date`)."""
+
+    id: str
+    org_id: str
+    device_id: str
+    services: list[str]
+    timeout_seconds: int
+    client_token_hash: str = field(repr=False)
+    device_token_hash: str = field(repr=False)
+    sent_to: str | None
+    opened_date: str
+    opened_by: str
+    expires_date: str
+    closed_date: str | None
+    closed_by: str | None
+
+
 DEVICES = Codec(Device, "devices")
 DEVICE_CERTIFICATES = Codec(DeviceCertificate, "device_certificates")
+TUNNELS = Codec(Tunnel, "tunnels")
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,6 +69,18 @@ RECOVERY_TEXT = (
     "    {reset_token}\n\nIf it was not you, ignore this message: nothing has changed.\n"
 )
 SMS_TEXT = "{org_name}: your verification code is {code}"
+TUNNEL_SUBJECT = "Tunnel to {device_name} ({org_name})"
+TUNNEL_TEXT = (
+    "Hello {username},\n\na tunnel to the device {device_name} of {org_name} was opened for"
+    " you.\n\n    tunnel:   {tunnel_id}\n    services: {services}\n    until:    {expires_date}"
+    " (UTC)\n\nAccess token (keep it secret; it works only for this tunnel, until it closes):"
+    "\n\n    {client_access_token}\n\nTo use it, run on your machine:\n\n"
+    "    EDGE_TUNNEL_TOKEN=<the token> {connect_command}\n\n"
+    "then connect to 127.0.0.1:2222 (for SSH: ssh -p 2222 <user>@127.0.0.1).\n"
+)
+# Messages whose body holds a secret: the outbox empties their body once delivered (or
+# given up on), so no copy stays in the database.
+SECRET_PURPOSES = frozenset({"tunnel"})
 FLAGS = {"invitation": "for_new_users", "account_recovery": "for_account_recovery"}
 
 
@@ -142,6 +154,13 @@ class Messages:
     async def sms_code(self, to: Recipient, phone: str, code: str) -> str:
         text = SMS_TEXT.format(org_name=to.org_name, code=code)
         return await self._queue("sms", "sms_code", phone, Texts("", text), to.org_id)
+
+    async def tunnel_details(self, to: Recipient, details: dict[str, str]) -> str:
+        """A tunnel's details and client token (docs/tunnels.md); the body is removed from
+        the outbox once delivered."""
+        values = {"username": to.username, "org_name": to.org_name, **details}
+        texts = Texts(TUNNEL_SUBJECT.format(**values), TUNNEL_TEXT.format(**values))
+        return await self._mail(to, "tunnel", texts)
 
     # -- templates -------------------------------------------------------------------------
     def _templated(

@@ -21,6 +21,7 @@ from typing import Any
 from edge import clock
 from edge.config import Config
 from edge.delivery.mailer import DeliveryError, Mailer, build_message, mailer_for
+from edge.delivery.messages import SECRET_PURPOSES
 from edge.delivery.sms import SmsSender, sender_for
 from storage import layout, outbox
 from storage.database import Database
@@ -30,6 +31,7 @@ BASE_DELAY = timedelta(seconds=30)
 MAX_DELAY = timedelta(hours=1)
 LEASE = timedelta(minutes=5)
 BATCH = 50
+SCRUBBED = "(removed once delivered: it held a secret)"
 POLL_SECONDS = 5.0  # how often the worker looks for due messages
 
 
@@ -84,6 +86,7 @@ class OutboxWorker:
             await self._record_failure(row, reason)
             return
         values = {"status": "sent", "sent_date": clock.now_iso(), "attempts": row["attempts"] + 1}
+        values.update(_scrubbed(row))
         await self._db.write(lambda c: outbox.mark(c, row["id"], values))
 
     async def _send(self, row: dict[str, Any]) -> None:
@@ -97,6 +100,7 @@ class OutboxWorker:
         values: dict[str, Any] = {"attempts": attempts, "last_error": reason}
         if attempts >= self._max_attempts:
             values["status"] = "failed"
+            values.update(_scrubbed(row))
             log.error(
                 "giving up on %s %s after %d attempts: %s",
                 row["channel"],
@@ -110,6 +114,14 @@ class OutboxWorker:
                 "%s %s not delivered (attempt %d): %s", row["channel"], row["id"], attempts, reason
             )
         await self._db.write(lambda c: outbox.mark(c, row["id"], values))
+
+
+def _scrubbed(row: dict[str, Any]) -> dict[str, Any]:
+    """For a message that held a secret (a tunnel's token), an empty body: once delivered
+    or given up on, no copy of the secret stays in the outbox."""
+    if row["purpose"] not in SECRET_PURPOSES:
+        return {}
+    return {"body_text": SCRUBBED, "body_html": None}
 
 
 def backoff(attempts: int) -> timedelta:

@@ -9,6 +9,7 @@ fast path that turns a key into a principal (`keys.py`), batched `last_seen`
 
 May import `edge` (errors, clock, ids, fields, principal, listing), `edge.access`,
 `edge.auth`, `edge.ops.ca` (certificates), `edge.tenancy` (effective settings, the trash,
-the value rules accounts share) and `storage`; `embedded_broker` imports this room, never
+the value rules accounts share), `edge.tunnels.views` (a device's open tunnels in its
+views) and `storage`; `embedded_broker` imports this room, never
 the reverse.
 """

@@ -4,8 +4,8 @@ Three shapes, matching the public SDK's models, which it tries in turn (admin, p
 anonymous), so each carries every field its model requires:
 - anonymous (AnonAccountSchema: id, `username` = the device name, dates) when the org
   hides personal information from non-admins;
-- the device (DeviceSchema), always with `open_tunnels` (an empty list until tunnels
-  exist) and its `iot_scopes`;
+- the device (DeviceSchema), always with `open_tunnels` (its open tunnels for its admins,
+  its owner and itself; an empty list for others) and its `iot_scopes`;
 - the admin's view (AdminDeviceSchema), which adds `is_active`.
 Fields the caller may not view are omitted, and so are unset values.
 """
@@ -63,10 +63,15 @@ def present(
     rel: Relation,
     view: View,
     last_seen: str | None = None,
+    tunnels: list[Row] | None = None,
 ) -> Row:
+    """`tunnels`: the device's open tunnels (Tunnel views), shown to its admins, its owner
+    and the device itself (docs/tunnels.md); others see `open_tunnels: []`."""
     if view.pii_admin_only and not (rel.is_self or rel.is_owner or rel.admin):
         return anonymous(row)
     out = _device(row)
+    if tunnels and (rel.admin or rel.is_owner or rel.is_self):
+        out["open_tunnels"] = tunnels
     out.update({n: getattr(row, n) for n in OPTIONAL if getattr(row, n) is not None})
     if rel.admin:
         out["is_active"] = row.is_active

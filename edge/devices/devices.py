@@ -35,6 +35,7 @@ from edge.tenancy import settings
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
 from edge.tenancy.user_writes import access_changes, write_access
+from edge.tunnels import views as tunnel_views
 from storage import device_certificates as certificates
 from storage import devices as store
 from storage import projects as project_store
@@ -125,8 +126,15 @@ class Devices:
         self.require(target, "read")
         seen = self._db.read(lambda c: store.last_seen(c, [device_id]))
         view = View(principal.project_id, None, target.grants.pii_admin_only(), single=True)
+        tunnels = tunnel_views.open_for(self._db, [device_id]).get(device_id)
         return present(
-            target.grants, target.device, target.held, target.rel, view, seen.get(device_id)
+            target.grants,
+            target.device,
+            target.held,
+            target.rel,
+            view,
+            seen.get(device_id),
+            tunnels,
         )
 
     async def list(self, principal: Principal, query: ListQuery, filters: DeviceFilters) -> Page:
@@ -147,11 +155,15 @@ class Devices:
         org_id, ids = rows[0].org_id, [r.id for r in rows]
         held = holdings.of_accounts(self._db, org_id, ids)
         seen = self._db.read(lambda c: store.last_seen(c, ids))
+        tunnels = tunnel_views.open_for(self._db, ids)
         memo: dict[str | None, bool] = {}
         out = []
         for row in rows:
             rel = self._relation(grants, row, held[row.id], memo)
-            out.append(present(grants, row, held[row.id], rel, view, seen.get(row.id)))
+            shown = present(
+                grants, row, held[row.id], rel, view, seen.get(row.id), tunnels.get(row.id)
+            )
+            out.append(shown)
         return out
 
     # -- writing -------------------------------------------------------------------------

@@ -29,6 +29,7 @@ PARAMS = {  # path parameter -> the kind of ID it takes
     "template_id": "template",
     "entry_id": "trashed",
     "device_id": "device",
+    "tunnel_uuid": "tunnel",
     "path": "path",  # data or a file, by the route ({path:.*} spans slashes)
 }
 
@@ -70,6 +71,8 @@ async def populate(site: Site, api: Api, name: str, alias: str) -> Org:
     org.ids["user"] = org.ids["plain"]
     device = (await post(api, admin, "/v2/devices", {"name": f"{name} sensor"}))["device"]
     org.ids["device"] = device["id"]
+    opened = await post(api, admin, f"/v2/devices/{device['id']}/tunnels", {"services": ["SSH"]})
+    org.ids["tunnel"] = opened["tunnel"]["uuid"]
     await post(
         api,
         admin,

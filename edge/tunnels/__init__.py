@@ -1,0 +1,16 @@
+"""Device tunnels: reach a service on a device (SSH, a local web page) through the server,
+while the device only ever connects out (docs/tunnels.md).
+
+What lives here: the tunnel service (`tunnels.py`: open, list, get, close, who may), the
+rules for services and timeouts (`rules.py`), tokens (`tokens.py`), the Tunnel view
+(`views.py`, also used by the device views), the notices and the mail (`notices.py`), and
+the relay (`relay.py`: live tunnels, streams, limits, expiry), which moves bytes between
+two `Pipe`s and knows nothing of HTTP. The two helper programs of `edge tunnel` are
+clients: `connector.py` (the technician's side) and `agent.py` (the device's side), with
+their shared TCP-to-WebSocket bridge in `bridge.py`; they alone here use aiohttp's client
+and amqtt's MQTT client, and the server never imports them.
+
+May import `edge` (errors, clock, principal, config), `edge.devices` (the device and how
+the caller stands towards it), `edge.tenancy.settings`, `edge.delivery.messages` and
+`storage`.
+"""

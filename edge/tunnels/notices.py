@@ -1,0 +1,51 @@
+"""What a tunnel tells others: the device (an MQTT notice) and a technician (a mail).
+
+The notice goes to `<root_scope>/devices/<device_id>/tunnels`, the device's own namespace
+(every device may subscribe there whatever its scopes), at QoS 1, to the device's own
+sessions only: it carries the device end's token, which user tools subscribed to the org's
+root must not see. An `open` notice names the tunnel, its services, where to connect and
+the token; a `close` notice names the tunnel (the relay has dropped it already).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from edge.devices.topics import root_scope
+from storage.records import Device, Tunnel
+
+# (device ID, topic, payload) -> how many of the device's sessions got it
+Notify = Callable[[str, str, bytes], int]
+TUNNEL_PATH = "/v2/tunnels/{tunnel_id}"
+
+
+def topic(device: Device) -> str:
+    return f"{root_scope(device.org_id, device.project_id)}/devices/{device.id}/tunnels"
+
+
+def opened(device: Device, tunnel: Tunnel, device_token: str, base_url: str) -> bytes:
+    body: dict[str, Any] = {
+        "action": "open",
+        "uuid": tunnel.id,
+        "device_id": device.id,
+        "services": tunnel.services,
+        "expires_date": tunnel.expires_date,
+        "url": base_url.rstrip("/") + TUNNEL_PATH.format(tunnel_id=tunnel.id),
+        "destination_token": device_token,
+    }
+    return json.dumps(body).encode()
+
+
+def closed(tunnel_id: str) -> bytes:
+    return json.dumps({"action": "close", "uuid": tunnel_id}).encode()
+
+
+def connect_command(base_url: str, tunnel: Tunnel) -> str:
+    """The command line a technician runs (the token comes from EDGE_TUNNEL_TOKEN)."""
+    service = tunnel.services[0]
+    return (
+        f"edge tunnel connect --server {base_url.rstrip('/')} --tunnel {tunnel.id}"
+        f" --service {service} --listen 127.0.0.1:2222"
+    )

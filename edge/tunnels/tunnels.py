@@ -1,0 +1,216 @@
+"""Tunnels of a device: open, list, get, close (docs/tunnels.md).
+
+Who may: opening (and closing) needs to be an admin of the device (org admin, admin of its
+home project or of a group it belongs to, or its owner when
+`device_owners_have_admin_access` says so), or its owner when `device_owners_can_tunnel`
+allows it (the project's setting over its org's). Reading its tunnels is also for its owner
+and for the device itself, which may close them too. A device the caller cannot see is a
+404; one it sees but may not tunnel to, a 403.
+
+Opening writes the tunnel with the SHA-256 of both tokens, queues the mail to
+`sendto_user_id` (the only plaintext copy of the client token, removed from the outbox once
+delivered), tells the device over MQTT, and logs who opened it. Closing marks it closed and
+drops both ends in the relay at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from edge import clock
+from edge.delivery.messages import Messages
+from edge.devices.devices import Devices, Target
+from edge.errors import Conflict, Denied, NotFound, Unauthenticated, ValidationError
+from edge.principal import Principal
+from edge.tenancy import settings
+from edge.tunnels import notices, rules, tokens, views
+from edge.tunnels.notices import Notify
+from edge.tunnels.relay import Hub
+from edge.tunnels.tokens import End
+from storage import tunnels as store
+from storage.database import Database
+from storage.records import Device, Tunnel
+from storage.rows import Tx
+
+log = logging.getLogger("edge.tunnels")
+Row = dict[str, Any]
+OWNERS_CAN_TUNNEL = "device_owners_can_tunnel"
+INVALID = "Invalid tunnel token"
+
+
+@dataclass(frozen=True)
+class Standing:
+    read: bool
+    manage: bool  # open and close
+
+
+class Tunnels:
+    def __init__(
+        self, db: Database, devices: Devices, messages: Messages, hub: Hub, base_url: str
+    ) -> None:
+        self._db = db
+        self._devices = devices
+        self._messages = messages
+        self.hub = hub
+        self._base_url = base_url
+        # How notices reach a device; set by edge/app.py (the broker is not an edge service).
+        self.notify: Notify | None = None
+
+    # -- who may -------------------------------------------------------------------------
+    def _target(self, principal: Principal, device_id: str, need: str) -> Target:
+        target = self._devices.target(principal, device_id)
+        standing = self._standing(target)
+        if not getattr(standing, need):
+            if not target.rel.read:
+                raise NotFound("Device not found")
+            raise Denied(
+                f"Not permitted to {'open or close' if need == 'manage' else 'read'}"
+                " tunnels of this device"
+            )
+        return target
+
+    def _standing(self, target: Target) -> Standing:
+        rel, device = target.rel, target.device
+        owner_may = rel.is_owner and bool(
+            settings.effective(self._db, device.org_id, device.project_id, OWNERS_CAN_TUNNEL)
+        )
+        opener = rel.admin or owner_may
+        return Standing(read=opener or rel.is_owner or rel.is_self, manage=opener or rel.is_self)
+
+    # -- the five operations -------------------------------------------------------------
+    async def open(self, principal: Principal, device_id: str, body: dict[str, Any]) -> Row:
+        target = self._target(principal, device_id, "manage")
+        device = target.device
+        if target.rel.is_self and not target.rel.admin:
+            raise Denied("A device may not open tunnels to itself")
+        if not device.is_active:
+            raise Conflict("Device is not active: reactivate it before opening a tunnel")
+        services = rules.services(body.get("services"))
+        minutes = rules.timeout_minutes(body.get("timeout"))
+        to = self._recipient(device, body.get("sendto_user_id"))
+        client_token, client_hash = tokens.new_token("client")
+        device_token, device_hash = tokens.new_token("device")
+        now = clock.now()
+        tunnel = Tunnel(
+            id=str(uuid.uuid4()),
+            org_id=device.org_id,
+            device_id=device.id,
+            services=services,
+            timeout_seconds=minutes * 60,
+            client_token_hash=client_hash,
+            device_token_hash=device_hash,
+            sent_to=to,
+            opened_date=clock.iso(now),
+            opened_by=principal.actor,
+            expires_date=clock.iso(now + timedelta(minutes=minutes)),
+            closed_date=None,
+            closed_by=None,
+        )
+        await self._db.write(lambda c: store.create(c, tunnel))
+        log.info(
+            "tunnel %s opened to device %s by %s %s: services %s, %d minutes%s",
+            tunnel.id,
+            device.id,
+            principal.kind,
+            principal.actor,
+            ",".join(services),
+            minutes,
+            f", details mailed to user {to}" if to else "",
+        )
+        if to:
+            await self._mail(to, device, tunnel, client_token)
+        self._notify(device, notices.opened(device, tunnel, device_token, self._base_url))
+        return {
+            "tunnel": {"uuid": tunnel.id, "timeout": minutes, "client_access_token": client_token}
+        }
+
+    def list(self, principal: Principal, device_id: str) -> Row:
+        self._target(principal, device_id, "read")
+        return {"tunnels": views.open_for(self._db, [device_id]).get(device_id, [])}
+
+    def get(self, principal: Principal, device_id: str, tunnel_id: str) -> Row:
+        self._target(principal, device_id, "read")
+        tunnel = self._db.read(lambda c: store.get(c, device_id, tunnel_id))
+        if tunnel is None or not _is_open(tunnel):
+            raise NotFound("Tunnel not found")
+        return {"tunnel": views.present(tunnel)}
+
+    async def close(self, principal: Principal, device_id: str, tunnel_id: str | None) -> int:
+        """Close one tunnel (404 when it is not open), or all of them (`tunnel_id` None)."""
+        target = self._target(principal, device_id, "manage")
+        wanted = None if tunnel_id is None else [tunnel_id]
+        now = clock.now_iso()
+
+        def write(conn: Tx) -> list[str]:
+            return store.close(conn, device_id, wanted, now, principal.actor)
+
+        closed = await self._db.write(write)
+        if tunnel_id is not None and not closed:
+            raise NotFound("Tunnel not found")
+        for done in closed:
+            log.info(
+                "tunnel %s to device %s closed by %s %s",
+                done,
+                device_id,
+                principal.kind,
+                principal.actor,
+            )
+            await self.hub.drop(done, f"closed by {principal.actor}")
+            self._notify(target.device, notices.closed(done))
+        return len(closed)
+
+    # -- the ends ------------------------------------------------------------------------
+    def authenticate(self, tunnel_id: str, token: str | None, end: End) -> Tunnel:
+        """The open tunnel this token belongs to, at this end; Unauthenticated otherwise
+        (a wrong token, the other end's, another tunnel's, a closed or expired tunnel)."""
+        if token is None or not tokens.is_token_of(token, end):
+            raise Unauthenticated(INVALID)
+        digest, now = tokens.token_hash(token), clock.now_iso()
+        tunnel = self._db.read(lambda c: store.open_by_token(c, tokens.COLUMN[end], digest, now))
+        if tunnel is None or tunnel.id != tunnel_id:
+            raise Unauthenticated(INVALID)
+        return tunnel
+
+    # -- helpers -------------------------------------------------------------------------
+    def _recipient(self, device: Device, user_id: Any) -> str | None:
+        if user_id is None:
+            return None
+        if not isinstance(user_id, str):
+            raise ValidationError("sendto_user_id", "must be a user ID")
+        try:
+            to = self._messages.recipient(user_id)
+        except NotFound:
+            to = None
+        if to is None or to.org_id != device.org_id:
+            raise ValidationError("sendto_user_id", "does not name a user of this organization")
+        if not to.email:
+            raise ValidationError("sendto_user_id", "this user has no e-mail address")
+        return user_id
+
+    async def _mail(self, user_id: str, device: Device, tunnel: Tunnel, token: str) -> None:
+        to = self._messages.recipient(user_id)
+        details = {
+            "device_name": device.name,
+            "tunnel_id": tunnel.id,
+            "services": ", ".join(tunnel.services),
+            "expires_date": tunnel.expires_date,
+            "client_access_token": token,
+            "connect_command": notices.connect_command(self._base_url, tunnel),
+        }
+        await self._messages.tunnel_details(to, details)
+
+    def _notify(self, device: Device, payload: bytes) -> None:
+        if self.notify is None:
+            log.warning("tunnel notice to device %s not sent: no MQTT broker", device.id)
+            return
+        reached = self.notify(device.id, notices.topic(device), payload)
+        if reached == 0:
+            log.info("tunnel notice to device %s: no session of it is subscribed", device.id)
+
+
+def _is_open(tunnel: Tunnel) -> bool:
+    return tunnel.closed_date is None and tunnel.expires_date > clock.now_iso()

@@ -1,0 +1,259 @@
+"""`edge tunnel agent` and `edge tunnel connect` as real processes, end to end: a real TCP
+echo service and a real HTTP service behind the agent (which hears of the tunnel over the
+real MQTT broker), reached through `edge tunnel connect` from test clients. Bytes arrive
+intact both ways on several concurrent streams, half-closes pass through, and closing the
+tunnel or its expiry drops the streams; a closed tunnel's token is refused."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import os
+import re
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from edge import clock
+from edge.app import Site
+from edge.config import Config
+from edge.devices.topics import root_scope
+from tests.api.device_world import DeviceWorld, build
+from tests.conftest import Api, make_config
+
+EDGE = str(Path(sys.executable).with_name("edge"))
+LINE_SECONDS = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def config(data_dir: Path) -> Config:
+    return make_config(data_dir, mqtt_port=free_port(), tunnel_connect_timeout=20)
+
+
+@dataclass
+class Live:
+    base: str
+    world: DeviceWorld
+    mqtt_port: int
+
+
+@pytest.fixture
+async def live(
+    aiohttp_server: Any, aiohttp_client: Any, app: web.Application, site: Site, config: Config
+) -> Live:
+    server = await aiohttp_server(app)
+    api = Api(await aiohttp_client(server))
+    world = await build(site, api)
+    return Live(str(server.make_url("")).rstrip("/"), world, config.mqtt_port)
+
+
+class Helper:
+    """A helper process, read line by line."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.seen: list[str] = []
+
+    async def line(self, pattern: str) -> re.Match[str]:
+        assert self.process.stdout is not None
+        async with asyncio.timeout(LINE_SECONDS):
+            while True:
+                raw = await self.process.stdout.readline()
+                assert raw, f"the helper ended; it said {self.seen}"
+                self.seen.append(raw.decode().rstrip())
+                found = re.search(pattern, self.seen[-1])
+                if found:
+                    return found
+
+    async def stop(self) -> int:
+        if self.process.returncode is None:
+            self.process.send_signal(signal.SIGTERM)
+        return await asyncio.wait_for(self.process.wait(), LINE_SECONDS)
+
+
+async def helper(*args: str, env: dict[str, str]) -> Helper:
+    process = await asyncio.create_subprocess_exec(
+        EDGE, "tunnel", *args, stdout=asyncio.subprocess.PIPE, env={**os.environ, **env}
+    )
+    return Helper(process)
+
+
+async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    while data := await reader.read(65536):
+        writer.write(data)
+        await writer.drain()
+    writer.close()  # the client finished sending: so do we
+
+
+async def http_app() -> web.Application:
+    async def hello(request: web.Request) -> web.Response:
+        return web.Response(text=f"hello {request.query.get('who', '')}")
+
+    async def digest(request: web.Request) -> web.Response:
+        return web.Response(text=hashlib.sha256(await request.read()).hexdigest())
+
+    app = web.Application(client_max_size=64 * 1024 * 1024)
+    app.router.add_get("/hello", hello)
+    app.router.add_post("/digest", digest)
+    return app
+
+
+@pytest.fixture
+async def services(aiohttp_server: Any) -> AsyncIterator[dict[str, int]]:
+    echo_server = await asyncio.start_server(echo, "127.0.0.1", 0)
+    web_server = await aiohttp_server(await http_app())
+    yield {"ECHO": echo_server.sockets[0].getsockname()[1], "HTTP": web_server.port}
+    echo_server.close()
+
+
+@pytest.fixture
+async def agent(live: Live, services: dict[str, int]) -> AsyncIterator[Helper]:
+    world = live.world
+    device = world.device("member")
+    process = await helper(
+        "agent",
+        "--server",
+        live.base,
+        "--device-id",
+        device.id,
+        "--root-scope",
+        root_scope(device.org_id, device.project_id),
+        "--mqtt",
+        f"mqtt://127.0.0.1:{live.mqtt_port}",
+        *(f"--service={name}={port}" for name, port in services.items()),
+        "--service=CLOSED=1",  # nothing listens there
+        env={"EDGE_DEVICE_API_KEY": world.keys["member"]},
+    )
+    await process.line("waiting on")
+    yield process
+    assert await process.stop() == 0
+
+
+async def open_tunnel(live: Live, **body: Any) -> dict[str, Any]:
+    world = live.world
+    body = {"services": ["ECHO", "HTTP", "CLOSED"], **body}
+    path = f"/v2/devices/{world.devices['member']}/tunnels"
+    status, reply = await world.call("org_admin", "POST", path, json=body)
+    assert status == 201, reply
+    return dict(reply["tunnel"])
+
+
+async def connect(live: Live, tunnel: dict[str, Any], service: str) -> tuple[Helper, int]:
+    process = await helper(
+        "connect",
+        "--server",
+        live.base,
+        "--tunnel",
+        tunnel["uuid"],
+        "--service",
+        service,
+        "--listen",
+        "127.0.0.1:0",
+        env={"EDGE_TUNNEL_TOKEN": tunnel["client_access_token"]},
+    )
+    found = await process.line(r"on 127\.0\.0\.1:(\d+)")
+    return process, int(found.group(1))
+
+
+async def echo_through(port: int, size: int) -> None:
+    payload = os.urandom(size)
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(payload)
+    await writer.drain()
+    writer.write_eof()  # half-close: the echo service answers everything, then closes
+    received = await reader.read()
+    writer.close()
+    assert received == payload
+
+
+async def test_echo_and_http_through_the_helpers(live: Live, agent: Helper, site: Site) -> None:
+    tunnel = await open_tunnel(live)
+    echo_helper, echo_port = await connect(live, tunnel, "ECHO")
+    http_helper, http_port = await connect(live, tunnel, "http")
+    try:
+        await asyncio.gather(*(echo_through(echo_port, size) for size in (1, 70_000, 3_000_000)))
+        body = os.urandom(5_000_000)
+        async with aiohttp.ClientSession() as session:
+
+            async def get(who: str) -> None:
+                async with session.get(f"http://127.0.0.1:{http_port}/hello?who={who}") as r:
+                    assert (r.status, await r.text()) == (200, f"hello {who}")
+
+            async def post() -> None:
+                async with session.post(
+                    f"http://127.0.0.1:{http_port}/digest", data=io.BytesIO(body)
+                ) as r:
+                    assert await r.text() == hashlib.sha256(body).hexdigest()
+
+            await asyncio.gather(get("a"), get("b"), post(), get("c"))
+        # Each connection, once both sides closed, is a stream no more (none lingers).
+        hub = site.services.tunnels.hub
+        while hub.live.get(tunnel["uuid"]) and hub.live[tunnel["uuid"]].streams:
+            await asyncio.sleep(0.05)
+    finally:
+        assert await echo_helper.stop() == 0
+        assert await http_helper.stop() == 0
+
+
+async def test_a_service_the_device_cannot_open_drops_that_connection(
+    live: Live, agent: Helper
+) -> None:
+    tunnel = await open_tunnel(live)
+    process, port = await connect(live, tunnel, "CLOSED")
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    assert await reader.read() == b""  # closed: the device could not open it
+    writer.close()
+    assert await process.stop() == 0
+
+
+async def held_stream(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """An open echo connection that has carried bytes (so it is relayed end to end)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"ping")
+    await writer.drain()
+    assert await reader.readexactly(4) == b"ping"
+    return reader, writer
+
+
+async def test_closing_the_tunnel_drops_its_streams(live: Live, agent: Helper) -> None:
+    tunnel = await open_tunnel(live)
+    process, port = await connect(live, tunnel, "ECHO")
+    held = [await held_stream(port) for _ in range(3)]
+    world = live.world
+    path = f"/v2/devices/{world.devices['member']}/tunnels/{tunnel['uuid']}"
+    assert (await world.call("org_admin", "DELETE", path))[0] == 200
+    for reader, writer in held:
+        assert await reader.read() == b""  # dropped
+        writer.close()
+    await agent.line(f"tunnel {tunnel['uuid']}: closed")
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    assert await reader.read() == b""  # the token is refused from now on
+    writer.close()
+    assert await process.stop() == 0
+
+
+async def test_expiry_drops_the_streams(live: Live, agent: Helper) -> None:
+    tunnel = await open_tunnel(live, timeout=1)
+    process, port = await connect(live, tunnel, "ECHO")
+    reader, writer = await held_stream(port)
+    clock.advance(timedelta(minutes=1, seconds=1))  # the server's clock: its watch drops it
+    assert await reader.read() == b""
+    writer.close()
+    await agent.line(f"tunnel {tunnel['uuid']}: closed")
+    assert await process.stop() == 0
