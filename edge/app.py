@@ -125,6 +125,7 @@ def create_app(site: Site) -> web.Application:
     routing.register(app, ROUTES)
     app[MQTT] = _broker(services)
     services.tunnels.notify = app[MQTT].notify_device  # tunnel notices go to devices
+    app[PROBE] = Probe(services.db, app[system.HEALTH], app[MQTT].state)
     app.cleanup_ctx.append(_background)
     app.cleanup_ctx.append(_mqtt)  # started after, stopped before the background tasks
     app.on_shutdown.append(_drop_tunnels)
@@ -168,7 +169,7 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
     """
     await app[SERVICES].file_sweeps.recover()
     stop = asyncio.Event()
-    probe = app[PROBE] = Probe(app[SERVICES].db, app[system.HEALTH], app[MQTT].state)
+    probe = app[PROBE]
     await probe.once()
     tasks = [
         asyncio.create_task(_sweep(app[SERVICES].db, stop)),
