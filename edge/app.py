@@ -20,6 +20,7 @@ from aiohttp import web
 from api import (
     account,
     auth,
+    billing,
     connections,
     data,
     devices,
@@ -67,6 +68,7 @@ ROUTES: list[Route] = [
     *user_mfa.ROUTES,
     *passwords.ROUTES,
     *orgs.ROUTES,
+    *billing.ROUTES,
     *projects.ROUTES,
     *project_access.ROUTES,
     *ui.ROUTES,
@@ -122,6 +124,7 @@ def create_app(site: Site) -> web.Application:
     app[system.OPENAPI] = openapi.build(ROUTES, _server_url(services.config))
     routing.register(app, ROUTES)
     app[MQTT] = _broker(services)
+    services.meter.source = app[MQTT].published  # MQTT messages by org, for billing
     app.cleanup_ctx.append(_background)
     app.cleanup_ctx.append(_mqtt)  # started after, stopped before the background tasks
     app.on_cleanup.append(_close_database)
@@ -173,6 +176,7 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
         asyncio.create_task(app[SERVICES].last_seen.run(stop)),
         asyncio.create_task(app[SERVICES].data_eraser.run(stop)),
         asyncio.create_task(app[SERVICES].file_sweeps.run(stop)),
+        asyncio.create_task(app[SERVICES].meter.run(stop)),
     ]
     yield
     stop.set()

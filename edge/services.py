@@ -13,6 +13,8 @@ from edge.auth.passwords import Passwords
 from edge.auth.signin import SignIn
 from edge.auth.sms_mfa import SmsMfa
 from edge.auth.tokens import Tokens
+from edge.billing.ledger import Billing
+from edge.billing.meter import Meter
 from edge.config import Config
 from edge.data.eraser import DataEraser
 from edge.data.service import Data
@@ -86,6 +88,8 @@ class Services:
     uploads: Uploads
     file_sweeps: Sweeps
     blobs: BlobStore
+    billing: Billing
+    meter: Meter
     # Who may use the MQTT broker; set by edge/app.py (the broker is not an edge service).
     mqtt_directory: ClientDirectory | None = None
 
@@ -193,4 +197,6 @@ class Services:
             ),
             file_sweeps=file_sweeps,
             blobs=blobs,
+            billing=Billing(db, cursors, orgs),
+            meter=Meter(db),
         )

@@ -85,6 +85,12 @@ class MqttService:
             return "stopped"
         return "ok" if self.broker.listening() else "not listening"
 
+    def published(self) -> dict[str, int]:
+        """MQTT messages published by organization since the last call (billing)."""
+        if self.broker is not None:
+            return self.broker.published()
+        return self.router.take_published()
+
     def recheck(self) -> int:
         """Check every session against the registry now (the watcher does it when the
         epoch moves); for callers in this process that have just revoked something."""

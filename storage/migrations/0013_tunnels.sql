@@ -1,0 +1,2 @@
+-- Reserved for the tunnels (issue #13), which land from their own branch; kept here
+-- empty so migration numbers stay contiguous.
