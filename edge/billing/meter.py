@@ -89,12 +89,16 @@ class Meter:
         return await self._db.write(lambda c: store.put_snapshot(c, today, values, now))
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Flush every interval until asked to stop, then once more."""
+        """Flush every interval until asked to stop; then write the counts once more (the
+        snapshot and the debits wait for the next start)."""
         while not stop.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self._interval)
             try:
-                await self.flush()
+                if stop.is_set():
+                    await self._flush_counts(clock.now().date().isoformat())
+                else:
+                    await self.flush()
             except Exception:  # counts stay pending; usage is debited at a later flush
                 log.exception("billing: could not record metered usage")
 
