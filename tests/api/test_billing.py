@@ -15,6 +15,7 @@ from edge import clock
 from edge.app import Site
 from edge.devices import credentials
 from edge.devices.device_writes import new_device
+from edge.errors import Denied
 from edge.principal import Principal
 from storage import devices as device_store
 from storage import staff
@@ -218,8 +219,6 @@ async def test_device_key_as_x_api_key_is_refused(site: Site, api: Api, org: Org
 async def test_service_refuses_non_staff_too(site: Site, org: Org) -> None:
     """Behind the route guard, the service checks again (one place cannot forget)."""
     admin = Principal("user", org.tenant.admin_id, None, org.id)
-    from edge.errors import Denied
-
     with pytest.raises(Denied):
         site.services.billing.balance(admin, org.id)
     with pytest.raises(Denied):
