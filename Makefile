@@ -55,6 +55,7 @@ bench: binary bench-tools
 	$(BIN)/python -m bench.data
 	$(BIN)/python -m bench.files
 	$(BIN)/python -m bench.mqtt
+	$(BIN)/python -m bench.billing
 
 # The data benchmark alone (10,000 and 1,000,000 entries; several minutes, mostly seeding).
 bench-data: $(DEV_STAMP) bench-tools

@@ -20,6 +20,7 @@ from aiohttp import web
 from api import (
     account,
     auth,
+    billing,
     connections,
     data,
     devices,
@@ -68,6 +69,7 @@ ROUTES: list[Route] = [
     *user_mfa.ROUTES,
     *passwords.ROUTES,
     *orgs.ROUTES,
+    *billing.ROUTES,
     *projects.ROUTES,
     *project_access.ROUTES,
     *ui.ROUTES,
@@ -126,6 +128,7 @@ def create_app(site: Site) -> web.Application:
     app[MQTT] = _broker(services)
     services.tunnels.notify = app[MQTT].notify_device  # tunnel notices go to devices
     app[PROBE] = Probe(services.db, app[system.HEALTH], app[MQTT].state)
+    services.meter.source = app[MQTT].published  # MQTT messages by org, for billing
     app.cleanup_ctx.append(_background)
     app.cleanup_ctx.append(_mqtt)  # started after, stopped before the background tasks
     app.on_shutdown.append(_drop_tunnels)
@@ -179,6 +182,7 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
         asyncio.create_task(app[SERVICES].data_eraser.run(stop)),
         asyncio.create_task(app[SERVICES].file_sweeps.run(stop)),
         asyncio.create_task(app[SERVICES].tunnels.hub.run(stop)),
+        asyncio.create_task(app[SERVICES].meter.run(stop)),
     ]
     yield
     stop.set()

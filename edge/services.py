@@ -14,6 +14,8 @@ from edge.auth.passwords import Passwords
 from edge.auth.signin import SignIn
 from edge.auth.sms_mfa import SmsMfa
 from edge.auth.tokens import Tokens
+from edge.billing.ledger import Billing
+from edge.billing.meter import Meter
 from edge.config import Config
 from edge.data.eraser import DataEraser
 from edge.data.service import Data
@@ -92,6 +94,8 @@ class Services:
     file_sweeps: Sweeps
     blobs: BlobStore
     tunnels: Tunnels
+    billing: Billing
+    meter: Meter
     # Who may use the MQTT broker; set by edge/app.py (the broker is not an edge service).
     mqtt_directory: ClientDirectory | None = None
 
@@ -201,6 +205,8 @@ class Services:
             file_sweeps=file_sweeps,
             blobs=blobs,
             tunnels=tunnels,
+            billing=Billing(db, cursors, orgs),
+            meter=Meter(db),
         )
 
 

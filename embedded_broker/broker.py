@@ -234,6 +234,15 @@ class EdgeBroker(Broker):
         if state is not None:
             self.router.forget(state)
 
+    def published(self) -> dict[str, int]:
+        """Messages published by organization since the last call (for the billing meter):
+        every live session's count is settled first."""
+        for session, _ in self._sessions.values():
+            state = state_of(session)
+            if state is not None:
+                self.router.settle(state)
+        return self.router.take_published()
+
     # Revocation
 
     def recheck(self) -> int:

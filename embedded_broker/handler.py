@@ -77,6 +77,7 @@ class EdgeHandler(BrokerProtocolHandler):
         if self._idle is not None:
             self._idle.cancel()
         session = self.client_session
+        self.router.settle(session)  # the connection's last counts reach the meter
         if session.link is self.writer:
             session.detach()
         if self.session is not None and self.session.clean_session:

@@ -200,6 +200,7 @@ class Inbound:
         """The per-client rate limit: a client over its budget is not read from until the
         budget refills (TCP pushes back on it; nothing is dropped). A busy client also
         lets the rest of the loop run between two of its chunks."""
+        self.session.published += published  # for billing: per chunk, not per message
         now = self._loop.time()
         if now - self._seen > SEEN_SECONDS:
             self._seen = now

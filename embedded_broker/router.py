@@ -27,6 +27,20 @@ class Router:
         self.stats = Stats()
         self.tree: SubscriptionTree[ClientSession] = SubscriptionTree()
         self.retained = RetainedMessages(store)
+        self._published: dict[str, int] = {}  # by organization, of sessions settled
+
+    def settle(self, session: ClientSession) -> None:
+        """Move a session's count of published messages to its organization's."""
+        count = session.published
+        if count:
+            session.published = 0
+            org_id = session.client.org_id
+            self._published[org_id] = self._published.get(org_id, 0) + count
+
+    def take_published(self) -> dict[str, int]:
+        """Messages published by organization since the last call (settled sessions)."""
+        taken, self._published = self._published, {}
+        return taken
 
     def route(self, message: Message) -> None:
         """Hand a message to every session subscribed to its topic, each at the lower of

@@ -91,6 +91,12 @@ class MqttService:
         persistent session of the device that is offline gets it when it comes back."""
         return self.router.route_to_device(device_id, Message.of(topic, payload, 1))
 
+    def published(self) -> dict[str, int]:
+        """MQTT messages published by organization since the last call (billing)."""
+        if self.broker is not None:
+            return self.broker.published()
+        return self.router.take_published()
+
     def recheck(self) -> int:
         """Check every session against the registry now (the watcher does it when the
         epoch moves); for callers in this process that have just revoked something."""

@@ -77,6 +77,7 @@ class ClientSession:
         self.waiting_bytes = 0
         self.incoming_qos2: set[int] = set()
         self.revoked = False
+        self.published = 0  # PUBLISH packets read from the client, not yet metered
         self._ids = itertools.cycle(range(1, 65536))
 
     def offer(self, message: Message, qos: int, retain: bool = False) -> None:

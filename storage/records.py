@@ -375,3 +375,23 @@ FILES = Codec(FileEntry, "files")
 FILE_BLOBS = Codec(FileBlob, "file_blobs")
 FILE_UPLOADS = Codec(FileUpload, "file_uploads")
 UPLOAD_PARTS = Codec(UploadPart, "file_upload_parts")
+
+
+@dataclass(frozen=True, slots=True)
+class BillingEntry(Record):
+    id: str
+    org_id: str
+    kind: str
+    points: int
+    meter: str | None
+    quantity: int | None
+    day: str | None
+    description: str
+    tags: list[str]
+    created_date: str
+    created_by: str | None
+    last_updated_date: str
+    last_updated_by: str | None
+
+
+BILLING_ENTRIES = Codec(BillingEntry, "billing_entries")

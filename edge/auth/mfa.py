@@ -31,6 +31,17 @@ from storage.rows import Row
 
 SOFTWARE, SMS = "SOFTWARE", "SMS"
 KINDS = {"software": SOFTWARE, "sms": SMS}
+# Every spelling clients use for a factor: ours, the SDK's `mfa_choice` (software, sms),
+# the challenge names (SOFTWARE_TOKEN_MFA, SMS_MFA); compared without case, `-` or space.
+PREFERENCES = {
+    "software": SOFTWARE,
+    "software_token": SOFTWARE,
+    "software_token_mfa": SOFTWARE,
+    "software_mfa": SOFTWARE,
+    "totp": SOFTWARE,
+    "sms": SMS,
+    "sms_mfa": SMS,
+}
 _CODE = re.compile(r"^[0-9]{6}$")
 ISSUER = "edge"
 
@@ -55,6 +66,17 @@ def software_code(value: str | None) -> str:
     if not _CODE.match(code):
         raise ValidationError("mfa_code", "must be the 6-digit code of your authenticator app")
     return code
+
+
+def preference(value: str) -> str:
+    """The canonical name (SOFTWARE or SMS) of a factor however a client spelled it."""
+    key = re.sub(r"[\s-]+", "_", value.strip()).lower()
+    choice = PREFERENCES.get(key)
+    if choice is None:
+        raise ValidationError(
+            "preferred_mfa", "must be SOFTWARE or SMS (or SOFTWARE_TOKEN_MFA, SMS_MFA)"
+        )
+    return choice
 
 
 def mfa_required(orgs: Orgs, org_id: str) -> bool:
@@ -122,9 +144,7 @@ class Mfa:
 
     # -- preference and removal ----------------------------------------------------------
     async def set_preferred(self, user: User, value: str) -> None:
-        choice = KINDS.get(value.strip().lower())
-        if choice is None:
-            raise ValidationError("preferred_mfa", "must be SOFTWARE or SMS")
+        choice = preference(value)
         if not user[f"{choice.lower()}_mfa_enabled"]:
             raise ValidationError("preferred_mfa", f"{choice} MFA is not set up")
         await self._db.write(lambda c: store.set_user(c, user["id"], {"preferred_mfa": choice}))

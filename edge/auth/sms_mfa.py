@@ -2,7 +2,8 @@
 
 Phase 1 (a phone number, no code) stores `pending_phone_number` and texts an OTP;
 phase 2 (with `verification_code`) either enables SMS MFA or, on a wrong code, answers
-'Invalid Code', removes the phone and keeps the pending number for a new OTP.
+'Invalid Code', removes the phone and keeps the pending number for a new OTP: phase 1
+without a number then texts a new code to the pending one.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ class SmsMfa:
     async def add(self, user: User, form: dict[str, str]) -> dict[str, Any]:
         code = (form.get("verification_code") or "").strip()
         if not code:
-            return await self._phase_one(user, form.get("phone_number") or "")
+            number = form.get("phone_number") or user["pending_phone_number"] or ""
+            return await self._phase_one(user, number)
         return await self._phase_two(user, code, _truthy(form.get("set_preferred")))
 
     async def _phase_one(self, user: User, phone_number: str) -> dict[str, Any]:

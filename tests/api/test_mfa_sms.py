@@ -100,6 +100,32 @@ async def test_row3_invalid_code_removes_phone_keeps_pending(site: Site, tenant:
     assert status == 200 and user(site, user_id)["sms_mfa_enabled"]
 
 
+async def test_row3_new_code_without_re_entering_the_number(site: Site, tenant: Tenant) -> None:
+    """Raw HTTP, as the SDK always sends the number: after a wrong code, phase 1 with no
+    `phone_number` texts a new code to the pending number."""
+    user_id, token = await signed_in(tenant, "don")
+    await put_sms(tenant, token, phone_number="+1 555 010 2000")
+    first = last_sms(site)[1]
+    assert (await put_sms(tenant, token, verification_code=wrong(first)))[0] == 400
+    before = sms_count(site)
+    status, body = await tenant.api.call("PUT", "/v2/auth/mfa/sms", token)
+    assert status == 200 and body["pending_phone_number"] == PHONE
+    assert body["verification_pending"] is True and sms_count(site) == before + 1
+    to, code = last_sms(site)
+    assert to == PHONE and (await put_sms(tenant, token, verification_code=code))[0] == 200
+    row = user(site, user_id)
+    assert row["sms_mfa_enabled"] and row["phone_number"] == PHONE
+
+
+async def test_phase_one_without_number_or_pending_is_400(site: Site, tenant: Tenant) -> None:
+    _, token = await signed_in(tenant, "dot")
+    before = sms_count(site)
+    status, body = await put_sms(tenant, token, set_preferred="true")
+    assert (status, body) == (400, {"message": "phone_number: is required"})
+    assert (await tenant.api.call("PUT", "/v2/auth/mfa/sms", token))[0] == 400
+    assert sms_count(site) == before
+
+
 async def test_phase_one_needs_a_valid_phone(tenant: Tenant) -> None:
     _, token = await signed_in(tenant, "eve")
     status, body = await put_sms(tenant, token, phone_number="555")

@@ -151,6 +151,47 @@ async def test_preferred_mfa_setting(site: Site, tenant: Tenant) -> None:
     assert status == 400
 
 
+SPELLINGS = [
+    ("SOFTWARE", "SOFTWARE"),
+    ("software", "SOFTWARE"),
+    ("SOFTWARE_TOKEN_MFA", "SOFTWARE"),
+    ("software_token_mfa", "SOFTWARE"),
+    ("Software-Token", "SOFTWARE"),
+    ("software_mfa", "SOFTWARE"),
+    ("TOTP", "SOFTWARE"),
+    ("SMS", "SMS"),
+    ("sms", "SMS"),
+    ("SMS_MFA", "SMS"),
+    (" sms_mfa ", "SMS"),
+]
+
+
+@pytest.mark.parametrize(("value", "stored"), SPELLINGS)
+async def test_preferred_mfa_spellings_answer_one_form(
+    site: Site, tenant: Tenant, value: str, stored: str
+) -> None:
+    user_id, token = await signed_in(tenant, "ivo")
+    await enroll_software(site, user_id)
+    await enroll_sms(site, user_id)
+    other = "SMS" if stored == "SOFTWARE" else "SOFTWARE"
+    data = {"preferred_mfa": other}
+    assert (await tenant.api.call("PATCH", "/v2/auth/mfa/settings", token, data=data))[0] == 200
+    data = {"preferred_mfa": value}
+    assert (await tenant.api.call("PATCH", "/v2/auth/mfa/settings", token, data=data))[0] == 200
+    status, body = await tenant.api.call("GET", f"/v2/users/{user_id}", token)
+    assert status == 200 and body["user"]["preferred_mfa"] == stored
+
+
+@pytest.mark.parametrize("value", ["", "SELECT_MFA_TYPE", "MFA_SETUP", "sms mfa token", "email"])
+async def test_preferred_mfa_refuses_other_values(site: Site, tenant: Tenant, value: str) -> None:
+    user_id, token = await signed_in(tenant, "ivo")
+    await enroll_software(site, user_id)
+    data = {"preferred_mfa": value}
+    status, body = await tenant.api.call("PATCH", "/v2/auth/mfa/settings", token, data=data)
+    assert status == 400 and body["message"].startswith("preferred_mfa: must be")
+    assert user(site, user_id)["preferred_mfa"] == "SOFTWARE"
+
+
 async def test_staff_have_no_mfa(api: Api, staff_token: str) -> None:
     assert (await api.call("GET", "/v2/auth/mfa/secret-code", staff_token))[0] == 403
 

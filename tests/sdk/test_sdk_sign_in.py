@@ -17,8 +17,9 @@ from cyphermed.api.auth import (
     remove_software_mfa,
     respond_to_challenge,
 )
-from cyphermed.api.users import disable_user_software_mfa, send_recovery_email
+from cyphermed.api.users import disable_user_software_mfa, get_user_by_id, send_recovery_email
 from cyphermed.client import AuthenticatedClient, Client
+from cyphermed.errors import UnexpectedStatus
 from cyphermed.models import (
     Challenge,
     LoginFormParams,
@@ -29,13 +30,14 @@ from cyphermed.models import (
     SoftwareMfaAdded,
     Success,
     TokenInfo,
+    UserInfo,
 )
 from cyphermed.models.add_sms_mfa_form_params import AddSmsMfaFormParams
 from cyphermed.models.add_software_mfa_form_params import AddSoftwareMfaFormParams
 from cyphermed.models.remove_software_mfa_form_params import RemoveSoftwareMfaFormParams
 
 from edge.app import Site
-from tests.api.sign_in_world import enroll_software, last_sms, require_mfa, totp, user
+from tests.api.sign_in_world import enroll_sms, enroll_software, last_sms, require_mfa, totp, user
 from tests.conftest import Api
 from tests.tenants import PASSWORD, Tenant, new_tenant
 
@@ -147,6 +149,31 @@ async def test_sms_mfa_and_preference(base_url: str, site: Site, tenant: Tenant)
     assert isinstance(added, SmsMfaAdded) and isinstance(added.recovery_code, str)
     prefs = PatchMfaSettingsFormParams(preferred_mfa="SMS")
     assert isinstance(await run(base_url, client, patch_mfa_settings.sync, body=prefs), Success)
+
+
+@pytest.mark.parametrize(
+    ("spelling", "canonical"),
+    [("SOFTWARE_TOKEN_MFA", "SOFTWARE"), ("software", "SOFTWARE"), ("SMS_MFA", "SMS")],
+)
+async def test_preferred_mfa_spellings(
+    base_url: str, site: Site, tenant: Tenant, spelling: str, canonical: str
+) -> None:
+    """The challenge names and the SDK's `mfa_choice` words set the preference; the user
+    record answers SOFTWARE or SMS."""
+    user_id = await tenant.add_user("sdkpref")
+    client = await tenant.token("sdkpref@clinic.test")
+    await enroll_software(site, user_id)
+    await enroll_sms(site, user_id)
+    other = "SMS" if canonical == "SOFTWARE" else "SOFTWARE"
+    await site.services.mfa.set_preferred(user(site, user_id), other)
+    prefs = PatchMfaSettingsFormParams(preferred_mfa=spelling)
+    assert isinstance(await run(base_url, client, patch_mfa_settings.sync, body=prefs), Success)
+    got = await run(base_url, client, get_user_by_id.sync, user_id=user_id)
+    assert isinstance(got, UserInfo) and got.user.preferred_mfa == canonical
+    bad = PatchMfaSettingsFormParams(preferred_mfa="SELECT_MFA_TYPE")
+    with pytest.raises(UnexpectedStatus) as refused:
+        await run(base_url, client, patch_mfa_settings.sync, body=bad)
+    assert refused.value.status_code == 400
 
 
 async def test_admin_calls(base_url: str, site: Site, tenant: Tenant) -> None:
