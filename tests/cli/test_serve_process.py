@@ -174,7 +174,7 @@ def test_serve_answers_over_http_and_stops_cleanly_on_sigterm(
     assert security.content_type == "text/plain"
     assert f"Canonical: {server.base}/.well-known/security.txt" in security.text
     assert f"Contact: mailto:{EMAIL}" in security.text
-    assert _mqtt_connack(server.mqtt["mqtt"]) == 4  # the broker answers (no registry yet)
+    assert _mqtt_connack(server.mqtt["mqtt"]) == 4  # the broker answers: no such device
     assert server.sign_in(PASSWORD).status == 201  # a durable write: the WAL now holds it
     assert (server.data_dir / "edge.db-wal").stat().st_size > 0
     assert server.stop(signal.SIGTERM) == 0

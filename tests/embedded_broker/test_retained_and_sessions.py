@@ -11,7 +11,7 @@ from tests.embedded_broker.conftest import Harness, start
 
 
 async def test_retained_messages_are_given_to_new_subscriptions(broker: Harness) -> None:
-    device = broker.device("dev1")
+    device = await broker.device("dev1")
     publisher = await broker.connected(device, "pub")
     root = device.root
     await publisher.publish(f"{root}/sensors/a", b"first", 1, retain=True)
@@ -37,9 +37,9 @@ async def test_retained_messages_are_given_to_new_subscriptions(broker: Harness)
 
 
 async def test_a_persistent_session_keeps_subscriptions_and_qos1_messages(broker: Harness) -> None:
-    device = broker.device("dev1")
+    device = await broker.device("dev1")
     topic = f"{device.root}/sensors/t"
-    keeper = broker.client("keeper", username="dev1", password=device.api_key, clean=False)
+    keeper = broker.client("keeper", **device.login, clean=False)
     assert await keeper.connect() == (0, False)
     assert await keeper.subscribe(topic, 1) == 1
     await keeper.close()
@@ -52,7 +52,7 @@ async def test_a_persistent_session_keeps_subscriptions_and_qos1_messages(broker
     await publisher.publish(topic, b"back", 1)
     assert (await keeper.next_message()).payload == b"back"  # the QoS 0 one never came
     await keeper.close()
-    fresh = broker.client("keeper", username="dev1", password=device.api_key, clean=True)
+    fresh = broker.client("keeper", **device.login, clean=True)
     assert await fresh.connect() == (0, False)  # a clean session discards the old one
     assert await fresh.subscribe(f"{device.root}/sensors/other", 1) == 1
     await publisher.publish(topic, b"not subscribed any more", 1)
@@ -63,7 +63,7 @@ async def test_a_persistent_session_keeps_subscriptions_and_qos1_messages(broker
 async def test_a_retained_qos1_message_survives_a_crash(
     broker: Harness, aiohttp_client: Any, tmp_path: Path
 ) -> None:
-    device = broker.device("dev1")
+    device = await broker.device("dev1")
     publisher = await broker.connected(device, "pub")
     await publisher.publish(f"{device.root}/sensors/state", b"on", 1, retain=True)  # PUBACK'd
     # The data folder as a power cut would leave it right after the PUBACK: the server
@@ -72,10 +72,9 @@ async def test_a_retained_qos1_message_survives_a_crash(
     shutil.copytree(
         broker.site.services.config.data_dir, copy, ignore=shutil.ignore_patterns("*.lock")
     )
-    restarted = await start(copy, aiohttp_client)
+    restarted = await start(copy, aiohttp_client, tenants=False)  # the same org and device
     try:
-        restarted.device("dev1")
-        client = await restarted.connected(restarted.directory.devices["dev1"], "sub")
+        client = await restarted.connected(device, "sub")
         assert await client.subscribe(f"{device.root}/sensors/#", 1) == 1
         got = await client.next_message()
         assert (got.topic, got.payload, got.qos, got.retain) == (
