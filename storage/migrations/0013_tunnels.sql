@@ -1,0 +1,1 @@
+-- Placeholder: the tunnels issue fills this number in on its own branch.

@@ -1,0 +1,1 @@
+-- Placeholder: the billing issue fills this number in on its own branch.
