@@ -253,7 +253,7 @@ def edge(folder: Path, data: Path) -> Iterator[tuple[Broker, Site]]:
     http, port, tls_port = free_port(), free_port(), free_port()
     command = [*edge_command(), "serve", "--data-dir", str(data), "--port", str(http)]
     command += ["--mqtt-port", str(port), "--mqtt-tls-port", str(tls_port)]
-    command += ["--mqtt-ws-port", "0", "--log-level", "warning"]
+    command += ["--mqtt-ws-port", "0", "--mqtt-wss-port", "0", "--log-level", "warning"]
     command += ["--mqtt-rate-limit", "10000000"]  # far above any rate here: not measured
     env = {**os.environ, "EDGE_ADMIN_PASSWORD": PASSWORD}
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=sys.stderr)

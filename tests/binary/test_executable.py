@@ -103,7 +103,8 @@ def test_version_and_runtime_selftest(executable: Path, tmp_path: Path) -> None:
 @pytest.fixture
 def served(executable: Path, tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str], Path]]:
     port, data = free_port(), tmp_path / "site"
-    mqtt = [f"--mqtt-port={free_port()}", f"--mqtt-tls-port={free_port()}", "--mqtt-ws-port=0"]
+    mqtt = [f"--mqtt-port={free_port()}", f"--mqtt-tls-port={free_port()}"]
+    mqtt += ["--mqtt-ws-port=0", "--mqtt-wss-port=0"]
     process = subprocess.Popen(
         [str(executable), "serve", "--data-dir", str(data), "--port", str(port), *mqtt],
         cwd=tmp_path,

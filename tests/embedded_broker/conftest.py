@@ -190,11 +190,12 @@ class Harness:
         device.key_file.write_text(private_key)
 
 
-LISTENERS = ("mqtt", "mqtt-tls", "mqtt-ws")
+LISTENERS = ("mqtt", "mqtt-tls", "mqtt-ws", "mqtt-wss")
 PORT_SETTINGS = {
     "mqtt": "mqtt_port",
     "mqtt-tls": "mqtt_tls_port",
     "mqtt-ws": "mqtt_ws_port",
+    "mqtt-wss": "mqtt_wss_port",
 }
 
 

@@ -40,6 +40,23 @@ async def test_websockets_with_device_id_and_api_key(broker: Harness) -> None:
     await round_trip(broker, device, "mqtt-ws", **device.login)
 
 
+async def test_websockets_over_tls_with_device_id_and_api_key(broker: Harness) -> None:
+    device = await broker.device("dev1")
+    await round_trip(broker, device, "mqtt-wss", tls=broker.tls(), **device.login)
+
+
+async def test_websockets_over_tls_with_the_client_certificate(broker: Harness) -> None:
+    device = await broker.device("dev1")
+    await round_trip(broker, device, "mqtt-wss", tls=broker.tls(device))
+
+
+async def test_wss_refuses_a_reset_certificate(broker: Harness) -> None:
+    device = await broker.device("dev1")
+    old_cert, old_key = await broker.reset_certificate(device)
+    client = broker.client("old", "mqtt-wss", tls=(broker.ca_file, old_cert, old_key))
+    assert (await client.connect())[0] == NOT_AUTHORIZED
+
+
 async def test_tls_with_the_client_certificate_issued_at_creation(broker: Harness) -> None:
     device = await broker.device("dev1")
     await round_trip(broker, device, "mqtt-tls", tls=broker.tls(device))

@@ -221,7 +221,7 @@ async def test_a_stored_session_whose_key_was_reset_is_not_restored(
     await keeper.close()
     await stop(broker)
     data_dir = broker.site.services.config.data_dir
-    no_mqtt = {"mqtt_port": 0, "mqtt_tls_port": 0, "mqtt_ws_port": 0}
+    no_mqtt = {"mqtt_port": 0, "mqtt_tls_port": 0, "mqtt_ws_port": 0, "mqtt_wss_port": 0}
     http_only = await start(data_dir, aiohttp_client, tenants=False, **no_mqtt)
     http_only.orgs = broker.orgs  # the same admins, signed in before the restart
     await http_only.reset_api_key(device)  # while no broker runs to drop anything
