@@ -30,7 +30,11 @@ def free_port() -> int:
 
 def mqtt_ports() -> list[str]:
     """The broker starts too (it is part of the start), on free ports."""
-    return [a for n in ("mqtt", "mqtt-tls", "mqtt-ws") for a in (f"--{n}-port", str(free_port()))]
+    return [
+        a
+        for n in ("mqtt", "mqtt-tls", "mqtt-ws", "mqtt-wss")
+        for a in (f"--{n}-port", str(free_port()))
+    ]
 
 
 def healthy(url: str) -> bool:

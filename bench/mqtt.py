@@ -4,11 +4,23 @@ subscribers, bench/mqtt_load.py), fan-out 1 -> 50, TLS connects per second with 
 certificates, broker memory; then HTTP token-authenticated GET throughput (wrk) with the
 broker idle and while 200 devices each publish 10 QoS 1 messages per second.
 
-edge runs with authentication (API keys, client certificates) and topic ACLs on, and its
-per-client rate limit set far above these rates so that it is not what is measured;
-Mosquitto runs with neither. Each figure comes with the CPU the broker process used
-(100% = one core) and the CPU the client processes used, so a reader can tell whether the
-broker was the limit. Usage: python -m bench.mqtt [--seconds 8] [--pairs 4]
+edge is the real `edge serve` with its real device registry: the benchmark creates an
+organization and its devices through the HTTP API (`POST /v2/devices`, IoT scope `/bench`
+with publish and subscribe rights), and each client signs in with its device's ID and API
+key, or over TLS with the client certificate the site CA issued it, so authentication and
+topic ACLs are on for every message. Its per-client rate limit is set far above these
+rates so that it is not what is measured. Mosquitto runs with neither authentication nor
+ACLs (the same certificate passes its TLS check).
+
+Each figure comes with the CPU the broker process used (from /proc, 100% = one core) and
+the CPU all the client processes used. paho costs its clients several times the broker's
+CPU per message, so with paho the clients are the limit on a small machine. A saturation
+run therefore drives QoS 0 1 -> 1 with raw-socket clients (bench/mqtt_raw.py, well under a
+microsecond of client CPU per message), publishers in 1 and then 2 processes: when a second
+publisher process brings no more throughput while the broker takes most of a core and
+several times the CPU of any client process, the broker, not the load generator, is the
+limit. Usage: python -m bench.mqtt
+[--seconds 8] [--pairs 4]
 """
 
 from __future__ import annotations
@@ -18,7 +30,6 @@ import json
 import multiprocessing as mp
 import os
 import re
-import secrets
 import shutil
 import statistics
 import subprocess
@@ -33,16 +44,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import mqtt_load
+from bench import mqtt_load, mqtt_raw
 from bench.http_requests import free_port
-from bench.mqtt_certs import issue_client
 from bench.mqtt_load import Login
+from bench.servers import edge_command
 
-ORG = "org0000000000001"
 PASSWORD = "bench-password-123"
+SCOPES = {"/bench": {"can_publish": True, "can_subscribe": True}}
 DEVICES = 260
 FANOUT = 50
 SITE_DEVICES, SITE_RATE = 200, 10.0
+# How far a publisher may run ahead of its slowest subscriber: wide enough that the round
+# trip through a busy machine's scheduler does not cap the rate, narrow enough to stay
+# inside edge's default per-client queue bounds (1 MiB of QoS 0, 1000 QoS 1 messages).
+WINDOW = {0: 4000, 1: 800}
 TICKS = os.sysconf("SC_CLK_TCK")
 ctx = mp.get_context("fork")
 
@@ -55,9 +70,21 @@ class Broker:
     tls_port: int
     logins: list[Login]
     tls: dict[str, str]
+    root: str  # the devices' root scope (their org): every topic lies under it
+    http: int = 0
 
     def topic(self, i: int) -> str:
-        return f"{ORG}/bench/t{i}"
+        return f"{self.root}/bench/t{i}"
+
+
+@dataclass
+class Site:
+    """What the benchmark made through edge's HTTP API: the org, a token, the devices."""
+
+    org_id: str
+    token: str
+    logins: list[Login]
+    tls: dict[str, str]
 
 
 @dataclass
@@ -65,6 +92,7 @@ class Figure:
     rate: float
     broker_cpu: float
     clients_cpu: float
+    busiest_client: float = 0.0
 
 
 def cpu_seconds(pid: int) -> float:
@@ -89,11 +117,15 @@ class Window:
         """(seconds, broker CPU %, clients CPU %)."""
         seconds = time.perf_counter() - self.began
         used = [cpu_seconds(pid) - before for pid, before in zip(self.pids, self.cpu, strict=True)]
+        self.busiest = 100 * max(used[1:], default=0.0) / seconds
         return seconds, 100 * used[0] / seconds, 100 * sum(used[1:]) / seconds
 
 
-def throughput(broker: Broker, qos: int, pairs: int, fanout: int, seconds: float) -> Figure:
-    """Messages delivered per second: `pairs` publishers, each to `fanout` subscribers."""
+def throughput(
+    broker: Broker, qos: int, pairs: int, fanout: int, seconds: float, pub_procs: int = 2
+) -> Figure:
+    """Messages delivered per second: `pairs` publishers (in `pub_procs` processes), each
+    to `fanout` subscribers."""
     subs = pairs * fanout
     counts = ctx.RawArray("q", subs)
     ready, go, stop = ctx.Semaphore(0), ctx.Event(), ctx.Event()
@@ -118,7 +150,7 @@ def throughput(broker: Broker, qos: int, pairs: int, fanout: int, seconds: float
     ]
     pub_logins = [replace_id(broker.logins[subs + i], f"p{i}") for i in range(pairs)]
     watched = [list(range(i * fanout, (i + 1) * fanout)) for i in range(pairs)]
-    pub_groups = _split(range(pairs), min(2, pairs))
+    pub_groups = _split(range(pairs), min(pub_procs, pairs))
     procs += [
         ctx.Process(
             target=mqtt_load.publishers,
@@ -128,7 +160,7 @@ def throughput(broker: Broker, qos: int, pairs: int, fanout: int, seconds: float
                 [broker.topic(i) for i in g],
                 [watched[i] for i in g],
                 qos,
-                500,
+                WINDOW[qos],
                 counts,
                 ready,
                 go,
@@ -136,6 +168,42 @@ def throughput(broker: Broker, qos: int, pairs: int, fanout: int, seconds: float
             ),
         )
         for g in pub_groups
+    ]
+    return _measure(broker, procs, counts, ready, go, stop, seconds)
+
+
+def raw_throughput(broker: Broker, pairs: int, pub_procs: int, seconds: float) -> Figure:
+    """QoS 0 1 -> 1 with the cheap raw-socket clients (bench/mqtt_raw.py): the broker's
+    ceiling. Subscribers in 2 processes, publishers in `pub_procs`."""
+    counts = ctx.RawArray("q", pairs)
+    ready, go, stop = ctx.Semaphore(0), ctx.Event(), ctx.Event()
+    topics = [broker.topic(i) for i in range(pairs)]
+    logins = [replace_id(broker.logins[i], f"rs{i}") for i in range(pairs)]
+    pub_logins = [replace_id(broker.logins[pairs + i], f"rp{i}") for i in range(pairs)]
+    procs = [
+        ctx.Process(
+            target=mqtt_raw.subscribers,
+            args=(broker.port, [logins[i] for i in g], [topics[i] for i in g], g)
+            + (counts, ready, stop),
+        )
+        for g in _split(range(pairs), 2)
+    ]
+    procs += [
+        ctx.Process(
+            target=mqtt_raw.publishers,
+            args=(
+                broker.port,
+                [pub_logins[i] for i in g],
+                [topics[i] for i in g],
+                [[i] for i in g],
+                WINDOW[0],
+                counts,
+                ready,
+                go,
+                stop,
+            ),
+        )
+        for g in _split(range(pairs), pub_procs)
     ]
     return _measure(broker, procs, counts, ready, go, stop, seconds)
 
@@ -155,7 +223,7 @@ def _measure(
         time.sleep(seconds)
         delivered = sum(counts) - before
         elapsed, broker_cpu, clients_cpu = window.close()
-        return Figure(delivered / elapsed, broker_cpu, clients_cpu)
+        return Figure(delivered / elapsed, broker_cpu, clients_cpu, window.busiest)
     finally:
         stop.set()
         for proc in procs:
@@ -187,7 +255,7 @@ def connects(broker: Broker, seconds: float, processes: int = 3) -> Figure:
         time.sleep(seconds)
         done = total.value - before
         elapsed, broker_cpu, clients_cpu = window.close()
-        return Figure(done / elapsed, broker_cpu, clients_cpu)
+        return Figure(done / elapsed, broker_cpu, clients_cpu, window.busiest)
     finally:
         stop.set()
         for proc in procs:
@@ -205,56 +273,90 @@ def _split(items: range, parts: int) -> list[list[int]]:
 # The brokers
 
 
-def prepare(folder: Path) -> tuple[Path, list[dict[str, Any]], dict[str, str]]:
-    """edge's data folder with its CA, the benchmark's devices, one client certificate."""
+def prepare(folder: Path) -> Path:
+    """edge's data folder with its CA and the TLS listener's certificate (Mosquitto uses the
+    same files)."""
     from edge.ops import ca
     from storage import layout
 
     data = folder / "edge"
     layout.prepare(data)
     ca.load_or_create_ca(data)
-    server = ca.server_certificate(data, ["localhost", "127.0.0.1"])
-    cert, key = issue_client(data, "bench-tls", folder)
-    devices = [
-        {"id": f"dev{i}", "org": ORG, "key": secrets.token_urlsafe(32), "cert": None}
-        for i in range(DEVICES)
-    ]
-    devices[0]["cert"] = str(cert)
-    tls = {
-        "ca": str(server.ca),
-        "cert": str(cert),
-        "key": str(key),
-        "server_cert": str(server.cert),
-        "server_key": str(server.key),
-    }
-    return data, devices, tls
+    ca.server_certificate(data, ["localhost", "127.0.0.1"])
+    return data
 
 
 @contextmanager
-def edge(
-    folder: Path, data: Path, devices: list[dict[str, Any]], tls: dict[str, str]
-) -> Iterator[Broker]:
-    listing = folder / "devices.json"
-    listing.write_text(json.dumps(devices))
+def edge(folder: Path, data: Path) -> Iterator[tuple[Broker, Site]]:
+    """`edge serve` (the venv's), and its devices made through its HTTP API."""
     http, port, tls_port = free_port(), free_port(), free_port()
-    command = [sys.executable, "-m", "bench.mqtt_server", str(listing), "--data-dir", str(data)]
-    command += ["--port", str(http), "--mqtt-port", str(port), "--mqtt-tls-port", str(tls_port)]
-    command += ["--mqtt-ws-port", "0", "--log-level", "warning", "--mqtt-rate-limit", "10000000"]
+    command = [*edge_command(), "serve", "--data-dir", str(data), "--port", str(http)]
+    command += ["--mqtt-port", str(port), "--mqtt-tls-port", str(tls_port)]
+    command += ["--mqtt-ws-port", "0", "--mqtt-wss-port", "0", "--log-level", "warning"]
+    command += ["--mqtt-rate-limit", "10000000"]  # far above any rate here: not measured
     env = {**os.environ, "EDGE_ADMIN_PASSWORD": PASSWORD}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=sys.stderr)
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=sys.stderr)
     try:
-        assert process.stdout is not None and b"ready" in process.stdout.readline()
-        logins = [Login(d["id"], d["id"], d["key"]) for d in devices]
-        broker = Broker("edge", process, port, tls_port, logins, tls)
-        broker.http = http  # type: ignore[attr-defined]
-        yield broker
+        _wait_port(http)
+        site = make_site(f"http://127.0.0.1:{http}", data, folder)
+        broker = Broker("edge", process, port, tls_port, site.logins, site.tls, site.org_id, http)
+        yield broker, site
     finally:
         process.terminate()
         process.wait(30)
 
 
+def make_site(base: str, data: Path, folder: Path) -> Site:
+    """An org and DEVICES devices created through the API, as an operator would."""
+    from edge.ops import ca
+
+    staff = _post_form(
+        f"{base}/v2/auth/token",
+        {"grant_type": "password", "username": "admin", "password": PASSWORD},
+    )["access_token"]
+    org_id = _post_json(f"{base}/v2/orgs", staff, {"name": "Bench", "alias": "bench"})["org"]["id"]
+    scoped = _post_form(
+        f"{base}/v2/auth/token",
+        {"grant_type": "password", "username": "admin", "password": PASSWORD, "scope": "bench"},
+    )["access_token"]
+    logins, tls = [], {}
+    for i in range(DEVICES):
+        body = {"name": f"bench-{i}", "iot_scopes": SCOPES}
+        made = _post_json(f"{base}/v2/devices", scoped, body)["device"]
+        assert made["root_scope"] == org_id, made["root_scope"]
+        logins.append(Login(made["id"], made["id"], made["api_key"]))
+        if i == 0:  # its client certificate, for the TLS connects
+            cert, key = folder / "device.pem", folder / "device.key"
+            cert.write_text(made["certificate"])
+            key.write_text(made["private_key"])
+            server = ca.server_certificate(data, ["localhost", "127.0.0.1"])  # prepare's
+            tls = {
+                "ca": str(server.ca),
+                "cert": str(cert),
+                "key": str(key),
+                "server_cert": str(server.cert),
+                "server_key": str(server.key),
+            }
+    return Site(org_id, staff, logins, tls)
+
+
+def _post_form(url: str, form: dict[str, str]) -> dict[str, Any]:
+    with urllib.request.urlopen(url, data=urllib.parse.urlencode(form).encode()) as response:
+        return dict(json.load(response))
+
+
+def _post_json(url: str, token: str, body: dict[str, Any]) -> dict[str, Any]:
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request) as response:
+        return dict(json.load(response))
+
+
 @contextmanager
-def mosquitto(folder: Path, tls: dict[str, str]) -> Iterator[Broker]:
+def mosquitto(folder: Path, tls: dict[str, str], root: str) -> Iterator[Broker]:
     port, tls_port = free_port(), free_port()
     conf = folder / "mosquitto.conf"
     run_as = "user root\n" if os.geteuid() == 0 else ""  # it cannot read edge's owner-only CA
@@ -269,7 +371,7 @@ def mosquitto(folder: Path, tls: dict[str, str]) -> Iterator[Broker]:
     try:
         _wait_port(port)
         logins = [Login(f"m{i}") for i in range(DEVICES)]
-        yield Broker("mosquitto", process, port, tls_port, logins, tls)
+        yield Broker("mosquitto", process, port, tls_port, logins, tls, root)
     finally:
         process.terminate()
         process.wait(30)
@@ -282,7 +384,8 @@ def stock_amqtt() -> Iterator[Broker]:
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         assert process.stdout is not None and b"ready" in process.stdout.readline()
-        yield Broker("amqtt", process, port, 0, [Login(f"a{i}") for i in range(DEVICES)], {})
+        logins = [Login(f"a{i}") for i in range(DEVICES)]
+        yield Broker("amqtt", process, port, 0, logins, {}, "stock")
     finally:
         process.kill()
         process.wait(30)
@@ -317,12 +420,11 @@ def _wait_port(port: int) -> None:
 # HTTP while the broker carries a site
 
 
-def http_under_load(broker: Broker, seconds: float) -> tuple[float, float]:
+def http_under_load(broker: Broker, site: Site, seconds: float) -> tuple[float, float]:
     """(req/s with the broker idle, req/s while it carries the site) for a
     token-authenticated GET; the two measured back to back."""
-    base = f"http://127.0.0.1:{broker.http}"  # type: ignore[attr-defined]
-    token, org_id = _token_and_org(base)
-    url = f"{base}/v2/orgs/{org_id}"
+    token = site.token
+    url = f"http://127.0.0.1:{broker.http}/v2/orgs/{site.org_id}"
     idle = _wrk(url, token, seconds)
     ready, stop = ctx.Semaphore(0), ctx.Event()
     groups = _split(range(SITE_DEVICES), 4)
@@ -354,21 +456,6 @@ def http_under_load(broker: Broker, seconds: float) -> tuple[float, float]:
     return idle, busy
 
 
-def _token_and_org(base: str) -> tuple[str, str]:
-    form = urllib.parse.urlencode(
-        {"grant_type": "password", "username": "admin", "password": PASSWORD}
-    )
-    with urllib.request.urlopen(f"{base}/v2/auth/token", data=form.encode()) as response:
-        token = json.load(response)["access_token"]
-    request = urllib.request.Request(
-        f"{base}/v2/orgs",
-        data=json.dumps({"name": "Bench"}).encode(),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request) as response:
-        return token, json.load(response)["org"]["id"]
-
-
 def _wrk(url: str, token: str, seconds: float) -> float:
     out = subprocess.run(
         ["wrk", "-t2", "-c16", f"-d{seconds:.0f}s", "-H", f"Authorization: Bearer {token}", url],
@@ -387,7 +474,7 @@ def _wrk(url: str, token: str, seconds: float) -> float:
 
 def run(seconds: float, pairs: int, stock: bool) -> None:
     folder = Path(tempfile.mkdtemp(prefix="edge-mqtt-bench-"))
-    data, devices, tls = prepare(folder)
+    data = prepare(folder)
     scenarios: list[tuple[str, Callable[[Broker], Figure]]] = [
         (f"QoS 0, 1 -> 1 ({pairs} pairs)", lambda b: throughput(b, 0, pairs, 1, seconds)),
         (f"QoS 1, 1 -> 1 ({pairs} pairs)", lambda b: throughput(b, 1, pairs, 1, seconds)),
@@ -397,16 +484,58 @@ def run(seconds: float, pairs: int, stock: bool) -> None:
     ]
     results: dict[str, dict[str, Figure]] = {}
     memory: dict[str, tuple[float, float]] = {}
-    with edge(folder, data, devices, tls) as ours, mosquitto(folder, tls) as theirs:
+    with edge(folder, data) as (ours, site), mosquitto(folder, site.tls, site.org_id) as theirs:
         idle = {b.name: rss_mib(b.process.pid) for b in (ours, theirs)}
         for name, scenario in scenarios:
             results[name] = {b.name: scenario(b) for b in (ours, theirs)}
         memory = {b.name: (idle[b.name], rss_mib(b.process.pid, "VmHWM")) for b in (ours, theirs)}
-        http = [http_under_load(ours, seconds) for _ in range(3)]
+        saturation = {
+            b.name: {procs: raw_throughput(b, 8, procs, seconds) for procs in (1, 2)}
+            for b in (ours, theirs)
+        }
+        http = [http_under_load(ours, site, seconds) for _ in range(3)]
     _report(results, memory, http, seconds)
+    _report_saturation(saturation)
     if stock:
         _stock(scenarios[:2])
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def _report_saturation(runs: dict[str, dict[int, Figure]]) -> None:
+    """Is the broker the limit? It is when a second publisher process brings no more
+    throughput while the broker takes most of a core and several times the CPU of any
+    client process (on a machine shared with other work it cannot always get a full one)."""
+    print(
+        "\nSaturation: QoS 0 1 -> 1, 8 pairs, raw-socket clients (bench/mqtt_raw.py, well under"
+        " a microsecond\nof client CPU per message), subscribers in 2 processes, publishers in"
+        " 1 and then 2:"
+    )
+    for name, figures in runs.items():
+        for procs, figure in figures.items():
+            print(
+                f"  {name:9} {procs} publisher process(es): {figure.rate:8.0f}/s"
+                f"  broker {figure.broker_cpu:4.0f}% of a core, clients {figure.clients_cpu:4.0f}%"
+                f" in all, busiest client process {figure.busiest_client:4.0f}%"
+            )
+        one, two = figures[1], figures[2]
+        broker = min(one.broker_cpu, two.broker_cpu)
+        busiest = max(one.busiest_client, two.busiest_client)
+        flat = two.rate <= 1.15 * one.rate
+        if broker >= 60 and broker >= 3 * busiest and flat:
+            verdict = (
+                "the broker is the limit: a second publisher process brings no more"
+                f" throughput, the broker takes {broker:.0f}% or more of a core (what the"
+                " machine's other load leaves it) and the busiest client process"
+                f" {busiest:.0f}% at most"
+            )
+        else:
+            verdict = (
+                f"not shown to be broker-bound (broker at least {broker:.0f}%, busiest client"
+                f" process {busiest:.0f}%, a second publisher process changed the rate"
+                f" {two.rate / one.rate if one.rate else 0:.2f}x)"
+            )
+        print(f"  {name}: {verdict}")
+    print(f"  ({os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the end)")
 
 
 def _stock(scenarios: list[tuple[str, Callable[[Broker], Figure]]]) -> None:
@@ -426,9 +555,11 @@ def _report(
 ) -> None:
     print(
         f"MQTT on loopback, 100-byte payloads, paho-mqtt clients, {seconds:.0f} s per figure; "
-        f"edge with authentication and topic ACLs, Mosquitto {mosquitto_version()} without.\n"
-        "CPU: % of one core used by the broker process, its CPU time per message, and the\n"
-        "% of one core used by all the client processes together (2 cores in all).\n"
+        f"edge with real devices (API keys, a client certificate) and topic ACLs,\n"
+        f"Mosquitto {mosquitto_version()} without. CPU: % of one core used by the broker process,"
+        " its CPU time per message,\n"
+        f"and the % of one core used by all the client processes together ({os.cpu_count()}"
+        " cores in all).\n"
     )
     head = f"{'scenario':34} {'edge/s':>8} {'mosq/s':>8} {'ratio':>6}"
     print(f"{head}  {'edge CPU  us/msg  clients':>26}  {'mosq CPU  us/msg  clients':>26}")

@@ -59,6 +59,7 @@ from storage import challenges, layout, sessions, throttle
 from storage import trash as trash_store
 from storage.database import Database
 from storage.mqtt_retained import RetainedMessages
+from storage.mqtt_sessions import MqttSessions
 from storage.rows import Tx
 
 log = logging.getLogger("edge")
@@ -139,7 +140,8 @@ def create_app(site: Site) -> web.Application:
 def _broker(services: Services) -> MqttService:
     assert services.mqtt_directory is not None, "open_site sets the MQTT client directory"
     store = RetainedMessages(services.db, clock.now_iso)
-    return MqttService(services.config, services.mqtt_directory, store)
+    sessions = MqttSessions(services.db)
+    return MqttService(services.config, services.mqtt_directory, store, sessions)
 
 
 async def _mqtt(app: web.Application) -> AsyncIterator[None]:

@@ -375,6 +375,12 @@ SETTINGS: tuple[Setting, ...] = (
         "MQTT over WebSockets port on HOST; 0 turns it off",
     ),
     Setting(
+        "mqtt_wss_port",
+        _int_range(0, 65535),
+        8084,
+        "MQTT over WebSockets with TLS (wss) port on HOST, TLS as for mqtt_tls_port; 0: off",
+    ),
+    Setting(
         "mqtt_max_connections",
         _int_range(1, 1_000_000),
         2000,
@@ -508,6 +514,7 @@ class Config:
     mqtt_port: int = 1883
     mqtt_tls_port: int = 8883
     mqtt_ws_port: int = 8083
+    mqtt_wss_port: int = 8084
     mqtt_max_connections: int = 2000
     mqtt_max_message_bytes: int = 256 * 1024
     mqtt_rate_limit: int = 1000

@@ -12,12 +12,18 @@ still exist):
 - `_broadcast_message`, `retain_message`, `add_subscription`, `_del_subscription`,
   `_del_all_subscriptions`: will messages, retained messages and subscriptions go through
   our router (topic tree, bounded queues, durable retained messages).
+- `_delete_session`, `_cleanup_session`, `shutdown`: persistent sessions are stored in the
+  database and read back at start (`restore`), deleted when they end or expire, kept when
+  the broker stops (embedded_broker/persistence.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
+from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn, cast
 
 from amqtt.adapters import ReaderAdapter, WriterAdapter
@@ -33,6 +39,7 @@ from embedded_broker.authentication import Refusal, authenticate
 from embedded_broker.frames import Message
 from embedded_broker.handler import EdgeHandler
 from embedded_broker.links import Link, TcpReader, TcpWriter, WsReader, WsWriter
+from embedded_broker.persistence import StoredSession
 from embedded_broker.router import REFUSED, Router
 from embedded_broker.sessions import ClientSession
 
@@ -51,6 +58,7 @@ class EdgeBroker(Broker):
         self.router = router
         self.directory = directory
         self.live = 0
+        self._stopping = False
 
     # Connections
 
@@ -146,9 +154,11 @@ class EdgeBroker(Broker):
             if old is not None:
                 await self._delete_session(key)
             incoming.parent = 0
-            incoming.attributes[KEY] = ClientSession(
-                key, client, self.router.limits, self.router.stats
-            )
+            state = ClientSession(key, client, self.router.limits, self.router.stats)
+            incoming.attributes[KEY] = state
+            if not incoming.clean_session:
+                self.router.make_persistent(state)
+                self.router.persist(state, messages=True)
             return incoming
         return self._resume(old[0], incoming, client)
 
@@ -162,9 +172,11 @@ class EdgeBroker(Broker):
             state = ClientSession(session.client_id, client, self.router.limits, self.router.stats)
             session.attributes[KEY] = state
         state.client = client
+        self.router.make_persistent(state)
         for topic_filter in list(state.subscriptions):  # rights may have narrowed since
             if not client.rights.may_subscribe(topic_filter):
                 self.router.unsubscribe(state, topic_filter)
+        self.router.persist(state, messages=True)  # connected again: what waits is in memory
         return session
 
     async def _take_over(self, handler: Any) -> None:
@@ -204,7 +216,9 @@ class EdgeBroker(Broker):
         self, session: Session | None, topic: str | None, data: Any, force_qos: int | None = None
     ) -> None:
         if topic:
-            self.router.route(Message.of(topic, bytes(data or b""), force_qos or 0))
+            journaled = self.router.route(Message.of(topic, bytes(data or b""), force_qos or 0))
+            if journaled is not None:
+                await asyncio.gather(*journaled, return_exceptions=True)
 
     async def retain_message(
         self,
@@ -243,6 +257,73 @@ class EdgeBroker(Broker):
                 self.router.settle(state)
         return self.router.take_published()
 
+    # Persistent sessions across restarts (embedded_broker/persistence.py)
+
+    def restore(self, stored: Sequence[StoredSession]) -> int:
+        """Persistent sessions read back at start, offline until their clients return;
+        those whose owner is no longer allowed (a reset credential, a suspended or deleted
+        device, an ended user session) are deleted. Returns how many were restored."""
+        restored = 0
+        for record in stored:
+            client = self.directory.resume(
+                record.kind, record.account_id, record.credential, record.stamp
+            )
+            if client is None:
+                self.router.forget_stored(record.key)
+                continue
+            handler, session = self.create_offline_session(record.key)
+            session.clean_session = False
+            session.last_disconnect_time = int(record.disconnected_at or time.time())
+            state = ClientSession(record.key, client, self.router.limits, self.router.stats)
+            for topic_filter, qos in record.subscriptions.items():
+                if client.rights.may_subscribe(topic_filter):
+                    self.router.subscribe(state, topic_filter, qos)
+            state.incoming_qos2.update(record.incoming_qos2)
+            state.restore(record.messages)
+            self.router.make_persistent(state)
+            session.attributes[KEY] = state
+            self._sessions[record.key] = (session, handler)
+            restored += 1
+        return restored
+
+    async def _delete_session(self, client_id: str) -> None:
+        entry = self._sessions.get(client_id)
+        state = state_of(entry[0]) if entry is not None else None
+        await super()._delete_session(client_id)
+        if state is not None and state.persistent:
+            await self.router.forget_stored(client_id)
+
+    async def _cleanup_session(self, client_id: str) -> None:
+        """amqtt's expiry of a session (and every session at shutdown, which must stay
+        stored)."""
+        entry = self._sessions.get(client_id)
+        state = state_of(entry[0]) if entry is not None else None
+        await super()._cleanup_session(client_id)
+        if state is not None and state.persistent and not self._stopping:
+            await self.router.forget_stored(client_id)
+
+    async def shutdown(self) -> None:
+        """Persistent sessions are stored with what is in flight and waiting (each client
+        that is connected stores its own as its connection closes); the last write is
+        committed before the broker is done."""
+        self._stopping = True
+        now = time.time()
+        offline = [
+            state.snapshot(session.last_disconnect_time or now, True)
+            for session, _ in self._sessions.values()
+            if (state := state_of(session)) is not None
+            and state.persistent
+            and not state.revoked
+            and state.link is None
+        ]
+        stored = self.router.sessions
+        with _logged_failure():
+            if offline:
+                await stored.save(offline, True)
+        await super().shutdown()
+        with _logged_failure():
+            await stored.save([], False)  # every earlier write is committed too
+
     # Revocation
 
     def recheck(self) -> int:
@@ -273,3 +354,12 @@ def _serving(instance: Any) -> bool:
     """An asyncio or websockets server answers is_serving(); an external one has none."""
     probe = getattr(instance, "is_serving", None)
     return bool(probe()) if callable(probe) else True
+
+
+@contextlib.contextmanager
+def _logged_failure() -> Iterator[None]:
+    """Storing sessions at shutdown may fail (a closed database); stopping must not."""
+    try:
+        yield
+    except Exception:
+        log.exception("mqtt: persistent sessions could not be stored at shutdown")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any, cast
 
 from amqtt.mqtt.disconnect import DisconnectPacket
@@ -82,6 +83,8 @@ class EdgeHandler(BrokerProtocolHandler):
             session.detach()
         if self.session is not None and self.session.clean_session:
             self.router.forget(session)
+        elif session.persistent and not session.revoked and session.link is None:
+            self.router.persist(session, time.time(), messages=True)  # kept while away
 
     def _watch_idle(self) -> None:
         """Close a client silent for 1.5 keep-alive periods (amqtt only logs it)."""

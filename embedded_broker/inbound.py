@@ -110,7 +110,9 @@ class Inbound:
             if qos:
                 return self._after_commit(stored, message, packet_id)
             asyncio.ensure_future(stored).add_done_callback(_report_store_failure)
-        self.router.route(message)
+        journaled = self.router.route(message)
+        if journaled is not None:
+            return self._after_journal(journaled, qos, packet_id)
         self._acknowledge(qos, packet_id)
         return None
 
@@ -126,8 +128,20 @@ class Inbound:
         """A retained QoS 1/2 message is acknowledged only once committed; the client's
         later packets wait, so acknowledgements keep their order (MQTT-4.6.0-2)."""
         await stored
-        self.router.route(message)
-        self._acknowledge(message.qos, packet_id)
+        journaled = self.router.route(message)
+        if journaled is not None:
+            await self._after_journal(journaled, message.qos, packet_id)
+        else:
+            self._acknowledge(message.qos, packet_id)
+
+    async def _after_journal(
+        self, journaled: list[Awaitable[None]], qos: int, packet_id: bytes
+    ) -> None:
+        """A message queued for persistent sessions whose clients are away is acknowledged
+        once stored (a failed write is logged by the router; the message stays queued in
+        memory)."""
+        await asyncio.gather(*journaled, return_exceptions=True)
+        self._acknowledge(qos, packet_id)
 
     def _acknowledge(self, qos: int, packet_id: bytes) -> None:
         if qos == 1:

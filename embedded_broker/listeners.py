@@ -1,6 +1,7 @@
 """The listeners, from the settings: MQTT over TCP, over TLS (server certificate from the
-site CA; device client certificates requested and verified against it) and over
-WebSockets, each on HOST and each turned off by port 0."""
+site CA; device client certificates requested and verified against it), over WebSockets,
+and over WebSockets with TLS (the same certificates as the TLS listener), each on HOST and
+each turned off by port 0."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ def enabled(config: Config) -> list[Listener]:
         Listener("mqtt", "tcp", config.mqtt_port, False, "MQTT", "mqtt"),
         Listener("mqtt-tls", "tcp", config.mqtt_tls_port, True, "MQTT/TLS", "mqtts"),
         Listener("mqtt-ws", "ws", config.mqtt_ws_port, False, "MQTT/WS", "ws"),
+        Listener("mqtt-wss", "ws", config.mqtt_wss_port, True, "MQTT/WSS", "wss"),
     ]
     return [listener for listener in every if listener.port]
 

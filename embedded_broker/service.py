@@ -15,6 +15,7 @@ from edge.devices.mqtt_clients import ClientDirectory
 from embedded_broker import listeners
 from embedded_broker.broker import EdgeBroker
 from embedded_broker.frames import Message
+from embedded_broker.persistence import SessionStore
 from embedded_broker.retained import RetainedStore
 from embedded_broker.router import Router
 from embedded_broker.sessions import Limits, Stats
@@ -34,10 +35,16 @@ def limits(config: Config) -> Limits:
 
 
 class MqttService:
-    def __init__(self, config: Config, directory: ClientDirectory, store: RetainedStore) -> None:
+    def __init__(
+        self,
+        config: Config,
+        directory: ClientDirectory,
+        store: RetainedStore,
+        sessions: SessionStore,
+    ) -> None:
         self.config = config
         self.directory = directory
-        self.router = Router(limits(config), store)
+        self.router = Router(limits(config), store, sessions)
         self.broker: EdgeBroker | None = None
         self._stop = asyncio.Event()
         self._watcher: asyncio.Task[None] | None = None
@@ -66,8 +73,13 @@ class MqttService:
             cause = exc.__cause__
             raise (cause if isinstance(cause, OSError) else exc) from None
         self.broker = broker
+        restored = broker.restore(self.router.sessions.load())
         self._watcher = asyncio.create_task(self._watch())
-        log.info("mqtt broker started: %d retained messages", len(self.router.retained))
+        log.info(
+            "mqtt broker started: %d retained messages, %d persistent sessions",
+            len(self.router.retained),
+            restored,
+        )
 
     async def stop(self) -> None:
         if self.broker is None:

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from edge.devices.mqtt_clients import MqttClient
 from embedded_broker.frames import PUBREL, Message, ack
 from embedded_broker.links import Link
+from embedded_broker.persistence import MessageTuple, Snapshot
 
 MAX_INFLIGHT = 100
 
@@ -78,6 +79,11 @@ class ClientSession:
         self.incoming_qos2: set[int] = set()
         self.revoked = False
         self.published = 0  # PUBLISH packets read from the client, not yet metered
+        # A persistent session (clean session false): `journal` is given each QoS 1/2
+        # message queued while its client is away, to be stored (embedded_broker/persistence.py).
+        self.persistent = False
+        self.journal: Callable[[ClientSession, MessageTuple], None] | None = None
+        self.stored_seq = 0
         self._ids = itertools.cycle(range(1, 65536))
 
     def offer(self, message: Message, qos: int, retain: bool = False) -> None:
@@ -102,6 +108,12 @@ class ClientSession:
         ):
             self.waiting.append(out)
             self.waiting_bytes += message.size
+            if link is None and self.journal is not None:
+                self.stored_seq += 1
+                self.journal(
+                    self,
+                    (self.stored_seq, None, False, message.topic, message.payload, qos, retain),
+                )
         elif link is not None:
             self.stats.slow_disconnects += 1
             self.on_overflow()
@@ -142,6 +154,50 @@ class ClientSession:
         self.inflight.clear()
         self.waiting.clear()
         self.waiting_bytes = 0
+
+    def snapshot(self, disconnected_at: float | None, with_messages: bool) -> Snapshot:
+        """What is stored of a persistent session: in-flight messages first, by packet
+        identifier, then those waiting, in order."""
+        messages: list[MessageTuple] = []
+        if with_messages:
+            kept: list[tuple[int | None, _Outgoing]] = list(self.inflight.items())
+            kept += [(None, out) for out in self.waiting]
+            for seq, (packet_id, out) in enumerate(kept, 1):
+                m, released = out.message, out.released and packet_id is not None
+                messages.append((seq, packet_id, released, m.topic, m.payload, out.qos, out.retain))
+            self.stored_seq = len(messages)
+        client = self.client
+        return Snapshot(
+            self.key,
+            client.kind,
+            client.account_id,
+            client.credential,
+            client.stamp,
+            dict(self.subscriptions),
+            sorted(self.incoming_qos2),
+            disconnected_at,
+            messages,
+        )
+
+    def restore(self, messages: Iterable[MessageTuple]) -> None:
+        """Messages read back after a restart: those in flight keep their packet
+        identifiers (resent with DUP, or PUBREL, on reconnection), the rest wait; within
+        the same bounds as ever."""
+        for seq, packet_id, released, topic, payload, qos, retain in messages:
+            self.stored_seq = max(self.stored_seq, seq)
+            out = _Outgoing(Message.of(topic, payload, qos), qos, retain)
+            out.released = released
+            size = out.message.size
+            if packet_id is not None and len(self.inflight) < MAX_INFLIGHT:
+                self.inflight.setdefault(packet_id, out)
+            elif (
+                len(self.waiting) < self.limits.queue_messages
+                and self.waiting_bytes + size <= self.limits.queue_bytes
+            ):
+                self.waiting.append(out)
+                self.waiting_bytes += size
+            else:
+                self.stats.dropped_offline += 1
 
     def _pump(self) -> None:
         link = self.link

@@ -28,7 +28,7 @@ STAFF_EMAIL = "ops@example.test"
 
 # The MQTT listeners are off unless a test turns them on (tests/embedded_broker/): tests
 # run side by side and must not all claim 1883.
-NO_MQTT = {"mqtt_port": 0, "mqtt_tls_port": 0, "mqtt_ws_port": 0}
+NO_MQTT = {"mqtt_port": 0, "mqtt_tls_port": 0, "mqtt_ws_port": 0, "mqtt_wss_port": 0}
 
 
 def make_config(data_dir: Path, **overrides: Any) -> Config:

@@ -18,6 +18,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from edge import clock
 from edge.access.engine import Permissions
 from edge.auth.tokens import Tokens
@@ -96,6 +98,16 @@ class DeviceDirectory:
             return self._device_still_allowed(client)
         return self._user_still_allowed(client)
 
+    def resume(self, kind: str, account_id: str, credential: str, stamp: str) -> MqttClient | None:
+        if kind == "device" and credential in ("api_key", "certificate"):
+            device = self._device_of(account_id, cast(Credential, credential), stamp)
+            if device is None:
+                return None
+            return _device_client(device, cast(Credential, credential), stamp)
+        if kind == "user" and credential == "token":
+            return self._user_client(account_id, stamp)
+        return None
+
     def epoch(self) -> int:
         return self._db.read(lambda c: auth_store.auth_epoch(c) + access_store.epoch(c))
 
@@ -111,14 +123,22 @@ class DeviceDirectory:
         device = self._db.read(lambda c: store.get(c, issued.device_id))
         return device if device is not None and device.is_active else None
 
-    def _device_still_allowed(self, client: MqttClient) -> bool:
-        if client.credential == "certificate":
-            device = self._registered(client.stamp)
+    def _device_of(self, account_id: str, credential: Credential, stamp: str) -> Device | None:
+        """The device, if the credential (by its stamp) is still its current one and the
+        device is active."""
+        if credential == "certificate":
+            device = self._registered(stamp)
         else:
-            device = self._db.read(lambda c: store.get(c, client.account_id))
-            if device is not None and device.api_key_hash != client.stamp:
+            device = self._db.read(lambda c: store.get(c, account_id))
+            if device is not None and device.api_key_hash != stamp:
                 device = None
-        if device is None or not device.is_active or device.id != client.account_id:
+        if device is None or not device.is_active or device.id != account_id:
+            return None
+        return device
+
+    def _device_still_allowed(self, client: MqttClient) -> bool:
+        device = self._device_of(client.account_id, client.credential, client.stamp)
+        if device is None:
             return False
         current = _device_client(device, client.credential, client.stamp)
         return (current.org_id, current.root_scope, current.rights) == (
@@ -159,17 +179,29 @@ class DeviceDirectory:
         return [root_scope(org_id, p) for p in sorted(projects)]
 
     def _user_still_allowed(self, client: MqttClient) -> bool:
-        session = self._db.read(lambda c: sessions.get(c, client.stamp))
-        if session is None or session["revoked"] or session["account_id"] != client.account_id:
-            return False
+        current = self._user_client(client.account_id, client.stamp)
+        return current is not None and (current.root_scope, current.rights) == (
+            client.root_scope,
+            client.rights,
+        )
+
+    def _user_client(self, account_id: str, session_id: str) -> MqttClient | None:
+        """A user tool's client from its session, if the session is still open and the
+        user active and allowed some topics."""
+        session = self._db.read(lambda c: sessions.get(c, session_id))
+        if session is None or session["revoked"] or session["account_id"] != account_id:
+            return None
         if session["refresh_expires_at"] <= clock.now_iso():
-            return False
-        user = self._db.read(lambda c: user_store.get(c, client.account_id))
-        if user is None or not user.is_active:
-            return False
+            return None
+        user = self._db.read(lambda c: user_store.get(c, account_id))
+        if user is None or not user.is_active or user.org_id is None:
+            return None
         principal = Principal("user", user.id, session["id"], user.org_id, session["project_id"])
         found = self._user_rights(principal)
-        return found is not None and found == (client.root_scope, client.rights)
+        if found is None:
+            return None
+        root, rights = found
+        return MqttClient("user", user.id, user.org_id, root, rights, "token", session_id)
 
 
 def _device_client(device: Device, credential: Credential, stamp: str) -> MqttClient:

@@ -51,6 +51,12 @@ class ClientDirectory(Protocol):
 
     def still_allowed(self, client: MqttClient) -> bool: ...
 
+    def resume(self, kind: str, account_id: str, credential: str, stamp: str) -> MqttClient | None:
+        """The client of a persistent session read back after a restart (its owner, the
+        credential it connected with and that credential's stamp), with its current
+        rights; None when that credential would no longer be allowed."""
+        ...
+
     def epoch(self) -> int:
         """Moves whenever any client's standing may have changed (one point read)."""
         ...

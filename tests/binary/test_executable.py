@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
 import signal
 import socket
 import ssl
@@ -17,9 +18,12 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
+import paho.mqtt.client as paho
 import pyotp
 import pytest
+from paho.mqtt.enums import CallbackAPIVersion
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "binary-staff-pass"
@@ -99,7 +103,8 @@ def test_version_and_runtime_selftest(executable: Path, tmp_path: Path) -> None:
 @pytest.fixture
 def served(executable: Path, tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str], Path]]:
     port, data = free_port(), tmp_path / "site"
-    mqtt = [f"--mqtt-port={free_port()}", f"--mqtt-tls-port={free_port()}", "--mqtt-ws-port=0"]
+    mqtt = [f"--mqtt-port={free_port()}", f"--mqtt-tls-port={free_port()}"]
+    mqtt += ["--mqtt-ws-port=0", "--mqtt-wss-port=0"]
     process = subprocess.Popen(
         [str(executable), "serve", "--data-dir", str(data), "--port", str(port), *mqtt],
         cwd=tmp_path,
@@ -126,7 +131,7 @@ def served(executable: Path, tmp_path: Path) -> Iterator[tuple[str, subprocess.P
 
 
 def test_serves_the_interface_and_stops_cleanly(
-    served: tuple[str, subprocess.Popen[str], Path],
+    served: tuple[str, subprocess.Popen[str], Path], tmp_path: Path
 ) -> None:
     base, process, data = served
     assert json.loads(request(f"{base}/v2/version")[1])["version"] == "2.3.18"
@@ -146,13 +151,66 @@ def test_serves_the_interface_and_stops_cleanly(
     status, reply = request(f"{base}/v2/orgs", token=token, body={"name": "Binary Org"})
     assert status == 201
     identity_round_trip(base, token)
-    tls_port = int(next(a.split("=")[1] for a in process.args if "--mqtt-tls-port=" in a))
-    assert mqtt_tls_connack(tls_port, data / "ca" / "ca.pem") == 4  # no device registry yet
+    mqtt_round_trip(base, process, data, tmp_path)
     files_round_trip(base)
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == 0
     wal = data / "edge.db-wal"
     assert not wal.exists() or wal.stat().st_size == 0
+
+
+def port_of(process: subprocess.Popen[str], flag: str) -> int:
+    args = cast(list[str], process.args)
+    return int(next(a.split("=")[1] for a in args if a.startswith(f"--{flag}=")))
+
+
+def mqtt_round_trip(base: str, process: subprocess.Popen[str], data: Path, folder: Path) -> None:
+    """The org admin creates a device over HTTP; the device connects over MQTT/TLS with the
+    client certificate it was issued and receives what it publishes, and a message its API
+    key publishes over plain MQTT; a stranger's password is refused with CONNACK 4."""
+    admin = sign_in(base, "boss@smoke.test", "boss-password-1", "smoke")
+    scopes = {"/sensors": {"can_publish": True, "can_subscribe": True}}
+    body: dict[str, object] = {"name": "pump", "iot_scopes": scopes}
+    device = cast(dict[str, Any], created(base, "/v2/devices", admin, body)["device"])
+    cert_file, key_file = folder / "device.pem", folder / "device.key"
+    cert_file.write_text(device["certificate"])
+    key_file.write_text(device["private_key"])
+    ca_file = data / "ca" / "ca.pem"
+    status, pem = request(str(device["root_ca"]))
+    assert status == 200 and pem == ca_file.read_bytes()  # the root_ca URL serves the site CA
+    topic = f"{device['root_scope']}/sensors/temp"
+    tls_port, tcp_port = port_of(process, "mqtt-tls-port"), port_of(process, "mqtt-port")
+    received: queue.Queue[tuple[str, bytes, int]] = queue.Queue()
+    listener = mqtt_client("over-tls", received)
+    listener.tls_set(ca_certs=str(ca_file), certfile=str(cert_file), keyfile=str(key_file))
+    listener.connect("127.0.0.1", tls_port, 30)
+    listener.loop_start()
+    try:
+        assert received.get(timeout=15) == ("connack", b"", 0)
+        _, mid = listener.subscribe(topic, 1)
+        assert received.get(timeout=15) == ("suback", b"", 1)
+        listener.publish(topic, b"21.5", 1).wait_for_publish(15)
+        assert received.get(timeout=15) == (topic, b"21.5", 1)
+        sender = mqtt_client("over-tcp", queue.Queue())
+        sender.username_pw_set(str(device["id"]), str(device["api_key"]))
+        sender.connect("127.0.0.1", tcp_port, 30)
+        sender.loop_start()
+        sender.publish(topic, b"from the key", 1).wait_for_publish(15)
+        sender.disconnect()
+        sender.loop_stop()
+        assert received.get(timeout=15) == (topic, b"from the key", 1)
+    finally:
+        listener.disconnect()
+        listener.loop_stop()
+    assert mqtt_tls_connack(tls_port, ca_file) == 4  # a user name and password of nobody
+
+
+def mqtt_client(client_id: str, received: queue.Queue[tuple[str, bytes, int]]) -> paho.Client:
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=paho.MQTTv311)
+    client.on_connect = lambda c, u, f, code, p: received.put(("connack", b"", code.value))
+    client.on_subscribe = lambda c, u, mid, codes, p: received.put(("suback", b"", codes[0].value))
+    client.on_message = lambda c, u, m: received.put((m.topic, bytes(m.payload), m.qos))
+    return client
 
 
 def mqtt_tls_connack(port: int, ca_file: Path) -> int:

@@ -41,7 +41,12 @@ def run_process(*argv: str, timeout: float = 20) -> subprocess.CompletedProcess[
     """The real program; the autouse fixture has already removed EDGE_* from os.environ.
     The MQTT listeners are off: tests run side by side and must not all claim 1883."""
     command = [sys.executable, "-m", "edge", *argv]
-    no_mqtt = {"EDGE_MQTT_PORT": "0", "EDGE_MQTT_TLS_PORT": "0", "EDGE_MQTT_WS_PORT": "0"}
+    no_mqtt = {
+        "EDGE_MQTT_PORT": "0",
+        "EDGE_MQTT_TLS_PORT": "0",
+        "EDGE_MQTT_WS_PORT": "0",
+        "EDGE_MQTT_WSS_PORT": "0",
+    }
     env = {**os.environ, **no_mqtt}
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
 

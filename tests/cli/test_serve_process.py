@@ -93,7 +93,8 @@ def _environment(password: str | None) -> dict[str, str]:
 def _start(data_dir: Path, password: str | None, name: str) -> Server:
     port = _free_port()
     stdout, stderr = data_dir.parent / f"{name}.out", data_dir.parent / f"{name}.err"
-    mqtt = {"mqtt": _free_port(), "mqtt-tls": _free_port(), "mqtt-ws": _free_port()}
+    names = ("mqtt", "mqtt-tls", "mqtt-ws", "mqtt-wss")
+    mqtt = {name: _free_port() for name in names}
     command = [sys.executable, "-m", "edge", "serve", "--data-dir", str(data_dir)]
     command += ["--port", str(port), "--shutdown-timeout", str(SHUTDOWN_TIMEOUT)]
     command += [arg for name, number in mqtt.items() for arg in (f"--{name}-port", str(number))]
@@ -174,13 +175,14 @@ def test_serve_answers_over_http_and_stops_cleanly_on_sigterm(
     assert security.content_type == "text/plain"
     assert f"Canonical: {server.base}/.well-known/security.txt" in security.text
     assert f"Contact: mailto:{EMAIL}" in security.text
-    assert _mqtt_connack(server.mqtt["mqtt"]) == 4  # the broker answers (no registry yet)
+    assert _mqtt_connack(server.mqtt["mqtt"]) == 4  # the broker answers: no such device
     assert server.sign_in(PASSWORD).status == 201  # a durable write: the WAL now holds it
     assert (server.data_dir / "edge.db-wal").stat().st_size > 0
     assert server.stop(signal.SIGTERM) == 0
     output = server.output()
     assert f"{server.base}/v2/docs" in output
-    for name, scheme in (("mqtt", "mqtt"), ("mqtt-tls", "mqtts"), ("mqtt-ws", "ws")):
+    schemes = (("mqtt", "mqtt"), ("mqtt-tls", "mqtts"), ("mqtt-ws", "ws"), ("mqtt-wss", "wss"))
+    for name, scheme in schemes:
         assert f"{scheme}://127.0.0.1:{server.mqtt[name]}" in output
     assert "password:" not in output  # the operator gave it: never echoed
     assert "stopped cleanly" in server.stderr.read_text()

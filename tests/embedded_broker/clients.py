@@ -92,8 +92,10 @@ class Client:
         return await _wait(self.messages.get, True, WAIT)
 
     async def disconnected(self) -> None:
-        """Returns once the broker has closed the connection."""
+        """Returns once the broker has closed the connection; paho's loop is stopped then,
+        so it does not reconnect (and leave a socket to the collector)."""
         assert await _wait(self.gone.wait, WAIT), "the broker did not disconnect the client"
+        await _wait(self.stop)
 
     async def close(self) -> None:
         self.paho.disconnect()

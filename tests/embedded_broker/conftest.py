@@ -1,6 +1,8 @@
 """The real server (create_app, as other tests use it) with its broker listening on free
-loopback ports, the registry stand-in in place of the device registry, and paho clients
-that are all stopped at the end of the test."""
+loopback ports and its real device registry: devices are created, reset, suspended and
+deleted through the HTTP API by an org admin, exactly as an operator would, and connect
+with the credentials `POST /v2/devices` returned (API key, or the client certificate the
+site CA issued). Paho clients are all stopped at the end of the test."""
 
 from __future__ import annotations
 
@@ -12,17 +14,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 
 from edge.app import MQTT, Site, create_app, open_site
+from edge.devices.directory import DeviceDirectory
 from embedded_broker.broker import state_of
 from embedded_broker.service import MqttService
 from embedded_broker.sessions import ClientSession
-from tests.conftest import make_config
+from tests.api.user_world import quick_tenant
+from tests.conftest import Api, make_config
 from tests.embedded_broker.clients import Client
-from tests.embedded_broker.registry import FakeDevice, FakeDirectory
 
-ORG = "org0000000000001"
 SCOPES = {"/sensors": {"can_publish": True, "can_subscribe": True}}
+TlsFiles = tuple[Path, Path | None, Path | None]
 
 
 def free_port() -> int:
@@ -32,35 +37,124 @@ def free_port() -> int:
 
 
 @dataclass
+class Device:
+    """A device as `POST /v2/devices` made it: its ID, API key, root scope and the files of
+    its client certificate and key."""
+
+    id: str
+    api_key: str
+    root: str
+    cert_file: Path
+    key_file: Path
+
+    @property
+    def login(self) -> dict[str, str]:
+        return {"username": self.id, "password": self.api_key}
+
+    @property
+    def certificate_der(self) -> bytes:
+        cert = x509.load_pem_x509_certificate(self.cert_file.read_bytes())
+        return cert.public_bytes(serialization.Encoding.DER)
+
+
+@dataclass
+class Org:
+    org_id: str
+    admin_token: str
+
+
+@dataclass
 class Harness:
     site: Site
+    app_api: Api
     mqtt: MqttService
-    directory: FakeDirectory
     ports: dict[str, int]
+    folder: Path
+    orgs: list[Org] = field(default_factory=list)
     clients: list[Client] = field(default_factory=list)
 
-    def device(
-        self, device_id: str, scopes: dict[str, dict[str, bool]] | None = None, **kw: Any
-    ) -> FakeDevice:
-        api_key = f"key-of-{device_id}"
-        return self.directory.add(
-            FakeDevice(
-                device_id,
-                kw.pop("org_id", ORG),
-                kw.pop("project_id", None),
-                api_key,
-                SCOPES if scopes is None else scopes,
-                **kw,
-            )
-        )
+    @property
+    def org_id(self) -> str:
+        return self.orgs[0].org_id
+
+    @property
+    def other_org_id(self) -> str:
+        return self.orgs[1].org_id
+
+    @property
+    def admin_token(self) -> str:
+        return self.orgs[0].admin_token
+
+    @property
+    def directory(self) -> DeviceDirectory:
+        return self.site.services.device_directory
+
+    @property
+    def ca_file(self) -> Path:
+        return self.site.services.config.data_dir / "ca" / "ca.pem"
+
+    async def call(self, method: str, path: str, **kw: Any) -> tuple[int, Any]:
+        token = kw.pop("token", None) or self.admin_token
+        return await self.app_api.call(method, path, token, **kw)
+
+    async def device(
+        self,
+        name: str,
+        scopes: dict[str, dict[str, bool]] | None = None,
+        *,
+        other_org: bool = False,
+        **body: Any,
+    ) -> Device:
+        """A device created through `POST /v2/devices` by the org's admin."""
+        token = self.orgs[1 if other_org else 0].admin_token
+        body = {"name": name, "iot_scopes": SCOPES if scopes is None else scopes, **body}
+        status, reply = await self.call("POST", "/v2/devices", token=token, json=body)
+        assert status == 201, reply
+        made = reply["device"]
+        device = Device(made["id"], made["api_key"], made["root_scope"], Path(), Path())
+        self._write_credentials(device, made["certificate"], made["private_key"])
+        return device
+
+    async def reset_api_key(self, device: Device) -> str:
+        """`POST .../reset-api-key`: the device gets the new key; the old one is returned."""
+        status, reply = await self.call("POST", f"/v2/devices/{device.id}/reset-api-key")
+        assert status == 200, reply
+        old, device.api_key = device.api_key, reply["api_key"]
+        return old
+
+    async def reset_certificate(self, device: Device) -> tuple[Path, Path]:
+        """`POST .../reset-mqtt-credentials`: the device gets new certificate files; the
+        old ones are returned."""
+        status, reply = await self.call("POST", f"/v2/devices/{device.id}/reset-mqtt-credentials")
+        assert status == 200, reply
+        old = device.cert_file, device.key_file
+        self._write_credentials(device, reply["certificate"], reply["private_key"])
+        return old
+
+    async def suspend(self, device: Device) -> None:
+        path = f"/v2/devices/{device.id}"
+        status, reply = await self.call("PATCH", path, json={"is_active": False})
+        assert status == 200, reply
+
+    async def delete(self, device: Device) -> None:
+        status, reply = await self.call("DELETE", f"/v2/devices/{device.id}")
+        assert status == 200, reply
+
+    def tls(self, device: Device | None = None) -> TlsFiles:
+        if device is None:
+            return (self.ca_file, None, None)
+        return (self.ca_file, device.cert_file, device.key_file)
 
     def client(self, client_id: str = "", listener: str = "mqtt", **kw: Any) -> Client:
-        made = Client(self.ports[listener], client_id, websockets=listener == "mqtt-ws", **kw)
+        websockets = listener.startswith("mqtt-ws")
+        if listener == "mqtt-wss":
+            kw.setdefault("tls", self.tls())
+        made = Client(self.ports[listener], client_id, websockets=websockets, **kw)
         self.clients.append(made)
         return made
 
-    async def connected(self, device: FakeDevice, client_id: str = "", **kw: Any) -> Client:
-        made = self.client(client_id, username=device.device_id, password=device.api_key, **kw)
+    async def connected(self, device: Device, client_id: str = "", **kw: Any) -> Client:
+        made = self.client(client_id, **device.login, **kw)
         code, _ = await made.connect()
         assert code == 0
         return made
@@ -87,22 +181,41 @@ class Harness:
     def stats(self) -> Any:
         return self.mqtt.stats
 
+    def _write_credentials(self, device: Device, certificate: str, private_key: str) -> None:
+        self.folder.mkdir(exist_ok=True)
+        serial = x509.load_pem_x509_certificate(certificate.encode()).serial_number
+        device.cert_file = self.folder / f"{device.id}-{serial:x}.pem"
+        device.key_file = self.folder / f"{device.id}-{serial:x}.key"
+        device.cert_file.write_text(certificate)
+        device.key_file.write_text(private_key)
 
-async def start(data_dir: Path, aiohttp_client: Any, **settings: Any) -> Harness:
-    ports = {"mqtt": free_port(), "mqtt-tls": free_port(), "mqtt-ws": free_port()}
-    config = make_config(
-        data_dir,
-        mqtt_port=ports["mqtt"],
-        mqtt_tls_port=ports["mqtt-tls"],
-        mqtt_ws_port=ports["mqtt-ws"],
-        **settings,
-    )
+
+LISTENERS = ("mqtt", "mqtt-tls", "mqtt-ws", "mqtt-wss")
+PORT_SETTINGS = {
+    "mqtt": "mqtt_port",
+    "mqtt-tls": "mqtt_tls_port",
+    "mqtt-ws": "mqtt_ws_port",
+    "mqtt-wss": "mqtt_wss_port",
+}
+
+
+async def start(
+    data_dir: Path, aiohttp_client: Any, *, tenants: bool = True, **settings: Any
+) -> Harness:
+    """The server on `data_dir` with every listener on a free port; with `tenants`, two
+    organizations and their admins (the first is where devices go unless told)."""
+    ports = {name: free_port() for name in LISTENERS}
+    ports_settings = {PORT_SETTINGS[name]: port for name, port in ports.items()}
+    config = make_config(data_dir, **{**ports_settings, **settings})
     site = open_site(config)
-    directory = FakeDirectory()
-    site.services.mqtt_directory = directory
     app = create_app(site)
-    await aiohttp_client(app)  # starts the app, and with it the broker
-    return Harness(site, app[MQTT], directory, ports)
+    api = Api(await aiohttp_client(app))  # starts the app, and with it the broker
+    harness = Harness(site, api, app[MQTT], ports, data_dir.parent / f"certs-{data_dir.name}")
+    if tenants:
+        for name, alias in (("Clinic", "clinic"), ("Other", "other")):
+            tenant = await quick_tenant(site, api, name, alias)
+            harness.orgs.append(Org(tenant.org_id, await tenant.admin_token()))
+    return harness
 
 
 @pytest.fixture

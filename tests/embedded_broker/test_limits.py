@@ -31,18 +31,18 @@ def broker_settings() -> dict[str, Any]:
 
 async def stalled(broker: Harness, qos: int) -> Any:
     """A subscriber that stops reading its socket once subscribed."""
-    device = broker.device("slow")
+    device = await broker.device("slow")
     slow = await broker.connected(device, "slow")
     assert await slow.subscribe(f"{device.root}/sensors/#", qos) == qos
     slow.stall()  # paho's network loop ends: nothing more is read
-    return broker.session("slow", "slow")
+    return broker.session(device.id, "slow")
 
 
 async def test_qos0_to_a_client_that_does_not_read_is_dropped_past_the_bound(
     broker: Harness,
 ) -> None:
     session = await stalled(broker, 0)
-    publisher = await broker.connected(broker.device("fast"), "fast")
+    publisher = await broker.connected(await broker.device("fast"), "fast")
     for _ in range(2000):  # until the socket buffers are full and the bound is reached
         await publisher.publish(f"{session.client.root_scope}/sensors/t", BIG, 0)
         if broker.stats.dropped_qos0 >= 20:
@@ -54,7 +54,7 @@ async def test_qos0_to_a_client_that_does_not_read_is_dropped_past_the_bound(
 
 async def test_a_client_whose_qos1_queue_fills_is_disconnected(broker: Harness) -> None:
     session = await stalled(broker, 1)
-    publisher = await broker.connected(broker.device("fast"), "fast")
+    publisher = await broker.connected(await broker.device("fast"), "fast")
     for _ in range(2000):
         await publisher.publish(f"{session.client.root_scope}/sensors/t", b"m" * 100, 1)
         if broker.stats.slow_disconnects:
@@ -66,7 +66,7 @@ async def test_a_client_whose_qos1_queue_fills_is_disconnected(broker: Harness) 
 
 
 async def test_an_oversized_packet_ends_the_connection(broker: Harness) -> None:
-    device = broker.device("dev1")
+    device = await broker.device("dev1")
     client = await broker.connected(device, "big")
     client.paho.publish(f"{device.root}/sensors/t", b"x" * 70000, 0)
     await client.disconnected()
@@ -87,9 +87,9 @@ def silent_client(port: int, username: str, password: str) -> tuple[bytes, bytes
 
 
 async def test_a_client_silent_past_its_keep_alive_is_disconnected(broker: Harness) -> None:
-    device = broker.device("dev1")
+    device = await broker.device("dev1")
     port = broker.ports["mqtt"]
-    connack, after = await asyncio.to_thread(silent_client, port, "dev1", device.api_key)
+    connack, after = await asyncio.to_thread(silent_client, port, device.id, device.api_key)
     assert connack == b"\x20\x02\x00\x00"
     assert after == b""
 
@@ -105,10 +105,10 @@ async def test_a_client_over_its_rate_is_not_read_until_its_budget_refills(
         pauses.append(seconds)
 
     monkeypatch.setattr(inbound, "pause", record)
-    device = broker.device("dev1")
-    client = broker.directory.by_api_key("dev1", device.api_key)
+    device = await broker.device("dev1")
+    client = broker.directory.by_api_key(device.id, device.api_key)
     assert client is not None
-    session = ClientSession("dev1:c", client, broker.mqtt.router.limits, broker.stats)
+    session = ClientSession(f"{device.id}:c", client, broker.mqtt.router.limits, broker.stats)
     reader = Inbound(broker.mqtt.router, session, _NoLink(), broker.directory, _nothing)
     reader._rate, reader._tokens = 10, 10.0
     await reader._pace(25)
@@ -159,8 +159,8 @@ def raw_session(port: int, username: str, password: str, packet: bytes) -> bytes
     ],
 )
 async def test_protocol_violations_end_the_connection(broker: Harness, packet: bytes) -> None:
-    device = broker.device("dev1")
+    device = await broker.device("dev1")
     port = broker.ports["mqtt"]
-    received = await asyncio.to_thread(raw_session, port, "dev1", device.api_key, packet)
+    received = await asyncio.to_thread(raw_session, port, device.id, device.api_key, packet)
     assert received.startswith(b"\x20\x02\x00\x00")  # accepted, then closed
     assert len(received) == 4

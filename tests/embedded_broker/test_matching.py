@@ -103,6 +103,9 @@ def test_the_amqtt_methods_we_override_are_still_there() -> None:
                 "_del_subscription",
                 "_del_all_subscriptions",
                 "_delete_session",
+                "_cleanup_session",
+                "create_offline_session",
+                "shutdown",
             ],
         ),
         (

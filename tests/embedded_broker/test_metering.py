@@ -7,16 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from edge import clock
-from edge.principal import Principal
-from storage import staff
 from tests.embedded_broker.conftest import Harness
-
-
-async def new_org(broker: Harness, name: str, alias: str) -> str:
-    owner = broker.site.services.db.read(staff.first)["id"]
-    return await broker.site.services.orgs.create(
-        Principal("staff", owner, None), {"name": name, "alias": alias}
-    )
 
 
 def usage(broker: Harness, org_id: str) -> int:
@@ -31,9 +22,9 @@ def usage(broker: Harness, org_id: str) -> int:
 
 
 async def test_published_messages_are_metered_per_org(broker: Harness) -> None:
-    plant, lab = await new_org(broker, "Plant", "plant"), await new_org(broker, "Lab", "lab")
-    press = broker.device("press", org_id=plant)
-    scope = broker.device("scope", org_id=lab)
+    plant, lab = broker.org_id, broker.other_org_id  # the harness's two organizations
+    press = await broker.device("press")
+    scope = await broker.device("scope", other_org=True)
     one = await broker.connected(press, "press")
     two = await broker.connected(scope, "scope")
     for n in range(30):
@@ -50,7 +41,7 @@ async def test_published_messages_are_metered_per_org(broker: Harness) -> None:
     for n in range(5):
         await one.publish(f"{press.root}/sensors/t", b"%d" % n, 1)
     await one.close()
-    await broker.until(lambda: broker.session("press", "press") is None)
+    await broker.until(lambda: broker.session(press.id, "press") is None)
     assert (await meter.flush()).messages == 5
     assert usage(broker, plant) == 35
 
@@ -61,8 +52,8 @@ async def test_published_messages_are_metered_per_org(broker: Harness) -> None:
 
 
 async def test_metered_messages_are_debited_when_the_day_closes(broker: Harness) -> None:
-    plant = await new_org(broker, "Plant", "plant")
-    press = broker.device("press", org_id=plant)
+    plant = broker.org_id
+    press = await broker.device("press")
     client = await broker.connected(press, "press")
     for n in range(1001):
         await client.publish(f"{press.root}/sensors/t", b"%d" % n, 0 if n else 1)
@@ -71,10 +62,12 @@ async def test_metered_messages_are_debited_when_the_day_closes(broker: Harness)
     await meter.flush()
     clock.advance(timedelta(days=1))
     done = await meter.flush()
-    assert done.debits == 1
+    assert done.debits >= 1  # the day's other meters (users, devices) are debited too
     entries = broker.site.services.db.read(
         lambda c: c.execute(
-            "SELECT meter, quantity, points FROM billing_entries WHERE org_id = ?", (plant,)
+            "SELECT meter, quantity, points FROM billing_entries WHERE org_id = ?"
+            " AND meter = 'mqtt_messages'",
+            (plant,),
         ).fetchall()
     )
     assert entries == [("mqtt_messages", 1002, -2)]  # 1,002 messages at 1 per 1,000

@@ -1,5 +1,5 @@
 """Topic rights on every PUBLISH and SUBSCRIBE (edge/devices/topics.py decides, the broker
-asks), and delivery at the lower of the publish and subscription QoS.
+asks) for real devices, and delivery at the lower of the publish and subscription QoS.
 
 A refused PUBLISH is acknowledged and dropped (MQTT 3.1.1 has no negative PUBACK), so
 "not delivered" is shown by order: the same client then publishes an allowed message to
@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.embedded_broker.conftest import ORG, Harness
+from tests.embedded_broker.conftest import Harness
 
 EVERYTHING = {"/": {"can_publish": True, "can_subscribe": True}}
 REFUSED = 128
 
 
 async def test_publish_and_subscribe_inside_the_scope(broker: Harness) -> None:
-    device = broker.device("dev1")
+    device = await broker.device("dev1")
     client = await broker.connected(device, "c")
-    own = f"{device.root}/devices/dev1/inbox"
+    own = f"{device.root}/devices/{device.id}/inbox"
     assert await client.subscribe(f"{device.root}/sensors/#", 1) == 1
     assert await client.subscribe(own, 1) == 1  # a device's own topic, whatever its scopes
     await client.publish(f"{device.root}/sensors/temp", b"21.5", 1)
@@ -32,39 +32,43 @@ async def test_publish_and_subscribe_inside_the_scope(broker: Harness) -> None:
     [
         "#",
         "+/#",
-        f"{ORG}/#",
-        f"{ORG}/+/temp",
-        f"{ORG}/other/#",
-        "org0000000000002/sensors/#",
+        "{org}/#",
+        "{org}/+/temp",
+        "{org}/+/#",
+        "{org}/other/#",
+        "{other_org}/sensors/#",
         "$SYS/#",
         "$SYS/broker/uptime",
-        f"$share/group/{ORG}/sensors/#",
-        f"{ORG}/devices/dev2/#",
+        "$share/group/{org}/sensors/#",
+        "{org}/devices/{other_device}/#",
+        "{org}/devices/+/#",
     ],
 )
 async def test_subscriptions_outside_the_scope_are_refused(
     broker: Harness, topic_filter: str
 ) -> None:
-    device = broker.device("dev1")
+    device, other = await broker.device("dev1"), await broker.device("dev2")
+    names = {"org": broker.org_id, "other_org": broker.other_org_id, "other_device": other.id}
     client = await broker.connected(device, "c")
-    assert await client.subscribe(topic_filter, 1) == REFUSED
-    assert await client.subscribe(f"{ORG}/sensors/#", 1) == 1  # the connection goes on
+    assert await client.subscribe(topic_filter.format(**names), 1) == REFUSED
+    assert await client.subscribe(f"{device.root}/sensors/#", 1) == 1  # the connection goes on
     assert broker.stats.refused_subscriptions == 1
 
 
 @pytest.mark.parametrize(
-    "topic", [f"{ORG}/other/x", f"{ORG}/sensorsX", "org0000000000002/sensors/x", "$SYS/x"]
+    "topic", ["{org}/other/x", "{org}/sensorsX", "{other_org}/sensors/x", "$SYS/x"]
 )
 async def test_publishing_outside_the_scope_is_dropped(broker: Harness, topic: str) -> None:
-    device, spy = broker.device("dev1"), broker.device("spy", EVERYTHING)
+    device, spy = await broker.device("dev1"), await broker.device("spy", EVERYTHING)
     watcher = await broker.connected(spy, "watcher")
-    assert await watcher.subscribe(f"{ORG}/#", 1) == 1
-    other_org = broker.device("spy2", EVERYTHING, org_id="org0000000000002")
+    assert await watcher.subscribe(f"{broker.org_id}/#", 1) == 1
+    other_org = await broker.device("spy2", EVERYTHING, other_org=True)
     watcher2 = await broker.connected(other_org, "watcher2")
-    assert await watcher2.subscribe("org0000000000002/#", 1) == 1
+    assert await watcher2.subscribe(f"{broker.other_org_id}/#", 1) == 1
     client = await broker.connected(device, "c")
-    await client.publish(topic, b"secret", 1)  # acknowledged...
-    await client.publish(f"{ORG}/sensors/ok", b"marker", 1)
+    names = {"org": broker.org_id, "other_org": broker.other_org_id}
+    await client.publish(topic.format(**names), b"secret", 1)  # acknowledged...
+    await client.publish(f"{broker.org_id}/sensors/ok", b"marker", 1)
     assert (await watcher.next_message()).payload == b"marker"  # ...but never delivered
     assert watcher2.messages.empty()
     assert broker.stats.refused_publishes == 1
@@ -77,7 +81,7 @@ async def test_publishing_outside_the_scope_is_dropped(broker: Harness, topic: s
 async def test_delivery_at_the_lower_qos(
     broker: Harness, publish_qos: int, subscribe_qos: int, delivered_qos: int
 ) -> None:
-    device = broker.device("dev1")
+    device = await broker.device("dev1")
     subscriber = await broker.connected(device, "sub")
     assert await subscriber.subscribe(f"{device.root}/sensors/q", subscribe_qos) == subscribe_qos
     publisher = await broker.connected(device, "pub")
@@ -87,7 +91,7 @@ async def test_delivery_at_the_lower_qos(
 
 
 async def test_overlapping_subscriptions_deliver_once_at_the_highest_qos(broker: Harness) -> None:
-    device = broker.device("dev1")
+    device = await broker.device("dev1")
     subscriber = await broker.connected(device, "sub")
     assert await subscriber.subscribe(f"{device.root}/sensors/#", 0) == 0
     assert await subscriber.subscribe(f"{device.root}/sensors/+", 1) == 1
@@ -99,7 +103,7 @@ async def test_overlapping_subscriptions_deliver_once_at_the_highest_qos(broker:
 
 
 async def test_unsubscribing_stops_delivery(broker: Harness) -> None:
-    device = broker.device("dev1")
+    device = await broker.device("dev1")
     client = await broker.connected(device, "c")
     assert await client.subscribe(f"{device.root}/sensors/a", 1) == 1
     assert await client.subscribe(f"{device.root}/sensors/b", 1) == 1

@@ -120,6 +120,32 @@ async def test_a_reset_key_or_a_deleted_device_drops_its_clients(
     assert directory.by_certificate(der(made["certificate"])) is None
 
 
+async def test_resume_gives_a_stored_session_its_client_while_its_credential_holds(
+    world: World, directory: DeviceDirectory
+) -> None:
+    """A persistent session read back after a restart: its owner's current client, or None
+    once the credential it connected with was reset or the device is gone."""
+    made = await new_device(world, iot_scopes={"telemetry": {"can_publish": True}})
+    services = world.site.services
+    by_key = directory.by_api_key(made["id"], made["api_key"])
+    by_cert = directory.by_certificate(der(made["certificate"]))
+    assert by_key is not None and by_cert is not None
+    for client in (by_key, by_cert):
+        resumed = directory.resume("device", client.account_id, client.credential, client.stamp)
+        assert resumed == client
+    assert directory.resume("device", made["id"], "api_key", "another-hash") is None
+    assert directory.resume("device", made["id"], "token", by_key.stamp) is None
+    await services.devices.reset_api_key(admin(world), made["id"])
+    assert directory.resume("device", made["id"], "api_key", by_key.stamp) is None
+    assert directory.resume("device", made["id"], "certificate", by_cert.stamp) == by_cert
+    await services.devices.delete(admin(world), made["id"], force=False, permanent=False)
+    assert directory.resume("device", made["id"], "certificate", by_cert.stamp) is None
+    user = await user_client(world, directory, "project_device_perms")
+    assert directory.resume("user", user.account_id, "token", user.stamp) == user
+    await services.tokens.revoke_session(user.stamp)
+    assert directory.resume("user", user.account_id, "token", user.stamp) is None
+
+
 async def test_suspended_devices_cannot_connect(world: World, directory: DeviceDirectory) -> None:
     made = await new_device(world, is_active=False)
     assert directory.by_api_key(made["id"], made["api_key"]) is None

@@ -1,0 +1,71 @@
+"""Persistent sessions (clean session false) kept across restarts, as MQTT 3.1.1 says a
+session outlives its connection: the broker writes through a `SessionStore`
+(storage/mqtt_sessions.py) and reads everything back at start.
+
+What is written, and when (docs/mqtt.md):
+- the session (owner, credential, subscriptions, QoS 2 identifiers not yet released) when
+  it is created or resumed and whenever its subscriptions change;
+- its QoS 1/2 messages in flight and waiting, in place of the stored ones, when its
+  client goes away and when the broker stops;
+- each QoS 1/2 message queued for it while its client is away, committed before the
+  publisher's PUBACK or PUBREC (the same group commit as retained messages);
+- nothing once it ends: a clean-session connection, expiry or revocation deletes it.
+The stored queue is the in-memory one, so the same per-session bounds apply
+(`mqtt_queue_messages`, `mqtt_queue_bytes`); past them a message is dropped and counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+# (seq, packet_id or None, released, topic, payload, qos, retain): seq is the delivery
+# order; a packet_id marks a message in flight, `released` one whose PUBREC came.
+MessageTuple = tuple[int, int | None, bool, str, bytes, int, bool]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    key: str
+    kind: str
+    account_id: str
+    credential: str
+    stamp: str
+    subscriptions: dict[str, int]
+    incoming_qos2: list[int]
+    disconnected_at: float | None
+    messages: Sequence[MessageTuple]
+
+
+class StoredSession(Protocol):
+    @property
+    def key(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def account_id(self) -> str: ...
+    @property
+    def credential(self) -> str: ...
+    @property
+    def stamp(self) -> str: ...
+    @property
+    def subscriptions(self) -> dict[str, int]: ...
+    @property
+    def incoming_qos2(self) -> list[int]: ...
+    @property
+    def disconnected_at(self) -> float | None: ...
+    @property
+    def messages(self) -> Sequence[MessageTuple]: ...
+
+
+class SessionStore(Protocol):
+    def save(self, sessions: Sequence[Snapshot], replace_messages: bool) -> Awaitable[None]:
+        """Queue the write at once (writes commit in call order)."""
+        ...
+
+    def append(self, key: str, message: MessageTuple) -> Awaitable[None]: ...
+
+    def forget(self, key: str) -> Awaitable[None]: ...
+
+    def load(self) -> Sequence[StoredSession]: ...
