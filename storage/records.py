@@ -50,7 +50,7 @@ class Codec(Generic[R]):
     def decode(self, values: tuple[Any, ...]) -> R:
         out = list(values)
         for i in self._json_at:
-            out[i] = json.loads(out[i]) if out[i] is not None else None
+            out[i] = _json_value(out[i])
         for i in self._bool_at:
             out[i] = bool(out[i])
         return self.cls(*out)
@@ -73,6 +73,18 @@ class Codec(Generic[R]):
             else:
                 out[name] = value
         return out
+
+
+def _json_value(text: str | None) -> Any:
+    """A JSON column's value. Most rows hold `[]` or `{}`: those skip the parser, which
+    costs more than the rest of decoding a row."""
+    if text is None:
+        return None
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    return json.loads(text)
 
 
 def _is_json(hint: Any) -> bool:
