@@ -5,10 +5,18 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 
 _offset = timedelta(0)
+_frozen: datetime | None = None
 
 
 def now() -> datetime:
-    return datetime.now(UTC) + _offset
+    return (_frozen or datetime.now(UTC)) + _offset
+
+
+def freeze() -> None:
+    """Stop the clock where it is, until `reset` (tests only: a window of a second must not
+    close while a loaded machine hashes a password)."""
+    global _frozen
+    _frozen = now() - _offset
 
 
 def advance(delta: timedelta) -> None:
@@ -18,8 +26,9 @@ def advance(delta: timedelta) -> None:
 
 
 def reset() -> None:
-    global _offset
+    global _offset, _frozen
     _offset = timedelta(0)
+    _frozen = None
 
 
 def iso(moment: datetime) -> str:
