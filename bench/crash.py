@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -43,6 +44,7 @@ import apsw
 
 from bench.crash_load import PART, Http, Unanswered, file_bytes, request, value_of
 
+ROOT = Path(__file__).resolve().parent.parent  # the tree under test, whatever is installed
 PASSWORD = "crash-test-password-1"
 STARTUP_SECONDS = 60.0
 MQTT_PORTS = ("mqtt", "mqtt-tls", "mqtt-ws", "mqtt-wss")
@@ -116,6 +118,7 @@ class Edge:
         command += [a for name, port in self.mqtt.items() for a in (f"--{name}-port", str(port))]
         env = {k: v for k, v in os.environ.items() if not k.startswith("EDGE_")}
         env |= {"EDGE_ADMIN_PASSWORD": PASSWORD, "EDGE_FILES_MIN_PART_BYTES": str(PART)}
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         log = (self.folder / "edge.log").open("ab")
         self.process = subprocess.Popen(command, stdout=log, stderr=log, env=env, cwd=self.folder)
         log.close()
@@ -204,17 +207,27 @@ def start_storm(folder: Path, storm: dict[str, Any]) -> subprocess.Popen[bytes]:
     path.write_text(json.dumps(storm))
     log = (folder / "storm.log").open("ab")
     command = [sys.executable, "-m", "bench.crash_load", str(path)]
-    process = subprocess.Popen(command, stdout=log, stderr=log, cwd=Path(__file__).parent.parent)
+    process = subprocess.Popen(command, stdout=log, stderr=log, cwd=ROOT)
     log.close()
     return process
 
 
 def run(settings: Settings) -> Report:
+    """One run in `settings.folder`, or in a temporary folder removed after a clean run (kept,
+    and named on stderr, when anything failed: edge.log, storm.log and the journal are there)."""
     if settings.folder is not None:
         settings.folder.mkdir(parents=True, exist_ok=True)
         return _run_in(settings.folder, settings)
-    with tempfile.TemporaryDirectory(prefix="edge-crash-") as folder:
-        return _run_in(Path(folder), settings)
+    folder = Path(tempfile.mkdtemp(prefix="edge-crash-"))
+    report = None
+    try:
+        report = _run_in(folder, settings)
+    finally:
+        if report is not None and report.ok:
+            shutil.rmtree(folder, ignore_errors=True)
+        else:
+            print(f"the run's folder is kept: {folder}", file=sys.stderr)
+    return report
 
 
 def _run_in(folder: Path, settings: Settings) -> Report:
@@ -229,7 +242,7 @@ def _run_in(folder: Path, settings: Settings) -> Report:
             up = rng.uniform(settings.up_min, settings.up_max)
             time.sleep(max(up, settings.first_up) if n == 0 else up)
             if load.poll() is not None:
-                raise RuntimeError("the storm stopped early; see storm.log")
+                raise RuntimeError(f"the storm stopped early ({load.returncode}); see storm.log")
             edge.kill()
             report.kills += 1
             if (verdict := integrity(edge.db)) != "ok":
@@ -410,7 +423,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--up-max", type=float, default=Settings.up_max)
     parser.add_argument("--folder", type=Path, help="keep the run here (default: temporary)")
     args = parser.parse_args(argv)
-    settings = Settings(args.kills, args.seed, args.up_min, args.up_max, args.threads, args.folder)
+    settings = Settings(
+        kills=args.kills,
+        seed=args.seed,
+        up_min=args.up_min,
+        up_max=args.up_max,
+        threads=args.threads,
+        folder=args.folder,
+    )
     report = run(settings)
     print("\n".join(report.lines()))
     return 0 if report.ok else 1
