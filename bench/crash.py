@@ -47,6 +47,7 @@ from bench.crash_load import PART, Http, Unanswered, file_bytes, request, value_
 ROOT = Path(__file__).resolve().parent.parent  # the tree under test, whatever is installed
 PASSWORD = "crash-test-password-1"
 STARTUP_SECONDS = 60.0
+KINDS = frozenset({"data", "bulk", "file", "user", "group", "device", "reset", "retained"})
 MQTT_PORTS = ("mqtt", "mqtt-tls", "mqtt-ws", "mqtt-wss")
 
 
@@ -56,7 +57,7 @@ class Settings:
     seed: int = 1
     up_min: float = 0.3  # seconds the server runs under the storm before a kill
     up_max: float = 2.0
-    first_up: float = 3.0  # before the first kill: every kind of write gets acknowledged
+    first_up: float = 60.0  # at most, waiting for every kind of write to be acknowledged
     threads: int = 4
     folder: Path | None = None  # default: a temporary folder, removed afterwards
 
@@ -238,9 +239,9 @@ def _run_in(folder: Path, settings: Settings) -> Report:
     storm = prepare(edge, settings)
     load = start_storm(folder, storm)
     try:
-        for n in range(settings.kills):
-            up = rng.uniform(settings.up_min, settings.up_max)
-            time.sleep(max(up, settings.first_up) if n == 0 else up)
+        every_kind_acknowledged(Path(storm["journal"]), settings.first_up)
+        for _ in range(settings.kills):
+            time.sleep(rng.uniform(settings.up_min, settings.up_max))
             if load.poll() is not None:
                 raise RuntimeError(f"the storm stopped early ({load.returncode}); see storm.log")
             edge.kill()
@@ -262,6 +263,17 @@ def _run_in(folder: Path, settings: Settings) -> Report:
     check_blobs(edge.data_dir, report)
     report.seconds = time.monotonic() - began
     return report
+
+
+def every_kind_acknowledged(path: Path, at_most: float) -> None:
+    """Wait before the first kill until each kind of write was acknowledged once, so that
+    every check has something to check, however slow the machine."""
+    deadline = time.monotonic() + at_most
+    while time.monotonic() < deadline:
+        if KINDS <= {entry["kind"] for entry in journal(path)}:
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"not every kind of write was acknowledged within {at_most:.0f} s")
 
 
 # -- the checks ------------------------------------------------------------------------------

@@ -158,13 +158,13 @@ class Writer:
         self.prefix = f"t{number}"
         self.count = 0
         self.devices: list[str] = []  # this thread's devices: only it resets their keys
-        self.ops: list[tuple[Callable[[str], None], int]] = [
+        self.ops: list[tuple[Callable[[str], None], int]] = [  # the slowest first
+            (self.user, 1),
             (self.data_put, 4),
             (self.data_post, 3),
             (self.bulk, 2),
             (self.file, 3),
             (self.multipart, 2),
-            (self.user, 1),
             (self.new_group, 1),
             (self.device, 1),
             (self.reset_key, 2),
