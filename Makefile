@@ -61,6 +61,14 @@ bench: binary bench-tools
 bench-data: $(DEV_STAMP) bench-tools
 	$(BIN)/python -m bench.data
 
+# The crash test: `edge serve` SIGKILLed KILLS times at random moments under a write storm and
+# started again each time; every acknowledged write must survive (bench/crash.py). `make test`
+# runs a short one (tests/faults/test_crash.py).
+KILLS ?= 100
+.PHONY: crash-test
+crash-test: $(DEV_STAMP)
+	$(BIN)/python -m bench.crash --kills $(KILLS)
+
 # The load generators and the reference broker: Debian's wrk (a Python client saturates
 # before the server does) and Mosquitto. Only the programs are needed: the service the
 # package starts is stopped, so that it does not hold port 1883.

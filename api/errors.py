@@ -15,7 +15,7 @@ from aiohttp import web
 from api.keys import REQUEST_ID
 from edge import errors
 from edge.printable import for_log
-from storage.space import DiskFull
+from storage.space import DiskFull, NotWritable
 
 log = logging.getLogger("edge.http")
 
@@ -39,6 +39,10 @@ HTTP_MESSAGES = {
 }
 FULL_MESSAGE = (
     "Insufficient storage: the server's disk is full; nothing was written, try again later"
+)
+UNWRITABLE_MESSAGE = (
+    "Service unavailable: the server cannot write to its data folder; nothing was written,"
+    " try again later"
 )
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 ErrorHook = Callable[[web.Request, int, str], None]
@@ -95,6 +99,11 @@ def middleware(
             if on_server_error:
                 on_server_error(request, 507, "insufficient storage")
             return payload(507, FULL_MESSAGE)
+        except NotWritable:  # read-only or failing disk: the same, answered as a 503
+            log.warning("request %s: the data folder refuses writes", request.get(REQUEST_ID))
+            if on_server_error:
+                on_server_error(request, 503, "data folder not writable")
+            return payload(503, UNWRITABLE_MESSAGE)
         except web.HTTPException as exc:
             if exc.status < 400:
                 raise

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 from storage import layout
-from storage.space import DiskFull, is_full
+from storage.space import DiskFull, NotWritable, is_full, is_unwritable
 
 CHUNK = 1 << 20  # bytes handed to the worker threads at a time
 WORKERS = 16
@@ -78,12 +78,15 @@ def fsync_dir(path: Path) -> None:
 
 @contextlib.contextmanager
 def disk_errors() -> Iterator[None]:
-    """ENOSPC and EDQUOT become DiskFull, whichever call met them."""
+    """ENOSPC and EDQUOT become DiskFull, EROFS, EACCES, EPERM and EIO NotWritable,
+    whichever call met them."""
     try:
         yield
     except OSError as exc:
         if is_full(exc):
             raise DiskFull(str(exc.strerror)) from None
+        if is_unwritable(exc):
+            raise NotWritable(str(exc.strerror)) from None
         raise
 
 

@@ -31,7 +31,7 @@ import apsw
 
 from storage import layout, migrate, snapshot
 from storage.pragmas import configure
-from storage.space import DiskFull
+from storage.space import DiskFull, NotWritable
 from storage.writer import WriteFn, Writer
 
 T = TypeVar("T")
@@ -68,6 +68,18 @@ def _snapshot_before_upgrade(path: Path) -> Path | None:
 
 def clock_stamp() -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+
+
+@contextmanager
+def _write_faults() -> Iterator[None]:
+    """A write the disk refused (the transaction rolled back: nothing was written) becomes
+    DiskFull or NotWritable; the writer stays up, and the next write tries the disk again."""
+    try:
+        yield
+    except apsw.FullError:
+        raise DiskFull("the database cannot grow: the disk is full") from None
+    except (apsw.ReadOnlyError, apsw.IOError, apsw.CantOpenError) as exc:
+        raise NotWritable(f"the database refused a write: {exc}") from None
 
 
 class Database:
@@ -108,9 +120,8 @@ class Database:
 
     async def write(self, fn: WriteFn[T]) -> T:
         try:
-            return await self._writer.run(fn)
-        except apsw.FullError:  # the transaction rolled back: nothing was written
-            raise DiskFull("the database cannot grow: the disk is full") from None
+            with _write_faults():
+                return await self._writer.run(fn)
         finally:
             self.end_snapshot()
 
@@ -123,9 +134,8 @@ class Database:
 
     def write_sync(self, fn: WriteFn[T]) -> T:
         try:
-            return self._writer.run_sync(fn)
-        except apsw.FullError:
-            raise DiskFull("the database cannot grow: the disk is full") from None
+            with _write_faults():
+                return self._writer.run_sync(fn)
         finally:
             self.end_snapshot()
 

@@ -134,14 +134,14 @@ class Writer:
             return
         outcomes: list[tuple[_Job, Any, BaseException | None]] = []
         try:
+            self._rollback(conn)  # a transaction a failed rollback left open
             conn.execute("BEGIN IMMEDIATE")
             for job in batch:
                 outcomes.append(self._run_job(conn, job))
             conn.execute("COMMIT")
             self._dirty = True
         except BaseException as exc:  # the whole transaction failed: every job fails with it
-            if not conn.getautocommit():
-                conn.execute("ROLLBACK")
+            self._rollback(conn)
             log.exception("write transaction failed")
             for job in batch:
                 job.future.set_exception(exc)
@@ -158,11 +158,26 @@ class Writer:
         try:
             result = job.fn(conn)
         except Exception as exc:
+            if conn.getautocommit():
+                # SQLite rolled the whole transaction back (a full disk, an I/O error while
+                # spilling pages): the batch fails with this cause, not "no such savepoint".
+                raise
             conn.execute("ROLLBACK TO job")
             conn.execute("RELEASE job")
             return job, None, exc
         conn.execute("RELEASE job")
         return job, result, None
+
+    @staticmethod
+    def _rollback(conn: apsw.Connection) -> None:
+        """End an open transaction. A rollback that fails (the disk went away) must not end
+        this thread: the next batch tries again before it begins."""
+        if conn.getautocommit():
+            return
+        try:
+            conn.execute("ROLLBACK")
+        except apsw.Error as exc:
+            log.warning("rollback failed (%s); retried before the next write", exc)
 
     def _checkpoint(self, conn: apsw.Connection, mode: str) -> None:
         try:

@@ -1,0 +1,164 @@
+"""A disk that fills up, and a data folder that turns read-only, under the real server
+(in this process, through HTTP): clear answers (507 for a full disk, 503 for a folder that
+refuses writes, with the Status payload), nothing half-written, reads keep working, and the
+server recovers by itself, without a restart, once space or write access returns."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.errors import FULL_MESSAGE, UNWRITABLE_MESSAGE
+from edge.config import Config
+from tests.conftest import make_config
+from tests.faults.disk import FULL, IO_ERROR, READ_ONLY, Disk, disk  # noqa: F401
+from tests.world import World
+
+FAULTS = [
+    (FULL, 507, FULL_MESSAGE),
+    (READ_ONLY, 503, UNWRITABLE_MESSAGE),
+    (IO_ERROR, 503, UNWRITABLE_MESSAGE),
+]
+
+
+@pytest.fixture
+def config(data_dir: Path, disk: Disk) -> Config:  # noqa: F811 (the disk comes first)
+    return make_config(data_dir)
+
+
+class Admin:
+    """Clinic's org admin over HTTP, with a token minted before the disk fails (minting
+    one writes a session)."""
+
+    def __init__(self, world: World, token: str) -> None:
+        assert world.api is not None
+        self.api, self.token = world.api, token
+
+    async def __call__(self, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
+        return await self.api.call(method, path, self.token, **kwargs)
+
+
+async def admin_of(world: World) -> Admin:
+    token = await world.token("org_admin")
+    assert token is not None
+    return Admin(world, token)
+
+
+def data(world: World, path: str) -> str:
+    return f"/v2/groups/{world.org_group_id}/data/{path}"
+
+
+def files(world: World, path: str) -> str:
+    return f"/v2/groups/{world.org_group_id}/files/{path}"
+
+
+async def send(world: World, url: str, body: bytes) -> int:
+    """The bytes of an upload, to its presigned URL."""
+    assert world.api is not None
+    parts = urllib.parse.urlsplit(url)
+    response = await world.api.client.put(f"{parts.path}?{parts.query}", data=body)
+    return response.status
+
+
+async def fetch(world: World, url: str) -> bytes:
+    assert world.api is not None
+    parts = urllib.parse.urlsplit(url)
+    response = await world.api.client.get(f"{parts.path}?{parts.query}")
+    assert response.status == 200
+    return await response.read()
+
+
+def leftovers(world: World) -> list[Path]:
+    """Temporary files and blobs on disk: none may stay from a refused upload."""
+    store = world.site.services.blobs
+    return [*store.tmp.glob("*"), *store.root.glob("*/*")]
+
+
+@pytest.mark.parametrize(("fault", "status", "message"), FAULTS)
+async def test_data_and_accounts_are_refused_clearly_then_written_once_the_disk_is_back(
+    world: World,
+    disk: Disk,  # noqa: F811
+    fault: str,
+    status: int,
+    message: str,
+) -> None:
+    call = await admin_of(world)
+    disk.fault = fault
+    put = await call("PUT", data(world, "a/b"), json={"value": {"n": 1}})
+    assert put == (status, {"message": message})
+    user = {"email": "new@clinic.test", "username": "newcomer"}
+    assert await call("POST", "/v2/users", json=user) == put
+    assert (await call("GET", data(world, "a/b")))[0] == 404  # reads work, nothing written
+    disk.fault = None  # space (or write access) returns: no restart
+    assert (await call("PUT", data(world, "a/b"), json={"value": {"n": 1}}))[0] == 200
+    assert (await call("POST", "/v2/users", json=user))[0] == 201
+    got = await call("GET", data(world, "a/b"))
+    assert (got[0], got[1]["data"]["value"]) == (200, {"n": 1})
+
+
+@pytest.mark.parametrize(("fault", "status", "message"), FAULTS[:2])
+async def test_an_upload_is_refused_whole_then_accepted_once_the_disk_is_back(
+    world: World,
+    disk: Disk,  # noqa: F811
+    fault: str,
+    status: int,
+    message: str,
+) -> None:
+    call = await admin_of(world)
+    disk.fault = fault
+    assert await call("PUT", files(world, "x.bin"), json={}) == (status, {"message": message})
+    disk.fault = None
+    started = await call("PUT", files(world, "x.bin"), json={})
+    body = b"the bytes of x" * 10_000
+    disk.fault = fault  # the disk fails while the bytes arrive
+    assert await send(world, started[1]["url"], body) == status
+    assert leftovers(world) == []  # no temporary file, no blob
+    assert (await call("GET", files(world, "x.bin")))[0] == 404
+    disk.fault = None
+    assert await send(world, started[1]["url"], body) == 200  # the same URL, again
+    got = await call("GET", files(world, "x.bin"))
+    assert await fetch(world, got[1]["url"]) == body
+
+
+@pytest.mark.parametrize(("fault", "status"), [(FULL, 507), (READ_ONLY, 503)])
+async def test_writes_running_when_the_disk_fails_are_either_whole_or_refused(
+    world: World,
+    disk: Disk,  # noqa: F811
+    fault: str,
+    status: int,
+) -> None:
+    call = await admin_of(world)
+    answered = 0
+
+    async def put(n: int) -> tuple[int, int]:
+        nonlocal answered
+        reply = await call("PUT", data(world, f"storm/{n}"), json={"value": {"n": n}})
+        answered += 1
+        return n, reply[0]
+
+    async def fail_for_a_while() -> None:
+        while answered < 40:
+            await asyncio.sleep(0.001)
+        disk.fault = fault
+        while answered < 120:
+            await asyncio.sleep(0.001)
+        disk.fault = None
+
+    replies: list[Any] = await asyncio.gather(*(put(n) for n in range(200)), fail_for_a_while())
+    outcomes = dict(replies[:-1])
+    assert set(outcomes.values()) == {200, status}  # never a 500
+    assert disk.refused > 0
+    stored = await call("GET", data(world, "storm"), params={"cascade": "true"})
+    found = {entry["path"]: entry["value"] for entry in stored[1]["data"]}
+    written = {f"/storm/{n}": {"n": n} for n, code in outcomes.items() if code == 200}
+    assert found == written  # every acknowledged write, none of the refused ones
+    assert await call("PUT", data(world, "after"), json={"value": 1}) == (
+        200,
+        {"message": "Success"},
+    )
+    integrity = world.site.services.db.read(lambda c: c.execute("PRAGMA integrity_check"))
+    assert integrity.fetchall() == [("ok",)]
