@@ -466,6 +466,24 @@ SETTINGS: tuple[Setting, ...] = (
         15.0,
         "Seconds a new tunnel stream waits for the device's end to connect",
     ),
+    Setting(
+        "audit_retention_days",
+        _int_range(1, 36500),
+        365,
+        "Days an audit log event is kept before the hourly sweep deletes it",
+    ),
+    Setting(
+        "metrics",
+        _bool,
+        True,
+        "Serve GET /metrics (Prometheus text) to staff and to metrics_token; false: 404",
+    ),
+    Setting(
+        "metrics_token",
+        _optional(_secret),
+        None,
+        "Bearer token a Prometheus scraper sends to GET /metrics (staff tokens work too)",
+    ),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -530,6 +548,9 @@ class Config:
     tunnel_max_streams: int = 16
     tunnel_idle_timeout: float = 900.0
     tunnel_connect_timeout: float = 15.0
+    audit_retention_days: int = 365
+    metrics: bool = True
+    metrics_token: Secret | None = None
 
     @property
     def tls(self) -> bool:

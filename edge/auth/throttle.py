@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -75,6 +76,8 @@ class Outcome:
 class Throttle:
     def __init__(self, db: Database) -> None:
         self._db = db
+        # Since start, for GET /metrics: failed:<factor>, refused, locked:<scope>.
+        self.counts: Counter[str] = Counter()
 
     def check(self, account: str, address: str | None) -> None:
         """TooManyAttempts while any of the keys is waiting out a back-off or a lockout."""
@@ -82,12 +85,16 @@ class Throttle:
         for key, _ in _keys(account, address):
             row = self._db.read(partial(store.get, key=key))
             if row is not None and row["blocked_until"] > now:
+                self.counts["refused"] += 1
                 raise TooManyAttempts(MESSAGE, _seconds_until(row["blocked_until"]))
 
     async def failed(self, account: str, address: str | None) -> None:
         now = clock.now()
+        self.counts["failed:mfa" if account.endswith("/mfa") else "failed:password"] += 1
         for key, policy in _keys(account, address):
             outcome = await self._db.write(partial(_fail, key=key, policy=policy, now=now))
+            if outcome.failures == policy.lockout_after:
+                self.counts["locked:" + key.partition(":")[0]] += 1
             _report(outcome, policy, account, address)
 
     async def succeeded(self, account: str, address: str | None) -> None:
