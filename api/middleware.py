@@ -73,7 +73,7 @@ def framing() -> Middleware:
         given = request.headers.get(X_REQUEST_ID)
         rid = given if given and _CLIENT_REQUEST_ID.fullmatch(given) else os.urandom(16).hex()
         request[REQUEST_ID] = rid
-        audit.set_origin(lambda: audit.Origin(client_address(request), rid))
+        audit.set_origin(lambda: audit.Origin(client_address(request), rid, request.get(PRINCIPAL)))
         started = time.perf_counter()
         response = await handler(request)
         answer = resolved[0]

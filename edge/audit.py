@@ -48,6 +48,7 @@ ACTIONS = {
 class Origin:
     client: str | None
     request_id: str | None
+    principal: Principal | None = None  # who the request's guard found, if anyone
 
 
 NO_ORIGIN = Origin(None, None)
@@ -62,6 +63,13 @@ def set_origin(resolve: Callable[[], Origin]) -> None:
 def origin() -> Origin:
     resolve = _origin.get()
     return resolve() if resolve is not None else NO_ORIGIN
+
+
+def caller_or(fallback: Principal) -> Principal:
+    """The running request's caller (an admin acting on a user), else `fallback` (the
+    user acting on their own account, with a challenge session or a reset token)."""
+    found = origin().principal
+    return found if found is not None else fallback
 
 
 def event(
