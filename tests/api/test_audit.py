@@ -12,7 +12,7 @@ from typing import Any
 import pyotp
 import pytest
 
-from edge import clock, cli
+from edge import cli, clock
 from edge.app import sweep_once
 from storage.rows import many
 from tests.api.sign_in_world import enroll_software, totp, wrong
