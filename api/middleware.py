@@ -73,6 +73,7 @@ def framing() -> Middleware:
         given = request.headers.get(X_REQUEST_ID)
         rid = given if given and _CLIENT_REQUEST_ID.fullmatch(given) else os.urandom(16).hex()
         request[REQUEST_ID] = rid
+        logs.current_request.set(rid)
         audit.set_origin(lambda: audit.Origin(client_address(request), rid, request.get(PRINCIPAL)))
         started = time.perf_counter()
         response = await handler(request)

@@ -4,7 +4,9 @@ retention, and `edge audit list`."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,8 @@ import pytest
 
 from edge import cli, clock
 from edge.app import sweep_once
+from edge.auth import reset_tokens
+from storage import users
 from storage.rows import many
 from tests.api.sign_in_world import enroll_software, totp, wrong
 from tests.tenants import PASSWORD
@@ -128,6 +132,32 @@ async def test_password_changes(world: World) -> None:
     (changed,) = events(world, "password_changed")
     assert (changed["actor_id"], changed["target_kind"]) == (world.id("member"), "user")
     assert NEW_PASSWORD not in stored_text(world) and PASSWORD not in stored_text(world)
+
+
+async def test_a_reset_link_and_lifted_blocks(world: World) -> None:
+    assert world.api is not None
+    member = world.site.services.db.read(lambda c: users.get(c, world.id("member")))
+    assert member is not None
+    token = await reset_tokens.issue(world.site.services.db, member, 24)
+    form = {"new_password": NEW_PASSWORD}
+    assert (await world.api.call("PUT", "/v2/auth/password", token, data=form))[0] == 200
+    (reset,) = events(world, "password_reset")
+    assert (reset["actor_id"], reset["target_id"], reset["details"]) == (
+        world.id("member"),
+        world.id("member"),
+        {"by": "reset_link"},
+    )
+    await sign_in(world, "member", "wrong-password", client_id="clinic")
+    path = f"/v2/users/{world.id('member')}/sign-in-blocks"
+    assert (await world.call("org_admin", "DELETE", path))[0] == 200
+    (cleared,) = events(world, "sign_in_blocks_cleared")
+    assert (cleared["actor_id"], cleared["target_id"], cleared["org_id"]) == (
+        world.tenant.admin_id,
+        world.id("member"),
+        world.tenant.org_id,
+    )
+    text = stored_text(world)
+    assert token not in text and NEW_PASSWORD not in text
 
 
 async def test_admin_changes_to_users_roles_and_access(world: World) -> None:
@@ -295,7 +325,7 @@ async def test_retention_prunes_old_events(world: World) -> None:
 
 
 async def test_the_command_line_prints_the_log(
-    world: World, capsys: pytest.CaptureFixture[str]
+    world: World, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await sign_in(world, "member", PASSWORD, client_id="clinic")
     await sign_in(world, "member", "wrong-password", client_id="clinic")
@@ -315,4 +345,15 @@ async def test_the_command_line_prints_the_log(
     assert (event["action"], event["actor_id"]) == ("sign_in", world.id("member"))
     code, out = await asyncio.to_thread(run, "--until", "2020-01-01")
     assert (code, out) == (0, "")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(NEW_PASSWORD + "\n"))
+    reset = ["admin", "reset-password", "member", "--org", "clinic", "--data-dir", folder]
+    assert await asyncio.to_thread(cli.main, reset) == 0
+    capsys.readouterr()
+    code, out = await asyncio.to_thread(
+        run, "--target", world.id("member"), "--since", "2020-01-01"
+    )
+    assert [line.split()[1:3] for line in out.splitlines()][-2:] == [
+        ["password_set_by_operator", "actor=operator"],
+        ["sign_in_blocks_cleared", "actor=operator"],
+    ]
     assert "wrong-password" not in Path(folder, "edge.db").read_bytes().decode("latin-1")
