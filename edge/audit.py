@@ -3,9 +3,9 @@
 
 An event is built on the event loop (`event`), where the request's origin (client address
 and request ID, set by the HTTP layer through `set_origin`) is known, and written inside
-the action's own write (`along`), so recording it costs no transaction of its own. Where
-an action has no write to ride along with (a wrong password), `Audit.record` writes it
-alone.
+the action's own write (`along`, or `add` inside a write already running), so recording
+it costs no transaction of its own. `Audit.record` writes events alone, for an action
+that has no write to ride along with (none does today).
 
 An event never holds a secret: `details` come from the code that records the event, never
 from a request body, and keys that name a secret are dropped here as a last guard.
@@ -39,7 +39,7 @@ ACTIONS = {
     "users": ("user_created", "user_updated", "user_deleted"),
     "roles": ("role_created", "role_updated", "role_deleted"),
     "access": ("access_granted", "access_updated", "access_revoked"),
-    "devices": ("device_api_key_reset", "device_certificate_reset"),
+    "devices": ("device_api_key_reset", "device_certificate_reset", "device_deleted"),
     "tunnels": ("tunnel_opened",),
 }
 

@@ -157,6 +157,14 @@ def _secret(value: Any) -> Secret:
     return Secret(_text(value))
 
 
+def _long_secret(value: Any) -> Secret:
+    """A bearer token an operator chose: long enough not to be guessed."""
+    text = _text(value)
+    if len(text) < 16 or not text.isascii() or not text.isprintable() or " " in text:
+        raise ValueError("must be at least 16 printable ASCII characters, no spaces")
+    return Secret(text)
+
+
 def _optional(parse: Parser) -> Parser:
     def wrapped(value: Any) -> Any:
         return None if value is None or value == "" else parse(value)
@@ -480,7 +488,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "metrics_token",
-        _optional(_secret),
+        _optional(_long_secret),
         None,
         "Bearer token a Prometheus scraper sends to GET /metrics (staff tokens work too)",
     ),

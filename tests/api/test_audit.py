@@ -16,6 +16,7 @@ import pytest
 
 from edge import cli, clock
 from edge.app import sweep_once
+from edge.audit import ACTIONS
 from edge.auth import reset_tokens
 from storage import users
 from storage.rows import many
@@ -24,6 +25,7 @@ from tests.tenants import PASSWORD
 from tests.world import CALLERS, World, table
 
 NEW_PASSWORD = "a-brand-new-passphrase-7"
+KNOWN = {action for family in ACTIONS.values() for action in family}
 
 
 @pytest.fixture(autouse=True)
@@ -38,6 +40,7 @@ def events(world: World, action: str | None = None) -> list[dict[str, Any]]:
     rows = world.site.services.db.read(lambda c: many(c, sql))
     for row in rows:
         row["details"] = json.loads(row["details"])
+        assert row["action"] in KNOWN, row["action"]
     return [r for r in rows if action is None or r["action"] == action]
 
 
@@ -357,3 +360,8 @@ async def test_the_command_line_prints_the_log(
         ["sign_in_blocks_cleared", "actor=operator"],
     ]
     assert "wrong-password" not in Path(folder, "edge.db").read_bytes().decode("latin-1")
+
+
+def test_the_docs_name_every_action() -> None:
+    text = (Path(__file__).parents[2] / "docs" / "audit.md").read_text()
+    assert [a for a in sorted(KNOWN) if f"`{a}`" not in text] == []

@@ -9,6 +9,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from edge.app import create_app, open_site
+from edge.config import ConfigError
 from tests.conftest import Api, make_config
 from tests.world import World, table
 
@@ -160,3 +161,9 @@ async def test_two_applications_keep_their_own_figures(
     scraped = [await scrape(api, await api.token()) for api in (first, second)]
     version = {"method": "GET", "route": "/v2/version", "status": "200"}
     assert [value(s, "edge_http_requests_total", **version) for s in scraped] == [2, 0]
+
+
+@pytest.mark.parametrize("token", ["short", "has a space in it, long enough"])
+def test_a_weak_metrics_token_is_a_bad_setting(tmp_path: Path, token: str) -> None:
+    with pytest.raises(ConfigError, match="invalid setting metrics_token"):
+        make_config(tmp_path, metrics_token=token)
