@@ -123,8 +123,8 @@ def add(conn: Tx, *events: AuditEvent) -> None:
 
 
 class Audit:
-    """Reading the log (org admins: their organization's; staff: every event) and
-    keeping it to its retention period."""
+    """Reading the log (org admins and scoped staff: their organization's; staff without
+    a scope: every event) and keeping it to its retention period."""
 
     def __init__(self, db: Database, is_org_admin: Callable[[Principal], bool], days: int):
         self._db = db
@@ -136,8 +136,12 @@ class Audit:
         await self._db.write(lambda c: add(c, *events))
 
     async def list(self, principal: Principal, query: ListQuery) -> Page:
-        if principal.is_staff:
+        """Staff without a scope read every event; staff acting in an organization (a scoped
+        token) and its admins read that organization's."""
+        if principal.is_staff and principal.org_id is None:
             return await fetch(self._db, store.LIST, query)
+        if principal.is_staff:
+            return await fetch(self._db, store.LIST, query, store.SCOPE, (principal.org_id,))
         if principal.kind != "user" or principal.org_id is None:
             raise Denied("Only org admins and staff may read the audit log")
         if not self._is_org_admin(principal):
