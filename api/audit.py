@@ -2,9 +2,10 @@
 
 Routes:
 - GET /v2/audit   "token": org admins and scoped staff (their organization's events),
-                  staff without a scope (every event); other users and devices get 403. The shared list engine:
-                  filters on action, actor_id, actor_kind, target_id, target_kind,
-                  org_id, client, request_id and created_date ranges; pages.
+                  staff without a scope (every event); other users and devices get
+                  403. The shared list engine: filters on action, actor_id,
+                  actor_kind, target_id, target_kind, org_id, client, request_id and
+                  created_date ranges; pages.
 
 `/v2/audit` rather than under `/v2/orgs/{org_id}`: an org admin reads it without knowing
 their org's ID, and unscoped staff read the events of the site (sign-ins of staff, events of
