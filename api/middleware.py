@@ -15,12 +15,13 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 from multidict import istr
 
-from api import errors
+from api import errors, metrics
 from api.client_address import client_address
 from api.errors import ErrorHook, Handler
 from api.keys import PRINCIPAL, REQUEST_ID, SERVICES
-from edge import logs
+from edge import audit, logs
 from edge.config import Config
+from edge.ops.metrics import UNMATCHED, RequestStats
 
 _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._\-]{1,64}")
 X_REQUEST_ID = istr("X-Request-ID")
@@ -37,10 +38,13 @@ class Framing:
 
     headers: tuple[tuple[istr, str], ...]
     access_log: bool
+    requests: RequestStats | None  # None when metrics are off
 
     @classmethod
-    def of(cls, config: Config) -> Framing:
-        return cls(tuple((istr(k), v) for k, v in headers(config).items()), config.access_log)
+    def of(cls, app: web.Application) -> Framing:
+        config = app[SERVICES].config
+        items = tuple((istr(k), v) for k, v in headers(config).items())
+        return cls(items, config.access_log, app.get(metrics.REQUESTS))
 
 
 def headers(config: Config) -> dict[str, str]:
@@ -65,21 +69,32 @@ def framing() -> Middleware:
     async def request_id(request: web.Request, handler: Handler) -> web.StreamResponse:
         """First: every log line and every error body can name the request."""
         if not resolved:
-            resolved.append(Framing.of(request.app[SERVICES].config))
+            resolved.append(Framing.of(request.app))
         given = request.headers.get(X_REQUEST_ID)
         rid = given if given and _CLIENT_REQUEST_ID.fullmatch(given) else os.urandom(16).hex()
         request[REQUEST_ID] = rid
+        logs.current_request.set(rid)
+        audit.set_origin(lambda: audit.Origin(client_address(request), rid, request.get(PRINCIPAL)))
         started = time.perf_counter()
         response = await handler(request)
         answer = resolved[0]
         response.headers[X_REQUEST_ID] = rid
         for name, value in answer.headers:
             response.headers.setdefault(name, value)
+        if answer.requests is not None:
+            _count(answer.requests, request, response.status, started)
         if answer.access_log:
             _access(request, response.status, started, rid)
         return response
 
     return request_id
+
+
+def _count(requests: RequestStats, request: web.Request, status: int, started: float) -> None:
+    """By the route's declared template (`/v2/groups/{group_id}`), never the raw path."""
+    resource = request.match_info.route.resource
+    route = resource.canonical if resource is not None else UNMATCHED
+    requests.observe(request.method, route, status, time.perf_counter() - started)
 
 
 def _access(request: web.Request, status: int, started: float, rid: str) -> None:

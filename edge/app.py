@@ -19,6 +19,7 @@ from aiohttp import web
 
 from api import (
     account,
+    audit,
     auth,
     billing,
     connections,
@@ -27,6 +28,7 @@ from api import (
     email_templates,
     files,
     groups,
+    metrics,
     mfa,
     middleware,
     my_org,
@@ -50,6 +52,7 @@ from edge import clock
 from edge.auth.keys import load_or_create
 from edge.auth.staff import FirstStaff, ensure_first
 from edge.config import Config
+from edge.ops import metrics as site_metrics
 from edge.ops import tls
 from edge.ops.health import Health, Probe
 from edge.services import Services
@@ -85,6 +88,8 @@ ROUTES: list[Route] = [
     *email_templates.ROUTES,
     *trash.ROUTES,
     *files.ROUTES,
+    *audit.ROUTES,
+    *metrics.ROUTES,
 ]
 SWEEP_SECONDS = 3600
 BACKLOG = 1024
@@ -130,11 +135,34 @@ def create_app(site: Site) -> web.Application:
     services.tunnels.notify = app[MQTT].notify_device  # tunnel notices go to devices
     app[PROBE] = Probe(services.db, app[system.HEALTH], app[MQTT].state)
     services.meter.source = app[MQTT].published  # MQTT messages by org, for billing
+    if services.config.metrics:
+        _metrics(app)
     app.cleanup_ctx.append(_background)
     app.cleanup_ctx.append(_mqtt)  # started after, stopped before the background tasks
     app.on_shutdown.append(_drop_tunnels)
     app.on_cleanup.append(_close_database)
     return app
+
+
+def _metrics(app: web.Application) -> None:
+    """GET /metrics: this application's own registry, read at scrape time."""
+    services, broker = app[SERVICES], app[MQTT]
+
+    def broker_figures() -> site_metrics.Broker | None:
+        if broker.state() is None:  # every MQTT listener is off
+            return None
+        return site_metrics.Broker(*broker.figures())
+
+    requests = app[metrics.REQUESTS] = site_metrics.RequestStats()
+    app[metrics.REGISTRY] = site_metrics.registry(
+        site_metrics.Sources(
+            services.db,
+            requests,
+            services.signin.throttle.counts,
+            services.tunnels.hub,
+            broker_figures,
+        )
+    )
 
 
 def _broker(services: Services) -> MqttService:
@@ -177,7 +205,7 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
     probe = app[PROBE]
     await probe.once()
     tasks = [
-        asyncio.create_task(_sweep(app[SERVICES].db, stop)),
+        asyncio.create_task(_sweep(app[SERVICES], stop)),
         asyncio.create_task(app[SERVICES].outbox_worker.run(stop)),
         asyncio.create_task(probe.run(stop)),
         asyncio.create_task(app[SERVICES].last_seen.run(stop)),
@@ -191,14 +219,22 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
     await asyncio.gather(*tasks)
 
 
-async def _sweep(db: Database, stop: asyncio.Event) -> None:
+async def _sweep(services: Services, stop: asyncio.Event) -> None:
     """Hourly, until asked to stop: forget sessions whose refresh tokens have expired,
-    expired challenge sessions, sign-in failure counts idle for a day, and deleted
-    records whose time in the trash is over."""
+    expired challenge sessions, sign-in failure counts idle for a day, deleted records
+    whose time in the trash is over, and audit events past their retention."""
     while not stop.is_set():
-        await db.write(_purge)
+        await sweep_once(services)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), SWEEP_SECONDS)
+
+
+async def sweep_once(services: Services) -> None:
+    def purge(conn: Tx) -> None:
+        _purge(conn)
+        services.audit.prune(conn)
+
+    await services.db.write(purge)
 
 
 def _purge(conn: Tx) -> None:

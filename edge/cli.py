@@ -1,5 +1,6 @@
-"""The `edge` command: serve, init, admin (create-org, reset-password, unlock), backup,
-restore, check, selftest, version, and the tunnel helpers (tunnel connect, tunnel agent).
+"""The `edge` command: serve, init, admin (create-org, reset-password, unlock), audit
+list, backup, restore, check, selftest, version, and the tunnel helpers (tunnel connect,
+tunnel agent).
 
 Exit codes: 0 done, 1 the operation failed, 2 bad usage or configuration.
 """
@@ -100,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     from edge.tunnels import commands
 
     commands.add_parser(sub)
+    _audit_parser(sub)
     admin = sub.add_parser("admin", help="administration commands")
     admin_sub = admin.add_subparsers(dest="admin_command", required=True)
     create = admin_sub.add_parser("create-org", help="create an organization and its first admin")
@@ -121,6 +123,23 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("login", help="username or e-mail (of staff, unless --org)")
         command.add_argument("--org", help="the user's org (or project): its ID or alias")
     return parser
+
+
+def _audit_parser(sub: Any) -> None:
+    audit = sub.add_parser("audit", help="read the audit log (docs/audit.md)")
+    audit_sub = audit.add_subparsers(dest="audit_command", required=True)
+    listing = audit_sub.add_parser(
+        "list", help="the newest matching events, oldest first, one line each"
+    )
+    _setting_flags(listing, only=("data_dir", "log_level"))
+    listing.add_argument("--org", help="events of this organization (its ID or alias)")
+    listing.add_argument("--action", help="one action, such as sign_in_failed")
+    listing.add_argument("--actor", help="the account (or device) ID that acted")
+    listing.add_argument("--target", help="the ID acted on (a user, role, device, access)")
+    listing.add_argument("--since", help="from this date or time (UTC; a date: its start)")
+    listing.add_argument("--until", help="up to this date or time (UTC; a date: its end)")
+    listing.add_argument("--limit", type=int, default=100, help="at most this many (1-1000)")
+    listing.add_argument("--json", action="store_true", help="one JSON object per line")
 
 
 def _setting_flags(parser: argparse.ArgumentParser, only: tuple[str, ...] | None = None) -> None:
@@ -223,6 +242,25 @@ def _admin(args: argparse.Namespace, config: Config) -> int:
     return command(args, config)
 
 
+def _audit(args: argparse.Namespace, config: Config) -> int:
+    import json
+
+    from edge import app
+    from edge.ops import audit_log
+
+    wanted = audit_log.Wanted(
+        args.org, args.action, args.actor, args.target, args.since, args.until, args.limit
+    )
+    site = app.open_site(config)
+    try:
+        found = audit_log.events(site.services, wanted)
+    finally:
+        site.services.db.close()
+    for event in found:
+        print(json.dumps(event, sort_keys=True) if args.json else audit_log.line(event))
+    return 0
+
+
 def _reset_password(args: argparse.Namespace, config: Config) -> int:
     from edge import app
     from edge.ops import accounts
@@ -318,4 +356,5 @@ COMMANDS = {
     "serve": _serve,
     "init": _init,
     "admin": _admin,
+    "audit": _audit,
 }

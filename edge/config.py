@@ -157,6 +157,14 @@ def _secret(value: Any) -> Secret:
     return Secret(_text(value))
 
 
+def _long_secret(value: Any) -> Secret:
+    """A bearer token an operator chose: long enough not to be guessed."""
+    text = _text(value)
+    if len(text) < 16 or not text.isascii() or not text.isprintable() or " " in text:
+        raise ValueError("must be at least 16 printable ASCII characters, no spaces")
+    return Secret(text)
+
+
 def _optional(parse: Parser) -> Parser:
     def wrapped(value: Any) -> Any:
         return None if value is None or value == "" else parse(value)
@@ -466,6 +474,24 @@ SETTINGS: tuple[Setting, ...] = (
         15.0,
         "Seconds a new tunnel stream waits for the device's end to connect",
     ),
+    Setting(
+        "audit_retention_days",
+        _int_range(1, 36500),
+        365,
+        "Days an audit log event is kept before the hourly sweep deletes it",
+    ),
+    Setting(
+        "metrics",
+        _bool,
+        True,
+        "Serve GET /metrics (Prometheus text) to staff and to metrics_token; false: 404",
+    ),
+    Setting(
+        "metrics_token",
+        _optional(_long_secret),
+        None,
+        "Bearer token a Prometheus scraper sends to GET /metrics (staff tokens work too)",
+    ),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -530,6 +556,9 @@ class Config:
     tunnel_max_streams: int = 16
     tunnel_idle_timeout: float = 900.0
     tunnel_connect_timeout: float = 15.0
+    audit_retention_days: int = 365
+    metrics: bool = True
+    metrics_token: Secret | None = None
 
     @property
     def tls(self) -> bool:

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections import deque
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import IO, Any
 
@@ -29,6 +30,11 @@ ACCESS_FORMAT = "%s %s %d %.1fms client=%s principal=%s request_id=%s"
 # The fields of an access line, in JSON as their own keys (no token, no query string).
 ACCESS_FIELDS = ("method", "path", "status", "duration_ms", "client", "principal")
 _access = logging.getLogger("edge.access")
+# The ID of the request being handled, set by the first middleware: every line logged while
+# handling it (a throttle warning, a 500's traceback) carries it, so the access line, the
+# warning and the audit event of one request can be joined. Tasks and threads started
+# outside a request have none.
+current_request: ContextVar[str | None] = ContextVar("request_id", default=None)
 
 
 # An access line as the serving process queues it: created (time.time()), method, path,
@@ -67,6 +73,15 @@ def _record(line: AccessLine) -> logging.LogRecord:
     record.duration_ms = round(duration_ms, 2)
     record.client, record.principal = client, principal
     return record
+
+
+def tag(record: logging.LogRecord) -> None:
+    """The running request's ID on a record logged while handling it (on its own thread:
+    the context is the request's)."""
+    if getattr(record, "request_id", None) is None:
+        found = current_request.get()
+        if found is not None:
+            record.request_id = found
 
 
 class JsonFormatter(logging.Formatter):
@@ -128,6 +143,15 @@ class TextFormatter(logging.Formatter):
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         return self._time(record.created)
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        """A line logged while handling a request ends with its ID, as access lines do
+        (before a traceback, which follows on the lines after)."""
+        text = super().formatMessage(record)
+        request_id = getattr(record, "request_id", None)
+        if request_id and record.name != _access.name:
+            return f"{text} request_id={request_id}"
+        return text
 
     def access(self, line: AccessLine) -> str:
         """The same text `format` makes of this line's record."""
@@ -196,6 +220,7 @@ class Handoff(logging.Handler):
         if len(self.records) >= self.limit:
             self.dropped += 1
             return
+        tag(record)
         if record.args:
             record.msg, record.args = record.getMessage(), None
         self.records.append(record)

@@ -8,6 +8,7 @@ from edge import clock
 from edge.access.engine import Permissions
 from edge.access.kinds import GroupAccessKind, ProjectAccessKind, RoleAccessKind
 from edge.access.objects import AccessObjects
+from edge.audit import Audit
 from edge.auth.keys import KeyRing
 from edge.auth.mfa import Mfa
 from edge.auth.passwords import Passwords
@@ -96,6 +97,7 @@ class Services:
     tunnels: Tunnels
     billing: Billing
     meter: Meter
+    audit: Audit
     # Who may use the MQTT broker; set by edge/app.py (the broker is not an edge service).
     mqtt_directory: ClientDirectory | None = None
 
@@ -207,6 +209,11 @@ class Services:
             tunnels=tunnels,
             billing=Billing(db, cursors, orgs),
             meter=Meter(db),
+            audit=Audit(
+                db,
+                lambda who: permissions.caller(who).is_org_admin,
+                config.audit_retention_days,
+            ),
         )
 
 

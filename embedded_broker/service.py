@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 
 from amqtt.errors import BrokerError
@@ -97,6 +98,11 @@ class MqttService:
         if self.broker is None:
             return "stopped"
         return "ok" if self.broker.listening() else "not listening"
+
+    def figures(self) -> tuple[int, dict[str, int]]:
+        """Open connections, and the counters since start (GET /metrics)."""
+        live = self.broker.live if self.broker is not None else 0
+        return live, dataclasses.asdict(self.stats)
 
     def notify_device(self, device_id: str, topic: str, payload: bytes) -> int:
         """Publish a server notice (QoS 1, not retained) to one device's own sessions; a

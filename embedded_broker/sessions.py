@@ -44,6 +44,7 @@ class Stats:
     connects: int = 0
     refused_connects: int = 0
     received: int = 0
+    sent: int = 0
     dropped_qos0: int = 0
     dropped_offline: int = 0
     slow_disconnects: int = 0
@@ -96,6 +97,7 @@ class ClientSession:
                 self.stats.dropped_qos0 += 1
                 return
             head = message.head(0, retain)
+            self.stats.sent += 1
             link.send(head)
             link.send(message.payload)
             return
@@ -211,6 +213,7 @@ class ClientSession:
         while packet_id in self.inflight:
             packet_id = next(self._ids)
         self.inflight[packet_id] = out
+        self.stats.sent += 1
         link.send(out.message.head(out.qos, out.retain))
         link.send(packet_id.to_bytes(2, "big"))
         link.send(out.message.payload)

@@ -66,6 +66,13 @@ def _snapshot_before_upgrade(path: Path) -> Path | None:
     return target
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
 def clock_stamp() -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
@@ -108,6 +115,16 @@ class Database:
         db = cls(path)
         db._writer.start()
         return db
+
+    @property
+    def writer(self) -> Writer:
+        """The writer, for its queue depth and commit latencies (GET /metrics)."""
+        return self._writer
+
+    def sizes(self) -> dict[str, int]:
+        """Bytes on disk of the database file and of its write-ahead log."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        return {"database": _size(self.path), "wal": _size(wal)}
 
     def close(self) -> None:
         self._closed = True

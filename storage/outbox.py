@@ -33,3 +33,13 @@ def claim_due(conn: apsw.Connection, now: str, lease_until: str, limit: int) -> 
 
 def mark(conn: apsw.Connection, message_id: str, values: Row) -> None:
     update(conn, "outbox", "id", message_id, values)
+
+
+def backlog(conn: apsw.Connection) -> dict[str, int]:
+    """Messages not (yet) delivered, by status: pending and failed (GET /metrics)."""
+    rows = conn.execute(
+        "SELECT status, count(*) FROM outbox WHERE status IN ('pending', 'failed') GROUP BY status"
+    )
+    found = {"pending": 0, "failed": 0}
+    found.update({str(status): int(count) for status, count in rows})
+    return found

@@ -407,3 +407,21 @@ class BillingEntry(Record):
 
 
 BILLING_ENTRIES = Codec(BillingEntry, "billing_entries")
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent(Record):
+    id: str
+    created_date: str
+    org_id: str | None
+    action: str
+    actor_kind: str
+    actor_id: str | None
+    target_kind: str | None
+    target_id: str | None
+    client: str | None
+    request_id: str | None
+    details: dict[str, Any]
+
+
+AUDIT_EVENTS = Codec(AuditEvent, "audit_events")

@@ -13,6 +13,7 @@ import concurrent.futures
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any, TypeVar
 
 import apsw
 
+from storage.latency import Latency
 from storage.pragmas import configure
 
 T = TypeVar("T")
@@ -52,6 +54,12 @@ class Writer:
         self._dirty = False
         self._lock = threading.Lock()
         self._stopping = False
+        self.commits = Latency()  # BEGIN to COMMIT of each batch, for GET /metrics
+
+    @property
+    def queue_depth(self) -> int:
+        """Writes waiting for the next batch (the one being committed not counted)."""
+        return self._queue.qsize()
 
     def start(self) -> None:
         self._thread.start()
@@ -133,6 +141,7 @@ class Writer:
         if not batch:
             return
         outcomes: list[tuple[_Job, Any, BaseException | None]] = []
+        started = time.perf_counter()
         try:
             self._rollback(conn)  # a transaction a failed rollback left open
             conn.execute("BEGIN IMMEDIATE")
@@ -140,6 +149,7 @@ class Writer:
                 outcomes.append(self._run_job(conn, job))
             conn.execute("COMMIT")
             self._dirty = True
+            self.commits.observe(time.perf_counter() - started)
         except BaseException as exc:  # the whole transaction failed: every job fails with it
             self._rollback(conn)
             log.exception("write transaction failed")

@@ -12,13 +12,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from edge import audit
 from edge.access import values as rules
 from edge.access.engine import Caller, Permissions
 from edge.errors import Conflict, DeleteProtected, Denied, NotFound
 from edge.principal import Principal
 from storage import access as store
 from storage.database import Database
-from storage.records import Access
+from storage.records import Access, AuditEvent
 from storage.rows import Tx
 
 
@@ -97,7 +98,8 @@ class AccessObjects:
             spec.check_write(conn, target, grantee_id)
             store.create(conn, row)
 
-        await self._db.write(write)
+        granted = _event("access_granted", principal, spec.name, target, row, body)
+        await self._db.write(audit.along(write, granted))
 
     async def patch(
         self, principal: Principal, kind: str, target_id: str, grantee_id: str, body: Any
@@ -112,7 +114,8 @@ class AccessObjects:
             if not store.patch(conn, current.id, changes):
                 raise NotFound("Access not found")
 
-        await self._db.write(write)
+        updated = _event("access_updated", principal, spec.name, target, current, body)
+        await self._db.write(audit.along(write, updated))
         await spec.after(target, current, current.replace(**changes))
 
     async def delete(
@@ -129,7 +132,8 @@ class AccessObjects:
             if not store.delete(conn, current.id):
                 raise NotFound("Access not found")
 
-        await self._db.write(write)
+        revoked = _event("access_revoked", principal, spec.name, target, current, {"force": force})
+        await self._db.write(audit.along(write, revoked))
         await spec.after(target, current, None)
 
     def _caller(self, principal: Principal) -> Caller:
@@ -149,3 +153,24 @@ class AccessObjects:
         if found is None or found.kind != spec.name:
             raise NotFound(spec.missing)
         return found
+
+
+def _event(
+    action: str, principal: Principal, kind: str, target: Any, access: Access, body: Any
+) -> AuditEvent:
+    """An access object given, changed or taken: on what, to whom, which fields were sent
+    (and whether it makes an admin)."""
+    details: dict[str, Any] = {
+        "kind": kind,
+        "on": target.id,
+        "grantee_id": access.grantee_id,
+        "grantee_kind": access.grantee_kind,
+    }
+    if isinstance(body, dict):
+        details["fields"] = sorted(body)
+        if "is_admin" in body:
+            details["is_admin"] = bool(body["is_admin"])
+    org_id = target.org_id
+    return audit.event(
+        action, principal, org_id=org_id, target=("access", access.id), details=details
+    )

@@ -16,17 +16,18 @@ from typing import Any
 import pyotp
 from cryptography.fernet import Fernet
 
-from edge import clock
+from edge import audit, clock
 from edge.auth import reset_tokens
 from edge.auth.tokens import Tokens
 from edge.delivery.messages import Messages
 from edge.errors import Denied, NotFound, Unauthenticated, ValidationError
+from edge.principal import Principal
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.users import Target
 from storage import mfa as store
 from storage import users
 from storage.database import Database
-from storage.records import User
+from storage.records import AuditEvent, User
 from storage.rows import Row
 
 SOFTWARE, SMS = "SOFTWARE", "SMS"
@@ -124,7 +125,7 @@ class Mfa:
             store.put(conn, user["id"], "software", values, now)
             store.set_user(conn, user["id"], flags)
 
-        await self._db.write(write)
+        await self._db.write(audit.along(write, mfa_event("mfa_enabled", user, "software")))
         return recovery
 
     async def verify_software(self, user_id: str, code: str) -> bool:
@@ -164,7 +165,8 @@ class Mfa:
                 "Your organization requires MFA: set up another MFA method first, "
                 "or use your recovery code to remove a lost device"
             )
-        await self._db.write(lambda c: _remove(c, user, kind))
+        removed = mfa_event("mfa_disabled", user, kind, {"by_recovery": bool(recovery_code)})
+        await self._db.write(audit.along(lambda c: _remove(c, user, kind), removed))
         if required and last:
             await self._tokens.revoke_accounts([user["id"]])
 
@@ -212,6 +214,15 @@ def _totp_step(secret: str, code: str) -> int | None:
         if hmac.compare_digest(totp.generate_otp(step), code):
             found = step
     return found
+
+
+def mfa_event(action: str, user: User, kind: str, more: dict[str, Any] | None = None) -> AuditEvent:
+    """A change of a user's MFA, by the caller (the user, or an admin of theirs)."""
+    who = audit.caller_or(Principal("user", user["id"], None, user["org_id"]))
+    details = {"method": kind, **(more or {})}
+    return audit.event(
+        action, who, org_id=user["org_id"], target=("user", user["id"]), details=details
+    )
 
 
 def _remove(conn: Any, user: User, kind: str) -> None:

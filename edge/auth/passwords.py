@@ -5,12 +5,14 @@ change one: PUT /v2/auth/password and POST /v2/auth/forgot-password (docs/passwo
 from __future__ import annotations
 
 import secrets
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from edge import clock
+from edge import audit, clock
 from edge.auth import reset_tokens
 from edge.delivery.messages import Recipient
 from edge.errors import Unauthenticated, ValidationError
+from edge.principal import Principal
 from storage import credentials, staff, users
 from storage.database import Database
 from storage.records import Org, Project, User
@@ -19,7 +21,6 @@ from storage.rows import Tx
 if TYPE_CHECKING:
     from edge.auth.tokens import Tokens
     from edge.delivery.messages import Messages
-    from edge.principal import Principal
     from edge.tenancy.projects import Projects
 
 from edge.auth.hashing import check_policy, hash, verify
@@ -62,12 +63,17 @@ class Passwords:
             raise ValidationError("new_password", "must differ from the current password")
         hashed = await hash(new)
         now = clock.now_iso()
+        changed = audit.event("password_changed", who, target=(who.kind, who.account_id))
         if who.kind == "staff":
             await self._db.write(
-                lambda c: credentials.set_staff_password(c, who.account_id, hashed, now)
+                audit.along(
+                    lambda c: credentials.set_staff_password(c, who.account_id, hashed, now),
+                    changed,
+                )
             )
         else:
-            await self._db.write(lambda c: _set(c, who.account_id, hashed, now, None))
+            set_it = partial(_set, user_id=who.account_id, hashed=hashed, now=now, token=None)
+            await self._db.write(audit.along(set_it, changed))
         await self._tokens.revoke_accounts([who.account_id])
 
     async def reset(self, token: str, new: str) -> None:
@@ -81,7 +87,11 @@ class Passwords:
         )
         hashed = await hash(new)
         now = clock.now_iso()
-        await self._db.write(lambda c: _set(c, user_id, hashed, now, token))
+        owner = Principal("user", user_id, None, account["org_id"])
+        details = {"by": "reset_link"}
+        done = audit.event("password_reset", owner, target=("user", user_id), details=details)
+        set_it = partial(_set, user_id=user_id, hashed=hashed, now=now, token=token)
+        await self._db.write(audit.along(set_it, done))
         await self._tokens.revoke_accounts([user_id])
 
     async def forgot(self, form: dict[str, str]) -> str:

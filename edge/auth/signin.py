@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from edge import clock
+from edge import audit, clock
 from edge.auth import hashing, mfa
 from edge.auth.challenges import Challenges
 from edge.auth.mfa import Mfa
@@ -32,7 +32,7 @@ from edge.tenancy.projects import Projects
 from edge.tenancy.user_rules import login_key
 from storage import credentials, staff, users
 from storage.database import Database
-from storage.records import Org, Project, User
+from storage.records import AuditEvent, Org, Project, User
 from storage.rows import Row
 
 BAD_CREDENTIALS = "Incorrect username or password"
@@ -88,17 +88,28 @@ class SignIn:
     ) -> dict[str, Any]:
         account = self._db.read(lambda c: staff.find_by_login(c, login))
         key = f"staff:{account['id']}" if account else f"login:staff:{login}"
-        await self._password(key, account, password, address)
+        await self._password(key, account, password, address, _failed(None, "staff", account))
         assert account is not None
         org_id = None
         if scope and scope.strip():
             org_id = self._orgs.resolve_client(scope.strip(), field="scope")["id"]
+        who = Principal("staff", account["id"], None, org_id)
         return await self._tokens.open_session(
-            "staff", account["id"], org_id=org_id, project_id=None, lifetimes=Lifetimes()
+            "staff",
+            account["id"],
+            org_id=org_id,
+            project_id=None,
+            lifetimes=Lifetimes(),
+            events=(audit.event("sign_in", who, target=("staff", who.account_id)),),
         )
 
     async def _password(
-        self, key: str, account: User | Row | None, password: str, address: str | None
+        self,
+        key: str,
+        account: User | Row | None,
+        password: str,
+        address: str | None,
+        failed: AuditEvent,
     ) -> None:
         """Check a password under the throttle; the answer is the same for unknown accounts.
 
@@ -106,7 +117,7 @@ class SignIn:
         login), so every spelling of one login counts against the same account."""
         self.throttle.check(key, address)
         if not await hashing.verify(_hash_of(account), password):
-            await self.throttle.failed(key, address)
+            await self.throttle.failed(key, address, failed)
             raise ValidationError(None, BAD_CREDENTIALS)
         await self.throttle.succeeded(key, address)
 
@@ -116,7 +127,7 @@ class SignIn:
         org, project = self._projects.resolve_client(client_id)
         account = self._projects.find_login(org, project, login)
         key = f"user:{account['id']}" if account else f"login:{org['id']}:{login_key(login)}"
-        await self._password(key, account, password, address)
+        await self._password(key, account, password, address, _failed(org["id"], "user", account))
         assert account is not None
         if not account["is_active"] or not org["is_active"]:
             raise Denied("This account is suspended")
@@ -171,7 +182,14 @@ class SignIn:
         await self.challenges.use(row)
         digest = await hashing.hash(new)
         now = clock.now_iso()
-        await self._db.write(lambda c: credentials.set_password(c, user["id"], digest, now))
+        who = Principal("user", user["id"], None, org["id"])
+        details = {"reason": "new_password_required"}
+        changed = audit.event(
+            "password_changed", who, target=("user", who.account_id), details=details
+        )
+        await self._db.write(
+            audit.along(lambda c: credentials.set_password(c, user["id"], digest, now), changed)
+        )
         return await self._next_step(self._user_row(user["id"]), org, project, after_password=False)
 
     async def _software_code(
@@ -196,7 +214,12 @@ class SignIn:
         """A wrong code has already spent the session: the client must restart sign-in."""
         key = second_factor(f"user:{row['user_id']}")
         if not ok:
-            await self.throttle.failed(key, address)
+            target = ("user", row["user_id"])
+            details = {"factor": "mfa"}
+            failed = audit.event(
+                "sign_in_failed", None, org_id=row["org_id"], target=target, details=details
+            )
+            await self.throttle.failed(key, address, failed)
             raise Unauthenticated(WRONG_CODE)
         await self.throttle.succeeded(key, address)
 
@@ -239,12 +262,17 @@ class SignIn:
         return user
 
     async def _open(self, account: User, org: Org, project: Project | None) -> dict[str, Any]:
+        project_id = None if project is None else project["id"]
+        who = Principal("user", account["id"], None, org["id"], project_id)
+        details = {"project_id": project_id} if project_id else {}
+        signed_in = audit.event("sign_in", who, target=("user", who.account_id), details=details)
         return await self._tokens.open_session(
             "user",
             account["id"],
             org_id=org["id"],
-            project_id=None if project is None else project["id"],
+            project_id=project_id,
             lifetimes=self._lifetimes(org, project),
+            events=(signed_in,),
         )
 
     def _lifetimes(self, org: Org, project: Project | None) -> Lifetimes:
@@ -290,6 +318,14 @@ def _step(user: User, required: bool, after_password: bool) -> str | None:
     if sms:
         return "SMS_MFA"
     return "MFA_SETUP" if required else None
+
+
+def _failed(org_id: str | None, kind: str, account: User | Row | None) -> AuditEvent:
+    """A wrong password, against the account it named (none: the login named no account;
+    the login itself is not kept, as a password typed into it would be)."""
+    target = (kind, account["id"]) if account is not None else None
+    details = {"factor": "password"}
+    return audit.event("sign_in_failed", None, org_id=org_id, target=target, details=details)
 
 
 def _hash_of(account: User | Row | None) -> str | None:

@@ -12,7 +12,7 @@ import secrets
 from datetime import timedelta
 from typing import Any
 
-from edge import clock
+from edge import audit, clock
 from edge.auth import mfa
 from edge.delivery.messages import Messages
 from edge.errors import ValidationError
@@ -89,7 +89,7 @@ class SmsMfa:
             store.put(conn, user["id"], "sms", factor, now)
             store.set_user(conn, user["id"], flags)
 
-        await self._db.write(write)
+        await self._db.write(audit.along(write, mfa.mfa_event("mfa_enabled", user, "sms")))
         return {"message": "SMS MFA enabled", "recovery_code": recovery}
 
     async def send_sign_in_code(self, user: User) -> str:

@@ -26,15 +26,18 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 
-from edge import clock
+from edge import audit, clock
 from edge.errors import TooManyAttempts
+from edge.ids import new_id
 from edge.printable import for_log
 from storage import throttle as store
 from storage.database import Database
+from storage.records import AuditEvent
 from storage.rows import Tx
 
 MESSAGE = "Too many failed sign-in attempts; try again later"
@@ -75,6 +78,8 @@ class Outcome:
 class Throttle:
     def __init__(self, db: Database) -> None:
         self._db = db
+        # Since start, for GET /metrics: failed:<factor>, refused, locked:<scope>.
+        self.counts: Counter[str] = Counter()
 
     def check(self, account: str, address: str | None) -> None:
         """TooManyAttempts while any of the keys is waiting out a back-off or a lockout."""
@@ -82,22 +87,44 @@ class Throttle:
         for key, _ in _keys(account, address):
             row = self._db.read(partial(store.get, key=key))
             if row is not None and row["blocked_until"] > now:
+                self.counts["refused"] += 1
                 raise TooManyAttempts(MESSAGE, _seconds_until(row["blocked_until"]))
 
-    async def failed(self, account: str, address: str | None) -> None:
+    async def failed(
+        self, account: str, address: str | None, event: AuditEvent | None = None
+    ) -> None:
+        """Count a failure under every key. `event` (the failure's audit event) is recorded
+        in the first key's write, and a lockout's event in the write that locks."""
         now = clock.now()
-        for key, policy in _keys(account, address):
-            outcome = await self._db.write(partial(_fail, key=key, policy=policy, now=now))
+        self.counts["failed:mfa" if account.endswith("/mfa") else "failed:password"] += 1
+        for i, (key, policy) in enumerate(_keys(account, address)):
+            fail = partial(_fail, key=key, policy=policy, now=now, event=event)
+            first = event is not None and i == 0
+            outcome = await self._db.write(audit.along(fail, event) if first and event else fail)
+            if outcome.failures == policy.lockout_after:
+                self.counts["locked:" + key.partition(":")[0]] += 1
             _report(outcome, policy, account, address)
 
     async def succeeded(self, account: str, address: str | None) -> None:
         await self._db.write(lambda c: store.clear(c, _pair_key(account, address)))
 
-    async def clear(self, account: str) -> int:
-        """Lift every block of this account, of both factors, from every address; how many."""
+    async def clear(self, account: str, org_id: str | None = None, by: str = "admin") -> int:
+        """Lift every block of this account, of both factors, from every address; how many.
+        Recorded in the audit log (by the caller of the running request, or `by` the
+        command line's operator) in the same write as the first factor's."""
+        kind, _, account_id = account.partition(":")
+        actor = audit.origin().principal
+        cleared_event = audit.event(
+            "sign_in_blocks_cleared",
+            actor,
+            org_id=org_id if actor is None else actor.org_id,
+            target=(kind, account_id),
+            actor_kind=None if actor is not None else by,
+        )
         cleared = 0
-        for counted in (account, second_factor(account)):
-            cleared += await self._db.write(partial(_clear, account=counted))
+        for i, counted in enumerate((account, second_factor(account))):
+            clear = partial(_clear, account=counted)
+            cleared += await self._db.write(audit.along(clear, cleared_event) if i == 0 else clear)
         log.warning("sign-in blocks of %s cleared by an admin (%d)", for_log(account), cleared)
         return cleared
 
@@ -112,19 +139,31 @@ def second_factor(account: str) -> str:
     return f"{account}/mfa"
 
 
-def _fail(conn: Tx, *, key: str, policy: Policy, now: datetime) -> Outcome:
+def _fail(
+    conn: Tx, *, key: str, policy: Policy, now: datetime, event: AuditEvent | None = None
+) -> Outcome:
     row = store.get(conn, key)
     fresh = row is None or clock.parse(row["updated_date"]) < now - policy.window
     failures = 1 if fresh or row is None else row["failures"] + 1
     wait = policy.wait(failures)
     until = clock.iso(now + wait)
     store.record(conn, key, failures, until, clock.iso(now))
+    if event is not None and failures == policy.lockout_after:
+        audit.add(conn, _locked(event, key, failures, until))
     if key.startswith("acct:") and failures == policy.lockout_after:
         account = key.removeprefix("acct:")
         addresses = store.count_prefixed(conn, _pair_key(account, ""))
         store.record_lockout(conn, account, failures, addresses, until, clock.iso(now))
         return Outcome(key, failures, wait, addresses)
     return Outcome(key, failures, wait)
+
+
+def _locked(failed: AuditEvent, key: str, failures: int, until: str) -> AuditEvent:
+    """The lockout a failure caused, as its own event (same actor, target and origin)."""
+    scope = {"pair": "account_from_address", "acct": "account", "addr": "address"}
+    details = {**failed.details, "scope": scope[key.partition(":")[0]], "failures": failures}
+    details["until"] = until
+    return replace(failed, id=new_id(), action="sign_in_locked", details=details)
 
 
 def _report(outcome: Outcome, policy: Policy, account: str, address: str | None) -> None:

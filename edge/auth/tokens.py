@@ -16,13 +16,14 @@ from typing import Any
 
 import jwt
 
-from edge import clock, ids
+from edge import audit, clock, ids
 from edge.auth.keys import KeyRing
 from edge.auth.principal_cache import PrincipalCache
 from edge.errors import Unauthenticated, ValidationError
 from edge.principal import Kind, Principal
 from storage import credentials, sessions, staff, users
 from storage.database import Database
+from storage.records import AuditEvent
 
 ISSUER = "edge"
 TOKEN_TYPE = "Bearer"
@@ -54,7 +55,9 @@ class Tokens:
         org_id: str | None,
         project_id: str | None,
         lifetimes: Lifetimes,
+        events: tuple[AuditEvent, ...] = (),
     ) -> dict[str, Any]:
+        """A new session; `events` (the sign-in's audit event) are recorded with it."""
         refresh = secrets.token_urlsafe(32)
         session_id = ids.new_id()
         now = clock.now()
@@ -68,7 +71,7 @@ class Tokens:
             "created_date": clock.iso(now),
             "refresh_expires_at": clock.iso(now + lifetimes.refresh),
         }
-        await self._db.write(lambda c: sessions.create(c, row))
+        await self._db.write(audit.along(lambda c: sessions.create(c, row), *events))
         info = self._token_info(row, lifetimes)
         info["refresh_token"] = refresh
         return info

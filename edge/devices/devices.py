@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from edge import clock
+from edge import audit, clock
 from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
@@ -40,7 +40,7 @@ from storage import device_certificates as certificates
 from storage import devices as store
 from storage import projects as project_store
 from storage.database import Database
-from storage.records import Device, Project
+from storage.records import AuditEvent, Device, Project
 from storage.rows import Tx
 
 Row = dict[str, Any]
@@ -257,7 +257,8 @@ class Devices:
             if not store.patch(conn, device_id, changes):
                 raise NotFound("Device not found")
 
-        await self._db.write(write)
+        reset = _event("device_api_key_reset", principal, target.device)
+        await self._db.write(audit.along(write, reset))
         self._keys.forget([device_id])
         return {"api_key": key}
 
@@ -268,7 +269,10 @@ class Devices:
         self.require(target, "update")
         device = target.device
         issued = self._ca.issue_client(device.id, device.org_id)
-        await self._db.write(lambda c: writes.replace_certificate(c, device.id, issued))
+        reset = _event("device_certificate_reset", principal, device)
+        await self._db.write(
+            audit.along(lambda c: writes.replace_certificate(c, device.id, issued), reset)
+        )
         return credentials.mqtt_credentials(device, issued, self._endpoints)
 
     def _home_project(self, principal: Principal, given: Any) -> Project | None:
@@ -297,3 +301,8 @@ def _check_suspension(body: dict[str, Any], rel: Relation) -> None:
     if rel.is_self and body["is_active"] is False:
         return
     raise Denied("is_active: only admins may set it (a device may deactivate itself)")
+
+
+def _event(action: str, principal: Principal, device: Device) -> AuditEvent:
+    target = ("device", device.id)
+    return audit.event(action, principal, org_id=device.org_id, target=target)

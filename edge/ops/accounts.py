@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import getpass
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal, TextIO
 
-from edge import clock
+from edge import audit, clock
 from edge.auth import hashing
 from edge.errors import NotFound, ValidationError
 from edge.services import Services
@@ -59,21 +60,37 @@ async def reset_password(services: Services, account: Account, password: str) ->
     hashing.check_policy(password, username=account.username, email=account.email, field="password")
     hashed = await hashing.hash(password)
     now = clock.now_iso()
+    org_id = _org_of(services, account)
+    target = (account.kind, account.id)
+    done = audit.event(
+        "password_set_by_operator", None, org_id=org_id, target=target, actor_kind="operator"
+    )
     if account.kind == "staff":
         await services.db.write(
-            lambda c: credentials.set_staff_password(c, account.id, hashed, now)
+            audit.along(lambda c: credentials.set_staff_password(c, account.id, hashed, now), done)
         )
     else:
-        await services.db.write(lambda c: credentials.set_by_operator(c, account.id, hashed, now))
+        set_it = partial(
+            credentials.set_by_operator, user_id=account.id, password_hash=hashed, now_iso=now
+        )
+        await services.db.write(audit.along(set_it, done))
     await services.tokens.revoke_accounts([account.id])
-    await services.signin.throttle.clear(account.throttle_key)
+    await services.signin.throttle.clear(account.throttle_key, org_id, by="operator")
+
+
+def _org_of(services: Services, account: Account) -> str | None:
+    if account.kind != "user":
+        return None
+    user = services.db.read(lambda c: users.get(c, account.id))
+    return None if user is None else user.org_id
 
 
 async def unlock(services: Services, account: Account) -> int:
     """Lift every sign-in block of the account; how many there were."""
     if account.kind == "user" and services.db.read(lambda c: users.get(c, account.id)) is None:
         raise NotFound("the user no longer exists")
-    return await services.signin.throttle.clear(account.throttle_key)
+    org_id = _org_of(services, account)
+    return await services.signin.throttle.clear(account.throttle_key, org_id, by="operator")
 
 
 def read_password(stdin: TextIO) -> str:

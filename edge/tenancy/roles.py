@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from edge import clock, fields, ids
+from edge import audit, clock, fields, ids
 from edge.access import values as access_values
 from edge.access.engine import Caller, Permissions
 from edge.access.kinds import Revoker, RoleAccessKind, check_room
@@ -41,7 +41,7 @@ from storage import account_access as held_store
 from storage import roles as store
 from storage import visibility
 from storage.database import Database
-from storage.records import Access, Role
+from storage.records import Access, AuditEvent, Role
 from storage.rows import Tx
 
 TABLE = store.LIST
@@ -124,7 +124,8 @@ class Roles:
                 check_room(conn, settings.role_limit(conn, org_id), principal.account_id)
                 access_store.create(conn, own)
 
-        await self._db.write(write)
+        created = _event("role_created", principal, org_id, role.id, body)
+        await self._db.write(audit.along(write, created))
         return role.id
 
     async def patch(self, principal: Principal, role_id: str, body: dict[str, Any]) -> None:
@@ -154,7 +155,8 @@ class Roles:
                 else:
                     access_store.patch(conn, access_id, changes)
 
-        await self._db.write(write)
+        updated = _event("role_updated", principal, role.org_id, role_id, body)
+        await self._db.write(audit.along(write, updated))
         if _loses_admin(role, before, body):
             await self._log_out_holders(role_id)
 
@@ -363,3 +365,11 @@ def present(role: Role, levels: list[Access], *, admin: bool, project_scope: str
     if admin:
         out["is_active"] = role.is_active
     return out
+
+
+def _event(
+    action: str, principal: Principal, org_id: str, role_id: str, body: dict[str, Any]
+) -> AuditEvent:
+    """The names of the fields sent (permission blocks among them), not their values."""
+    details = {"fields": sorted(body)}
+    return audit.event(action, principal, org_id=org_id, target=("role", role_id), details=details)

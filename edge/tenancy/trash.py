@@ -15,13 +15,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any, Protocol
 
-from edge import clock
+from edge import audit, clock
 from edge.access.engine import Permissions
 from edge.errors import Conflict, Denied, NotFound
 from edge.listing import ListQuery, Page, fetch
 from edge.principal import Principal
 from storage import trash as store
 from storage.database import Database
+from storage.records import AuditEvent
 from storage.rows import Row, Tx
 
 KINDS = ("user", "device", "group", "role", "project")
@@ -81,6 +82,8 @@ class Trash:
             "purge_after": clock.iso(now + self._retention),
         }
 
+        events = _audited(principal, kind, record, permanent)
+
         def write(conn: Tx) -> list[str]:
             accounts = store.accounts_ended(conn, kind, record.id, deleted)
             if permanent:
@@ -89,6 +92,7 @@ class Trash:
                 store.put(conn, entry, store.snapshot(conn, kind, record.id))
             if not store.remove(conn, kind, record.id):
                 raise NotFound(f"{kind.capitalize()} not found")
+            audit.add(conn, *events)
             return accounts
 
         ended = await self._db.write(write)
@@ -164,3 +168,20 @@ def _name_of(record: Any) -> str:
 
 
 __all__ = ["KINDS", "Trash", "present"]
+
+
+AUDITED = ("user", "role", "device")  # deletions the audit log records
+
+
+def _audited(
+    principal: Principal, kind: str, record: Trashed, permanent: bool
+) -> tuple[AuditEvent, ...]:
+    if kind not in AUDITED:
+        return ()
+    details = {"permanent": permanent, "name": _name_of(record)}
+    target = (kind, record.id)
+    return (
+        audit.event(
+            f"{kind}_deleted", principal, org_id=record.org_id, target=target, details=details
+        ),
+    )

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from edge import clock
+from edge import audit, clock
 from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
@@ -38,7 +38,7 @@ from storage import user_scopes as scopes
 from storage import users as store
 from storage import visibility
 from storage.database import Database
-from storage.records import Org, Project, User
+from storage.records import AuditEvent, Org, Project, User
 from storage.rows import Tx
 
 Row = dict[str, Any]
@@ -203,7 +203,8 @@ class Users:
             for change in changes:
                 write_access(conn, org.id, row.id, principal.actor, change)
 
-        await self._db.write(write)
+        created = _event("user_created", principal, org.id, row.id, body)
+        await self._db.write(audit.along(write, created))
         if secret.temporary and self._messages is not None:
             messages = self._messages
             await messages.invitation(messages.recipient(row.id), secret.plain)
@@ -231,7 +232,8 @@ class Users:
             lost = [write_access(conn, user.org_id, user_id, principal.actor, c) for c in changes]
             return any(lost)
 
-        lost_admin = await self._db.write(write)
+        updated = _event("user_updated", principal, user.org_id, user_id, body)
+        lost_admin = await self._db.write(audit.along(write, updated))
         if lost_admin or (user.is_active and columns.get("is_active") is False):
             await self._tokens.revoke_accounts([user_id])
 
@@ -323,3 +325,14 @@ def _clean_phone(item: Filter) -> Filter:
     if item.field == "phone_number" and item.op in ("eq", "sw", "contains"):
         return Filter(item.field, item.op, user_rules.clean_phone(str(item.value)))
     return item
+
+
+def _event(
+    action: str, principal: Principal, org_id: str, user_id: str, body: dict[str, Any]
+) -> AuditEvent:
+    """What an admin changed: the names of the fields sent, never their values."""
+    fields = sorted(k for k in body if not any(w in k for w in audit.SECRET_WORDS))
+    details: dict[str, Any] = {"fields": fields}
+    if "is_active" in body:
+        details["is_active"] = bool(body["is_active"])
+    return audit.event(action, principal, org_id=org_id, target=("user", user_id), details=details)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from edge import clock
+from edge import audit, clock
 from edge.delivery.messages import Messages
 from edge.devices.devices import Devices, Target
 from edge.errors import Conflict, Denied, NotFound, Unauthenticated, ValidationError
@@ -110,7 +110,15 @@ class Tunnels:
             closed_date=None,
             closed_by=None,
         )
-        await self._db.write(lambda c: store.create(c, tunnel))
+        details = {"tunnel_id": tunnel.id, "services": services, "minutes": minutes}
+        opened = audit.event(
+            "tunnel_opened",
+            principal,
+            org_id=device.org_id,
+            target=("device", device.id),
+            details=details,
+        )
+        await self._db.write(audit.along(lambda c: store.create(c, tunnel), opened))
         log.info(
             "tunnel %s opened to device %s by %s %s: services %s, %d minutes%s",
             tunnel.id,

@@ -138,3 +138,25 @@ def test_json_access_lines_omit_what_is_unknown(restored_logging: None) -> None:
     logs.shutdown()
     entry = json.loads(stream.getvalue())
     assert "principal" not in entry and "client" not in entry and entry["status"] == 200
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_lines_logged_while_handling_a_request_carry_its_id(
+    restored_logging: None, fmt: str
+) -> None:
+    stream = io.StringIO()
+    logs.setup(fmt, "info", stream)
+    logging.getLogger("edge.signin").warning("before any request")
+    token = logs.current_request.set("req-42")
+    try:
+        logging.getLogger("edge.signin").warning("sign-in backing off")
+    finally:
+        logs.current_request.reset(token)
+    logs.shutdown()
+    outside, inside = stream.getvalue().splitlines()
+    if fmt == "json":
+        assert "request_id" not in json.loads(outside)
+        assert json.loads(inside)["request_id"] == "req-42"
+    else:
+        assert "request_id" not in outside
+        assert inside.endswith("edge.signin: sign-in backing off request_id=req-42")

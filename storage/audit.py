@@ -1,0 +1,52 @@
+"""The audit log's table: events written inside the action's own transaction, listed
+through the list engine, pruned past the retention period (docs/audit.md)."""
+
+from __future__ import annotations
+
+from storage.listing import Field, Table, column
+from storage.records import AUDIT_EVENTS, AuditEvent
+from storage.rows import Tx, insert_record
+
+PRUNE_BATCH = 5000  # rows deleted per statement, so one prune never holds the writer long
+
+
+def _field(kind: str, name: str, not_null: bool = False) -> Field:
+    return column("audit_events", kind, name, not_null=not_null)
+
+
+LIST = Table(
+    "audit_events",
+    {
+        "id": _field("id", "id", not_null=True),
+        "created_date": _field("datetime", "created_date", not_null=True),
+        "org_id": _field("id", "org_id"),
+        "action": _field("text", "action", not_null=True),
+        "actor_kind": _field("text", "actor_kind", not_null=True),
+        "actor_id": _field("id", "actor_id"),
+        "target_kind": _field("text", "target_kind"),
+        "target_id": _field("id", "target_id"),
+        "client": _field("text", "client"),
+        "request_id": _field("id", "request_id"),
+    },
+    codec=AUDIT_EVENTS,
+)
+SCOPE = "audit_events.org_id = ?"
+
+
+def add(conn: Tx, event: AuditEvent) -> None:
+    insert_record(conn, AUDIT_EVENTS, event)
+
+
+def prune_before(conn: Tx, cutoff: str) -> int:
+    """Delete events older than `cutoff` (ISO time), a batch at a time; how many went."""
+    removed = 0
+    while True:
+        conn.execute(
+            "DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events"
+            " WHERE created_date < ? ORDER BY created_date LIMIT ?)",
+            (cutoff, PRUNE_BATCH),
+        )
+        changed = conn.changes()
+        removed += changed
+        if changed < PRUNE_BATCH:
+            return removed
