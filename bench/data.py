@@ -364,7 +364,8 @@ def _row(method: str, count: int, edge_r: Result, bare_r: Result, floor: float) 
         f"bare data server, p99 {bare_r.p99:.1f} ms",
         bare_r.rps,
         floor=floor,
-        load=f"srv {edge_r.cpu * 100:.0f}%, bare {bare_r.cpu * 100:.0f}%",
+        load=f"srv {edge_r.cpu * 100:.0f}%, bare {bare_r.cpu * 100:.0f}%; by CPU per request"
+        f" {edge_r.capacity / bare_r.capacity:.2f}x",
     )
 
 

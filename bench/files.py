@@ -352,8 +352,9 @@ def as_rows(big: list[Row], size_mib: int) -> list[out.Row]:
 
 
 def rows(quick: bool) -> list[out.Row]:
-    """32 MiB and 1,000 small files, one round, quick; 256 MiB, 10,000 and 3 rounds full."""
-    size, small, rounds = (32, 1000, 1) if quick else (256, 10_000, 3)
+    """48 MiB (8 parts of 6 MiB: a part is 5 MiB at least) and 1,000 small files, one
+    round, quick; 256 MiB, 10,000 and 3 rounds in full."""
+    size, small, rounds = (48, 1000, 1) if quick else (256, 10_000, 3)
     found = asyncio.run(run(size, 8, small, 16, rounds))
     line = out.command("bench.files", "--size-mib", size, "--small", small, "--rounds", rounds)
     return [replace(r, command=line) for r in found]
