@@ -40,6 +40,7 @@ import aiohttp
 
 from bench.http_requests import free_port, start, wait_ready
 from bench.rows import Row, command
+from bench.servers import mqtt_ports
 from edge import clock
 from edge.app import open_site
 from edge.config import load
@@ -263,7 +264,7 @@ def run(
     bare_db = work / "bare.db"
     shutil.copy(layout.database_path(seeded.folder), bare_db)
     edge_port, bare_port = free_port(), free_port()
-    env = {"EDGE_ADMIN_PASSWORD": PASSWORD, "EDGE_LOG_LEVEL": "warning"}
+    env = {"EDGE_ADMIN_PASSWORD": PASSWORD, "EDGE_LOG_LEVEL": "warning", **mqtt_ports()}
     edge = start(
         ["-m", "edge", "serve", "--data-dir", str(seeded.folder), "--port", str(edge_port)], env
     )

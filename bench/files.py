@@ -34,6 +34,7 @@ import aiohttp
 
 from bench import rows as out
 from bench.http_requests import PASSWORD, free_port, start, wait_ready
+from bench.servers import mqtt_ports
 
 MIB = 1024 * 1024
 SMALL = 4096
@@ -143,7 +144,7 @@ class Edge:
         self.process = start(
             ["-m", "edge", "serve", "--data-dir", str(folder), "--port", str(self.port)]
             + ["--log-level", "warning"],
-            {"EDGE_ADMIN_PASSWORD": PASSWORD},
+            {"EDGE_ADMIN_PASSWORD": PASSWORD, **mqtt_ports()},
         )
         self.auth: dict[str, str] = {}
         self.files = ""

@@ -179,7 +179,8 @@ def devices(
 
 def _pump(sockets: dict[Any, Any], until: float) -> None:
     while (left := until - time.monotonic()) > 0:
-        readable, _, _ = select.select(list(sockets), [], [], left)
+        live = [sock for sock in sockets if sock.fileno() >= 0]  # a dropped one is counted
+        readable, _, _ = select.select(live, [], [], left)
         for sock in readable:
             sockets[sock].loop_read()
 
@@ -201,7 +202,7 @@ def listener(
     client.on_message, client.on_disconnect = received, dropped
     ready.release()
     sock = client.socket()
-    while not stop.is_set():
+    while not stop.is_set() and not tally[DROPPED]:  # a dropped listener is an error, and done
         readable, _, _ = select.select([sock], [], [], 0.05)
         if readable:
             for _ in range(256):  # paho reads one packet a call
@@ -213,6 +214,7 @@ def listener(
             client.loop_write()
         client.loop_misc()
         counts[slot * SLOTS : (slot + 1) * SLOTS] = tally
+    counts[slot * SLOTS : (slot + 1) * SLOTS] = tally
 
 
 # Files and tunnel streams, in the soak's own event loop

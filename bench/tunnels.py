@@ -143,6 +143,7 @@ async def run(size_mib: int, rounds: int) -> list[out.Row]:
         "EDGE_MQTT_PORT": str(mqtt_port),
         "EDGE_MQTT_TLS_PORT": "0",
         "EDGE_MQTT_WS_PORT": "0",
+        "EDGE_MQTT_WSS_PORT": "0",
         "EDGE_TUNNEL_MAX_STREAMS": str(STREAMS + 2),  # the default is 16
     }
     helpers: list[Helper] = []
