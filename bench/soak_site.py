@@ -21,6 +21,7 @@ from bench.mqtt_load import Login
 from bench.soak_load import Request
 
 ENTRIES = 1000
+LISTENERS = 4  # MQTT clients that receive what the devices publish, a share each
 SCOPES = {"/soak": {"can_publish": True, "can_subscribe": True}}
 ctx = mp.get_context("spawn")
 
@@ -83,7 +84,7 @@ async def build(base: str, devices: int) -> Site:
                     admin,
                     {"name": f"soak-{i}", "iot_scopes": SCOPES},
                 )
-                for i in range(devices + 1)
+                for i in range(devices + LISTENERS)
             ),
         )
     site.root = made[0]["device"]["root_scope"]
@@ -192,27 +193,18 @@ class Devices:
     """The MQTT devices' processes and the listener's, with their shared counters."""
 
     def __init__(self, port: int, site: Site, count: int, rate: float) -> None:
-        groups = [list(range(1, count + 1))[i::2] for i in range(2)]
+        first = LISTENERS  # site.devices[:LISTENERS] listen, the rest publish
+        groups = [list(range(first, first + count))[i::2] for i in range(2)]
         self.counts = ctx.RawArray("q", soak_load.SLOTS * (len(groups) + 1))
         self.ready, self.stop, self.stop_listener = ctx.Semaphore(0), ctx.Event(), ctx.Event()
-        listen = f"{site.root}/soak/#"
+        shares = [f"{site.root}/soak/s{k}/#" for k in range(LISTENERS)]
+        listen = (port, site.devices[:LISTENERS], shares, self.counts, 0)
         self.procs = [
-            ctx.Process(
-                target=soak_load.listener,
-                args=(
-                    port,
-                    site.devices[0],
-                    listen,
-                    self.counts,
-                    0,
-                    self.ready,
-                    self.stop_listener,
-                ),
-            )
+            ctx.Process(target=soak_load.listener, args=(*listen, self.ready, self.stop_listener))
         ]
         for slot, members in enumerate(groups, 1):
             logins = [site.devices[i] for i in members]
-            topics = [f"{site.root}/soak/d{i}" for i in members]
+            topics = [f"{site.root}/soak/s{i % LISTENERS}/d{i}" for i in members]
             self.procs.append(
                 ctx.Process(
                     target=soak_load.devices,
