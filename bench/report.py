@@ -44,8 +44,13 @@ def machine() -> str:
     return f"{os.cpu_count()} cores, {cpu_model()}, load average (1/5/15 min) {load}"
 
 
-def collect(names: list[str], quick: bool) -> tuple[list[Row], list[str], dict[str, float]]:
+def collect(
+    names: list[str], quick: bool
+) -> tuple[list[Row], list[str], dict[str, float], list[str]]:
+    """Every benchmark's rows; what failed or was skipped; minutes each took; and the
+    sections that benchmarks with a `details()` add (the soak's reports)."""
     rows: list[Row] = []
+    sections: list[str] = []
     problems: list[str] = []
     took: dict[str, float] = {}
     for name in names:
@@ -54,13 +59,15 @@ def collect(names: list[str], quick: bool) -> tuple[list[Row], list[str], dict[s
         try:
             module = importlib.import_module(f"bench.{name}")
             rows += module.rows(quick)
+            if hasattr(module, "details"):
+                sections += ["", f"## bench.{name}, as it ran", "", *module.details()]
         except Skipped as why:
             problems.append(f"bench.{name} was not run: {why}")
         except Exception as error:  # noqa: BLE001 - one failed benchmark must not lose the rest
             traceback.print_exc()
             problems.append(f"bench.{name} failed: {type(error).__name__}: {error}"[:400])
         took[name] = time.monotonic() - began
-    return rows, problems, took
+    return rows, problems, took, sections
 
 
 def cell(value: float | None, unit: str = "") -> str:
@@ -183,8 +190,9 @@ def main() -> None:
     names = args.only.split(",") if args.only else list(BENCHES)
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     before = machine()
-    rows, problems, took = collect(names, args.quick)
+    rows, problems, took, sections = collect(names, args.quick)
     text = document(rows, problems, took, args.quick, before, machine(), started)
+    text = text.rstrip("\n") + "\n" + "\n".join(sections) + "\n"
     args.out.write_text(text)
     print(text)
     log(f"wrote {args.out}")

@@ -80,6 +80,7 @@ class Report:
     rss_peak_mib: float  # the most: with password checks in flight (64 MiB each)
     server_cpu: float  # share of one core
     load_cpu: float  # wrk, the MQTT processes and this process, in cores
+    cpu_pressure: float  # % of the last 10 s some task waited for a CPU (/proc/pressure)
 
 
 @dataclass
@@ -254,6 +255,7 @@ class Meter:
             rss_peak_mib=max(rss),
             server_cpu=server_cpu,
             load_cpu=load_cpu,
+            cpu_pressure=cpu_pressure(),
         )
 
 
@@ -315,6 +317,7 @@ def header() -> str:
         f"{'t s':>5} {'HTTP/s':>7} {'p50 ms':>7} {'p99 ms':>7} | {'login/s':>7} {'p99':>6} |"
         f" {'MQTT in/s':>9} {'out/s':>6} | {'files/s':>7} {'p99':>6} | {'tun MiB/s':>9}"
         f" {'rt p99':>6} | {'errors':>6} | {'RSS MiB':>7} {'peak':>5} | {'CPU srv':>7} {'load':>5}"
+        f" {'busy':>5}"
     )
 
 
@@ -324,7 +327,7 @@ def line(r: Report) -> str:
         f" {r.signin_rps:7.2f} {r.signin_p99:6.0f} | {r.mqtt_in:9.0f} {r.mqtt_out:6.0f} |"
         f" {r.files_ops:7.2f} {r.files_p99:6.0f} | {r.tunnel_mib:9.2f} {r.trip_p99:6.1f} |"
         f" {r.errors:6d} | {r.rss_mib:7.1f} {r.rss_peak_mib:5.0f} | {r.server_cpu:6.0%}"
-        f" {r.load_cpu:5.0%}"
+        f" {r.load_cpu:5.0%} {r.cpu_pressure:4.0f}%"
     )
 
 
@@ -341,11 +344,21 @@ def summary(reports: list[Report], verdict: Verdict) -> str:
         f"second half: RSS {verdict.rss_growth:+.1%} (limit {RSS_LIMIT:.0%}), HTTP p99"
         f" {verdict.p99_growth:+.0%} / {verdict.p99_growth_ms:+.1f} ms (limit {P99_LIMIT:.0%}"
         f" and {P99_FLOOR_MS:.0f} ms); errors {verdict.errors}",
-        f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end",
+        f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end;"
+        f" some task waited for a CPU {mean('cpu_pressure'):.0f}% of the time (busy)",
     ]
     lines += [f"FAILED: {f}" for f in verdict.failures[:10]]
     lines.append("PASSED" if verdict.passed else "FAILED")
     return "\n".join(lines)
+
+
+def cpu_pressure() -> float:
+    """How busy the whole machine is: the share of time some runnable task waited for a
+    CPU over the last 10 s (Linux PSI); a p99 measured while it is high is the scheduler's."""
+    try:
+        return float(Path("/proc/pressure/cpu").read_text().split()[1].split("=")[1])
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def rss_mib(pid: int) -> float:
@@ -400,10 +413,20 @@ def run(args: argparse.Namespace) -> tuple[list[Report], Verdict]:
     return reports, verdict
 
 
+SHOWN: list[str] = []  # what the last run of rows() printed, for the report
+
+
+def details() -> list[str]:
+    """The report's section on the soak: its reports every 10 s and its verdict."""
+    return ["```", *SHOWN, "```"] if SHOWN else []
+
+
 def rows(quick: bool) -> list[out.Row]:
     """A one-minute soak at the default mix, for the report (quick or not)."""
-    reports, verdict = run(parse(["--seconds", "60"]))
-    line = out.command("bench.soak", "--seconds", 60)
+    args = parse(["--seconds", "60"])
+    reports, verdict = run(args)
+    SHOWN[:] = [header(), *(line(r) for r in reports), summary(reports, verdict).strip()]
+    command = out.command("bench.soak", "--seconds", 60)
 
     def mean(name: str) -> float:
         return statistics.fmean(getattr(r, name) for r in reports) if reports else 0.0
@@ -415,14 +438,14 @@ def rows(quick: bool) -> list[out.Row]:
     )
     load = out.cpu(mean("server_cpu"), mean("load_cpu"))
     return [
-        out.Row(mix, mean("http_rps"), "req/s", load=load, command=line),
-        out.Row("soak: errors", verdict.errors, "", ceiling=0, command=line),
+        out.Row(mix, mean("http_rps"), "req/s", load=load, command=command),
+        out.Row("soak: errors", verdict.errors, "", ceiling=0, command=command),
         out.Row(
             "soak: server RSS growth over the second half (least RSS of each 10 s)",
             verdict.rss_growth * 100,
             "%",
             ceiling=RSS_LIMIT * 100,
-            command=line,
+            command=command,
         ),
         out.Row(
             f"soak: HTTP p99 growth over the second half ({verdict.p99_growth_ms:+.1f} ms;"
@@ -430,7 +453,7 @@ def rows(quick: bool) -> list[out.Row]:
             verdict.p99_growth * 100,
             "%",
             ceiling=P99_LIMIT * 100,
-            command=line,
+            command=command,
             passed=not (verdict.p99_growth > P99_LIMIT and verdict.p99_growth_ms > P99_FLOOR_MS),
         ),
     ]

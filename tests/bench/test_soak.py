@@ -19,7 +19,9 @@ from bench.servers import free_port
 
 
 def report(at: float, rss: float, p99: float, errors: int = 0) -> soak.Report:
-    return soak.Report(at, 400, 2.0, p99, 1, 50, 300, 300, 2, 20, 1, 1, errors, rss, rss, 0.4, 0.1)
+    return soak.Report(
+        at, 400, 2.0, p99, 1, 50, 300, 300, 2, 20, 1, 1, errors, rss, rss, 0.4, 0.1, 5.0
+    )
 
 
 def steady(base_p99: float = 4.0, **change: float) -> list[soak.Report]:
