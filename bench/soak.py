@@ -9,21 +9,26 @@ latency measures the server rather than a queue):
   data writes (RATE req/s in all, over 1,000 entries);
 - sign-ins (`POST /v2/auth/token` with a password) through a second wrk;
 - file transfers: a presigned upload and a checked download of a 256 KiB file a second;
-- MQTT: DEVICES devices each publishing a QoS 1 message a second, and one more device
-  subscribed to all their topics;
+- MQTT: DEVICES devices each publishing a QoS 1 message a second, and four more devices
+  subscribed (QoS 1) to a quarter of their topics each;
 - a device tunnel (`edge tunnel agent` and `edge tunnel connect` as processes): a 1 MiB
   stream and 10 round trips a second.
 
-Every 10 s it prints throughput, p50/p99 latency, errors, the server's RSS and CPU, and
-the load generators' CPU. It fails (exit code 1) on any error (an HTTP status other than
+The site is set up first through the interface (bench/soak_site.py); the load generators
+are bench/soak_load.py. Every 10 s it prints throughput, p50/p99 latency, errors, the
+server's RSS (the least and the most sampled every 0.5 s: a password check holds 64 MiB
+while it runs) and CPU, the load generators' CPU, and how busy the machine was (the share
+of time some task waited for a CPU). It fails (exit code 1) on any error (an HTTP status other than
 2xx, a socket error or timeout, a failed or lost MQTT message or a dropped MQTT connection,
 a failed or corrupted transfer or stream, a server that is not healthy at the end), or
 when over the second half of the run:
 
-- the server's RSS grows by more than RSS_LIMIT (5%) of its level at the half; or
+- the server's RSS (the least of each report) grows by more than RSS_LIMIT (5%) of its
+  level at the half: a healthy server's levels off once its caches are warm; or
 - the HTTP mix's p99 grows by more than P99_LIMIT (50%) of its median over the half, and
   by more than P99_FLOOR_MS (5 ms): a p99 of a few milliseconds moves by that much with
-  whatever else the machine runs, which is not a trend of the server's.
+  whatever else the machine runs, which is not a trend of the server's. On a machine
+  whose other work keeps it busy the p99 is the scheduler's: re-run on a quiet one.
 
 Growth is the slope of a Theil-Sen line (the median of the slopes between every pair of
 reports: one stray report cannot tilt it) times the half's length.
