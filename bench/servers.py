@@ -35,9 +35,10 @@ def free_port() -> int:
 
 
 def edge_command() -> list[str]:
-    """The `edge` console script beside this interpreter (the venv's), else `python -m edge`."""
-    script = Path(sys.executable).parent / "edge"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "edge"]
+    """`python -m edge` with this interpreter: run from the repository's root (as the
+    benchmarks are), it serves this checkout's code, which the venv's `edge` script need
+    not (an editable install points at the checkout it was made from)."""
+    return [sys.executable, "-m", "edge"]
 
 
 def mqtt_ports() -> dict[str, str]:

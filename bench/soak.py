@@ -54,7 +54,7 @@ from pathlib import Path
 
 from bench import rows as out
 from bench import servers, soak_load
-from bench.soak_load import Operations, Segment
+from bench.soak_load import Operations, Request, Segment
 from bench.soak_site import ENTRIES, Devices, Site, Tunnel, build, cpu_seconds, http_mix, sign_in
 
 RSS_LIMIT = 0.05
@@ -134,28 +134,12 @@ async def drive(
     mqtt_port: int,
     tunnel: Tunnel,
 ) -> tuple[list[Report], list[str], int]:
-    scripts = {"mix": (http_mix(site), CONNECTIONS, args.rate)}
-    if args.sign_ins > 0:
-        scripts["sign-in"] = (sign_in(site), SIGN_IN_CONNECTIONS, args.sign_ins)
-    for name, (requests, connections, rate) in scripts.items():
-        (folder / f"{name}.lua").write_text(soak_load.script(requests, connections, rate))
+    scripts = write_scripts(args, folder, site)
     devices = Devices(mqtt_port, site, args.devices, args.mqtt_rate)
     await asyncio.to_thread(devices.start)
     stop = asyncio.Event()
     ops = {k: Operations() for k in ("upload", "download", "stream", "round trips")}
-    files = f"/v2/groups/{site.data_group}/files"
-    background = []
-    if args.files > 0:
-        transfers = soak_load.file_transfers(
-            site.base, site.admin, files, args.file_kib * 1024, args.files, stop, ops
-        )
-        background.append(asyncio.create_task(transfers))
-    if args.streams > 0:
-        sink, echo = tunnel.ports["SINK"], tunnel.ports["ECHO"]
-        streams = soak_load.tunnel_streams(
-            sink, echo, args.stream_kib * 1024, args.streams, stop, ops
-        )
-        background.append(asyncio.create_task(streams))
+    background = transfers(args, site, tunnel, stop, ops)
     failures: list[str] = []
     reports: list[Report] = []
     log(header())
@@ -187,6 +171,39 @@ async def drive(
     if late:
         failures.append(f"MQTT: {late} failures or dropped connections while stopping")
     return reports, failures, lost + late
+
+
+def write_scripts(
+    args: argparse.Namespace, folder: Path, site: Site
+) -> dict[str, tuple[list[Request], int, float]]:
+    """The wrk scripts: the HTTP mix, and the sign-ins unless turned off."""
+    scripts = {"mix": (http_mix(site), CONNECTIONS, args.rate)}
+    if args.sign_ins > 0:
+        scripts["sign-in"] = (sign_in(site), SIGN_IN_CONNECTIONS, args.sign_ins)
+    for name, (requests, connections, rate) in scripts.items():
+        (folder / f"{name}.lua").write_text(soak_load.script(requests, connections, rate))
+    return scripts
+
+
+def transfers(
+    args: argparse.Namespace,
+    site: Site,
+    tunnel: Tunnel,
+    stop: asyncio.Event,
+    ops: dict[str, Operations],
+) -> list[asyncio.Task[None]]:
+    """File transfers and tunnel streams, as tasks of this process's loop."""
+    tasks = []
+    if args.files > 0:
+        files = f"/v2/groups/{site.data_group}/files"
+        size = args.file_kib * 1024
+        work = soak_load.file_transfers(site.base, site.admin, files, size, args.files, stop, ops)
+        tasks.append(asyncio.create_task(work))
+    if args.streams > 0:
+        sink, echo, size = tunnel.ports["SINK"], tunnel.ports["ECHO"], args.stream_kib * 1024
+        work = soak_load.tunnel_streams(sink, echo, size, args.streams, stop, ops)
+        tasks.append(asyncio.create_task(work))
+    return tasks
 
 
 class Meter:

@@ -235,7 +235,7 @@ class Devices:
         self.stop.set()
         for proc in self.procs[1:]:
             proc.join(30)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30  # a starved listener catches up
         while time.monotonic() < deadline:
             acked, received, _ = self.totals()
             if received >= acked:
