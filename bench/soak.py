@@ -156,8 +156,8 @@ async def drive(
             http, *sign = await asyncio.gather(
                 *(asyncio.to_thread(soak_load.finish_wrk, r) for r in runs)
             )
-            idle = Segment(0, 0.0, 0, 0.0, 0.0)
-            report = meter.report(time.monotonic() - began, http, *(sign or [idle]), ops, failures)
+            signed = sign[0] if sign else Segment(0, 0.0, 0, 0.0, 0.0)
+            report = meter.report(time.monotonic() - began, http, signed, ops, failures)
             reports.append(report)
             log(line(report))
     finally:
