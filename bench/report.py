@@ -73,7 +73,8 @@ def collect(
 def cell(value: float | None, unit: str = "") -> str:
     if value is None:
         return ""
-    digits = 0 if abs(value) >= 100 else 1 if abs(value) >= 10 else 2
+    whole = float(value).is_integer()
+    digits = 0 if whole or abs(value) >= 100 else 1 if abs(value) >= 10 else 2
     return f"{value:,.{digits}f} {unit}".strip()
 
 
