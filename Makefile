@@ -49,13 +49,20 @@ fmt: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
+# Every benchmark, each figure beside its reference, written to docs/performance.md
+# (bench/report.py). bench-quick (or BENCH_QUICK=1) runs small sizes, about ten minutes.
+.PHONY: bench-quick soak
 bench: binary bench-tools
-	$(BIN)/python -m bench.requests_wrk
-	$(BIN)/python -m bench.executable
-	$(BIN)/python -m bench.data
-	$(BIN)/python -m bench.files
-	$(BIN)/python -m bench.mqtt
-	$(BIN)/python -m bench.billing
+	$(BIN)/python -m bench.report
+
+bench-quick: $(DEV_STAMP) bench-tools
+	BENCH_QUICK=1 $(BIN)/python -m bench.report
+
+# A bounded mixed load (HTTP, sign-ins, files, MQTT devices, a tunnel) on the real server for
+# SOAK_SECONDS (default 600); fails on any error or a growing RSS or p99 (bench/soak.py).
+SOAK_SECONDS ?= 600
+soak: $(DEV_STAMP) bench-tools
+	SOAK_SECONDS=$(SOAK_SECONDS) $(BIN)/python -m bench.soak
 
 # The data benchmark alone (10,000 and 1,000,000 entries; several minutes, mostly seeding).
 bench-data: $(DEV_STAMP) bench-tools

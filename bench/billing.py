@@ -22,6 +22,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+from bench import rows as out
 from bench.data import fill
 from edge import clock
 from edge.app import open_site
@@ -93,10 +94,7 @@ async def measure(folder: Path, size: int) -> dict[str, float]:
     return times
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--large", action="store_true", help="100,000 instead of 10,000")
-    sizes = (10, 100_000 if parser.parse_args().large else 10_000)
+def measure_sizes(sizes: tuple[int, int]) -> dict[int, dict[str, float]]:
     results = {}
     for size in sizes:
         with tempfile.TemporaryDirectory() as work:
@@ -106,6 +104,35 @@ def main() -> None:
     for name in results[small]:
         a, b = results[small][name] * 1000, results[big][name] * 1000
         print(f"{name:40} {a:8.1f}ms {b:8.1f}ms {b / a:7.1f}x")
+    return results
+
+
+def rows(quick: bool) -> list[out.Row]:
+    """Flush times at 10 and 1,000 (quick) or 10,000 (full) of everything; lower is better,
+    the reference is the small organization."""
+    small, big = sizes = (10, 1_000 if quick else 10_000)
+    results = measure_sizes(sizes)
+    line = out.command("bench.billing", "--size", big)
+    return [
+        out.Row(
+            f"billing {name} at {big:,}",
+            results[big][name] * 1000,
+            "ms",
+            f"at {small:,}",
+            results[small][name] * 1000,
+            lower_is_better=True,
+            command=line,
+        )
+        for name in results[small]
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--large", action="store_true", help="100,000 instead of 10,000")
+    parser.add_argument("--size", type=int, default=10_000, help="the large size")
+    args = parser.parse_args()
+    measure_sizes((10, 100_000 if args.large else args.size))
 
 
 if __name__ == "__main__":

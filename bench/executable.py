@@ -19,6 +19,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from bench import rows as out
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -81,7 +83,7 @@ def rss_kib(pid: int) -> int:
     return total
 
 
-def measure(label: str, command: list[str], runs: int) -> None:
+def measure(label: str, command: list[str], runs: int) -> tuple[float, float, float]:
     cold, warm, memory = [], [], []
     for _ in range(runs):
         folder = Path(tempfile.mkdtemp(prefix="edge-start-"))
@@ -91,10 +93,36 @@ def measure(label: str, command: list[str], runs: int) -> None:
         warm.append(seconds)
         memory.append(kib)
         shutil.rmtree(folder)
-    print(
-        f"{label:22} {statistics.median(cold) * 1000:9.0f} {statistics.median(warm) * 1000:9.0f}"
-        f" {statistics.median(memory) / 1024:10.1f}"
+    medians = (
+        statistics.median(cold) * 1000,
+        statistics.median(warm) * 1000,
+        statistics.median(memory) / 1024,
     )
+    print(f"{label:22} {medians[0]:9.0f} {medians[1]:9.0f} {medians[2]:10.1f}")
+    return medians
+
+
+def rows(quick: bool) -> list[out.Row]:
+    """The executable's start and memory beside `python -m edge` (3 runs quick, 5 full)."""
+    binary, runs = ROOT / "dist" / "edge", 3 if quick else 5
+    if not binary.exists():
+        raise out.Skipped("dist/edge not built (`make binary`)")
+    line = out.command("bench.executable", "--runs", runs)
+    ours = measure("dist/edge", [str(binary)], runs)
+    venv = measure("python -m edge (venv)", [sys.executable, "-m", "edge"], runs)
+    names = ("cold start to healthy", "warm start to healthy", "idle RSS")
+    return [
+        out.Row(
+            f"executable: {name}",
+            mine,
+            "ms" if "start" in name else "MiB",
+            f"python -m edge, {name}",
+            theirs,
+            lower_is_better=True,
+            command=line,
+        )
+        for name, mine, theirs in zip(names, ours, venv, strict=True)
+    ]
 
 
 def size_of(path: Path) -> float:

@@ -27,12 +27,14 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import aiohttp
 
+from bench import rows as out
 from bench.http_requests import PASSWORD, free_port, start, wait_ready
+from bench.servers import mqtt_ports
 
 MIB = 1024 * 1024
 SMALL = 4096
@@ -142,7 +144,7 @@ class Edge:
         self.process = start(
             ["-m", "edge", "serve", "--data-dir", str(folder), "--port", str(self.port)]
             + ["--log-level", "warning"],
-            {"EDGE_ADMIN_PASSWORD": PASSWORD},
+            {"EDGE_ADMIN_PASSWORD": PASSWORD, **mqtt_ports()},
         )
         self.auth: dict[str, str] = {}
         self.files = ""
@@ -286,7 +288,9 @@ def print_big(rows: list[Row]) -> None:
         print(f"{row.name:44} {row.mbps:8.0f} {row.mbps / dd:6.2f}x {vs_md5} {rss}")
 
 
-async def run(size_mib: int, parts: int, small: int, concurrency: int, rounds: int) -> None:
+async def run(
+    size_mib: int, parts: int, small: int, concurrency: int, rounds: int
+) -> list[out.Row]:
     work = Path(tempfile.mkdtemp(prefix="edge-files-bench-"))
     edge = Edge(work / "edge")
     try:
@@ -297,21 +301,64 @@ async def run(size_mib: int, parts: int, small: int, concurrency: int, rounds: i
         print(f"{size_mib} MiB through presigned URLs, curl on loopback, one disk ({work})")
         print(f"machine before: {machine()}")
         print(f"best of {rounds} rounds per row\n")
-        print_big(await big_files(edge, work, size_mib * MIB, parts, rounds))
+        big = await big_files(edge, work, size_mib * MIB, parts, rounds)
+        print_big(big)
         baseline = small_writes(work / "small", small)
         cpu = cpu_seconds(edge.process.pid)
         seconds = await small_files(edge, small, concurrency)
         busy = (cpu_seconds(edge.process.pid) - cpu) / seconds
         print(f"\n{small} files of 4 KiB, concurrency {concurrency}")
         print(f"{'writer':42} {'files/s':>8} {'ratio':>7}")
+        found = as_rows(big, size_mib)
         print(f"{'4 KiB write + fsync, one after another':42} {small / baseline:8.0f} {1:6.2f}x")
         ratio = baseline / seconds
         print(f"{'edge: PUT for a URL + upload':42} {small / seconds:8.0f} {ratio:6.2f}x")
         print(f"edge server CPU during the small files: {busy * 100:.0f}% of one core")
         print(f"machine after: {machine()}")
+        found.append(
+            out.Row(
+                f"{small:,} files of 4 KiB: PUT for a URL + upload, {concurrency} at once",
+                small / seconds,
+                "files/s",
+                "4 KiB write + fsync, one after another",
+                small / baseline,
+                load=f"srv {busy * 100:.0f}%",
+            )
+        )
+        return found
     finally:
         edge.stop()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def as_rows(big: list[Row], size_mib: int) -> list[out.Row]:
+    """Uploads beside MD5 over the same bytes (target: half its rate at least), downloads
+    beside dd (no target: a copy that the disk, not edge, limits)."""
+    dd, md5 = big[0], big[1]
+    found = []
+    for row in big[2:]:
+        upload = row.name.startswith("upload")
+        ceiling = md5 if upload else dd
+        found.append(
+            out.Row(
+                f"files: {row.name}, {size_mib} MiB (server RSS +{row.rss:.0f} MiB)",
+                row.mbps,
+                "MB/s",
+                ceiling.name,
+                ceiling.mbps,
+                floor=0.5 if upload else None,
+            )
+        )
+    return found
+
+
+def rows(quick: bool) -> list[out.Row]:
+    """48 MiB (8 parts of 6 MiB: a part is 5 MiB at least) and 1,000 small files, one
+    round, quick; 256 MiB, 10,000 and 3 rounds in full."""
+    size, small, rounds = (48, 1000, 1) if quick else (256, 10_000, 3)
+    found = asyncio.run(run(size, 8, small, 16, rounds))
+    line = out.command("bench.files", "--size-mib", size, "--small", small, "--rounds", rounds)
+    return [replace(r, command=line) for r in found]
 
 
 def main() -> None:

@@ -40,11 +40,12 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from bench import mqtt_load, mqtt_raw
+from bench import rows as out
 from bench.http_requests import free_port
 from bench.mqtt_load import Login
 from bench.servers import edge_command
@@ -472,7 +473,7 @@ def _wrk(url: str, token: str, seconds: float) -> float:
 # The report
 
 
-def run(seconds: float, pairs: int, stock: bool) -> None:
+def run(seconds: float, pairs: int, stock: bool) -> list[out.Row]:
     folder = Path(tempfile.mkdtemp(prefix="edge-mqtt-bench-"))
     data = prepare(folder)
     scenarios: list[tuple[str, Callable[[Broker], Figure]]] = [
@@ -499,6 +500,73 @@ def run(seconds: float, pairs: int, stock: bool) -> None:
     if stock:
         _stock(scenarios[:2])
     shutil.rmtree(folder, ignore_errors=True)
+    return as_rows(results, memory, http, saturation)
+
+
+def as_rows(
+    results: dict[str, dict[str, Figure]],
+    memory: dict[str, tuple[float, float]],
+    http: list[tuple[float, float]],
+    saturation: dict[str, dict[int, Figure]],
+) -> list[out.Row]:
+    """Edge beside Mosquitto (no target set: the ratio is what the issues asked to see)."""
+    found = [
+        out.Row(
+            f"MQTT {name}",
+            figures["edge"].rate,
+            "msg/s" if "connects" not in name else "connects/s",
+            "Mosquitto (no auth, no ACLs)",
+            figures["mosquitto"].rate,
+            load=f"{_load(figures['edge'])}; mosq {_load(figures['mosquitto'])}",
+        )
+        for name, figures in results.items()
+    ]
+    found += [
+        out.Row(
+            f"MQTT QoS 0 saturation, raw clients, {procs} publisher process(es)",
+            figures["edge"].rate,
+            "msg/s",
+            "Mosquitto, same clients",
+            figures["mosquitto"].rate,
+            load=_load(figures["edge"]),
+        )
+        for procs, figures in ((n, {b: saturation[b][n] for b in saturation}) for n in (1, 2))
+    ]
+    found.append(
+        out.Row(
+            "MQTT broker peak RSS",
+            memory["edge"][1],
+            "MiB",
+            "Mosquitto peak RSS",
+            memory["mosquitto"][1],
+            lower_is_better=True,
+        )
+    )
+    idle = statistics.median(rps for rps, _ in http)
+    busy = statistics.median(rps for _, rps in http)
+    found.append(
+        out.Row(
+            f"HTTP token GET while {SITE_DEVICES} devices publish {SITE_RATE:.0f} QoS 1 msg/s",
+            busy,
+            "req/s",
+            "the same with the broker idle",
+            idle,
+        )
+    )
+    return found
+
+
+def _load(figure: Figure) -> str:
+    return (
+        f"srv {figure.broker_cpu:.0f}% / gen {figure.clients_cpu:.0f}%"
+        f" (busiest {figure.busiest_client:.0f}%)"
+    )
+
+
+def rows(quick: bool) -> list[out.Row]:
+    seconds = 3.0 if quick else 8.0
+    line = out.command("bench.mqtt", "--seconds", f"{seconds:g}")
+    return [replace(r, command=line) for r in run(seconds, 4, False)]
 
 
 def _report_saturation(runs: dict[str, dict[int, Figure]]) -> None:

@@ -28,6 +28,7 @@ import urllib.request
 from pathlib import Path
 
 from bench import servers, world, wrk
+from bench.rows import Row, command, cpu
 from bench.wrk import Load, Result, Target
 
 SIZES = (10, 10_000)
@@ -46,7 +47,16 @@ def row(label: str, result: Result, ratio: str = "") -> str:
     )
 
 
-def compare(folder: Path, load: Load) -> None:
+# The issues' targets, as a share of the bare reference's rate.
+FLOORS = {
+    "edge GET /v2/groups/{id} (org admin)": 0.5,
+    "edge GET /v2/users/{id} (org admin)": 0.5,
+    "edge POST /v2/groups (create_own_access=false)": 0.5,
+    "edge POST /v2/groups (org admin)": 0.5,
+}
+
+
+def compare(folder: Path, load: Load, run: str = "") -> list[Row]:
     with servers.edge(folder / "compare") as edge, servers.bare(folder / "bare") as bare:
         built = asyncio.run(_small_world(edge.url))
         admin = built.tokens["admin"]
@@ -86,7 +96,7 @@ def compare(folder: Path, load: Load) -> None:
             ),
         ]
         bare_results: dict[str, Result] = {}
-        lines = []
+        lines, rows = [], []
         for label, target, (bare_label, bare_target) in pairs:
             log(f"  {label}")
             mine = wrk.run(target, load, edge.pid)
@@ -96,9 +106,29 @@ def compare(folder: Path, load: Load) -> None:
             theirs = bare_results[bare_label]
             lines.append(row(label, mine, f"{mine.rps / theirs.rps:.2f}x"))
             lines.append(row(bare_label, theirs))
+            rows.append(_row(label, mine, bare_label, theirs, FLOORS.get(label), run))
     print(f"\nSide by side ({_describe(load)})\n")
     print(_header("request", "ratio"))
     print("\n".join(lines))
+    return rows
+
+
+def _row(
+    label: str, mine: Result, reference: str, theirs: Result, floor: float | None, run: str
+) -> Row:
+    evidence = (
+        f"{cpu(mine.server_cpu, mine.wrk_cpu)}; bare {cpu(theirs.server_cpu, theirs.wrk_cpu)}"
+    )
+    return Row(
+        f"{label}, p99 {mine.p99_ms:.1f} ms",
+        mine.rps,
+        "req/s",
+        f"{reference}, p99 {theirs.p99_ms:.1f} ms",
+        theirs.rps,
+        floor=floor,
+        load=evidence,
+        command=run,
+    )
 
 
 async def _small_world(base: str) -> world.World:
@@ -115,7 +145,7 @@ def _bare_item(base: str) -> str:
         return str(json.loads(response.read())["item"]["id"])
 
 
-def scaling(folder: Path, load: Load, sizes: tuple[int, ...]) -> None:
+def scaling(folder: Path, load: Load, sizes: tuple[int, ...], run: str = "") -> list[Row]:
     results: dict[int, dict[str, Result]] = {}
     with servers.edge(folder / "scaling") as edge:
         built = asyncio.run(world.build(edge.url, "scale"))
@@ -132,6 +162,24 @@ def scaling(folder: Path, load: Load, sizes: tuple[int, ...]) -> None:
             asyncio.run(built.sign_in_all())
             results[size] = _measure_all(edge, built, load, size)
     _print_scaling(results, sizes, load)
+    first, last = sizes[0], sizes[-1]
+    rows = []
+    for who, caller in CALLERS.items():
+        for name in SCENARIOS:
+            small, big = results[first][f"{who} {name}"], results[last][f"{who} {name}"]
+            rows.append(
+                Row(
+                    f"{caller} {name} at N={last:,}",
+                    big.rps,
+                    "req/s",
+                    f"the same at N={first:,}",
+                    small.rps,
+                    floor=0.8 if "{id}" in name else None,  # a point operation stays flat
+                    load=cpu(big.server_cpu, big.wrk_cpu),
+                    command=run,
+                )
+            )
+    return rows
 
 
 def _steps(have: int, size: int) -> list[int]:
@@ -202,6 +250,18 @@ def _header(first: str, last: str) -> str:
         f"{first:46} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU srv/wrk':>11} "
         f"{'errors':>6} {last:>7}"
     )
+
+
+def rows(quick: bool) -> list[Row]:
+    """The side-by-side figures and the point operations' scaling (N = 10 and 1,000 quick,
+    10 and 10,000 in full)."""
+    wrk.ensure_installed()
+    seconds, sizes = (3.0, "10,1000") if quick else (5.0, "10,10000")
+    load = Load(1, 64, seconds)
+    folder = Path(tempfile.mkdtemp(prefix="edge-bench-"))
+    run = command("bench.requests_wrk", "--seconds", f"{seconds:g}", "--sizes", sizes)
+    found = compare(folder, load, run)
+    return found + scaling(folder, load, tuple(int(n) for n in sizes.split(",")), run)
 
 
 def main() -> None:

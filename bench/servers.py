@@ -1,7 +1,8 @@
 """The servers a benchmark runs against, each its own process on a free loopback port.
 
 `edge` is the venv's `edge serve` on a temporary data folder, with its default settings
-(access log on, written to a file in that folder). `bare` is bench/bare_server.py.
+(access log on, written to a file in that folder) except for the ports. `bare` is
+bench/bare_server.py.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PASSWORD = "bench-password-123"
+MQTT_LISTENERS = ("MQTT", "MQTT_TLS", "MQTT_WS", "MQTT_WSS")
 
 
 @dataclass(frozen=True)
@@ -33,16 +35,23 @@ def free_port() -> int:
 
 
 def edge_command() -> list[str]:
-    """The `edge` console script beside this interpreter (the venv's), else `python -m edge`."""
-    script = Path(sys.executable).parent / "edge"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "edge"]
+    """`python -m edge` with this interpreter: run from the repository's root (as the
+    benchmarks are), it serves this checkout's code, which the venv's `edge` script need
+    not (an editable install points at the checkout it was made from)."""
+    return [sys.executable, "-m", "edge"]
+
+
+def mqtt_ports() -> dict[str, str]:
+    """The broker's listeners on free ports, not the defaults (1883, 8883, 8083, 8084),
+    which another server on the machine may hold; a caller's env may set them otherwise."""
+    return {f"EDGE_{name}_PORT": str(free_port()) for name in MQTT_LISTENERS}
 
 
 @contextmanager
 def edge(folder: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
     port = free_port()
     command = [*edge_command(), "serve", "--data-dir", str(folder / "data"), "--port", str(port)]
-    settings = {"EDGE_ADMIN_PASSWORD": PASSWORD, **(env or {})}
+    settings = {"EDGE_ADMIN_PASSWORD": PASSWORD, **mqtt_ports(), **(env or {})}
     with _running(command, settings, folder / "edge.log", "/v2/health", port) as server:
         yield server
 

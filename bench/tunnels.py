@@ -26,11 +26,13 @@ import sys
 import tempfile
 import time
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 
+from bench import rows as out
 from bench import servers
 from bench.files import machine, peak_rss, rss_mib
 from bench.world import _call, build
@@ -134,13 +136,14 @@ def rate(size: int, seconds: float) -> str:
     return f"{size / MIB / seconds:9.0f} MiB/s"
 
 
-async def run(size_mib: int, rounds: int) -> None:
+async def run(size_mib: int, rounds: int) -> list[out.Row]:
     work = Path(tempfile.mkdtemp(prefix="edge-tunnels-bench-"))
     mqtt_port = servers.free_port()
     env = {
         "EDGE_MQTT_PORT": str(mqtt_port),
         "EDGE_MQTT_TLS_PORT": "0",
         "EDGE_MQTT_WS_PORT": "0",
+        "EDGE_MQTT_WSS_PORT": "0",
         "EDGE_TUNNEL_MAX_STREAMS": str(STREAMS + 2),  # the default is 16
     }
     helpers: list[Helper] = []
@@ -188,13 +191,14 @@ async def run(size_mib: int, rounds: int) -> None:
                 )
                 helpers.append(helper)
                 through[name] = int(line.rsplit(":", 1)[1])
-            await report(server.pid, helpers, ports, through, size_mib * MIB, rounds)
+            found = await report(server.pid, helpers, ports, through, size_mib * MIB, rounds)
         finally:
             for helper in helpers:
                 await helper.stop()
             sink_server.close()
             echo_server.close()
     shutil.rmtree(work, ignore_errors=True)
+    return found
 
 
 async def report(
@@ -204,7 +208,7 @@ async def report(
     tunnel: dict[str, int],
     size: int,
     rounds: int,
-) -> None:
+) -> list[out.Row]:
     print(f"command: {Path(sys.executable).name} -m bench.tunnels {' '.join(sys.argv[1:])}")
     print(f"machine before: {machine()}")
     await copy(tunnel["SINK"], MIB)  # the first stream warms both helpers and the server
@@ -246,6 +250,38 @@ async def report(
     for name, peak in zip(("agent", "connect SINK", "connect ECHO"), sampled[1:], strict=True):
         print(f"{'edge tunnel ' + name:30} {'':16} {peak[0]:9.1f}")
     print(f"machine after: {machine()}")
+    medians = {path: statistics.median(times) * 1000 for path, times in trips.items()}
+    return [
+        out.Row(
+            f"tunnel: one stream of {size // MIB} MiB",
+            size / MIB / best["tunnel"],
+            "MiB/s",
+            "direct loopback TCP",
+            size / MIB / best["direct"],
+        ),
+        out.Row(
+            f"tunnel: round trip of {SMALL} bytes (median)",
+            medians["tunnel"],
+            "ms",
+            "direct loopback TCP",
+            medians["direct"],
+            lower_is_better=True,
+        ),
+        out.Row(
+            f"tunnel: edge serve peak RSS, {STREAMS} streams x {STREAM_MIB} MiB at once",
+            sampled[0][0],
+            "MiB",
+            "edge serve at rest, tunnel open",
+            at_rest,
+            lower_is_better=True,
+        ),
+    ]
+
+
+def rows(quick: bool) -> list[out.Row]:
+    size, rounds = (32, 1) if quick else (256, 3)
+    line = out.command("bench.tunnels", "--size-mib", size, "--rounds", rounds)
+    return [replace(r, command=line) for r in asyncio.run(run(size, rounds))]
 
 
 def main() -> None:
