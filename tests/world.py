@@ -46,11 +46,17 @@ Two more users are targets of the user tables: loner (an org-level user in no gr
 boss (an org admin, home project Apollo, a member of Ward). The devices device_member,
 device_loner and device_boss (`DEVICE_TARGETS`), their counterparts, are the targets of
 the device tables.
+
+Tunnels: `device_owners_can_tunnel` is off in Clinic and in its projects (the default),
+so `owner` only reads the tunnels of its devices until a test turns it on. A test that
+reads what the tunnels tell a device (the device end's token) calls `keep_notices()`:
+the notices are then kept instead of going out over MQTT; `open_tunnel()` opens one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -132,6 +138,24 @@ def target_table(
         for who, statuses in ((row.values[0], row.values[1]) for row in table(expected))
         for i, target in enumerate(targets)
     ]
+
+
+@dataclass
+class Notices:
+    """What the tunnels tell devices, kept instead of going out over MQTT."""
+
+    sent: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+
+    def __call__(self, device_id: str, topic: str, payload: bytes) -> int:
+        self.sent.append((device_id, topic, json.loads(payload)))
+        return 1
+
+    def token_of(self, tunnel_id: str) -> str:
+        """The device end's token of a tunnel, from the notice that opened it."""
+        for _, _, body in self.sent:
+            if body.get("uuid") == tunnel_id and body["action"] == "open":
+                return str(body["destination_token"])
+        raise AssertionError(f"no notice for {tunnel_id}")
 
 
 @dataclass
@@ -242,6 +266,24 @@ class World:
         if project_id:
             body["project_id"] = project_id
         return await self.site.services.roles.create(self.admin, body)
+
+    # -- tunnels -----------------------------------------------------------------------------
+    def keep_notices(self) -> Notices:
+        """Keep the notices the tunnels send to devices on this test's site, unsent. Call it
+        once the app is made (making it sets where the notices go)."""
+        kept = Notices()
+        self.site.services.tunnels.notify = kept
+        return kept
+
+    async def open_tunnel(
+        self, who: str = "org_admin", target: str = "device_member", **body: Any
+    ) -> dict[str, Any]:
+        """A tunnel to `target` opened by `who` over HTTP (SSH and HTTP unless told)."""
+        body = {"services": ["SSH", "HTTP"], **body}
+        path = f"/v2/devices/{self.id(target)}/tunnels"
+        status, reply = await self.call(who, "POST", path, json=body)
+        assert status == 201, reply
+        return dict(reply["tunnel"])
 
     def bound(self, site: Site, api: Api | None) -> World:
         """This world on a test's own site (its copy of the data folder)."""
