@@ -47,6 +47,19 @@ boss (an org admin, home project Apollo, a member of Ward). The devices device_m
 device_loner and device_boss (`DEVICE_TARGETS`), their counterparts, are the targets of
 the device tables.
 
+Files (the `files_world` fixture: this world with its files part, built once per session
+on a copy of the world's folder, so that the other tables' lists stay as they are; the
+files tables hold every caller and `FILE_CALLERS`): the group Scans
+(`files_group_id`, in Apollo) holds the files; Strict (`strict_group_id`, in Apollo)
+requires delete permission to put; Archive (`legacy_group_id`) is in the project Old
+(`legacy_project_id`), which uses the legacy data and files permissions. Holding
+`file_paths` on Scans: file_reader {/: read}, file_writer {/: write}, file_updater
+{/: update}, file_deleter {/: delete}, file_editor {/: everything; on Strict: read, write,
+update}, file_scoped {/shared: everything, /shared/secret: nothing}; file_role_holder
+holds Viewers, a role whose access to Scans gives {/: read}; scans_admin: group access
+`is_admin` on Scans; scans_member: group access on Scans with no file paths. One more
+user, legacy_writer, holds {/: read, write} on Archive.
+
 Tunnels: `device_owners_can_tunnel` is off in Clinic and in its projects (the default),
 so `owner` only reads the tunnels of its devices until a test turns it on. A test that
 reads what the tunnels tell a device (the device end's token) calls `keep_notices()`:
@@ -56,9 +69,10 @@ the notices are then kept instead of going out over MQTT; `open_tunnel()` opens 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import shutil
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -74,6 +88,7 @@ from storage import devices as device_store
 from storage import staff
 from storage.records import Device
 from tests.conftest import Api, make_config
+from tests.files import md5, relative
 from tests.tenants import Tenant, mint, new_tenant
 
 T = TypeVar("T")
@@ -114,17 +129,42 @@ DEVICES = ("device_member", "device_loner", "device_boss", "device_plain")  # AP
 TARGETS = ("member", "loner", "boss")  # the users the user tables act on
 DEVICE_TARGETS = ("device_member", "device_loner", "device_boss")  # and the devices
 PROJECT_ADMINS = {"staff", "org_admin", "project_admin", "role_admin", "device_boss"}  # of Apollo
+FILE_CALLERS = (  # the users holding files of Scans: more rows for the files tables
+    "scans_admin",
+    "file_reader",
+    "file_writer",
+    "file_updater",
+    "file_deleter",
+    "file_editor",
+    "file_scoped",
+    "file_role_holder",
+    "scans_member",
+)
+EVERYTHING = {"can_read": True, "can_write": True, "can_update": True, "can_delete": True}
+NOTHING = {"can_read": False, "can_write": False, "can_update": False, "can_delete": False}
 
 
-def table(expected: Mapping[str, T], *, not_applicable: tuple[str, ...] = ()) -> list[Any]:
+def only(*rights: str) -> dict[str, bool]:
+    """File (or data) path rights: these, and no other."""
+    return {**NOTHING, **{f"can_{r}": True for r in rights}}
+
+
+def table(
+    expected: Mapping[str, T],
+    *,
+    not_applicable: tuple[str, ...] = (),
+    more: tuple[str, ...] = (),
+) -> list[Any]:
     """A parametrize table over every caller, (who, expected): a row for each, no fewer.
 
     A caller the question cannot be asked of (staff signing in with a password, say) is
-    named in `not_applicable`, so that leaving a row out is always a decision.
+    named in `not_applicable`, so that leaving a row out is always a decision. `more` adds
+    callers a table must also hold (the files tables: FILE_CALLERS).
     """
+    callers = (*CALLERS, *more)
     named = set(expected) | set(not_applicable)
-    assert named == set(CALLERS) and not set(expected) & set(not_applicable), set(CALLERS) ^ named
-    return [pytest.param(who, expected[who], id=who) for who in CALLERS if who in expected]
+    assert named == set(callers) and not set(expected) & set(not_applicable), set(callers) ^ named
+    return [pytest.param(who, expected[who], id=who) for who in callers if who in expected]
 
 
 def target_table(
@@ -172,6 +212,11 @@ class World:
     org_role_id: str = ""
     project_role_id: str = ""
     admin_role_id: str = ""
+    legacy_project_id: str = ""  # Old
+    files_group_id: str = ""  # Scans
+    strict_group_id: str = ""  # Strict
+    legacy_group_id: str = ""  # Archive
+    viewer_role_id: str = ""  # Viewers
     users: dict[str, str] = field(default_factory=dict)
     devices: dict[str, str] = field(default_factory=dict)  # device IDs by name
     keys: dict[str, str] = field(default_factory=dict)  # their API keys
@@ -267,6 +312,49 @@ class World:
             body["project_id"] = project_id
         return await self.site.services.roles.create(self.admin, body)
 
+    # -- files -------------------------------------------------------------------------------
+    async def files(
+        self, who: str, method: str, path: str, group: str | None = None, **kwargs: Any
+    ) -> tuple[int, Any]:
+        """A call to the files of a group (Scans unless told)."""
+        where = f"/v2/groups/{group or self.files_group_id}/files/{path.lstrip('/')}"
+        return await self.call(who, method, where, **kwargs)
+
+    async def send(self, url: str, data: bytes, **headers: str) -> tuple[int, str, Any]:
+        """PUT bytes to a presigned URL as any HTTP client would: status, ETag, body."""
+        assert self.api is not None
+        big = len(data) > 1024 * 1024  # streamed: no loop-blocking warning
+        response = await self.api.client.put(
+            relative(url), data=io.BytesIO(data) if big else data, headers=headers
+        )
+        body = await response.read()
+        return response.status, response.headers.get("ETag", ""), body
+
+    async def fetch(self, url: str, **headers: str) -> tuple[int, bytes, Any]:
+        """GET a presigned URL: status, bytes, headers."""
+        assert self.api is not None
+        response = await self.api.client.get(relative(url), headers=headers)
+        return response.status, await response.read(), response.headers
+
+    async def upload(
+        self, who: str, path: str, data: bytes, group: str | None = None, **body: Any
+    ) -> tuple[int, Any]:
+        """PUT for a URL, then the bytes to it; the status of whichever step failed."""
+        status, reply = await self.files(who, "PUT", path, group, json=body)
+        if status != 200:
+            return status, reply
+        status, etag, raw = await self.send(reply["url"], data)
+        assert status != 200 or etag == f'"{md5(data)}"', (status, etag)
+        return status, raw
+
+    async def stored(self, path: str, group: str | None = None) -> dict[str, Any] | None:
+        """A file's info as the org admin reads it, or None when there is none."""
+        status, body = await self.files("org_admin", "GET", path, group, params={"info_only": ""})
+        if status == 404:
+            return None
+        assert status == 200, body
+        return dict(body["file"])
+
     # -- tunnels -----------------------------------------------------------------------------
     def keep_notices(self) -> Notices:
         """Keep the notices the tunnels send to devices on this test's site, unsent. Call it
@@ -311,6 +399,12 @@ async def build(site: Site) -> World:
     await _targets(world)
     await _cast(world)
     await _devices(world)
+    return world
+
+
+async def with_files(world: World) -> World:
+    """The world with its files part (see the module's docstring)."""
+    await _files(world)
     return world
 
 
@@ -402,22 +496,80 @@ async def _devices(world: World) -> None:
             await world.grant(kind, target_id, device_id, "device", **access)
 
 
-@pytest.fixture(scope="session")
-def world_template(template_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> World:
-    """The world built once per session in a data folder of its own."""
-    folder = tmp_path_factory.mktemp("world") / "data"
-    shutil.copytree(template_dir, folder)
+async def _files(world: World) -> None:
+    world.legacy_project_id = await world.new_project(
+        name="Old", use_legacy_data_and_files_permissions=True
+    )
+    world.files_group_id = scans = await world.new_group(world.project_id, name="Scans")
+    world.strict_group_id = await world.new_group(
+        world.project_id, name="Strict", require_delete_permission_to_put_data=True
+    )
+    world.legacy_group_id = await world.new_group(world.legacy_project_id, name="Archive")
+    world.viewer_role_id = await world.new_role(name="Viewers")
+    await world.grant("group", scans, world.viewer_role_id, "role", file_paths={"/": only("read")})
+    legacy = {"can_read": True, "can_write": True, "can_delete": False}  # update: unsaid
+    holdings: dict[str, list[Holding]] = {
+        "scans_admin": [("group", scans, {"is_admin": True})],
+        "file_reader": [("group", scans, {"file_paths": {"/": only("read")}})],
+        "file_writer": [("group", scans, {"file_paths": {"/": only("write")}})],
+        "file_updater": [("group", scans, {"file_paths": {"/": only("update")}})],
+        "file_deleter": [("group", scans, {"file_paths": {"/": only("delete")}})],
+        "file_editor": [
+            ("group", scans, {"file_paths": {"/": EVERYTHING}}),
+            (
+                "group",
+                world.strict_group_id,
+                {"file_paths": {"/": only("read", "write", "update")}},
+            ),
+        ],
+        "file_scoped": [
+            ("group", scans, {"file_paths": {"/shared": EVERYTHING, "/shared/secret": NOTHING}})
+        ],
+        "file_role_holder": [("role", world.viewer_role_id, {"can_read": True})],
+        "scans_member": [("group", scans, {})],
+        "legacy_writer": [("group", world.legacy_group_id, {"file_paths": {"/": legacy}})],
+    }
+    for name, held in holdings.items():
+        user_id = await world.add_user(name)
+        for kind, target_id, values in held:
+            await world.grant(kind, target_id, user_id, **values)
+
+
+def _built_in(source: Path, folder: Path, make: Callable[[Site], Awaitable[World]]) -> World:
+    """A world made by `make` in `folder`, a copy of `source`, once."""
+    shutil.copytree(source, folder)
     site = open_site(make_config(folder))
     try:  # in a thread of its own: no event loop may be running in this one
         with ThreadPoolExecutor(1) as pool:
-            built = pool.submit(asyncio.run, build(site)).result()
+            built = pool.submit(asyncio.run, make(site)).result()  # type: ignore[arg-type]
     finally:
         site.services.db.close()
     built.folder = folder
     return built
 
 
+@pytest.fixture(scope="session")
+def world_template(template_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> World:
+    """The world built once per session in a data folder of its own."""
+    return _built_in(template_dir, tmp_path_factory.mktemp("world") / "data", build)
+
+
+@pytest.fixture(scope="session")
+def files_world_template(world_template: World, tmp_path_factory: pytest.TempPathFactory) -> World:
+    """The world with its files part, built once per session on a copy of its folder."""
+    folder = tmp_path_factory.mktemp("files-world") / "data"
+    return _built_in(
+        world_template.folder, folder, lambda site: with_files(world_template.bound(site, None))
+    )
+
+
 @pytest.fixture
 def world(world_template: World, site: Site, api: Api) -> World:
     """The world on this test's copy of its data folder."""
     return world_template.bound(site, api)
+
+
+@pytest.fixture
+def files_world(files_world_template: World, site: Site, api: Api) -> World:
+    """The world with its files part, on this test's copy of its data folder."""
+    return files_world_template.bound(site, api)

@@ -19,8 +19,8 @@ from edge.errors import Denied
 from edge.principal import Principal
 from storage import devices as device_store
 from storage import staff
-from tests.api.files_world import relative
 from tests.conftest import Api
+from tests.files import relative
 from tests.tenants import Tenant, mint, quick_tenant
 
 GIB = 1 << 30
