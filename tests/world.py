@@ -47,9 +47,17 @@ boss (an org admin, home project Apollo, a member of Ward). The devices device_m
 device_loner and device_boss (`DEVICE_TARGETS`), their counterparts, are the targets of
 the device tables.
 
-Files (the `files_world` fixture: this world with its files part, built once per session
-on a copy of the world's folder, so that the other tables' lists stay as they are; the
-files tables hold every caller and `FILE_CALLERS`): the group Scans
+The content of groups (files and data) has holders of its own, who are in the world of
+the `content_world` fixture only: this world with its content part, built once per
+session on a copy of the world's folder (so that the other tables' lists of users, groups,
+projects and roles stay as they are). Its tables hold every caller and the holders
+(`FILE_CALLERS`, `DATA_CALLERS`).
+
+Data: Ward holds the data. Holding `data_paths` on Ward: data_reader {/: read},
+data_writer {/: write}, data_updater {/: update}, data_deleter {/: delete}; the callers
+who are in Ward with no data paths (member, holder, ...) know it is there.
+
+Files: the group Scans
 (`files_group_id`, in Apollo) holds the files; Strict (`strict_group_id`, in Apollo)
 requires delete permission to put; Archive (`legacy_group_id`) is in the project Old
 (`legacy_project_id`), which uses the legacy data and files permissions. Holding
@@ -77,6 +85,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import pytest
 
@@ -140,6 +149,7 @@ FILE_CALLERS = (  # the users holding files of Scans: more rows for the files ta
     "file_role_holder",
     "scans_member",
 )
+DATA_CALLERS = ("data_reader", "data_writer", "data_updater", "data_deleter")  # on Ward
 EVERYTHING = {"can_read": True, "can_write": True, "can_update": True, "can_delete": True}
 NOTHING = {"can_read": False, "can_write": False, "can_update": False, "can_delete": False}
 
@@ -355,6 +365,38 @@ class World:
         assert status == 200, body
         return dict(body["file"])
 
+    # -- data --------------------------------------------------------------------------------
+    async def data(
+        self, who: str, method: str, path: str, group: str | None = None, **kwargs: Any
+    ) -> tuple[int, Any]:
+        """A call to the data of a group (Ward unless told) at `path`."""
+        where = f"/v2/groups/{group or self.org_group_id}/data/{quote(path.lstrip('/'), safe='/')}"
+        return await self.call(who, method, where, **kwargs)
+
+    async def put_data(
+        self, who: str, path: str, value: Any, group: str | None = None, **index: Any
+    ) -> None:
+        status, body = await self.data(who, "PUT", path, group, json={"value": value, **index})
+        assert status == 200, body
+
+    async def bulk_data(
+        self, who: str, body: dict[str, Any], group: str | None = None
+    ) -> tuple[int, Any]:
+        """A bulk request to the data of a group (Ward unless told)."""
+        return await self.call(
+            who, "POST", f"/v2/groups/{group or self.org_group_id}/data", json=body
+        )
+
+    async def data_holder(
+        self, name: str, data_paths: dict[str, dict[str, bool]] | None, group: str | None = None
+    ) -> str:
+        """A user of Clinic holding group access (to Ward unless told) with these data
+        paths (None: no access at all); its name, to call as."""
+        user_id = await self.add_user(name)
+        if data_paths is not None:
+            await self.grant("group", group or self.org_group_id, user_id, data_paths=data_paths)
+        return name
+
     # -- tunnels -----------------------------------------------------------------------------
     def keep_notices(self) -> Notices:
         """Keep the notices the tunnels send to devices on this test's site, unsent. Call it
@@ -402,9 +444,11 @@ async def build(site: Site) -> World:
     return world
 
 
-async def with_files(world: World) -> World:
-    """The world with its files part (see the module's docstring)."""
+async def with_content(world: World) -> World:
+    """The world with its content part: the holders of files and data (see the module's
+    docstring)."""
     await _files(world)
+    await _data(world)
     return world
 
 
@@ -548,6 +592,12 @@ def _built_in(source: Path, folder: Path, make: Callable[[Site], Awaitable[World
     return built
 
 
+async def _data(world: World) -> None:
+    rights = ("can_read", "can_write", "can_update", "can_delete")  # one each, others unsaid
+    for name, right in zip(DATA_CALLERS, rights, strict=True):
+        await world.data_holder(name, {"/": {right: True}})
+
+
 @pytest.fixture(scope="session")
 def world_template(template_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> World:
     """The world built once per session in a data folder of its own."""
@@ -555,11 +605,13 @@ def world_template(template_dir: Path, tmp_path_factory: pytest.TempPathFactory)
 
 
 @pytest.fixture(scope="session")
-def files_world_template(world_template: World, tmp_path_factory: pytest.TempPathFactory) -> World:
-    """The world with its files part, built once per session on a copy of its folder."""
-    folder = tmp_path_factory.mktemp("files-world") / "data"
+def content_world_template(
+    world_template: World, tmp_path_factory: pytest.TempPathFactory
+) -> World:
+    """The world with its content part, built once per session on a copy of its folder."""
+    folder = tmp_path_factory.mktemp("content-world") / "data"
     return _built_in(
-        world_template.folder, folder, lambda site: with_files(world_template.bound(site, None))
+        world_template.folder, folder, lambda site: with_content(world_template.bound(site, None))
     )
 
 
@@ -570,6 +622,6 @@ def world(world_template: World, site: Site, api: Api) -> World:
 
 
 @pytest.fixture
-def files_world(files_world_template: World, site: Site, api: Api) -> World:
-    """The world with its files part, on this test's copy of its data folder."""
-    return files_world_template.bound(site, api)
+def content_world(content_world_template: World, site: Site, api: Api) -> World:
+    """The world with its content part, on this test's copy of its data folder."""
+    return content_world_template.bound(site, api)

@@ -21,9 +21,9 @@ def config(data_dir: Path) -> Config:
 
 
 @pytest.fixture
-def world(files_world: World) -> World:
+def world(content_world: World) -> World:
     """The world with its files part (tests/world.py): Scans, Strict, Archive, their callers."""
-    return files_world
+    return content_world
 
 
 # Per caller, towards the files of Scans (a group in Apollo) when no file path grants it

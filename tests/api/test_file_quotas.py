@@ -31,9 +31,9 @@ def config(data_dir: Path) -> Config:
 
 
 @pytest.fixture
-def world(files_world: World) -> World:
+def world(content_world: World) -> World:
     """The world with its files part (tests/world.py): Scans, Strict, Archive, their callers."""
-    return files_world
+    return content_world
 
 
 async def test_a_group_quota_refuses_what_would_pass_it(world: World) -> None:

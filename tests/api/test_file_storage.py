@@ -33,9 +33,9 @@ def config(data_dir: Path) -> Config:
 
 
 @pytest.fixture
-def world(files_world: World) -> World:
+def world(content_world: World) -> World:
     """The world with its files part (tests/world.py): Scans, Strict, Archive, their callers."""
-    return files_world
+    return content_world
 
 
 def blob_of(world: World, path: str) -> Path:
