@@ -57,10 +57,10 @@ Data: Ward holds the data. Holding `data_paths` on Ward: data_reader {/: read},
 data_writer {/: write}, data_updater {/: update}, data_deleter {/: delete}; the callers
 who are in Ward with no data paths (member, holder, ...) know it is there.
 
-Files: the group Scans
-(`files_group_id`, in Apollo) holds the files; Strict (`strict_group_id`, in Apollo)
-requires delete permission to put; Archive (`legacy_group_id`) is in the project Old
-(`legacy_project_id`), which uses the legacy data and files permissions. Holding
+Files: the group Scans (`files_group_id`, in Apollo) holds the files; Strict
+(`strict_group_id`, in Apollo) requires delete permission to put; Archive
+(`legacy_group_id`) is in the project Old (`legacy_project_id`), which uses the legacy
+data and files permissions. Holding
 `file_paths` on Scans: file_reader {/: read}, file_writer {/: write}, file_updater
 {/: update}, file_deleter {/: delete}, file_editor {/: everything; on Strict: read, write,
 update}, file_scoped {/shared: everything, /shared/secret: nothing}; file_role_holder
@@ -138,7 +138,7 @@ DEVICES = ("device_member", "device_loner", "device_boss", "device_plain")  # AP
 TARGETS = ("member", "loner", "boss")  # the users the user tables act on
 DEVICE_TARGETS = ("device_member", "device_loner", "device_boss")  # and the devices
 PROJECT_ADMINS = {"staff", "org_admin", "project_admin", "role_admin", "device_boss"}  # of Apollo
-FILE_CALLERS = (  # the users holding files of Scans: more rows for the files tables
+FILE_CALLERS = (  # of the content part: more rows for the files tables
     "scans_admin",
     "file_reader",
     "file_writer",
@@ -149,7 +149,7 @@ FILE_CALLERS = (  # the users holding files of Scans: more rows for the files ta
     "file_role_holder",
     "scans_member",
 )
-DATA_CALLERS = ("data_reader", "data_writer", "data_updater", "data_deleter")  # on Ward
+DATA_CALLERS = ("data_reader", "data_writer", "data_updater", "data_deleter")  # and data
 EVERYTHING = {"can_read": True, "can_write": True, "can_update": True, "can_delete": True}
 NOTHING = {"can_read": False, "can_write": False, "can_update": False, "can_delete": False}
 
@@ -169,7 +169,7 @@ def table(
 
     A caller the question cannot be asked of (staff signing in with a password, say) is
     named in `not_applicable`, so that leaving a row out is always a decision. `more` adds
-    callers a table must also hold (the files tables: FILE_CALLERS).
+    callers a table must also hold (the content tables: FILE_CALLERS, DATA_CALLERS).
     """
     callers = (*CALLERS, *more)
     named = set(expected) | set(not_applicable)
@@ -579,6 +579,12 @@ async def _files(world: World) -> None:
             await world.grant(kind, target_id, user_id, **values)
 
 
+async def _data(world: World) -> None:
+    rights = ("can_read", "can_write", "can_update", "can_delete")  # one each, others unsaid
+    for name, right in zip(DATA_CALLERS, rights, strict=True):
+        await world.data_holder(name, {"/": {right: True}})
+
+
 def _built_in(source: Path, folder: Path, make: Callable[[Site], Awaitable[World]]) -> World:
     """A world made by `make` in `folder`, a copy of `source`, once."""
     shutil.copytree(source, folder)
@@ -590,12 +596,6 @@ def _built_in(source: Path, folder: Path, make: Callable[[Site], Awaitable[World
         site.services.db.close()
     built.folder = folder
     return built
-
-
-async def _data(world: World) -> None:
-    rights = ("can_read", "can_write", "can_update", "can_delete")  # one each, others unsaid
-    for name, right in zip(DATA_CALLERS, rights, strict=True):
-        await world.data_holder(name, {"/": {right: True}})
 
 
 @pytest.fixture(scope="session")
