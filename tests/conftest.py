@@ -20,7 +20,7 @@ from edge import clock
 from edge.app import Site, create_app, open_site
 from edge.config import Config, load
 
-pytest_plugins = ("tests.world",)  # the `world` and `world_template` fixtures
+pytest_plugins = ("tests.world",)  # the `world` and `content_world` fixtures, their templates
 
 STAFF_PASSWORD = "staff-password-for-tests"
 STAFF_EMAIL = "ops@example.test"
@@ -49,9 +49,12 @@ def template_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def data_dir(template_dir: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Path:
-    """A fresh copy of the template, or of the world's folder for a test that uses it."""
+    """A fresh copy of the template, or of the world's folder for a test that uses it (of
+    the world with its files part, for a test that uses `content_world`)."""
     source = template_dir
-    if "world_template" in request.fixturenames:  # the `world` fixture needs it
+    if "content_world_template" in request.fixturenames:  # `content_world` needs it
+        source = request.getfixturevalue("content_world_template").folder
+    elif "world_template" in request.fixturenames:  # the `world` fixture needs it
         source = request.getfixturevalue("world_template").folder
     target = tmp_path / "data"
     shutil.copytree(source, target)

@@ -46,17 +46,46 @@ Two more users are targets of the user tables: loner (an org-level user in no gr
 boss (an org admin, home project Apollo, a member of Ward). The devices device_member,
 device_loner and device_boss (`DEVICE_TARGETS`), their counterparts, are the targets of
 the device tables.
+
+The content of groups (files and data) has holders of its own, who are in the world of
+the `content_world` fixture only: this world with its content part, built once per
+session on a copy of the world's folder (so that the other tables' lists of users, groups,
+projects and roles stay as they are). Its tables hold every caller and the holders
+(`FILE_CALLERS`, `DATA_CALLERS`).
+
+Data: Ward holds the data. Holding `data_paths` on Ward: data_reader {/: read},
+data_writer {/: write}, data_updater {/: update}, data_deleter {/: delete}; the callers
+who are in Ward with no data paths (member, holder, ...) know it is there.
+
+Files: the group Scans (`files_group_id`, in Apollo) holds the files; Strict
+(`strict_group_id`, in Apollo) requires delete permission to put; Archive
+(`legacy_group_id`) is in the project Old (`legacy_project_id`), which uses the legacy
+data and files permissions. Holding
+`file_paths` on Scans: file_reader {/: read}, file_writer {/: write}, file_updater
+{/: update}, file_deleter {/: delete}, file_editor {/: everything; on Strict: read, write,
+update}, file_scoped {/shared: everything, /shared/secret: nothing}; file_role_holder
+holds Viewers, a role whose access to Scans gives {/: read}; scans_admin: group access
+`is_admin` on Scans; scans_member: group access on Scans with no file paths. One more
+user, legacy_writer, holds {/: read, write} on Archive.
+
+Tunnels: `device_owners_can_tunnel` is off in Clinic and in its projects (the default),
+so `owner` only reads the tunnels of its devices until a test turns it on. A test that
+reads what the tunnels tell a device (the device end's token) calls `keep_notices()`:
+the notices are then kept instead of going out over MQTT; `open_tunnel()` opens one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
+import json
 import shutil
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import pytest
 
@@ -68,6 +97,7 @@ from storage import devices as device_store
 from storage import staff
 from storage.records import Device
 from tests.conftest import Api, make_config
+from tests.files import md5, relative
 from tests.tenants import Tenant, mint, new_tenant
 
 T = TypeVar("T")
@@ -108,17 +138,43 @@ DEVICES = ("device_member", "device_loner", "device_boss", "device_plain")  # AP
 TARGETS = ("member", "loner", "boss")  # the users the user tables act on
 DEVICE_TARGETS = ("device_member", "device_loner", "device_boss")  # and the devices
 PROJECT_ADMINS = {"staff", "org_admin", "project_admin", "role_admin", "device_boss"}  # of Apollo
+FILE_CALLERS = (  # of the content part: more rows for the files tables
+    "scans_admin",
+    "file_reader",
+    "file_writer",
+    "file_updater",
+    "file_deleter",
+    "file_editor",
+    "file_scoped",
+    "file_role_holder",
+    "scans_member",
+)
+DATA_CALLERS = ("data_reader", "data_writer", "data_updater", "data_deleter")  # and data
+EVERYTHING = {"can_read": True, "can_write": True, "can_update": True, "can_delete": True}
+NOTHING = {"can_read": False, "can_write": False, "can_update": False, "can_delete": False}
 
 
-def table(expected: Mapping[str, T], *, not_applicable: tuple[str, ...] = ()) -> list[Any]:
+def only(*rights: str) -> dict[str, bool]:
+    """File (or data) path rights: these, and no other."""
+    return {**NOTHING, **{f"can_{r}": True for r in rights}}
+
+
+def table(
+    expected: Mapping[str, T],
+    *,
+    not_applicable: tuple[str, ...] = (),
+    more: tuple[str, ...] = (),
+) -> list[Any]:
     """A parametrize table over every caller, (who, expected): a row for each, no fewer.
 
     A caller the question cannot be asked of (staff signing in with a password, say) is
-    named in `not_applicable`, so that leaving a row out is always a decision.
+    named in `not_applicable`, so that leaving a row out is always a decision. `more` adds
+    callers a table must also hold (the content tables: FILE_CALLERS, DATA_CALLERS).
     """
+    callers = (*CALLERS, *more)
     named = set(expected) | set(not_applicable)
-    assert named == set(CALLERS) and not set(expected) & set(not_applicable), set(CALLERS) ^ named
-    return [pytest.param(who, expected[who], id=who) for who in CALLERS if who in expected]
+    assert named == set(callers) and not set(expected) & set(not_applicable), set(callers) ^ named
+    return [pytest.param(who, expected[who], id=who) for who in callers if who in expected]
 
 
 def target_table(
@@ -135,6 +191,24 @@ def target_table(
 
 
 @dataclass
+class Notices:
+    """What the tunnels tell devices, kept instead of going out over MQTT."""
+
+    sent: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+
+    def __call__(self, device_id: str, topic: str, payload: bytes) -> int:
+        self.sent.append((device_id, topic, json.loads(payload)))
+        return 1
+
+    def token_of(self, tunnel_id: str) -> str:
+        """The device end's token of a tunnel, from the notice that opened it."""
+        for _, _, body in self.sent:
+            if body.get("uuid") == tunnel_id and body["action"] == "open":
+                return str(body["destination_token"])
+        raise AssertionError(f"no notice for {tunnel_id}")
+
+
+@dataclass
 class World:
     site: Site
     api: Api | None
@@ -148,6 +222,11 @@ class World:
     org_role_id: str = ""
     project_role_id: str = ""
     admin_role_id: str = ""
+    legacy_project_id: str = ""  # Old
+    files_group_id: str = ""  # Scans
+    strict_group_id: str = ""  # Strict
+    legacy_group_id: str = ""  # Archive
+    viewer_role_id: str = ""  # Viewers
     users: dict[str, str] = field(default_factory=dict)
     devices: dict[str, str] = field(default_factory=dict)  # device IDs by name
     keys: dict[str, str] = field(default_factory=dict)  # their API keys
@@ -243,6 +322,99 @@ class World:
             body["project_id"] = project_id
         return await self.site.services.roles.create(self.admin, body)
 
+    # -- files -------------------------------------------------------------------------------
+    async def files(
+        self, who: str, method: str, path: str, group: str | None = None, **kwargs: Any
+    ) -> tuple[int, Any]:
+        """A call to the files of a group (Scans unless told)."""
+        where = f"/v2/groups/{group or self.files_group_id}/files/{path.lstrip('/')}"
+        return await self.call(who, method, where, **kwargs)
+
+    async def send(self, url: str, data: bytes, **headers: str) -> tuple[int, str, Any]:
+        """PUT bytes to a presigned URL as any HTTP client would: status, ETag, body."""
+        assert self.api is not None
+        big = len(data) > 1024 * 1024  # streamed: no loop-blocking warning
+        response = await self.api.client.put(
+            relative(url), data=io.BytesIO(data) if big else data, headers=headers
+        )
+        body = await response.read()
+        return response.status, response.headers.get("ETag", ""), body
+
+    async def fetch(self, url: str, **headers: str) -> tuple[int, bytes, Any]:
+        """GET a presigned URL: status, bytes, headers."""
+        assert self.api is not None
+        response = await self.api.client.get(relative(url), headers=headers)
+        return response.status, await response.read(), response.headers
+
+    async def upload(
+        self, who: str, path: str, data: bytes, group: str | None = None, **body: Any
+    ) -> tuple[int, Any]:
+        """PUT for a URL, then the bytes to it; the status of whichever step failed."""
+        status, reply = await self.files(who, "PUT", path, group, json=body)
+        if status != 200:
+            return status, reply
+        status, etag, raw = await self.send(reply["url"], data)
+        assert status != 200 or etag == f'"{md5(data)}"', (status, etag)
+        return status, raw
+
+    async def stored(self, path: str, group: str | None = None) -> dict[str, Any] | None:
+        """A file's info as the org admin reads it, or None when there is none."""
+        status, body = await self.files("org_admin", "GET", path, group, params={"info_only": ""})
+        if status == 404:
+            return None
+        assert status == 200, body
+        return dict(body["file"])
+
+    # -- data --------------------------------------------------------------------------------
+    async def data(
+        self, who: str, method: str, path: str, group: str | None = None, **kwargs: Any
+    ) -> tuple[int, Any]:
+        """A call to the data of a group (Ward unless told) at `path`."""
+        where = f"/v2/groups/{group or self.org_group_id}/data/{quote(path.lstrip('/'), safe='/')}"
+        return await self.call(who, method, where, **kwargs)
+
+    async def put_data(
+        self, who: str, path: str, value: Any, group: str | None = None, **index: Any
+    ) -> None:
+        status, body = await self.data(who, "PUT", path, group, json={"value": value, **index})
+        assert status == 200, body
+
+    async def bulk_data(
+        self, who: str, body: dict[str, Any], group: str | None = None
+    ) -> tuple[int, Any]:
+        """A bulk request to the data of a group (Ward unless told)."""
+        return await self.call(
+            who, "POST", f"/v2/groups/{group or self.org_group_id}/data", json=body
+        )
+
+    async def data_holder(
+        self, name: str, data_paths: dict[str, dict[str, bool]] | None, group: str | None = None
+    ) -> str:
+        """A user of Clinic holding group access (to Ward unless told) with these data
+        paths (None: no access at all); its name, to call as."""
+        user_id = await self.add_user(name)
+        if data_paths is not None:
+            await self.grant("group", group or self.org_group_id, user_id, data_paths=data_paths)
+        return name
+
+    # -- tunnels -----------------------------------------------------------------------------
+    def keep_notices(self) -> Notices:
+        """Keep the notices the tunnels send to devices on this test's site, unsent. Call it
+        once the app is made (making it sets where the notices go)."""
+        kept = Notices()
+        self.site.services.tunnels.notify = kept
+        return kept
+
+    async def open_tunnel(
+        self, who: str = "org_admin", target: str = "device_member", **body: Any
+    ) -> dict[str, Any]:
+        """A tunnel to `target` opened by `who` over HTTP (SSH and HTTP unless told)."""
+        body = {"services": ["SSH", "HTTP"], **body}
+        path = f"/v2/devices/{self.id(target)}/tunnels"
+        status, reply = await self.call(who, "POST", path, json=body)
+        assert status == 201, reply
+        return dict(reply["tunnel"])
+
     def bound(self, site: Site, api: Api | None) -> World:
         """This world on a test's own site (its copy of the data folder)."""
         return replace(
@@ -269,6 +441,14 @@ async def build(site: Site) -> World:
     await _targets(world)
     await _cast(world)
     await _devices(world)
+    return world
+
+
+async def with_content(world: World) -> World:
+    """The world with its content part: the holders of files and data (see the module's
+    docstring)."""
+    await _files(world)
+    await _data(world)
     return world
 
 
@@ -360,22 +540,88 @@ async def _devices(world: World) -> None:
             await world.grant(kind, target_id, device_id, "device", **access)
 
 
-@pytest.fixture(scope="session")
-def world_template(template_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> World:
-    """The world built once per session in a data folder of its own."""
-    folder = tmp_path_factory.mktemp("world") / "data"
-    shutil.copytree(template_dir, folder)
+async def _files(world: World) -> None:
+    world.legacy_project_id = await world.new_project(
+        name="Old", use_legacy_data_and_files_permissions=True
+    )
+    world.files_group_id = scans = await world.new_group(world.project_id, name="Scans")
+    world.strict_group_id = await world.new_group(
+        world.project_id, name="Strict", require_delete_permission_to_put_data=True
+    )
+    world.legacy_group_id = await world.new_group(world.legacy_project_id, name="Archive")
+    world.viewer_role_id = await world.new_role(name="Viewers")
+    await world.grant("group", scans, world.viewer_role_id, "role", file_paths={"/": only("read")})
+    legacy = {"can_read": True, "can_write": True, "can_delete": False}  # update: unsaid
+    holdings: dict[str, list[Holding]] = {
+        "scans_admin": [("group", scans, {"is_admin": True})],
+        "file_reader": [("group", scans, {"file_paths": {"/": only("read")}})],
+        "file_writer": [("group", scans, {"file_paths": {"/": only("write")}})],
+        "file_updater": [("group", scans, {"file_paths": {"/": only("update")}})],
+        "file_deleter": [("group", scans, {"file_paths": {"/": only("delete")}})],
+        "file_editor": [
+            ("group", scans, {"file_paths": {"/": EVERYTHING}}),
+            (
+                "group",
+                world.strict_group_id,
+                {"file_paths": {"/": only("read", "write", "update")}},
+            ),
+        ],
+        "file_scoped": [
+            ("group", scans, {"file_paths": {"/shared": EVERYTHING, "/shared/secret": NOTHING}})
+        ],
+        "file_role_holder": [("role", world.viewer_role_id, {"can_read": True})],
+        "scans_member": [("group", scans, {})],
+        "legacy_writer": [("group", world.legacy_group_id, {"file_paths": {"/": legacy}})],
+    }
+    for name, held in holdings.items():
+        user_id = await world.add_user(name)
+        for kind, target_id, values in held:
+            await world.grant(kind, target_id, user_id, **values)
+
+
+async def _data(world: World) -> None:
+    rights = ("can_read", "can_write", "can_update", "can_delete")  # one each, others unsaid
+    for name, right in zip(DATA_CALLERS, rights, strict=True):
+        await world.data_holder(name, {"/": {right: True}})
+
+
+def _built_in(source: Path, folder: Path, make: Callable[[Site], Awaitable[World]]) -> World:
+    """A world made by `make` in `folder`, a copy of `source`, once."""
+    shutil.copytree(source, folder)
     site = open_site(make_config(folder))
     try:  # in a thread of its own: no event loop may be running in this one
         with ThreadPoolExecutor(1) as pool:
-            built = pool.submit(asyncio.run, build(site)).result()
+            built = pool.submit(asyncio.run, make(site)).result()  # type: ignore[arg-type]
     finally:
         site.services.db.close()
     built.folder = folder
     return built
 
 
+@pytest.fixture(scope="session")
+def world_template(template_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> World:
+    """The world built once per session in a data folder of its own."""
+    return _built_in(template_dir, tmp_path_factory.mktemp("world") / "data", build)
+
+
+@pytest.fixture(scope="session")
+def content_world_template(
+    world_template: World, tmp_path_factory: pytest.TempPathFactory
+) -> World:
+    """The world with its content part, built once per session on a copy of its folder."""
+    folder = tmp_path_factory.mktemp("content-world") / "data"
+    return _built_in(
+        world_template.folder, folder, lambda site: with_content(world_template.bound(site, None))
+    )
+
+
 @pytest.fixture
 def world(world_template: World, site: Site, api: Api) -> World:
     """The world on this test's copy of its data folder."""
     return world_template.bound(site, api)
+
+
+@pytest.fixture
+def content_world(content_world_template: World, site: Site, api: Api) -> World:
+    """The world with its content part, on this test's copy of its data folder."""
+    return content_world_template.bound(site, api)

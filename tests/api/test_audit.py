@@ -20,7 +20,7 @@ from edge.audit import ACTIONS
 from edge.auth import reset_tokens
 from storage import users
 from storage.rows import many
-from tests.api.sign_in_world import enroll_software, totp, wrong
+from tests.sign_in import enroll_software, totp, wrong
 from tests.tenants import PASSWORD
 from tests.world import CALLERS, World, table
 

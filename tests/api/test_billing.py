@@ -19,9 +19,10 @@ from edge.errors import Denied
 from edge.principal import Principal
 from storage import devices as device_store
 from storage import staff
-from tests.api.files_world import relative
 from tests.conftest import Api
+from tests.files import relative
 from tests.tenants import Tenant, mint, quick_tenant
+from tests.world import CALLERS, World, table
 
 GIB = 1 << 30
 
@@ -157,8 +158,9 @@ async def test_unknown_org_is_404(api: Api, org: Org) -> None:
     assert status == 404
 
 
-# -- every non-staff caller is refused -----------------------------------------------------
-CALLERS = ("org_admin", "plain_user", "device", "other_org_admin", "anonymous")
+# -- every caller but staff is refused (the callers of the world, tests/world.py) -----------
+NON_STAFF = {who: 403 for who in CALLERS if who not in ("staff", "staff_unscoped")}
+NON_STAFF["anonymous"] = 401
 
 
 def operations(org: Org, entry_id: str) -> list[tuple[str, str, dict[str, Any]]]:
@@ -176,28 +178,21 @@ def operations(org: Org, entry_id: str) -> list[tuple[str, str, dict[str, Any]]]
     ]
 
 
-async def caller_token(site: Site, api: Api, org: Org, who: str) -> str | None:
-    tenant = org.tenant
-    if who == "org_admin":
-        return await tenant.admin_token()
-    if who == "plain_user":
-        user_id = await tenant.add_user("plain")
-        return await mint(site, "user", user_id, tenant.org_id, None)
-    if who == "device":
-        return await add_device(site, tenant.org_id, "meter-reader")
-    if who == "other_org_admin":
-        other = await quick_tenant(site, api, "Other", "other")
-        return await other.admin_token()
-    return None
-
-
-@pytest.mark.parametrize("who", CALLERS)
-async def test_non_staff_are_refused_everywhere(site: Site, api: Api, org: Org, who: str) -> None:
+# staff, with or without the scope, are the ledger's tests above
+@pytest.mark.parametrize(
+    ("who", "expected"), table(NON_STAFF, not_applicable=("staff", "staff_unscoped"))
+)
+async def test_non_staff_are_refused_everywhere(world: World, who: str, expected: int) -> None:
+    assert world.api is not None
+    api = world.api
+    org = Org(
+        world.tenant,
+        await world.token("staff_unscoped"),
+        f"/v2/orgs/{world.tenant.org_id}/billing-points",
+    )
     entry = await credit(api, org, 100, description="kept")
-    token = await caller_token(site, api, org, who)
     for method, path, kwargs in operations(org, entry["id"]):
-        status, body = await api.call(method, path, token, **kwargs)
-        expected = 401 if who == "anonymous" else 403
+        status, body = await world.call(who, method, path, **kwargs)
         assert status == expected, (who, method, path, body)
         assert set(body) == {"message"}
         if expected == 403:

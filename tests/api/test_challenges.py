@@ -10,7 +10,8 @@ import pytest
 
 from edge import clock
 from edge.app import Site
-from tests.api.sign_in_world import (
+from tests.conftest import Api
+from tests.sign_in import (
     answer,
     enroll_sms,
     enroll_software,
@@ -22,7 +23,6 @@ from tests.api.sign_in_world import (
     user,
     wrong,
 )
-from tests.conftest import Api
 from tests.tenants import PASSWORD, Tenant, new_tenant
 from tests.world import World
 

@@ -1,7 +1,8 @@
 """The data interface over HTTP: entries, paths, index fields, history, limits.
 
 Lists (filters, paging, the scan cap) are in test_data_lists.py, permissions in
-test_data_permissions.py, bulk requests in test_data_bulk.py.
+test_data_permissions.py, bulk requests in test_data_bulk.py. The data are in Ward, the
+world's org-level group (tests/world.py), and Clinic's org admin reads and writes them.
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ from typing import Any
 
 import pytest
 
-from edge.app import Site
 from edge.config import Config
-from tests.api.data_world import DataWorld, data_world
-from tests.conftest import Api, make_config
+from tests.conftest import make_config
+from tests.world import World
 
 VALUE_LIMIT = 4096
 
@@ -25,15 +25,10 @@ def config(data_dir: Path) -> Config:
     return make_config(data_dir, data_max_value_bytes=VALUE_LIMIT)
 
 
-@pytest.fixture
-async def world(site: Site, api: Api) -> DataWorld:
-    return await data_world(site, api)
-
-
-async def test_put_then_get_returns_the_entry(world: DataWorld) -> None:
-    token = await world.admin_token()
-    await world.put(token, "sensors/t1", {"celsius": 21.5, "ok": True}, unicode_1="hall")
-    status, body = await world.call(token, "GET", "sensors/t1")
+async def test_put_then_get_returns_the_entry(world: World) -> None:
+    who = "org_admin"
+    await world.put_data(who, "sensors/t1", {"celsius": 21.5, "ok": True}, unicode_1="hall")
+    status, body = await world.data(who, "GET", "sensors/t1")
     assert status == 200
     entry = body["data"]
     assert entry["path"] == "/sensors/t1"
@@ -48,18 +43,18 @@ async def test_put_then_get_returns_the_entry(world: DataWorld) -> None:
 @pytest.mark.parametrize(
     "value", [{"a": [1, {"b": None}]}, [1, "two", 3.5], "text", 42, -0.5, True, None, {}]
 )
-async def test_any_json_value_comes_back_exactly(world: DataWorld, value: Any) -> None:
-    token = await world.admin_token()
-    await world.put(token, "v", value)
-    status, body = await world.call(token, "GET", "v")
+async def test_any_json_value_comes_back_exactly(world: World, value: Any) -> None:
+    who = "org_admin"
+    await world.put_data(who, "v", value)
+    status, body = await world.data(who, "GET", "v")
     assert (status, body["data"]["value"]) == (200, value)
 
 
 @pytest.mark.parametrize("spelling", ["a/b", "/a/b", "a/b/"])
-async def test_paths_get_their_leading_slash(world: DataWorld, spelling: str) -> None:
-    token = await world.admin_token()
-    await world.put(token, spelling, 1)
-    status, body = await world.call(token, "GET", "/a/b")
+async def test_paths_get_their_leading_slash(world: World, spelling: str) -> None:
+    who = "org_admin"
+    await world.put_data(who, spelling, 1)
+    status, body = await world.data(who, "GET", "/a/b")
     assert (status, body["data"]["path"]) == (200, "/a/b")
 
 
@@ -71,37 +66,37 @@ async def test_paths_get_their_leading_slash(world: DataWorld, spelling: str) ->
         ("", "path: name an entry below '/'"),
     ],
 )
-async def test_invalid_paths_are_400(world: DataWorld, raw: str, message: str) -> None:
-    token = await world.admin_token()
-    url = f"/v2/groups/{world.group_id}/data/{raw}"
-    status, body = await world.api.call("PUT", url, token, json={"value": 1})
+async def test_invalid_paths_are_400(world: World, raw: str, message: str) -> None:
+    who = "org_admin"
+    url = f"/v2/groups/{world.org_group_id}/data/{raw}"
+    status, body = await world.call(who, "PUT", url, json={"value": 1})
     assert (status, body) == (400, {"message": message})
 
 
-async def test_a_missing_entry_is_404_and_an_empty_subtree_an_empty_list(world: DataWorld) -> None:
-    token = await world.admin_token()
-    status, body = await world.call(token, "GET", "nothing/here")
+async def test_a_missing_entry_is_404_and_an_empty_subtree_an_empty_list(world: World) -> None:
+    who = "org_admin"
+    status, body = await world.data(who, "GET", "nothing/here")
     assert (status, body) == (404, {"message": "No data at /nothing/here"})
-    status, body = await world.call(token, "GET", "nothing", params={"cascade": "true"})
+    status, body = await world.data(who, "GET", "nothing", params={"cascade": "true"})
     assert (status, body) == (200, {"data": []})
-    status, body = await world.call(
-        token, "GET", "nothing", params={"cascade": "true", "paths_only": "true"}
+    status, body = await world.data(
+        who, "GET", "nothing", params={"cascade": "true", "paths_only": "true"}
     )
     assert (status, body) == (200, {"paths": []})
 
 
-async def test_paths_only_works_without_cascade(world: DataWorld) -> None:
-    token = await world.admin_token()
-    await world.put(token, "one", 1)
-    status, body = await world.call(token, "GET", "one", params={"paths_only": "true"})
+async def test_paths_only_works_without_cascade(world: World) -> None:
+    who = "org_admin"
+    await world.put_data(who, "one", 1)
+    status, body = await world.data(who, "GET", "one", params={"paths_only": "true"})
     assert (status, body) == (200, {"paths": ["/one"]})
 
 
-async def test_index_fields_coerce_booleans_and_numbers_to_text(world: DataWorld) -> None:
-    token = await world.admin_token()
+async def test_index_fields_coerce_booleans_and_numbers_to_text(world: World) -> None:
+    who = "org_admin"
     index = {"unicode_1": True, "unicode_2": 12.5, "unicode_3": 7, "unicode_4": False}
-    await world.put(token, "c", {}, **index, number_1=3, number_2=-1.25)
-    _, body = await world.call(token, "GET", "c")
+    await world.put_data(who, "c", {}, **index, number_1=3, number_2=-1.25)
+    _, body = await world.data(who, "GET", "c")
     entry = body["data"]
     assert [entry[f"unicode_{i}"] for i in range(1, 5)] == ["true", "12.5", "7", "false"]
     assert (entry["number_1"], entry["number_2"]) == (3, -1.25)
@@ -117,20 +112,20 @@ async def test_index_fields_coerce_booleans_and_numbers_to_text(world: DataWorld
     ],
 )
 async def test_index_fields_refuse_what_they_cannot_hold(
-    world: DataWorld, index: dict[str, Any], message: str
+    world: World, index: dict[str, Any], message: str
 ) -> None:
-    token = await world.admin_token()
-    status, body = await world.call(token, "PUT", "x", json={"value": 1, **index})
+    who = "org_admin"
+    status, body = await world.data(who, "PUT", "x", json={"value": 1, **index})
     assert status in (400, 406) and body == {"message": message}
 
 
 async def test_every_write_bumps_the_revision_and_keeps_a_bounded_history(
-    world: DataWorld,
+    world: World,
 ) -> None:
-    token = await world.admin_token()
+    who = "org_admin"
     for i in range(12):
-        await world.put(token, "h", i)
-    _, body = await world.call(token, "GET", "h")
+        await world.put_data(who, "h", i)
+    _, body = await world.data(who, "GET", "h")
     entry = body["data"]
     assert entry["revision"] == 12 and entry["value"] == 11
     assert len(entry["updated_by_list"]) == len(entry["updated_date_list"]) == 10  # num_history
@@ -138,55 +133,55 @@ async def test_every_write_bumps_the_revision_and_keeps_a_bounded_history(
     assert entry["created_date"] < entry["updated_date_list"][0]
 
 
-async def test_post_creates_and_refuses_to_overwrite(world: DataWorld) -> None:
-    token = await world.admin_token()
-    status, body = await world.call(token, "POST", "p", json={"value": {"a": 1}})
+async def test_post_creates_and_refuses_to_overwrite(world: World) -> None:
+    who = "org_admin"
+    status, body = await world.data(who, "POST", "p", json={"value": {"a": 1}})
     assert (status, body) == (201, {"message": "Success"})
-    status, body = await world.call(token, "POST", "p", json={"value": {"a": 2}})
+    status, body = await world.data(who, "POST", "p", json={"value": {"a": 2}})
     assert status == 409 and body["message"].startswith("path: an entry already exists at /p")
-    _, body = await world.call(token, "GET", "p")
+    _, body = await world.data(who, "GET", "p")
     assert body["data"]["value"] == {"a": 1}
 
 
-async def test_patch_merges_objects_and_keeps_index_fields_not_sent(world: DataWorld) -> None:
-    token = await world.admin_token()
-    await world.put(token, "m", {"a": 1, "b": 2}, unicode_1="keep", unicode_2="drop")
-    status, _ = await world.call(
-        token, "PATCH", "m", json={"value": {"b": 3, "c": 4}, "unicode_2": None, "number_1": 9}
+async def test_patch_merges_objects_and_keeps_index_fields_not_sent(world: World) -> None:
+    who = "org_admin"
+    await world.put_data(who, "m", {"a": 1, "b": 2}, unicode_1="keep", unicode_2="drop")
+    status, _ = await world.data(
+        who, "PATCH", "m", json={"value": {"b": 3, "c": 4}, "unicode_2": None, "number_1": 9}
     )
     assert status == 200
-    _, body = await world.call(token, "GET", "m")
+    _, body = await world.data(who, "GET", "m")
     entry = body["data"]
     assert entry["value"] == {"a": 1, "b": 3, "c": 4}
     assert entry["unicode_1"] == "keep" and "unicode_2" not in entry and entry["number_1"] == 9
     assert entry["revision"] == 2
-    status, _ = await world.call(token, "PATCH", "m", json={"value": "flat"})
-    _, body = await world.call(token, "GET", "m")
+    status, _ = await world.data(who, "PATCH", "m", json={"value": "flat"})
+    _, body = await world.data(who, "GET", "m")
     assert body["data"]["value"] == "flat"
 
 
-async def test_patch_of_a_missing_entry_is_404(world: DataWorld) -> None:
-    token = await world.admin_token()
-    status, body = await world.call(token, "PATCH", "ghost", json={"value": {}})
+async def test_patch_of_a_missing_entry_is_404(world: World) -> None:
+    who = "org_admin"
+    status, body = await world.data(who, "PATCH", "ghost", json={"value": {}})
     assert (status, body) == (404, {"message": "No data at /ghost"})
 
 
-async def test_put_without_a_value_is_406(world: DataWorld) -> None:
-    token = await world.admin_token()
-    status, body = await world.call(token, "PUT", "x", json={"unicode_1": "a"})
+async def test_put_without_a_value_is_406(world: World) -> None:
+    who = "org_admin"
+    status, body = await world.data(who, "PUT", "x", json={"unicode_1": "a"})
     assert (status, body) == (406, {"message": "value: is required"})
 
 
-async def test_delete_one_entry_then_a_subtree(world: DataWorld) -> None:
-    token = await world.admin_token()
+async def test_delete_one_entry_then_a_subtree(world: World) -> None:
+    who = "org_admin"
     for path in ("t/a", "t/a/b", "t/c", "ta", "u"):
-        await world.put(token, path, path)
-    status, body = await world.call(token, "DELETE", "t/c")
+        await world.put_data(who, path, path)
+    status, body = await world.data(who, "DELETE", "t/c")
     assert (status, body) == (200, {"message": "Success"})
-    assert (await world.call(token, "DELETE", "t/c"))[0] == 404
-    status, _ = await world.call(token, "DELETE", "t", params={"cascade": "true"})
+    assert (await world.data(who, "DELETE", "t/c"))[0] == 404
+    status, _ = await world.data(who, "DELETE", "t", params={"cascade": "true"})
     assert status == 200
-    _, body = await world.call(token, "GET", "", params={"cascade": "true", "paths_only": ""})
+    _, body = await world.data(who, "GET", "", params={"cascade": "true", "paths_only": ""})
     assert body == {"paths": ["/ta", "/u"]}  # whole segments: /ta is not below /t
 
 
@@ -222,50 +217,50 @@ def nested(depth: int) -> Any:
         (b'{"value": 1, "number_1": NaN}', "number_1: NaN and Infinity are not JSON numbers"),
     ],
 )
-async def test_values_obey_the_json_rules(world: DataWorld, raw: bytes, message: str) -> None:
+async def test_values_obey_the_json_rules(world: World, raw: bytes, message: str) -> None:
     """A 400 and nothing written. The message is the data rule's today; once the hardened
     body reader (#9) refuses these for every body, it may be the reader's."""
-    token = await world.admin_token()
+    who = "org_admin"
     headers = {"Content-Type": "application/json"}
-    status, body = await world.call(token, "PUT", "bad", data=raw, headers=headers)
+    status, body = await world.data(who, "PUT", "bad", data=raw, headers=headers)
     assert status == 400 and set(body) == {"message"}, body
     assert body["message"] in (message, *READER_MESSAGES), body
-    assert (await world.call(token, "GET", "bad"))[0] == 404  # nothing written
+    assert (await world.data(who, "GET", "bad"))[0] == 404  # nothing written
 
 
-async def test_depth_is_bounded(world: DataWorld) -> None:
-    token = await world.admin_token()
-    await world.put(token, "deep", nested(64))
-    status, body = await world.call(token, "PUT", "deeper", json={"value": nested(65)})
+async def test_depth_is_bounded(world: World) -> None:
+    who = "org_admin"
+    await world.put_data(who, "deep", nested(64))
+    status, body = await world.data(who, "PUT", "deeper", json={"value": nested(65)})
     assert (status, body) == (400, {"message": "value: is nested deeper than 64 levels"})
 
 
-async def test_an_oversized_value_is_a_400_naming_it_not_a_413(world: DataWorld) -> None:
-    token = await world.admin_token()
+async def test_an_oversized_value_is_a_400_naming_it_not_a_413(world: World) -> None:
+    who = "org_admin"
     limit = world.site.services.config.data_max_value_bytes
-    await world.put(token, "big", "x" * (limit - 2))  # the quotes count
-    status, body = await world.call(token, "PUT", "bigger", json={"value": "x" * (limit - 1)})
+    await world.put_data(who, "big", "x" * (limit - 2))  # the quotes count
+    status, body = await world.data(who, "PUT", "bigger", json={"value": "x" * (limit - 1)})
     assert status == 400
     assert body == {"message": f"value: is {limit + 1} bytes as JSON; at most {limit} are allowed"}
 
 
-async def test_a_merged_value_obeys_the_size_limit_too(world: DataWorld) -> None:
-    token = await world.admin_token()
+async def test_a_merged_value_obeys_the_size_limit_too(world: World) -> None:
+    who = "org_admin"
     half = world.site.services.config.data_max_value_bytes // 2
-    await world.put(token, "grow", {"a": "x" * half})
-    status, body = await world.call(token, "PATCH", "grow", json={"value": {"b": "y" * half}})
+    await world.put_data(who, "grow", {"a": "x" * half})
+    status, body = await world.data(who, "PATCH", "grow", json={"value": {"b": "y" * half}})
     assert status == 400 and body["message"].startswith("value: is ")
 
 
-async def test_another_orgs_group_and_an_unknown_group_are_404(world: DataWorld) -> None:
-    token = await world.admin_token()
-    status, body = await world.call(token, "GET", "x", group_id="abcdefghijklmnop")
+async def test_another_orgs_group_and_an_unknown_group_are_404(world: World) -> None:
+    who = "org_admin"
+    status, body = await world.data(who, "GET", "x", group="abcdefghijklmnop")
     assert (status, body) == (404, {"message": "Group not found"})
 
 
-async def test_a_body_nested_past_the_readers_recursion_is_a_400(world: DataWorld) -> None:
-    token = await world.admin_token()
+async def test_a_body_nested_past_the_readers_recursion_is_a_400(world: World) -> None:
+    who = "org_admin"
     raw = b'{"value": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     headers = {"Content-Type": "application/json"}
-    status, _ = await world.call(token, "PUT", "deep", data=raw, headers=headers)
+    status, _ = await world.data(who, "PUT", "deep", data=raw, headers=headers)
     assert status == 400

@@ -10,18 +10,12 @@ from typing import Any
 
 import pytest
 
-from edge.app import Site
 from edge.data.plans import MAX_PATH_FILTER_SCAN_ITEMS
-from tests.api.data_world import DataWorld, data_world, seed
-from tests.conftest import Api
+from tests.data import seed
+from tests.world import World
 
 
-@pytest.fixture
-async def world(site: Site, api: Api) -> DataWorld:
-    return await data_world(site, api)
-
-
-async def page_through(world: DataWorld, token: str, path: str, **params: Any) -> list[list[str]]:
+async def page_through(world: World, who: str, path: str, **params: Any) -> list[list[str]]:
     """Every page of a cascade read (paths only), following the continuation keys."""
     pages: list[list[str]] = []
     key: Any = None
@@ -29,7 +23,7 @@ async def page_through(world: DataWorld, token: str, path: str, **params: Any) -
         query = {"cascade": "true", "paths_only": "true", **params}
         if key is not None:
             query["last_evaluated_key"] = json.dumps(key)
-        status, body = await world.call(token, "GET", path, params=query)
+        status, body = await world.data(who, "GET", path, params=query)
         assert status == 200, body
         pages.append(body["paths"])
         key = body.get("last_evaluated_key")
@@ -38,39 +32,39 @@ async def page_through(world: DataWorld, token: str, path: str, **params: Any) -
         assert isinstance(key, dict)  # answered as a JSON object
 
 
-async def test_cascade_lists_the_path_and_its_subtree_in_path_order(world: DataWorld) -> None:
-    token = await world.admin_token()
+async def test_cascade_lists_the_path_and_its_subtree_in_path_order(world: World) -> None:
+    who = "org_admin"
     for path in ("a/b", "a", "a-b", "a/c/d", "b"):
-        await world.put(token, path, path)
-    status, body = await world.call(token, "GET", "a", params={"cascade": "true"})
+        await world.put_data(who, path, path)
+    status, body = await world.data(who, "GET", "a", params={"cascade": "true"})
     assert status == 200
     assert [e["path"] for e in body["data"]] == ["/a", "/a/b", "/a/c/d"]
-    _, body = await world.call(
-        token, "GET", "a", params={"cascade": "", "desc": "true", "paths_only": ""}
+    _, body = await world.data(
+        who, "GET", "a", params={"cascade": "", "desc": "true", "paths_only": ""}
     )
     assert body["paths"] == ["/a/c/d", "/a/b", "/a"]
 
 
 @pytest.mark.parametrize("limit", ["0", "1001", "ten", "-1"])
-async def test_limit_is_1_to_1000(world: DataWorld, limit: str) -> None:
-    token = await world.admin_token()
-    status, body = await world.call(token, "GET", "", params={"cascade": "", "limit": limit})
+async def test_limit_is_1_to_1000(world: World, limit: str) -> None:
+    who = "org_admin"
+    status, body = await world.data(who, "GET", "", params={"cascade": "", "limit": limit})
     assert status == 400 and body["message"].startswith("limit: ")
 
 
-async def test_pages_resume_exactly_and_cover_everything_once(world: DataWorld) -> None:
-    token = await world.admin_token()
+async def test_pages_resume_exactly_and_cover_everything_once(world: World) -> None:
+    who = "org_admin"
     paths = [f"/p/{i:04d}" for i in range(250)]
     await seed(world, paths)
-    pages = await page_through(world, token, "p", limit="100")
+    pages = await page_through(world, who, "p", limit="100")
     assert [len(p) for p in pages] == [100, 100, 50]
     assert sum(pages, []) == paths
 
 
-async def test_default_limit_is_100(world: DataWorld) -> None:
-    token = await world.admin_token()
+async def test_default_limit_is_100(world: World) -> None:
+    who = "org_admin"
     await seed(world, [f"/d/{i:03d}" for i in range(150)])
-    _, body = await world.call(token, "GET", "d", params={"cascade": "", "paths_only": ""})
+    _, body = await world.data(who, "GET", "d", params={"cascade": "", "paths_only": ""})
     assert len(body["paths"]) == 100 and "last_evaluated_key" in body
 
 
@@ -85,59 +79,59 @@ async def test_default_limit_is_100(world: DataWorld) -> None:
         ("[1]", "last_evaluated_key: is not a continuation key of this list"),
     ],
 )
-async def test_bad_and_tampered_keys_are_refused(world: DataWorld, key: str, message: str) -> None:
-    token = await world.admin_token()
+async def test_bad_and_tampered_keys_are_refused(world: World, key: str, message: str) -> None:
+    who = "org_admin"
     await seed(world, [f"/p/{i:04d}" for i in range(5)])
     params = {"cascade": "", "last_evaluated_key": key}
-    assert await world.call(token, "GET", "p", params=params) == (400, {"message": message})
+    assert await world.data(who, "GET", "p", params=params) == (400, {"message": message})
 
 
-async def test_a_key_edited_to_skip_ahead_or_used_elsewhere_is_refused(world: DataWorld) -> None:
-    token = await world.admin_token()
+async def test_a_key_edited_to_skip_ahead_or_used_elsewhere_is_refused(world: World) -> None:
+    who = "org_admin"
     await seed(world, [f"/p/{i:04d}" for i in range(5)] + ["/q/1"])
-    _, body = await world.call(token, "GET", "p", params={"cascade": "", "limit": "2"})
+    _, body = await world.data(who, "GET", "p", params={"cascade": "", "limit": "2"})
     key = body["last_evaluated_key"]
     edited = {**key, "id": "/p/0003"}
-    status, _ = await world.call(
-        token, "GET", "p", params={"cascade": "", "last_evaluated_key": json.dumps(edited)}
+    status, _ = await world.data(
+        who, "GET", "p", params={"cascade": "", "last_evaluated_key": json.dumps(edited)}
     )
     assert status == 400
     elsewhere = {"cascade": "", "last_evaluated_key": json.dumps(key)}
-    assert (await world.call(token, "GET", "q", params=elsewhere))[0] == 400
+    assert (await world.data(who, "GET", "q", params=elsewhere))[0] == 400
     reversed_order = {**elsewhere, "desc": "true"}
-    assert (await world.call(token, "GET", "p", params=reversed_order))[0] == 400
+    assert (await world.data(who, "GET", "p", params=reversed_order))[0] == 400
 
 
 async def test_path_filter_stops_at_the_scan_cap_and_resumes_where_it_stopped(
-    world: DataWorld,
+    world: World,
 ) -> None:
     """25,000 entries, the matches only at the end: the first pages read 10,000 rows
     each and find nothing, yet the key moves on; the last page has every match."""
-    token = await world.admin_token()
+    who = "org_admin"
     total = 25_000
     await seed(world, [f"/s/{i:05d}" for i in range(total)])
-    pages = await page_through(world, token, "s", path_filter=r"/s/2499[0-9]$", limit="1000")
+    pages = await page_through(world, who, "s", path_filter=r"/s/2499[0-9]$", limit="1000")
     assert [len(p) for p in pages] == [0, 0, 10]
     assert pages[-1] == [f"/s/{i:05d}" for i in range(24990, 25000)]
     assert MAX_PATH_FILTER_SCAN_ITEMS == 10_000
 
 
-async def test_path_filter_pages_hold_limit_matches_and_miss_none(world: DataWorld) -> None:
-    token = await world.admin_token()
+async def test_path_filter_pages_hold_limit_matches_and_miss_none(world: World) -> None:
+    who = "org_admin"
     paths = [f"/f/{i:04d}" for i in range(3000)]
     await seed(world, paths)
-    pages = await page_through(world, token, "f", path_filter=r"7$", limit="37")
+    pages = await page_through(world, who, "f", path_filter=r"7$", limit="37")
     expected = [p for p in paths if p.endswith("7")]
     assert sum(pages, []) == expected
     assert all(len(p) == 37 for p in pages[:-1])
 
 
-async def test_a_hostile_pattern_is_a_400_within_the_budget(world: DataWorld) -> None:
-    token = await world.admin_token()
+async def test_a_hostile_pattern_is_a_400_within_the_budget(world: World) -> None:
+    who = "org_admin"
     await seed(world, ["/x/" + "a" * 40 + "!" + str(i) for i in range(50)])
     began = time.monotonic()
-    status, body = await world.call(
-        token, "GET", "x", params={"cascade": "", "path_filter": r"^/x/(a|aa)+$"}
+    status, body = await world.data(
+        who, "GET", "x", params={"cascade": "", "path_filter": r"^/x/(a|aa)+$"}
     )
     assert (status, body) == (
         400,
@@ -146,18 +140,18 @@ async def test_a_hostile_pattern_is_a_400_within_the_budget(world: DataWorld) ->
     assert time.monotonic() - began < 5
 
 
-async def test_an_invalid_pattern_is_a_400(world: DataWorld) -> None:
-    token = await world.admin_token()
-    status, body = await world.call(
-        token, "GET", "", params={"cascade": "", "path_filter": "(unclosed"}
+async def test_an_invalid_pattern_is_a_400(world: World) -> None:
+    who = "org_admin"
+    status, body = await world.data(
+        who, "GET", "", params={"cascade": "", "path_filter": "(unclosed"}
     )
     assert status == 400 and body["message"].startswith(
         "path_filter: is not a valid regular expression"
     )
 
 
-async def index_world(world: DataWorld) -> str:
-    token = await world.admin_token()
+async def index_world(world: World) -> str:
+    who = "org_admin"
     rows = [
         ("k/1", {"unicode_1": "alpha", "unicode_2": "North hall", "number_1": 5}),
         ("k/2", {"unicode_1": "alpine", "unicode_2": "south hall", "number_1": 10}),
@@ -166,8 +160,8 @@ async def index_world(world: DataWorld) -> str:
         ("other/5", {"unicode_1": "alpha", "number_1": 1}),
     ]
     for path, index in rows:
-        await world.put(token, path, {"at": path}, **index)
-    return token
+        await world.put_data(who, path, {"at": path}, **index)
+    return who
 
 
 @pytest.mark.parametrize(
@@ -197,20 +191,20 @@ async def index_world(world: DataWorld) -> str:
     ],
 )
 async def test_index_filters_search_and_order(
-    world: DataWorld, params: dict[str, str], paths: list[str]
+    world: World, params: dict[str, str], paths: list[str]
 ) -> None:
-    token = await index_world(world)
-    status, body = await world.call(
-        token, "GET", "k", params={"cascade": "", "paths_only": "", **params}
+    who = await index_world(world)
+    status, body = await world.data(
+        who, "GET", "k", params={"cascade": "", "paths_only": "", **params}
     )
     assert (status, body) == (200, {"paths": paths})
 
 
-async def test_ordered_by_a_field_pages_resume_exactly(world: DataWorld) -> None:
-    token = await world.admin_token()
+async def test_ordered_by_a_field_pages_resume_exactly(world: World) -> None:
+    who = "org_admin"
     for i in range(9):
-        await world.put(token, f"o/{i}", i, number_1=i % 3)
-    pages = await page_through(world, token, "o", order_by="number_1", limit="2")
+        await world.put_data(who, f"o/{i}", i, number_1=i % 3)
+    pages = await page_through(world, who, "o", order_by="number_1", limit="2")
     assert sum(pages, []) == [
         "/o/0",
         "/o/3",
@@ -224,15 +218,15 @@ async def test_ordered_by_a_field_pages_resume_exactly(world: DataWorld) -> None
     ]
 
 
-async def test_creator_and_date_filters(world: DataWorld) -> None:
-    admin = await world.admin_token()
-    other = await world.caller("other", {"/": {"can_read": True, "can_write": True}})
-    await world.put(admin, "w/1", 1)
-    await world.put(other, "w/2", 2)
-    _, body = await world.call(admin, "GET", "w/2")
+async def test_creator_and_date_filters(world: World) -> None:
+    admin = "org_admin"
+    other = await world.data_holder("other", {"/": {"can_read": True, "can_write": True}})
+    await world.put_data(admin, "w/1", 1)
+    await world.put_data(other, "w/2", 2)
+    _, body = await world.data(admin, "GET", "w/2")
     stamp = body["data"]["created_date"]
     cases = [
-        ({"created_by": world.ids["other"]}, ["/w/2"]),
+        ({"created_by": world.id("other")}, ["/w/2"]),
         ({"last_updated_by": world.tenant.admin_id}, ["/w/1"]),
         ({"created_date.gte": stamp}, ["/w/2"]),
         ({"created_date.lt": stamp}, ["/w/1"]),
@@ -240,7 +234,7 @@ async def test_creator_and_date_filters(world: DataWorld) -> None:
         ({"created_date": stamp}, ["/w/2"]),
     ]
     for params, paths in cases:
-        _, body = await world.call(
+        _, body = await world.data(
             admin, "GET", "w", params={"cascade": "", "paths_only": "", **params}
         )
         assert body == {"paths": paths}, params
@@ -258,37 +252,37 @@ async def test_creator_and_date_filters(world: DataWorld) -> None:
     ],
 )
 async def test_unknown_filters_are_400s_naming_them(
-    world: DataWorld, params: dict[str, str], message: str
+    world: World, params: dict[str, str], message: str
 ) -> None:
-    token = await world.admin_token()
-    status, body = await world.call(token, "GET", "", params={"cascade": "", **params})
+    who = "org_admin"
+    status, body = await world.data(who, "GET", "", params={"cascade": "", **params})
     assert status == 400 and body["message"].startswith(message)
 
 
-async def test_counts(world: DataWorld) -> None:
-    token = await world.admin_token()
+async def test_counts(world: World) -> None:
+    who = "org_admin"
     await seed(world, [f"/c/{i:05d}" for i in range(12_000)])
     await seed(world, ["/c/00001/x"], unicode_1="tag")
     params = {"cascade": "", "object_count": "true", "page_count": "true", "limit": "1000"}
-    status, body = await world.call(token, "GET", "c", params=params)
+    status, body = await world.data(who, "GET", "c", params=params)
     assert (status, body) == (200, {"object_count": 12_001, "page_count": 13})
-    _, body = await world.call(token, "GET", "c", params={**params, "unicode_1": "tag"})
+    _, body = await world.data(who, "GET", "c", params={**params, "unicode_1": "tag"})
     assert body == {"object_count": 1, "page_count": 1}
     # A count that filters in the walk reads at most the scan cap, and says where it stopped.
-    _, body = await world.call(token, "GET", "c", params={**params, "path_filter": "9$"})
+    _, body = await world.data(who, "GET", "c", params={**params, "path_filter": "9$"})
     # The first 10,000 rows read are /c/00000 .. /c/09998 and /c/00001/x: 999 end in 9.
     assert body["object_count"] == 999 and "last_evaluated_key" in body
     key = json.dumps(body["last_evaluated_key"])
-    _, body = await world.call(
-        token, "GET", "c", params={**params, "path_filter": "9$", "last_evaluated_key": key}
+    _, body = await world.data(
+        who, "GET", "c", params={**params, "path_filter": "9$", "last_evaluated_key": key}
     )
     assert body == {"object_count": 201, "page_count": 1}  # /c/09999 .. /c/11999
 
 
-async def test_verify_reports_verified(world: DataWorld) -> None:
-    token = await world.admin_token()
-    await world.put(token, "v/1", {"a": 1})
-    _, body = await world.call(token, "GET", "v/1", params={"verify": "true"})
+async def test_verify_reports_verified(world: World) -> None:
+    who = "org_admin"
+    await world.put_data(who, "v/1", {"a": 1})
+    _, body = await world.data(who, "GET", "v/1", params={"verify": "true"})
     assert body["data"]["verified"] is True
-    _, body = await world.call(token, "GET", "v", params={"cascade": "", "verify": ""})
+    _, body = await world.data(who, "GET", "v", params={"cascade": "", "verify": ""})
     assert [e["verified"] for e in body["data"]] == [True]

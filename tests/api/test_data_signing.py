@@ -6,22 +6,15 @@ from __future__ import annotations
 import apsw
 import pytest
 
-from edge.app import Site
 from storage import layout
-from tests.api.data_world import DataWorld, data_world
-from tests.conftest import Api
+from tests.world import World
 
 
-@pytest.fixture
-async def world(site: Site, api: Api) -> DataWorld:
-    return await data_world(site, api)
-
-
-def tamper(world: DataWorld, sql: str) -> None:
+def tamper(world: World, sql: str) -> None:
     """Write straight to edge.db, as someone with the file (not the server) would."""
     conn = apsw.Connection(str(layout.database_path(world.site.services.config.data_dir)))
     try:
-        conn.execute(sql, (world.group_id,))
+        conn.execute(sql, (world.org_group_id,))
     finally:
         conn.close()
 
@@ -36,23 +29,23 @@ def tamper(world: DataWorld, sql: str) -> None:
         "UPDATE data SET path = '/rx/2' WHERE group_id = ?",
     ],
 )
-async def test_a_row_changed_in_sqlite_fails_verification(world: DataWorld, sql: str) -> None:
-    token = await world.admin_token()
-    await world.put(token, "rx/1", {"dose": 5}, unicode_1="ward")
-    _, body = await world.call(token, "GET", "rx/1", params={"verify": "true"})
+async def test_a_row_changed_in_sqlite_fails_verification(world: World, sql: str) -> None:
+    who = "org_admin"
+    await world.put_data(who, "rx/1", {"dose": 5}, unicode_1="ward")
+    _, body = await world.data(who, "GET", "rx/1", params={"verify": "true"})
     assert body["data"]["verified"] is True
     tamper(world, sql)
-    _, body = await world.call(token, "GET", "rx", params={"cascade": "", "verify": "true"})
+    _, body = await world.data(who, "GET", "rx", params={"cascade": "", "verify": "true"})
     assert [entry["verified"] for entry in body["data"]] == [False]
 
 
-async def test_without_verify_nothing_is_claimed(world: DataWorld) -> None:
-    token = await world.admin_token()
-    await world.put(token, "x", 1)
-    _, body = await world.call(token, "GET", "x")
+async def test_without_verify_nothing_is_claimed(world: World) -> None:
+    who = "org_admin"
+    await world.put_data(who, "x", 1)
+    _, body = await world.data(who, "GET", "x")
     assert body["data"]["verified"] is False
 
 
-async def test_the_signing_key_lives_apart_in_the_data_folder(world: DataWorld) -> None:
+async def test_the_signing_key_lives_apart_in_the_data_folder(world: World) -> None:
     key = layout.keys_dir(world.site.services.config.data_dir) / "data-signing.key"
     assert key.stat().st_mode & 0o777 == 0o600 and len(key.read_bytes()) == 32

@@ -5,30 +5,38 @@ from __future__ import annotations
 
 import os
 from email.utils import format_datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from edge import clock
-from tests.api.files_world import (  # noqa: F401 (fixtures are used by name)
-    PART,
-    World,
-    config,
-    data_dir,
-    files_world_template,
-    md5,
-    multipart_etag,
-    relative,
-    world_fixture,
-)
+from edge.config import Config
+from tests.conftest import make_config
+from tests.files import PART, md5, multipart_etag, relative
+from tests.world import World
+
+
+@pytest.fixture
+def config(data_dir: Path) -> Config:
+    return make_config(data_dir, files_min_part_bytes=PART)
+
+
+@pytest.fixture
+def world(content_world: World) -> World:
+    """The world with its files part (tests/world.py): Scans, Strict, Archive, their callers."""
+    return content_world
+
 
 DATA = os.urandom(10_000)
 
 
 @pytest.fixture
 async def url(world: World) -> str:
-    assert (await world.upload("editor", "r.bin", DATA, content_type="application/pdf"))[0] == 200
-    status, body = await world.files("reader", "GET", "r.bin", params={"url_only": "1"})
+    assert (await world.upload("file_editor", "r.bin", DATA, content_type="application/pdf"))[
+        0
+    ] == 200
+    status, body = await world.files("file_reader", "GET", "r.bin", params={"url_only": "1"})
     assert status == 200
     return str(body["url"])
 
@@ -142,13 +150,13 @@ async def test_conditional_requests_use_the_s3_etag(
 
 async def test_a_multipart_file_is_served_from_its_parts(world: World) -> None:
     parts = [os.urandom(PART), b"end"]
-    status, started = await world.files("editor", "PUT", "mp.bin", json={"num_parts": 2})
+    status, started = await world.files("file_editor", "PUT", "mp.bin", json={"num_parts": 2})
     etags: dict[str, Any] = {}
     for number, data in enumerate(parts, 1):
         etags[str(number)] = (await world.send(started["urls"][number - 1], data))[1]
     body = {"completed_upload_id": started["upload_id"], "etag_by_part": etags}
-    assert (await world.files("editor", "PUT", "mp.bin", json=body))[0] == 200
-    status, body = await world.files("reader", "GET", "mp.bin", params={"url_only": "1"})
+    assert (await world.files("file_editor", "PUT", "mp.bin", json=body))[0] == 200
+    status, body = await world.files("file_reader", "GET", "mp.bin", params={"url_only": "1"})
     status, got, headers = await world.fetch(body["url"], **{"If-None-Match": "*"})
     assert status == 304
     status, got, headers = await world.fetch(body["url"], Range=f"bytes={PART}-")

@@ -3,38 +3,91 @@ to grants, with `file_paths` (the longest path decides), roles, and the legacy r
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from tests.api.files_world import (  # noqa: F401 (fixtures are used by name)
-    World,
-    config,
-    data_dir,
-    files_world_template,
-    table,
-    world_fixture,
-)
-
-ADMINS_AND = {"staff": 200, "org_admin": 200, "project_admin": 200, "group_admin": 200}
-OUTSIDERS = {"plain": 404, "other_admin": 404, "anonymous": 401}
-NOBODY_ELSE = dict.fromkeys(
-    ("reader", "writer", "updater", "deleter", "editor", "scoped", "role_holder", "member"), 403
-)
+from edge.config import Config
+from tests.conftest import make_config
+from tests.files import PART
+from tests.world import FILE_CALLERS, World, table
 
 
-def allowed(*who: str) -> dict[str, int]:
-    return {**ADMINS_AND, **NOBODY_ELSE, **dict.fromkeys(who, 200), **OUTSIDERS}
+@pytest.fixture
+def config(data_dir: Path) -> Config:
+    return make_config(data_dir, files_min_part_bytes=PART)
+
+
+@pytest.fixture
+def world(content_world: World) -> World:
+    """The world with its files part (tests/world.py): Scans, Strict, Archive, their callers."""
+    return content_world
+
+
+# Per caller, towards the files of Scans (a group in Apollo) when no file path grants it
+# more: its admins may do everything (staff with the scope, the org admin and device_boss,
+# an org admin; the admins of Apollo; scans_admin); who sees Scans without a grant of that
+# right is refused (the file holders, scans_member, those who may read every group of the
+# org or of Apollo); the rest do not see it.
+NOBODY_ELSE = {
+    "staff": 200,
+    "staff_unscoped": 403,
+    "org_admin": 200,
+    "project_admin": 200,
+    "role_admin": 200,
+    "org_user_perms": 404,
+    "org_group_role_perms": 403,
+    "org_project_perms": 404,
+    "org_device_perms": 404,
+    "project_user_perms": 404,
+    "project_group_role_perms": 403,
+    "project_device_perms": 404,
+    "project_reader": 404,
+    "project_updater": 404,
+    "group_admin": 404,  # of Ward, not of Scans
+    "group_user_perms": 404,
+    "group_editor": 404,
+    "group_device_perms": 404,
+    "member": 404,
+    "holder": 404,
+    "owner": 404,
+    "plain": 404,
+    "gemini_user": 404,
+    "device_member": 404,
+    "device_loner": 404,
+    "device_boss": 200,
+    "device_plain": 404,
+    "other_admin": 404,
+    "anonymous": 401,
+    "scans_admin": 200,
+    "file_reader": 403,
+    "file_writer": 403,
+    "file_updater": 403,
+    "file_deleter": 403,
+    "file_editor": 403,
+    "file_scoped": 403,  # its grants are under /shared
+    "file_role_holder": 403,
+    "scans_member": 403,
+}
+
+
+def allowed(*who: str) -> list[Any]:
+    """The table where the named callers' file paths grant the right too."""
+    return table({**NOBODY_ELSE, **dict.fromkeys(who, 200)}, more=FILE_CALLERS)
 
 
 @pytest.fixture
 async def files(world: World) -> World:
     for path in ("/doc.txt", "/shared/a.txt", "/shared/secret/b.txt"):
-        assert (await world.upload("editor", path, path.encode()))[0] == 200
+        assert (await world.upload("file_editor", path, path.encode()))[0] == 200
     return world
 
 
-@pytest.mark.parametrize(("who", "expected"), table(allowed("reader", "editor", "role_holder")))
+@pytest.mark.parametrize(
+    ("who", "expected"), allowed("file_reader", "file_editor", "file_role_holder")
+)
 async def test_who_may_read_a_file(files: World, who: str, expected: int) -> None:
     status, body = await files.files(who, "GET", "doc.txt")
     assert status == expected, body
@@ -43,26 +96,26 @@ async def test_who_may_read_a_file(files: World, who: str, expected: int) -> Non
         assert got[1] == b"/doc.txt"
 
 
-@pytest.mark.parametrize(("who", "expected"), table(allowed("writer", "editor")))
+@pytest.mark.parametrize(("who", "expected"), allowed("file_writer", "file_editor"))
 async def test_who_may_create_a_file(files: World, who: str, expected: int) -> None:
     status, body = await files.upload(who, "new.txt", b"n")
     assert status == expected, body
     assert (await files.stored("new.txt") is not None) is (expected == 200)
 
 
-@pytest.mark.parametrize(("who", "expected"), table(allowed("updater", "editor")))
+@pytest.mark.parametrize(("who", "expected"), allowed("file_updater", "file_editor"))
 async def test_who_may_overwrite_a_file(files: World, who: str, expected: int) -> None:
     status, body = await files.upload(who, "doc.txt", b"changed")
     assert status == expected, body
 
 
-@pytest.mark.parametrize(("who", "expected"), table(allowed("updater", "editor")))
+@pytest.mark.parametrize(("who", "expected"), allowed("file_updater", "file_editor"))
 async def test_who_may_patch_a_file(files: World, who: str, expected: int) -> None:
     status, body = await files.files(who, "PATCH", "doc.txt", json={"unicode_1": "x"})
     assert status == expected, body
 
 
-@pytest.mark.parametrize(("who", "expected"), table(allowed("deleter", "editor")))
+@pytest.mark.parametrize(("who", "expected"), allowed("file_deleter", "file_editor"))
 async def test_who_may_delete_a_file(files: World, who: str, expected: int) -> None:
     status, body = await files.files(who, "DELETE", "doc.txt")
     assert status == expected, body
@@ -85,54 +138,56 @@ async def test_the_longest_path_decides(
     files: World, path: str, method: str, expected: int
 ) -> None:
     if method == "UPLOAD":
-        status, body = await files.upload("scoped", path, b"s")
+        status, body = await files.upload("file_scoped", path, b"s")
     else:
-        status, body = await files.files("scoped", method, path)
+        status, body = await files.files("file_scoped", method, path)
     assert status == expected, body
 
 
 async def test_a_cascade_lists_only_what_may_be_read(files: World) -> None:
     params = {"cascade": "true", "paths_only": "true"}
-    status, body = await files.files("scoped", "GET", "/", params=params)
+    status, body = await files.files("file_scoped", "GET", "/", params=params)
     assert (status, body) == (200, {"paths": ["/shared/a.txt"]})
-    status, body = await files.files("reader", "GET", "/", params=params)
+    status, body = await files.files("file_reader", "GET", "/", params=params)
     assert body == {"paths": ["/doc.txt", "/shared/a.txt", "/shared/secret/b.txt"]}
-    status, body = await files.files("writer", "GET", "/", params=params)
+    status, body = await files.files("file_writer", "GET", "/", params=params)
     assert (status, body) == (200, {"paths": []})
 
 
 async def test_a_cascade_delete_needs_delete_on_every_path_below(files: World) -> None:
     params = {"cascade": "true"}
-    status, body = await files.files("scoped", "DELETE", "shared", params=params)
+    status, body = await files.files("file_scoped", "DELETE", "shared", params=params)
     assert (status, body["message"]) == (403, "Not permitted to delete every file under /shared")
     assert await files.stored("shared/a.txt") is not None
-    assert (await files.files("editor", "DELETE", "shared", params=params))[0] == 200
+    assert (await files.files("file_editor", "DELETE", "shared", params=params))[0] == 200
     assert await files.stored("shared/secret/b.txt") is None
 
 
 async def test_the_legacy_rule_lets_write_overwrite_and_patch(files: World) -> None:
-    group = files.legacy_group
+    group = files.legacy_group_id
     assert (await files.upload("legacy_writer", "old.txt", b"1", group=group))[0] == 200
     assert (await files.upload("legacy_writer", "old.txt", b"2", group=group))[0] == 200
     patch = await files.files("legacy_writer", "PATCH", "old.txt", group, json={"unicode_1": "x"})
     assert patch[0] == 200
     assert (await files.files("legacy_writer", "DELETE", "old.txt", group))[0] == 403
     # outside the legacy rule, write alone creates but does not overwrite
-    assert (await files.upload("writer", "w.txt", b"1"))[0] == 200
-    assert (await files.upload("writer", "w.txt", b"2"))[0] == 403
+    assert (await files.upload("file_writer", "w.txt", b"1"))[0] == 200
+    assert (await files.upload("file_writer", "w.txt", b"2"))[0] == 403
 
 
 async def test_a_group_that_requires_delete_to_put(files: World) -> None:
-    group = files.strict_group
-    status, body = await files.upload("editor", "s.txt", b"x", group=group)
+    group = files.strict_group_id
+    status, body = await files.upload("file_editor", "s.txt", b"x", group=group)
     assert (status, body["message"]) == (403, "Not permitted to delete files at /s.txt")
     assert (await files.upload("project_admin", "s.txt", b"x", group=group))[0] == 200
 
 
 async def test_a_download_url_is_useless_for_any_other_file(files: World) -> None:
-    status, body = await files.files("reader", "GET", "doc.txt", params={"url_only": "1"})
+    status, body = await files.files("file_reader", "GET", "doc.txt", params={"url_only": "1"})
     parts = urlsplit(body["url"])
     other = parts._replace(path=parts.path.replace("doc.txt", "shared/a.txt")).geturl()
     assert (await files.fetch(other))[0] == 403
-    another_group = parts._replace(path=parts.path.replace(files.group, files.strict_group))
+    another_group = parts._replace(
+        path=parts.path.replace(files.files_group_id, files.strict_group_id)
+    )
     assert (await files.fetch(another_group.geturl()))[0] == 403

@@ -18,19 +18,24 @@ import pytest
 
 from api.errors import FULL_MESSAGE
 from edge import clock
+from edge.config import Config
 from edge.files import sweeps
 from storage import blobs, files
 from storage.blobs import CHUNK
-from tests.api.files_world import (  # noqa: F401 (fixtures are used by name)
-    PART,
-    World,
-    blob_paths,
-    config,
-    data_dir,
-    files_world_template,
-    relative,
-    world_fixture,
-)
+from tests.conftest import make_config
+from tests.files import PART, blob_paths, relative
+from tests.world import World
+
+
+@pytest.fixture
+def config(data_dir: Path) -> Config:
+    return make_config(data_dir, files_min_part_bytes=PART)
+
+
+@pytest.fixture
+def world(content_world: World) -> World:
+    """The world with its files part (tests/world.py): Scans, Strict, Archive, their callers."""
+    return content_world
 
 
 def blob_of(world: World, path: str) -> Path:
@@ -60,28 +65,28 @@ async def test_a_full_disk_mid_file_is_507_with_nothing_half_written(world: Worl
     store = world.site.services.blobs
     store.before_write = fills_up(after=1)  # type: ignore[assignment]
     data = os.urandom(3 * CHUNK)  # the first chunk reaches the disk, the second does not
-    status, body = await world.upload("editor", "f.bin", data)
+    status, body = await world.upload("file_editor", "f.bin", data)
     assert (status, json.loads(body)) == (507, {"message": FULL_MESSAGE})
     assert await world.stored("f.bin") is None
     assert list(store.tmp.iterdir()) == [] and on_disk(world) == []
     store.before_write = blobs._no_fault
-    assert (await world.upload("editor", "f.bin", data))[0] == 200  # space came back
+    assert (await world.upload("file_editor", "f.bin", data))[0] == 200  # space came back
 
 
 async def test_a_full_disk_while_completing_keeps_the_upload(world: World) -> None:
     store = world.site.services.blobs
-    status, started = await world.files("editor", "PUT", "m.bin", json={"num_parts": 2})
+    status, started = await world.files("file_editor", "PUT", "m.bin", json={"num_parts": 2})
     parts = [os.urandom(PART), b"end"]
     for url, data in zip(started["urls"], parts, strict=True):
         assert (await world.send(url, data))[0] == 200
     store.before_write = fills_up()  # type: ignore[assignment]
     complete = {"completed_upload_id": started["upload_id"], "num_parts": 2}
-    status, body = await world.files("editor", "PUT", "m.bin", json=complete)
+    status, body = await world.files("file_editor", "PUT", "m.bin", json=complete)
     assert (status, body) == (507, {"message": FULL_MESSAGE})
     assert list(store.tmp.iterdir()) == [] and on_disk(world) == []
     store.before_write = blobs._no_fault
-    assert (await world.files("editor", "PUT", "m.bin", json=complete))[0] == 200
-    status, body = await world.files("reader", "GET", "m.bin")
+    assert (await world.files("file_editor", "PUT", "m.bin", json=complete))[0] == 200
+    status, body = await world.files("file_reader", "GET", "m.bin")
     assert (await world.fetch(body["url"]))[1] == b"".join(parts)
 
 
@@ -92,11 +97,11 @@ async def test_a_full_database_is_507_and_the_new_blob_goes(
         raise apsw.FullError("database or disk is full")
 
     monkeypatch.setattr(files, "create", full)
-    status, body = await world.upload("editor", "db.bin", b"bytes")
+    status, body = await world.upload("file_editor", "db.bin", b"bytes")
     assert (status, json.loads(body)) == (507, {"message": FULL_MESSAGE})
     assert on_disk(world) == []
     monkeypatch.undo()
-    assert (await world.upload("editor", "db.bin", b"bytes"))[0] == 200
+    assert (await world.upload("file_editor", "db.bin", b"bytes"))[0] == 200
 
 
 # -- a bounded buffer ------------------------------------------------------------------
@@ -104,7 +109,7 @@ async def test_an_upload_streams_through_a_bounded_buffer(world: World) -> None:
     """48 MiB go through while Python's allocations peak at a few MiB: the body is never
     held whole (the bench measures the server's RSS for 256 MiB)."""
     size, piece = 48 * 1024 * 1024, b"\x5a" * 65536
-    status, reply = await world.files("editor", "PUT", "stream.bin", json={})
+    status, reply = await world.files("file_editor", "PUT", "stream.bin", json={})
 
     async def body() -> AsyncIterator[bytes]:
         for _ in range(size // len(piece)):
@@ -125,7 +130,7 @@ async def test_an_upload_streams_through_a_bounded_buffer(world: World) -> None:
 async def test_abandoned_uploads_are_swept_after_their_expiry(world: World) -> None:
     services = world.site.services
     body = {"num_parts": 2, "expires_in": 60}
-    status, started = await world.files("editor", "PUT", "old.bin", json=body)
+    status, started = await world.files("file_editor", "PUT", "old.bin", json=body)
     assert (await world.send(started["urls"][0], b"x"))[0] == 200
     folder = services.blobs.uploads / started["upload_id"]
     assert folder.is_dir()
@@ -141,7 +146,7 @@ async def test_abandoned_uploads_are_swept_after_their_expiry(world: World) -> N
 
 async def test_recovery_removes_what_a_crash_left(world: World) -> None:
     services = world.site.services
-    assert (await world.upload("editor", "kept.txt", b"kept"))[0] == 200
+    assert (await world.upload("file_editor", "kept.txt", b"kept"))[0] == 200
     (services.blobs.tmp / "blob-interrupted.tmp").write_bytes(b"half")
     orphan = services.blobs.path_of("zzORPHANzzzzzzzzzzzzzzzz")
     orphan.parent.mkdir(parents=True, exist_ok=True)
@@ -157,10 +162,10 @@ async def test_recovery_removes_what_a_crash_left(world: World) -> None:
 
 async def test_a_backup_hold_keeps_blobs_until_it_ends(world: World) -> None:
     services = world.site.services
-    await world.upload("editor", "held.txt", b"held")
+    await world.upload("file_editor", "held.txt", b"held")
     blob = blob_of(world, "/held.txt")
     with blobs.hold(services.config.data_dir):
-        assert (await world.files("deleter", "DELETE", "held.txt"))[0] == 200
+        assert (await world.files("file_deleter", "DELETE", "held.txt"))[0] == 200
         assert blob.exists()  # the backup may still copy it
     assert blob.exists()
     await services.file_sweeps.collect()
@@ -170,22 +175,22 @@ async def test_a_backup_hold_keeps_blobs_until_it_ends(world: World) -> None:
 
 # -- the trash -------------------------------------------------------------------------
 async def test_a_deleted_group_keeps_its_files_until_restored(world: World) -> None:
-    await world.upload("editor", "t.txt", b"trash me")
+    await world.upload("file_editor", "t.txt", b"trash me")
     blob = blob_of(world, "/t.txt")
-    assert (await world.call("org_admin", "DELETE", f"/v2/groups/{world.group}"))[0] == 200
-    assert (await world.files("editor", "GET", "t.txt"))[0] == 404
+    assert (await world.call("org_admin", "DELETE", f"/v2/groups/{world.files_group_id}"))[0] == 200
+    assert (await world.files("file_editor", "GET", "t.txt"))[0] == 404
     assert blob.exists()
-    status, _ = await world.call("org_admin", "POST", f"/v2/trash/{world.group}/restore")
+    status, _ = await world.call("org_admin", "POST", f"/v2/trash/{world.files_group_id}/restore")
     assert status == 200
-    status, body = await world.files("reader", "GET", "t.txt")
+    status, body = await world.files("file_reader", "GET", "t.txt")
     assert status == 200 and (await world.fetch(body["url"]))[1] == b"trash me"
 
 
 async def test_erasing_a_group_erases_its_files(world: World) -> None:
-    await world.upload("editor", "e.txt", b"erase me")
+    await world.upload("file_editor", "e.txt", b"erase me")
     blob = blob_of(world, "/e.txt")
-    await world.call("org_admin", "DELETE", f"/v2/groups/{world.group}")
-    assert (await world.call("org_admin", "DELETE", f"/v2/trash/{world.group}"))[0] == 200
+    await world.call("org_admin", "DELETE", f"/v2/groups/{world.files_group_id}")
+    assert (await world.call("org_admin", "DELETE", f"/v2/trash/{world.files_group_id}"))[0] == 200
     assert not blob.exists()
     rows = world.site.services.db.read(lambda c: c.execute("SELECT count(*) FROM files").fetchone())
     assert rows == (0,)
@@ -193,13 +198,13 @@ async def test_erasing_a_group_erases_its_files(world: World) -> None:
 
 async def test_a_permanent_delete_and_the_purge_erase_files(world: World) -> None:
     services = world.site.services
-    await world.upload("project_admin", "p.txt", b"p", group=world.strict_group)
-    await world.upload("editor", "q.txt", b"q")
+    await world.upload("project_admin", "p.txt", b"p", group=world.strict_group_id)
+    await world.upload("file_editor", "q.txt", b"q")
     strict, group = blob_of(world, "/p.txt"), blob_of(world, "/q.txt")
-    path = f"/v2/groups/{world.strict_group}?permanent=true"
+    path = f"/v2/groups/{world.strict_group_id}?permanent=true"
     assert (await world.call("org_admin", "DELETE", path))[0] == 200
     assert not strict.exists() and group.exists()
-    await world.call("org_admin", "DELETE", f"/v2/groups/{world.group}")
+    await world.call("org_admin", "DELETE", f"/v2/groups/{world.files_group_id}")
     clock.advance(timedelta(days=31))
     from storage import trash
 

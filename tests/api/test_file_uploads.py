@@ -13,23 +13,22 @@ import pytest
 
 from edge import clock
 from edge.config import Config
-from tests.api.files_world import (  # noqa: F401 (fixtures are used by name)
-    PART,
-    World,
-    data_dir,
-    files_world_template,
-    md5,
-    relative,
-    world_fixture,
-)
 from tests.conftest import make_config
+from tests.files import PART, md5, relative
+from tests.world import World
 
 MAX_UPLOAD = 64 * 1024
 
 
 @pytest.fixture
-def config(data_dir: Path) -> Config:  # noqa: F811
+def config(data_dir: Path) -> Config:
     return make_config(data_dir, files_min_part_bytes=PART, files_max_upload_bytes=MAX_UPLOAD)
+
+
+@pytest.fixture
+def world(content_world: World) -> World:
+    """The world with its files part (tests/world.py): Scans, Strict, Archive, their callers."""
+    return content_world
 
 
 def altered(url: str, **changes: str) -> str:
@@ -51,7 +50,7 @@ def moved(url: str, path: str) -> str:
 
 
 async def multipart(world: World, path: str, parts: list[bytes]) -> tuple[str, dict[str, str]]:
-    status, started = await world.files("editor", "PUT", path, json={"num_parts": len(parts)})
+    status, started = await world.files("file_editor", "PUT", path, json={"num_parts": len(parts)})
     assert status == 200, started
     etags = {}
     for number, data in enumerate(parts, 1):
@@ -95,7 +94,7 @@ async def multipart(world: World, path: str, parts: list[bytes]) -> tuple[str, d
 async def test_put_body_errors(
     world: World, body: dict[str, Any], status: int, message: str
 ) -> None:
-    got = await world.files("editor", "PUT", "v.txt", json=body)
+    got = await world.files("file_editor", "PUT", "v.txt", json=body)
     assert got == (status, {"message": message})
 
 
@@ -134,7 +133,7 @@ async def test_put_body_errors(
 )
 async def test_completion_errors(world: World, completion: dict[str, Any], message: str) -> None:
     parts = [os.urandom(PART), os.urandom(PART)]
-    status, started = await world.files("editor", "PUT", "m.bin", json={"num_parts": 3})
+    status, started = await world.files("file_editor", "PUT", "m.bin", json={"num_parts": 3})
     for number, data in enumerate(parts, 1):
         assert (await world.send(started["urls"][number - 1], data))[0] == 200
     good = {f"GOOD{n}": f'"{md5(d)}"' for n, d in enumerate(parts, 1)}
@@ -144,14 +143,17 @@ async def test_completion_errors(world: World, completion: dict[str, Any], messa
             for k, v in completion["etag_by_part"].items()
         }
     body = {"completed_upload_id": started["upload_id"], **completion}
-    assert await world.files("editor", "PUT", "m.bin", json=body) == (400, {"message": message})
+    assert await world.files("file_editor", "PUT", "m.bin", json=body) == (
+        400,
+        {"message": message},
+    )
     assert await world.stored("m.bin") is None
 
 
 async def test_every_part_but_the_last_needs_the_minimum_size(world: World) -> None:
     upload_id, etags = await multipart(world, "small.bin", [b"tiny", os.urandom(PART)])
     body = {"completed_upload_id": upload_id, "etag_by_part": etags}
-    status, reply = await world.files("editor", "PUT", "small.bin", json=body)
+    status, reply = await world.files("file_editor", "PUT", "small.bin", json=body)
     assert (status, reply["message"]) == (
         400,
         f"etag_by_part.1: part 1 has 4 bytes; every part but the last needs at least {PART}",
@@ -162,20 +164,22 @@ async def test_an_upload_completes_once_and_only_at_its_own_path(world: World) -
     upload_id, etags = await multipart(world, "mine.bin", [b"only"])
     body = {"completed_upload_id": upload_id, "etag_by_part": etags}
     not_here = (400, {"message": "completed_upload_id: is not an upload in progress at this path"})
-    assert await world.files("editor", "PUT", "other.bin", json=body) == not_here
-    assert await world.files("editor", "PUT", "mine.bin", json=body, group=world.strict_group) == (
+    assert await world.files("file_editor", "PUT", "other.bin", json=body) == not_here
+    assert await world.files(
+        "file_editor", "PUT", "mine.bin", json=body, group=world.strict_group_id
+    ) == (
         400,
         not_here[1],
     )
-    assert (await world.files("editor", "PUT", "mine.bin", json=body))[0] == 200
-    assert await world.files("editor", "PUT", "mine.bin", json=body) == not_here
+    assert (await world.files("file_editor", "PUT", "mine.bin", json=body))[0] == 200
+    assert await world.files("file_editor", "PUT", "mine.bin", json=body) == not_here
 
 
 async def test_a_single_part_upload_is_not_completed_by_put(world: World) -> None:
-    status, reply = await world.files("editor", "PUT", "single.txt", json={})
+    status, reply = await world.files("file_editor", "PUT", "single.txt", json={})
     upload_id = dict(parse_qsl(urlsplit(reply["url"]).query))["upload_id"]
     body = {"completed_upload_id": upload_id, "num_parts": 1}
-    status, reply = await world.files("editor", "PUT", "single.txt", json=body)
+    status, reply = await world.files("file_editor", "PUT", "single.txt", json=body)
     assert (status, reply["message"]) == (
         400,
         "completed_upload_id: names a single-part upload: its own PUT completes it",
@@ -186,7 +190,7 @@ async def test_an_expired_upload_cannot_be_completed(world: World) -> None:
     upload_id, etags = await multipart(world, "late.bin", [b"x"])
     clock.advance(timedelta(seconds=3601))
     body = {"completed_upload_id": upload_id, "etag_by_part": etags}
-    status, reply = await world.files("editor", "PUT", "late.bin", json=body)
+    status, reply = await world.files("file_editor", "PUT", "late.bin", json=body)
     assert (status, reply["message"]) == (
         400,
         "completed_upload_id: has expired; start the upload again",
@@ -195,7 +199,7 @@ async def test_an_expired_upload_cannot_be_completed(world: World) -> None:
 
 # -- the presigned URLs' guard ---------------------------------------------------------
 async def upload_url(world: World, path: str = "g.txt", **body: Any) -> str:
-    status, reply = await world.files("editor", "PUT", path, json=body)
+    status, reply = await world.files("file_editor", "PUT", path, json=body)
     assert status == 200, reply
     return str(reply["url"] if "url" in reply else reply["urls"][0])
 
@@ -220,7 +224,7 @@ async def test_a_tampered_url_is_403(world: World) -> None:
 
 
 async def test_a_part_url_serves_its_part_only(world: World) -> None:
-    status, started = await world.files("editor", "PUT", "p.bin", json={"num_parts": 2})
+    status, started = await world.files("file_editor", "PUT", "p.bin", json={"num_parts": 2})
     first = started["urls"][0]
     assert (await world.send(altered(first, part_number="2"), b"x"))[0] == 403
     assert (await world.send(altered(first, part_number=""), b"x"))[0] == 403
@@ -238,27 +242,27 @@ async def test_urls_are_bound_to_their_method(world: World) -> None:
     status, _, _ = await world.fetch(url)
     assert status == 403  # an upload URL does not download
     await world.send(url, b"x")
-    status, body = await world.files("reader", "GET", "g.txt", params={"url_only": "1"})
+    status, body = await world.files("file_reader", "GET", "g.txt", params={"url_only": "1"})
     assert (await world.send(body["url"], b"y"))[0] == 403  # a download URL does not upload
     assert (await world.fetch(altered(body["url"], expires="1")))[0] == 403
 
 
 async def test_a_download_url_expires(world: World) -> None:
-    await world.upload("editor", "e.txt", b"x")
+    await world.upload("file_editor", "e.txt", b"x")
     params = {"url_only": "1", "expires_in": "30"}
-    status, body = await world.files("reader", "GET", "e.txt", params=params)
+    status, body = await world.files("file_reader", "GET", "e.txt", params=params)
     assert (await world.fetch(body["url"]))[0] == 200
     clock.advance(timedelta(seconds=31))
     assert (await world.fetch(body["url"]))[0] == 403
     params["expires_in"] = "0"
-    status, body = await world.files("reader", "GET", "e.txt", params=params)
+    status, body = await world.files("file_reader", "GET", "e.txt", params=params)
     assert (status, body["message"]) == (400, "expires_in: must be between 1 and 604800")
 
 
 async def test_a_download_of_a_deleted_file_is_404(world: World) -> None:
-    await world.upload("editor", "d.txt", b"x")
-    status, body = await world.files("reader", "GET", "d.txt", params={"url_only": "1"})
-    await world.files("deleter", "DELETE", "d.txt")
+    await world.upload("file_editor", "d.txt", b"x")
+    status, body = await world.files("file_reader", "GET", "d.txt", params={"url_only": "1"})
+    await world.files("file_deleter", "DELETE", "d.txt")
     assert (await world.fetch(body["url"]))[0] == 404
 
 
@@ -278,8 +282,8 @@ async def test_too_large_uploads_are_413(world: World) -> None:
 
 
 async def test_an_upload_url_issued_for_a_new_path_does_not_overwrite(world: World) -> None:
-    status, reply = await world.files("writer", "PUT", "race.txt", json={})
-    assert (await world.upload("editor", "race.txt", b"first"))[0] == 200
+    status, reply = await world.files("file_writer", "PUT", "race.txt", json={})
+    assert (await world.upload("file_editor", "race.txt", b"first"))[0] == 200
     status, _, body = await world.send(reply["url"], b"second")
     assert status == 403 and b"update" in body
     entry = await world.stored("race.txt")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from edge.app import Site
-from tests.api.sign_in_world import (
+from tests.conftest import Api
+from tests.sign_in import (
     enroll_sms,
     enroll_software,
     last_sms,
@@ -16,7 +17,6 @@ from tests.api.sign_in_world import (
     user,
     wrong,
 )
-from tests.conftest import Api
 from tests.tenants import Tenant, new_tenant
 
 PHONE = "+15550102000"

@@ -11,7 +11,8 @@ from edge.app import Site
 from edge.auth.keys import MFA_FILE
 from storage import layout
 from storage import mfa as mfa_store
-from tests.api.sign_in_world import (
+from tests.conftest import Api
+from tests.sign_in import (
     answer,
     enroll_sms,
     enroll_software,
@@ -21,7 +22,6 @@ from tests.api.sign_in_world import (
     user,
     wrong,
 )
-from tests.conftest import Api
 from tests.tenants import Tenant, new_tenant
 
 

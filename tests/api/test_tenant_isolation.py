@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edge.app import ROUTES, Site
-from tests.api.files_world import relative
 from tests.conftest import Api
+from tests.files import relative
 from tests.tenants import PASSWORD, Tenant, new_tenant
 
 GETS = [r for r in ROUTES if r.method == "GET" and r.auth != "public"]

@@ -16,8 +16,8 @@ from edge.app import Site, create_app, open_site
 from edge.auth import throttle
 from edge.auth.throttle import Policy
 from storage import throttle as store
-from tests.api.sign_in_world import answer, enroll_software, login, totp, wrong
 from tests.conftest import Api, make_config
+from tests.sign_in import answer, enroll_software, login, totp, wrong
 from tests.tenants import PASSWORD, Tenant, new_tenant
 
 BAD = "wrong-password-1"

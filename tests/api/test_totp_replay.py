@@ -12,8 +12,8 @@ import pytest
 from edge import clock
 from edge.app import Site
 from edge.auth.signin import WRONG_CODE
-from tests.api.sign_in_world import answer, enroll_software, login, totp
 from tests.conftest import Api
+from tests.sign_in import answer, enroll_software, login, totp
 from tests.tenants import Tenant, new_tenant
 
 STEP = {"challenge": "SOFTWARE_TOKEN_MFA"}

@@ -20,8 +20,8 @@ from aiohttp import WSMsgType
 from edge import clock
 from edge.app import Site
 from edge.config import Config
-from tests.api.tunnel_world import TunnelWorld, build
 from tests.conftest import make_config
+from tests.world import Notices, World
 
 
 @pytest.fixture
@@ -29,9 +29,10 @@ def config(data_dir: Any) -> Config:
     return make_config(data_dir, tunnel_max_streams=3, tunnel_connect_timeout=5)
 
 
-@pytest.fixture
-async def world(site: Site, api: Any, client: Any) -> TunnelWorld:
-    return await build(site, api)
+@pytest.fixture(autouse=True)
+def notices(world: World) -> Notices:
+    """The notices to devices, kept (the test plays the device's end with their tokens)."""
+    return world.keep_notices()
 
 
 @pytest.fixture
@@ -104,11 +105,11 @@ async def until_closed(ws: aiohttp.ClientWebSocketResponse) -> None:
 
 
 async def test_bytes_cross_intact_on_concurrent_streams(
-    world: TunnelWorld, http: tuple[aiohttp.ClientSession, str]
+    world: World, notices: Notices, http: tuple[aiohttp.ClientSession, str]
 ) -> None:
     session, base = http
-    opened = await world.open()
-    agent = FakeAgent(session, base, opened["uuid"], world.notices.token_of(opened["uuid"]))
+    opened = await world.open_tunnel()
+    agent = FakeAgent(session, base, opened["uuid"], notices.token_of(opened["uuid"]))
     await agent.start()
     try:
 
@@ -127,11 +128,11 @@ async def test_bytes_cross_intact_on_concurrent_streams(
 
 
 async def test_wrong_tokens_are_refused(
-    world: TunnelWorld, http: tuple[aiohttp.ClientSession, str]
+    world: World, notices: Notices, http: tuple[aiohttp.ClientSession, str]
 ) -> None:
     session, base = http
-    first, second = await world.open(), await world.open()
-    device_token = world.notices.token_of(first["uuid"])
+    first, second = await world.open_tunnel(), await world.open_tunnel()
+    device_token = notices.token_of(first["uuid"])
     connect = f"{base}/v2/tunnels/{first['uuid']}/connect"
     agent = f"{base}/v2/tunnels/{first['uuid']}/agent"
     for url, token in [
@@ -140,7 +141,7 @@ async def test_wrong_tokens_are_refused(
         (connect, device_token),  # the other end's
         (connect, second["client_access_token"]),  # another tunnel's
         (agent, first["client_access_token"]),  # the client's token at the device's end
-        (agent, world.notices.token_of(second["uuid"])),
+        (agent, notices.token_of(second["uuid"])),
         (f"{base}/v2/tunnels/{first['uuid']}/agent/streams/s1", first["client_access_token"]),
     ]:
         status, body = await refused(session, url, token, service="SSH")
@@ -150,13 +151,12 @@ async def test_wrong_tokens_are_refused(
 
 
 async def test_tokens_die_with_their_tunnel(
-    world: TunnelWorld, http: tuple[aiohttp.ClientSession, str]
+    world: World, notices: Notices, http: tuple[aiohttp.ClientSession, str]
 ) -> None:
     session, base = http
-    closed, expired = await world.open(), await world.open(timeout=1)
-    dw = world.devices
-    path = f"/v2/devices/{dw.devices['member']}/tunnels/{closed['uuid']}"
-    assert (await dw.call("org_admin", "DELETE", path))[0] == 200
+    closed, expired = await world.open_tunnel(), await world.open_tunnel(timeout=1)
+    path = f"/v2/devices/{world.id('device_member')}/tunnels/{closed['uuid']}"
+    assert (await world.call("org_admin", "DELETE", path))[0] == 200
     clock.advance(timedelta(minutes=1, seconds=1))
     for opened in (closed, expired):
         tunnel = opened["uuid"]
@@ -164,34 +164,33 @@ async def test_tokens_die_with_their_tunnel(
             session, f"{base}/v2/tunnels/{tunnel}/connect", opened["client_access_token"]
         )
         assert status == 401
-        device_token = world.notices.token_of(tunnel)
+        device_token = notices.token_of(tunnel)
         status, _ = await refused(session, f"{base}/v2/tunnels/{tunnel}/agent", device_token)
         assert status == 401
 
 
 async def test_closing_drops_both_ends_at_once(
-    world: TunnelWorld, http: tuple[aiohttp.ClientSession, str]
+    world: World, notices: Notices, http: tuple[aiohttp.ClientSession, str]
 ) -> None:
     session, base = http
-    opened = await world.open()
-    agent = FakeAgent(session, base, opened["uuid"], world.notices.token_of(opened["uuid"]))
+    opened = await world.open_tunnel()
+    agent = FakeAgent(session, base, opened["uuid"], notices.token_of(opened["uuid"]))
     await agent.start()
     streams = [
         await stream(session, base, opened["uuid"], opened["client_access_token"]) for _ in range(2)
     ]
-    dw = world.devices
-    path = f"/v2/devices/{dw.devices['member']}/tunnels/{opened['uuid']}"
-    assert (await dw.call("org_admin", "DELETE", path))[0] == 200
+    path = f"/v2/devices/{world.id('device_member')}/tunnels/{opened['uuid']}"
+    assert (await world.call("org_admin", "DELETE", path))[0] == 200
     await asyncio.gather(*(until_closed(ws) for ws in streams), agent.serving)
     await agent.stop()
 
 
 async def test_expiry_drops_every_stream(
-    world: TunnelWorld, http: tuple[aiohttp.ClientSession, str]
+    world: World, notices: Notices, http: tuple[aiohttp.ClientSession, str]
 ) -> None:
     session, base = http
-    opened = await world.open(timeout=1)
-    agent = FakeAgent(session, base, opened["uuid"], world.notices.token_of(opened["uuid"]))
+    opened = await world.open_tunnel(timeout=1)
+    agent = FakeAgent(session, base, opened["uuid"], notices.token_of(opened["uuid"]))
     await agent.start()
     ws = await stream(session, base, opened["uuid"], opened["client_access_token"])
     clock.advance(timedelta(minutes=2))  # the watch reads the clock once a second
@@ -200,10 +199,10 @@ async def test_expiry_drops_every_stream(
 
 
 async def test_stream_limit_and_refusals(
-    world: TunnelWorld, http: tuple[aiohttp.ClientSession, str], site: Site
+    world: World, notices: Notices, http: tuple[aiohttp.ClientSession, str], site: Site
 ) -> None:
     session, base = http
-    opened = await world.open()
+    opened = await world.open_tunnel()
     tunnel, token = opened["uuid"], opened["client_access_token"]
     connect = f"{base}/v2/tunnels/{tunnel}/connect"
     site.services.tunnels.hub.limits = site.services.tunnels.hub.limits.__class__(
@@ -211,7 +210,7 @@ async def test_stream_limit_and_refusals(
     )
     status, body = await refused(session, connect, token, service="SSH")
     assert (status, body) == (503, {"message": "The device has not connected to this tunnel"})
-    agent = FakeAgent(session, base, tunnel, world.notices.token_of(tunnel))
+    agent = FakeAgent(session, base, tunnel, notices.token_of(tunnel))
     agent.refuse.add("HTTP")
     await agent.start()
     status, body = await refused(session, connect, token, service="http")
@@ -232,13 +231,13 @@ async def test_stream_limit_and_refusals(
 
 
 async def test_an_idle_stream_is_closed(
-    world: TunnelWorld, http: tuple[aiohttp.ClientSession, str], site: Site
+    world: World, notices: Notices, http: tuple[aiohttp.ClientSession, str], site: Site
 ) -> None:
     session, base = http
     hub = site.services.tunnels.hub
     hub.limits = hub.limits.__class__(idle_seconds=0.5)
-    opened = await world.open()
-    agent = FakeAgent(session, base, opened["uuid"], world.notices.token_of(opened["uuid"]))
+    opened = await world.open_tunnel()
+    agent = FakeAgent(session, base, opened["uuid"], notices.token_of(opened["uuid"]))
     await agent.start()
     ws = await stream(session, base, opened["uuid"], opened["client_access_token"])
     await until_closed(ws)
@@ -247,17 +246,16 @@ async def test_an_idle_stream_is_closed(
 
 
 async def test_suspending_or_deleting_the_device_drops_its_tunnels(
-    world: TunnelWorld, http: tuple[aiohttp.ClientSession, str], site: Site
+    world: World, notices: Notices, http: tuple[aiohttp.ClientSession, str], site: Site
 ) -> None:
     session, base = http
-    dw = world.devices
-    member = dw.devices["member"]
-    opened = await world.open()
-    agent = FakeAgent(session, base, opened["uuid"], world.notices.token_of(opened["uuid"]))
+    member = world.id("device_member")
+    opened = await world.open_tunnel()
+    agent = FakeAgent(session, base, opened["uuid"], notices.token_of(opened["uuid"]))
     await agent.start()
     ws = await stream(session, base, opened["uuid"], opened["client_access_token"])
     assert (
-        await dw.call("org_admin", "PATCH", f"/v2/devices/{member}", json={"is_active": False})
+        await world.call("org_admin", "PATCH", f"/v2/devices/{member}", json={"is_active": False})
     )[0] == 200
     await asyncio.gather(until_closed(ws), agent.serving)  # the watch saw it
     status, _ = await refused(
@@ -265,6 +263,6 @@ async def test_suspending_or_deleting_the_device_drops_its_tunnels(
     )
     assert status == 401
     await agent.stop()
-    assert (await dw.call("org_admin", "DELETE", f"/v2/devices/{member}?force=true"))[0] == 200
+    assert (await world.call("org_admin", "DELETE", f"/v2/devices/{member}?force=true"))[0] == 200
     rows = site.services.db.read(lambda c: c.execute("SELECT count(*) FROM tunnels").fetchone())
     assert rows == (0,)  # they went with the device

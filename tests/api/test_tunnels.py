@@ -1,6 +1,11 @@
-"""Tunnels over HTTP: who may open, read and close them (denials beside grants), the
-setting `device_owners_can_tunnel` (project over org), value rules, the tokens at rest,
-the mail to `sendto_user_id`, and the device views' `open_tunnels`."""
+"""Tunnels over HTTP: who may open, read and close them (every caller of the world,
+tests/world.py, denials beside grants), the setting `device_owners_can_tunnel` (project
+over org), value rules, the tokens at rest, the mail to `sendto_user_id`, and the device
+views' `open_tunnels`.
+
+The tunnels go to device_member (home project Apollo, a member of Ward, owned by `owner`);
+device_member itself calls with its own API key.
+"""
 
 from __future__ import annotations
 
@@ -14,163 +19,189 @@ from edge import clock
 from edge.app import Site
 from storage import outbox
 from storage.rows import many
-from tests.api.tunnel_world import TunnelWorld, build
-from tests.conftest import Api
+from tests.world import Notices, World, table
 
 
-@pytest.fixture
-async def world(site: Site, api: Api, client: Any) -> TunnelWorld:
-    return await build(site, api)
+@pytest.fixture(autouse=True)
+def notices(world: World) -> Notices:
+    """The notices to devices, kept for every test here (none goes out over MQTT)."""
+    return world.keep_notices()
 
 
-def path(world: TunnelWorld, target: str = "member", tail: str = "") -> str:
-    return f"/v2/devices/{world.devices.devices[target]}/tunnels{tail}"
+def path(world: World, target: str = "device_member", tail: str = "") -> str:
+    return f"/v2/devices/{world.id(target)}/tunnels{tail}"
 
 
-OPEN_MEMBER = {
+# Opening a tunnel to device_member: for its admins (org admin, admins of Apollo, its home
+# project, and of Ward, a group it is in; device_boss is an org admin). A caller who sees
+# it without being its admin (the device-permission holders, its owner while
+# `device_owners_can_tunnel` is off, the device itself) is refused; the rest do not see it.
+OPEN = {
     "staff": 201,
     "staff_unscoped": 403,
-    "anonymous": 401,
-    "other_admin": 404,
     "org_admin": 201,
     "project_admin": 201,
+    "role_admin": 201,
+    "org_user_perms": 404,
+    "org_group_role_perms": 404,
+    "org_project_perms": 404,
+    "org_device_perms": 403,
+    "project_user_perms": 404,
+    "project_group_role_perms": 404,
+    "project_device_perms": 403,
+    "project_reader": 404,
+    "project_updater": 404,
     "group_admin": 201,
-    "org_block": 403,
-    "project_block": 403,
-    "group_block": 403,
+    "group_user_perms": 404,
+    "group_editor": 404,
+    "group_device_perms": 403,
+    "member": 404,
+    "holder": 404,
     "owner": 403,  # device_owners_can_tunnel is off by default
     "plain": 404,
-    "itself": 403,
-    "other_device": 404,
+    "gemini_user": 404,
+    "device_member": 403,  # itself: a device may not open tunnels to itself
+    "device_loner": 404,
+    "device_boss": 201,
+    "device_plain": 404,
+    "other_admin": 404,
+    "anonymous": 401,
 }
+# Reading its tunnels: its admins, its owner and the device itself.
+READ = {
+    **{who: 200 if status == 201 else status for who, status in OPEN.items()},
+    "owner": 200,
+    "device_member": 200,
+}
+# Closing them: its admins and the device itself, not its owner.
+CLOSE = {**READ, "owner": 403}
 
 
-@pytest.mark.parametrize("who", OPEN_MEMBER)
-async def test_who_may_open_a_tunnel(world: TunnelWorld, who: str) -> None:
-    status, body = await world.devices.as_(
-        who, "member", "POST", path(world), json={"services": ["SSH"]}
-    )
-    assert status == OPEN_MEMBER[who], body
+@pytest.mark.parametrize(("who", "expected"), table(OPEN))
+async def test_who_may_open_a_tunnel(
+    world: World, notices: Notices, who: str, expected: int
+) -> None:
+    status, body = await world.call(who, "POST", path(world), json={"services": ["SSH"]})
+    assert status == expected, body
     if status == 201:
         tunnel = body["tunnel"]
         assert set(tunnel) == {"uuid", "timeout", "client_access_token"}
         assert tunnel["timeout"] == 60 and tunnel["client_access_token"].startswith("etc_")
+        assert [n[2]["uuid"] for n in notices.sent] == [tunnel["uuid"]]
     else:
         assert set(body) == {"message"}
+        assert notices.sent == []
 
 
-async def test_owners_tunnel_when_the_setting_allows(world: TunnelWorld) -> None:
-    dw = world.devices
+async def test_owners_tunnel_when_the_setting_allows(world: World) -> None:
     body = {"services": ["SSH"]}
-    status, _ = await dw.call(
+    status, _ = await world.call(
         "org_admin", "PATCH", "/v2/my-org", json={"device_owners_can_tunnel": True}
     )
     assert status == 200
-    assert (await dw.as_("owner", "loner", "POST", path(world, "loner"), json=body))[0] == 201
-    assert (await dw.as_("owner", "member", "POST", path(world), json=body))[0] == 201
-    assert (await dw.as_("plain", "member", "POST", path(world), json=body))[0] == 404
-    assert (await dw.as_("org_block", "member", "POST", path(world), json=body))[0] == 403
-    # The project's own setting wins over its org's, for the devices of the project.
-    status, _ = await dw.call(
-        "org_admin",
-        "PATCH",
-        f"/v2/projects/{dw.project_id}",
-        json={"device_owners_can_tunnel": False},
+    loner = path(world, "device_loner")  # an org-level device: the org's setting is its own
+    assert (await world.call("owner", "POST", loner, json=body))[0] == 201
+    assert (await world.call("plain", "POST", path(world), json=body))[0] == 404
+    assert (await world.call("org_device_perms", "POST", path(world), json=body))[0] == 403
+    assert (await world.call("device_member", "POST", path(world), json=body))[0] == 403
+    # Apollo copied the org's settings when it was made (docs/projects.md): the org's change
+    # does not reach it, and the project's own setting wins for the devices of the project.
+    assert (await world.call("owner", "POST", path(world), json=body))[0] == 403
+    apollo = f"/v2/projects/{world.project_id}"
+    status, _ = await world.call(
+        "org_admin", "PATCH", apollo, json={"device_owners_can_tunnel": True}
     )
     assert status == 200
-    assert (await dw.as_("owner", "member", "POST", path(world), json=body))[0] == 403
-    assert (await dw.as_("owner", "loner", "POST", path(world, "loner"), json=body))[0] == 201
+    assert (await world.call("owner", "POST", path(world), json=body))[0] == 201
+    status, _ = await world.call(
+        "org_admin", "PATCH", apollo, json={"device_owners_can_tunnel": False}
+    )
+    assert status == 200
+    assert (await world.call("owner", "POST", path(world), json=body))[0] == 403
+    assert (await world.call("owner", "POST", loner, json=body))[0] == 201
+    # A project made now copies the org's `true`: the owner tunnels to its devices.
+    mercury = await world.new_project(name="Mercury")
+    await world.add_device("device_mercury", project_id=mercury, owner_id=world.id("owner"))
+    there = path(world, "device_mercury")
+    assert (await world.call("owner", "POST", there, json=body))[0] == 201
 
 
-async def test_a_project_allows_its_owners_when_its_org_does_not(world: TunnelWorld) -> None:
-    dw = world.devices
-    status, _ = await dw.call(
+async def test_a_project_allows_its_owners_when_its_org_does_not(world: World) -> None:
+    status, _ = await world.call(
         "org_admin",
         "PATCH",
-        f"/v2/projects/{dw.project_id}",
+        f"/v2/projects/{world.project_id}",
         json={"device_owners_can_tunnel": True},
     )
     assert status == 200
     body = {"services": ["SSH"]}
-    assert (await dw.as_("owner", "member", "POST", path(world), json=body))[0] == 201
-    assert (await dw.as_("owner", "loner", "POST", path(world, "loner"), json=body))[0] == 403
+    assert (await world.call("owner", "POST", path(world), json=body))[0] == 201
+    loner = path(world, "device_loner")
+    assert (await world.call("owner", "POST", loner, json=body))[0] == 403
 
 
-READ_MEMBER = {
-    "org_admin": 200,
-    "project_admin": 200,
-    "owner": 200,
-    "itself": 200,
-    "org_block": 403,
-    "plain": 404,
-    "other_device": 404,
-    "other_admin": 404,
-    "anonymous": 401,
-}
-
-
-@pytest.mark.parametrize("who", READ_MEMBER)
-async def test_who_may_read_tunnels(world: TunnelWorld, who: str) -> None:
-    opened = await world.open()
-    expected = READ_MEMBER[who]
-    status, body = await world.devices.as_(who, "member", "GET", path(world))
+@pytest.mark.parametrize(("who", "expected"), table(READ))
+async def test_who_may_read_tunnels(world: World, who: str, expected: int) -> None:
+    opened = await world.open_tunnel()
+    status, body = await world.call(who, "GET", path(world))
     assert status == expected, body
-    status, one = await world.devices.as_(
-        who, "member", "GET", path(world, tail=f"/{opened['uuid']}")
-    )
+    status, one = await world.call(who, "GET", path(world, tail=f"/{opened['uuid']}"))
     assert status == expected, one
     if expected == 200:
         (listed,) = body["tunnels"]
         assert listed == one["tunnel"]
         assert listed["uuid"] == opened["uuid"] and listed["timeout"] == 3600
-        assert listed["opened_by"] == world.devices.tenant.admin_id
+        assert listed["opened_by"] == world.tenant.admin_id
         assert listed["services"] == ["SSH", "HTTP"]
         assert "client_access_token" not in listed
+    else:
+        assert set(body) == {"message"} and set(one) == {"message"}
 
 
-CLOSE_MEMBER = {
-    "org_admin": 200,
-    "group_admin": 200,
-    "itself": 200,
-    "owner": 403,
-    "org_block": 403,
-    "plain": 404,
-    "other_admin": 404,
-}
-
-
-@pytest.mark.parametrize("who", CLOSE_MEMBER)
-async def test_who_may_close_a_tunnel(world: TunnelWorld, who: str) -> None:
-    opened = await world.open()
+@pytest.mark.parametrize(("who", "expected"), table(CLOSE))
+async def test_who_may_close_a_tunnel(
+    world: World, notices: Notices, who: str, expected: int
+) -> None:
+    opened = await world.open_tunnel()
     one = path(world, tail=f"/{opened['uuid']}")
-    status, body = await world.devices.as_(who, "member", "DELETE", one)
-    assert status == CLOSE_MEMBER[who], body
-    status, _ = await world.devices.as_("org_admin", "member", "GET", one)
-    assert status == (404 if CLOSE_MEMBER[who] == 200 else 200)
+    status, body = await world.call(who, "DELETE", one)
+    assert status == expected, body
+    status, _ = await world.call("org_admin", "GET", one)
+    assert status == (404 if expected == 200 else 200)
+    closed = [n for n in notices.sent if n[2]["action"] == "close"]
+    assert len(closed) == (1 if expected == 200 else 0)
 
 
-async def test_closing_one_then_all(world: TunnelWorld) -> None:
-    ids = [(await world.open())["uuid"] for _ in range(3)]
-    dw = world.devices
-    assert (await dw.as_("org_admin", "member", "DELETE", path(world, tail=f"/{ids[0]}")))[0] == 200
-    status, body = await dw.as_("org_admin", "member", "DELETE", path(world, tail=f"/{ids[0]}"))
+@pytest.mark.parametrize(("who", "expected"), table(CLOSE))
+async def test_who_may_close_all_tunnels(world: World, who: str, expected: int) -> None:
+    opened = await world.open_tunnel()
+    status, body = await world.call(who, "DELETE", path(world))
+    assert status == expected, body
+    status, _ = await world.call("org_admin", "GET", path(world, tail=f"/{opened['uuid']}"))
+    assert status == (404 if expected == 200 else 200)
+
+
+async def test_closing_one_then_all(world: World, notices: Notices) -> None:
+    ids = [(await world.open_tunnel())["uuid"] for _ in range(3)]
+    first = path(world, tail=f"/{ids[0]}")
+    assert (await world.call("org_admin", "DELETE", first))[0] == 200
+    status, body = await world.call("org_admin", "DELETE", first)
     assert (status, body) == (404, {"message": "Tunnel not found"})
-    status, body = await dw.as_("org_admin", "member", "GET", path(world))
+    status, body = await world.call("org_admin", "GET", path(world))
     assert [t["uuid"] for t in body["tunnels"]] == ids[1:]
-    assert (await dw.as_("org_admin", "member", "DELETE", path(world)))[0] == 200
-    status, body = await dw.as_("org_admin", "member", "GET", path(world))
+    assert (await world.call("org_admin", "DELETE", path(world)))[0] == 200
+    status, body = await world.call("org_admin", "GET", path(world))
     assert body == {"tunnels": []}
-    assert [n[2]["action"] for n in world.notices.sent].count("close") == 3
+    assert [n[2]["action"] for n in notices.sent].count("close") == 3
 
 
-async def test_an_expired_tunnel_is_gone(world: TunnelWorld) -> None:
-    opened = await world.open(timeout=1)
+async def test_an_expired_tunnel_is_gone(world: World) -> None:
+    opened = await world.open_tunnel(timeout=1)
     assert opened["timeout"] == 1
     clock.advance(timedelta(seconds=61))
-    dw = world.devices
-    status, body = await dw.as_("org_admin", "member", "GET", path(world))
+    status, body = await world.call("org_admin", "GET", path(world))
     assert body == {"tunnels": []}
-    status, _ = await dw.as_("org_admin", "member", "GET", path(world, tail=f"/{opened['uuid']}"))
+    status, _ = await world.call("org_admin", "GET", path(world, tail=f"/{opened['uuid']}"))
     assert status == 404
 
 
@@ -188,33 +219,27 @@ async def test_an_expired_tunnel_is_gone(world: TunnelWorld) -> None:
         ({"services": ["SSH"], "sendto_user_id": "nobody0000000000"}, 400, None),
     ],
 )
-async def test_bad_requests(
-    world: TunnelWorld, body: Any, status: int, message: str | None
-) -> None:
-    got, reply = await world.devices.as_("org_admin", "member", "POST", path(world), json=body)
+async def test_bad_requests(world: World, body: Any, status: int, message: str | None) -> None:
+    got, reply = await world.call("org_admin", "POST", path(world), json=body)
     assert got == status, reply
     assert set(reply) == {"message"}
     if message:
         assert reply["message"] == message
 
 
-async def test_the_longest_timeout_is_twelve_hours(world: TunnelWorld) -> None:
-    opened = await world.open(timeout=720)
+async def test_the_longest_timeout_is_twelve_hours(world: World) -> None:
+    opened = await world.open_tunnel(timeout=720)
     assert opened["timeout"] == 720
-    status, body = await world.devices.as_(
-        "org_admin", "member", "GET", path(world, tail=f"/{opened['uuid']}")
-    )
+    status, body = await world.call("org_admin", "GET", path(world, tail=f"/{opened['uuid']}"))
     assert body["tunnel"]["timeout"] == 720 * 60
 
 
-async def test_sendto_must_be_a_user_of_the_org(world: TunnelWorld) -> None:
-    other_admin = world.devices.other.admin_id
-    status, body = await world.devices.as_(
+async def test_sendto_must_be_a_user_of_the_org(world: World) -> None:
+    status, body = await world.call(
         "org_admin",
-        "member",
         "POST",
         path(world),
-        json={"services": ["SSH"], "sendto_user_id": other_admin},
+        json={"services": ["SSH"], "sendto_user_id": world.id("other_admin")},
     )
     assert (status, body) == (
         400,
@@ -222,9 +247,9 @@ async def test_sendto_must_be_a_user_of_the_org(world: TunnelWorld) -> None:
     )
 
 
-async def test_tokens_are_kept_only_as_hashes(world: TunnelWorld, site: Site) -> None:
-    opened = await world.open()
-    device_token = world.notices.token_of(opened["uuid"])
+async def test_tokens_are_kept_only_as_hashes(world: World, notices: Notices, site: Site) -> None:
+    opened = await world.open_tunnel()
+    device_token = notices.token_of(opened["uuid"])
     rows = site.services.db.read(lambda c: many(c, "SELECT * FROM tunnels"))
     (row,) = rows
     text = repr(rows)
@@ -237,23 +262,21 @@ async def test_tokens_are_kept_only_as_hashes(world: TunnelWorld, site: Site) ->
     assert device_token.startswith("etd_") and len(device_token) == 47
 
 
-async def test_the_device_is_told_on_its_own_topic(world: TunnelWorld) -> None:
-    opened = await world.open()
-    dw = world.devices
-    device_id, topic, body = world.notices.sent[0]
-    assert device_id == dw.devices["member"]
-    assert topic == f"{dw.tenant.org_id}/{dw.project_id}/devices/{device_id}/tunnels"
+async def test_the_device_is_told_on_its_own_topic(world: World, notices: Notices) -> None:
+    opened = await world.open_tunnel()
+    device_id, topic, body = notices.sent[0]
+    assert device_id == world.id("device_member")
+    assert topic == f"{world.tenant.org_id}/{world.project_id}/devices/{device_id}/tunnels"
     assert body["action"] == "open" and body["uuid"] == opened["uuid"]
     assert body["services"] == ["SSH", "HTTP"]
     assert body["url"].endswith(f"/v2/tunnels/{opened['uuid']}")
 
 
-async def test_the_mail_carries_the_token_until_delivered(world: TunnelWorld, site: Site) -> None:
-    dw = world.devices
-    opened = await world.open(sendto_user_id=dw.id("plain"))
+async def test_the_mail_carries_the_token_until_delivered(world: World, site: Site) -> None:
+    opened = await world.open_tunnel(sendto_user_id=world.id("plain"))
     token = opened["client_access_token"]
     (mail,) = site.services.db.read(lambda c: outbox.by_purpose(c, "tunnel"))
-    assert mail["recipient"] == dw.email("plain")
+    assert mail["recipient"] == world.email("plain")
     assert token in mail["body_text"] and opened["uuid"] in mail["body_text"]
     assert await site.services.outbox_worker.step() == 1
     (mail,) = site.services.db.read(lambda c: outbox.by_purpose(c, "tunnel"))
@@ -262,28 +285,24 @@ async def test_the_mail_carries_the_token_until_delivered(world: TunnelWorld, si
     assert any(token in f.read_text() for f in delivered)
 
 
-async def test_device_views_show_open_tunnels(world: TunnelWorld) -> None:
-    opened = await world.open()
-    dw = world.devices
-    member = dw.devices["member"]
-    for who in ("org_admin", "owner", "itself"):
-        status, body = await dw.as_(who, "member", "GET", f"/v2/devices/{member}")
+async def test_device_views_show_open_tunnels(world: World) -> None:
+    opened = await world.open_tunnel()
+    member = path(world, tail="").removesuffix("/tunnels")
+    for who in ("org_admin", "owner", "device_member"):
+        status, body = await world.call(who, "GET", member)
         assert [t["uuid"] for t in body["device"]["open_tunnels"]] == [opened["uuid"]], who
-    status, body = await dw.as_("org_block", "member", "GET", f"/v2/devices/{member}")
+    status, body = await world.call("org_device_perms", "GET", member)
     assert status == 200 and body["device"]["open_tunnels"] == []
-    status, body = await dw.as_("org_admin", "member", "GET", "/v2/devices")
+    status, body = await world.call("org_admin", "GET", "/v2/devices")
     shown = {d["id"]: d["open_tunnels"] for d in body["devices"]}
-    assert [t["uuid"] for t in shown[member]] == [opened["uuid"]]
-    assert shown[dw.devices["loner"]] == []
+    assert [t["uuid"] for t in shown[world.id("device_member")]] == [opened["uuid"]]
+    assert shown[world.id("device_loner")] == []
 
 
-async def test_a_suspended_device_gets_no_tunnel(world: TunnelWorld) -> None:
-    dw = world.devices
-    member = dw.devices["member"]
+async def test_a_suspended_device_gets_no_tunnel(world: World) -> None:
+    member = world.id("device_member")
     assert (
-        await dw.call("org_admin", "PATCH", f"/v2/devices/{member}", json={"is_active": False})
+        await world.call("org_admin", "PATCH", f"/v2/devices/{member}", json={"is_active": False})
     )[0] == 200
-    status, body = await dw.as_(
-        "org_admin", "member", "POST", path(world), json={"services": ["SSH"]}
-    )
+    status, body = await world.call("org_admin", "POST", path(world), json={"services": ["SSH"]})
     assert status == 409, body

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from storage import outbox
-from tests.api.sign_in_world import enroll_sms, enroll_software, login, require_mfa, user
+from tests.sign_in import enroll_sms, enroll_software, login, require_mfa, user
 from tests.world import World, target_table
 
 # Status per caller for each target user, in the order of TARGETS (member, loner, boss).

@@ -2,7 +2,8 @@
 echo service and a real HTTP service behind the agent (which hears of the tunnel over the
 real MQTT broker), reached through `edge tunnel connect` from test clients. Bytes arrive
 intact both ways on several concurrent streams, half-closes pass through, and closing the
-tunnel or its expiry drops the streams; a closed tunnel's token is refused."""
+tunnel or its expiry drops the streams; a closed tunnel's token is refused. The tunnels
+go to the world's device_member (tests/world.py), opened by Clinic's org admin."""
 
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ from edge import clock
 from edge.app import Site
 from edge.config import Config
 from edge.devices.topics import root_scope
-from tests.api.device_world import DeviceWorld, build
 from tests.conftest import Api, make_config
+from tests.world import World
 
 EDGE = str(Path(sys.executable).with_name("edge"))
 LINE_SECONDS = 30.0
@@ -49,17 +50,22 @@ def config(data_dir: Path) -> Config:
 @dataclass
 class Live:
     base: str
-    world: DeviceWorld
+    world: World
     mqtt_port: int
 
 
 @pytest.fixture
 async def live(
-    aiohttp_server: Any, aiohttp_client: Any, app: web.Application, site: Site, config: Config
+    aiohttp_server: Any,
+    aiohttp_client: Any,
+    app: web.Application,
+    site: Site,
+    config: Config,
+    world_template: World,
 ) -> Live:
     server = await aiohttp_server(app)
     api = Api(await aiohttp_client(server))
-    world = await build(site, api)
+    world = world_template.bound(site, api)
     return Live(str(server.make_url("")).rstrip("/"), world, config.mqtt_port)
 
 
@@ -125,7 +131,7 @@ async def services(aiohttp_server: Any) -> AsyncIterator[dict[str, int]]:
 @pytest.fixture
 async def agent(live: Live, services: dict[str, int]) -> AsyncIterator[Helper]:
     world = live.world
-    device = world.device("member")
+    device = world.device("device_member")
     process = await helper(
         "agent",
         "--server",
@@ -138,7 +144,7 @@ async def agent(live: Live, services: dict[str, int]) -> AsyncIterator[Helper]:
         f"mqtt://127.0.0.1:{live.mqtt_port}",
         *(f"--service={name}={port}" for name, port in services.items()),
         "--service=CLOSED=1",  # nothing listens there
-        env={"EDGE_DEVICE_API_KEY": world.keys["member"]},
+        env={"EDGE_DEVICE_API_KEY": world.keys["device_member"]},
     )
     await process.line("waiting on")
     yield process
@@ -148,7 +154,7 @@ async def agent(live: Live, services: dict[str, int]) -> AsyncIterator[Helper]:
 async def open_tunnel(live: Live, **body: Any) -> dict[str, Any]:
     world = live.world
     body = {"services": ["ECHO", "HTTP", "CLOSED"], **body}
-    path = f"/v2/devices/{world.devices['member']}/tunnels"
+    path = f"/v2/devices/{world.id('device_member')}/tunnels"
     status, reply = await world.call("org_admin", "POST", path, json=body)
     assert status == 201, reply
     return dict(reply["tunnel"])
@@ -236,7 +242,7 @@ async def test_closing_the_tunnel_drops_its_streams(live: Live, agent: Helper) -
     process, port = await connect(live, tunnel, "ECHO")
     held = [await held_stream(port) for _ in range(3)]
     world = live.world
-    path = f"/v2/devices/{world.devices['member']}/tunnels/{tunnel['uuid']}"
+    path = f"/v2/devices/{world.id('device_member')}/tunnels/{tunnel['uuid']}"
     assert (await world.call("org_admin", "DELETE", path))[0] == 200
     for reader, writer in held:
         assert await reader.read() == b""  # dropped

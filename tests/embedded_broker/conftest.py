@@ -22,9 +22,9 @@ from edge.devices.directory import DeviceDirectory
 from embedded_broker.broker import state_of
 from embedded_broker.service import MqttService
 from embedded_broker.sessions import ClientSession
-from tests.api.user_world import quick_tenant
 from tests.conftest import Api, make_config
 from tests.embedded_broker.clients import Client
+from tests.tenants import quick_tenant
 
 SCOPES = {"/sensors": {"can_publish": True, "can_subscribe": True}}
 TlsFiles = tuple[Path, Path | None, Path | None]

@@ -16,8 +16,8 @@ import pytest
 from edge.app import create_app, open_site
 from edge.ops import backup
 from storage.blobs import BlobStore
-from tests.api.files_world import relative
 from tests.conftest import Api, make_config
+from tests.files import relative
 from tests.tenants import new_tenant
 
 

@@ -36,19 +36,18 @@ from cyphermed.models import (
     UploadDataJobValueType0,
 )
 
-from edge.app import Site
-from tests.api.data_world import data_world, seed
+from tests.data import seed
 from tests.sdk.test_sdk_groups_roles import client_for, in_thread, sign_in
+from tests.world import World
 
 
 def value(**fields: Any) -> UploadDataBodyValueType0:
     return UploadDataBodyValueType0.from_dict(fields)
 
 
-async def test_sdk_drives_every_data_operation(base_url: str, site: Site) -> None:
-    world = await data_world(site, None)  # type: ignore[arg-type]
+async def test_sdk_drives_every_data_operation(base_url: str, world: World) -> None:
     token = await sign_in(base_url, world.tenant, world.tenant.admin_email)
-    group = world.group_id
+    group = world.org_group_id
 
     def calls() -> None:
         with client_for(base_url, token) as c:
@@ -91,8 +90,7 @@ async def test_sdk_drives_every_data_operation(base_url: str, site: Site) -> Non
     await in_thread(calls)
 
 
-async def test_sdk_pages_with_continuation_keys(base_url: str, site: Site) -> None:
-    world = await data_world(site, None)  # type: ignore[arg-type]
+async def test_sdk_pages_with_continuation_keys(base_url: str, world: World) -> None:
     await seed(world, [f"/log/{i:03d}" for i in range(25)])
     token = await sign_in(base_url, world.tenant, world.tenant.admin_email)
 
@@ -103,7 +101,7 @@ async def test_sdk_pages_with_continuation_keys(base_url: str, site: Site) -> No
             while True:
                 extra: dict[str, Any] = {"last_evaluated_key": key} if key else {}
                 page = get_json_data.sync(
-                    world.group_id,
+                    world.org_group_id,
                     "log",
                     client=c,
                     cascade=True,
@@ -120,10 +118,9 @@ async def test_sdk_pages_with_continuation_keys(base_url: str, site: Site) -> No
     assert await in_thread(calls) == [f"/log/{i:03d}" for i in range(25)]
 
 
-async def test_sdk_bulk_requests(base_url: str, site: Site) -> None:
-    world = await data_world(site, None)  # type: ignore[arg-type]
+async def test_sdk_bulk_requests(base_url: str, world: World) -> None:
     token = await sign_in(base_url, world.tenant, world.tenant.admin_email)
-    group = world.group_id
+    group = world.org_group_id
 
     def calls() -> None:
         with client_for(base_url, token) as c:

@@ -37,8 +37,8 @@ from cyphermed.models.add_software_mfa_form_params import AddSoftwareMfaFormPara
 from cyphermed.models.remove_software_mfa_form_params import RemoveSoftwareMfaFormParams
 
 from edge.app import Site
-from tests.api.sign_in_world import enroll_sms, enroll_software, last_sms, require_mfa, totp, user
 from tests.conftest import Api
+from tests.sign_in import enroll_sms, enroll_software, last_sms, require_mfa, totp, user
 from tests.tenants import PASSWORD, Tenant, new_tenant
 
 T = TypeVar("T")

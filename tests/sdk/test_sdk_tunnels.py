@@ -1,7 +1,8 @@
 """The public `cyphermed` SDK against a live server: the five tunnel operations, as an
 admin, as the device itself (its API key as the SDK's token), and refused for a plain
 user and an owner while `device_owners_can_tunnel` is off; the device views' open tunnels
-parse as the SDK's Tunnel."""
+parse as the SDK's Tunnel. The callers and the device (device_member) are the world's
+(tests/world.py)."""
 
 from __future__ import annotations
 
@@ -26,20 +27,20 @@ from cyphermed.models import (
     TunnelList,
 )
 
-from edge.app import Site
-from tests.api.tunnel_world import TunnelWorld, build
 from tests.sdk.test_sdk_devices import attempt, sdk
+from tests.world import Notices, World
 
 
-@pytest.fixture
-async def world(site: Site) -> TunnelWorld:
-    return await build(site, None)  # type: ignore[arg-type]  # the SDK is the client here
+@pytest.fixture(autouse=True)
+def notices(base_url: str, world: World) -> Notices:
+    """The notices to devices, kept instead of going out over MQTT (once the app is made:
+    making it sets where they go)."""
+    return world.keep_notices()
 
 
-async def test_tunnel_flows_through_the_sdk(base_url: str, world: TunnelWorld) -> None:
-    dw = world.devices
-    admin = await dw.token("org_admin")
-    member = dw.devices["member"]
+async def test_tunnel_flows_through_the_sdk(base_url: str, world: World, notices: Notices) -> None:
+    admin = await world.token("org_admin")
+    member = world.id("device_member")
     body = CreateTunnelBody(services=["SSH", "HTTP"], timeout=30)
     made = await sdk(
         base_url, admin, lambda c: open_device_tunnel.sync(member, client=c, body=body)
@@ -47,11 +48,12 @@ async def test_tunnel_flows_through_the_sdk(base_url: str, world: TunnelWorld) -
     assert isinstance(made, NewTunnelInfo)
     assert made.tunnel.timeout == 30 and made.tunnel.client_access_token.startswith("etc_")
     uuid = made.tunnel.uuid
+    assert [(n[0], n[2]["action"], n[2]["uuid"]) for n in notices.sent] == [(member, "open", uuid)]
 
     listed = await sdk(base_url, admin, lambda c: get_device_tunnels.sync(member, client=c))
     assert isinstance(listed, TunnelList) and [t.uuid for t in listed.tunnels] == [uuid]
     tunnel = listed.tunnels[0]
-    assert tunnel.timeout == 30 * 60 and tunnel.opened_by == dw.tenant.admin_id
+    assert tunnel.timeout == 30 * 60 and tunnel.opened_by == world.tenant.admin_id
     assert isinstance(tunnel.opened_date, datetime.datetime)
     one = await sdk(base_url, admin, lambda c: get_device_tunnel_by_id.sync(member, uuid, client=c))
     assert isinstance(one, TunnelInfo) and one.tunnel.uuid == uuid
@@ -61,7 +63,7 @@ async def test_tunnel_flows_through_the_sdk(base_url: str, world: TunnelWorld) -
     assert [t.uuid for t in device.device.open_tunnels] == [uuid]
 
     # The device itself reads and closes its tunnels with its API key.
-    own_key = dw.keys["member"]
+    own_key = world.keys["device_member"]
     mine = await sdk(base_url, own_key, lambda c: get_device_tunnels.sync(member, client=c))
     assert [t.uuid for t in mine.tunnels] == [uuid]
     done = await sdk(
@@ -81,12 +83,14 @@ async def test_tunnel_flows_through_the_sdk(base_url: str, world: TunnelWorld) -
     assert listed.tunnels == []
 
 
-@pytest.mark.parametrize(("who", "status"), [("plain", 404), ("owner", 403), ("org_block", 403)])
+@pytest.mark.parametrize(
+    ("who", "status"), [("plain", 404), ("owner", 403), ("org_device_perms", 403)]
+)
 async def test_the_sdk_is_refused_without_the_right(
-    base_url: str, world: TunnelWorld, who: str, status: int
+    base_url: str, world: World, who: str, status: int
 ) -> None:
-    token = await world.devices.token(who)
-    member = world.devices.devices["member"]
+    token = await world.token(who)
+    member = world.id("device_member")
     body = CreateTunnelBody(services=["SSH"])
     got, _ = await attempt(
         base_url, token, lambda c: open_device_tunnel.sync(member, client=c, body=body)

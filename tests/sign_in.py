@@ -1,4 +1,6 @@
-"""Helpers for the sign-in, challenge and MFA tests: a tenant, its policy, codes from the outbox."""
+"""Helpers for the sign-in, challenge and MFA tests: an org's MFA policy, sign-in and
+challenge calls, enrolment, codes from the outbox. Not a world: tenants come from
+tests/tenants.py or the world (tests/world.py)."""
 
 from __future__ import annotations
 
