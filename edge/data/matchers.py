@@ -2,9 +2,10 @@
 
 One time budget per request covers the time spent in every pattern match it makes
 (PATTERN_BUDGET_SECONDS, docs/data.md "Limits"): a pattern that backtracks badly runs out
-of it and the request is a 400, never a hang. This is the data interface's own helper;
-the list engine's `regexp` SQL function (storage/pragmas.py) is getting the same per-request
-budget in the hardening work, and both can share one budget object once it lands.
+of it and the request is a 400, never a hang. The budget is the thread's CPU time, not the
+wall clock: on a loaded machine the same walk takes longer to happen, not more matching, and
+must not turn into a 400. A single match still stops at the wall-clock rest of the budget.
+The list engine's `regexp` SQL function (storage/patterns.py) keeps the same kind of budget.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class Matcher:
 
     def _path_matches(self, path: str) -> bool:
         assert self._pattern is not None
-        began = time.perf_counter()
+        began = time.thread_time()
         try:
             if self._left <= 0:
                 raise TimeoutError
@@ -60,7 +61,7 @@ class Matcher:
                 "path_filter", "took too long to match; simplify the pattern"
             ) from None
         finally:
-            self._left -= time.perf_counter() - began
+            self._left -= time.thread_time() - began
 
     def _found(self, row: Walked) -> bool:
         """Every search word starts a word of some searched field (case-insensitive)."""

@@ -21,19 +21,25 @@ from tests.files import relative
 from tests.tenants import new_tenant
 
 
-async def churn(api: Api, token: str, group: str, stop: asyncio.Event) -> int:
-    """Upload, overwrite and delete files until asked to stop; returns how many writes."""
-    done = 0
+async def churn(api: Api, token: str, group: str, stop: asyncio.Event, done: list[int]) -> None:
+    """Upload, overwrite and delete files until asked to stop, counting writes in `done`."""
     while not stop.is_set():
-        path = f"/v2/groups/{group}/files/c/{done % 5}.bin"
+        path = f"/v2/groups/{group}/files/c/{done[0] % 5}.bin"
         status, reply = await api.call("PUT", path, token, json={})
         assert status == 200, reply
-        response = await api.client.put(relative(reply["url"]), data=os.urandom(1000 + done))
+        response = await api.client.put(relative(reply["url"]), data=os.urandom(1000 + done[0]))
         assert response.status == 200
-        if done % 3 == 2:
+        if done[0] % 3 == 2:
             assert (await api.call("DELETE", path, token))[0] == 200
-        done += 1
-    return done
+        done[0] += 1
+
+
+def wait_for_writes(done: list[int], count: int, seconds: float = 30.0) -> None:
+    """Block (a backup thread) until the uploads made `count` more writes: the backup must
+    run while they do, however slow the machine."""
+    start, deadline = done[0], time.monotonic() + seconds
+    while done[0] - start < count and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 def listed(database: Path) -> dict[str, str]:
@@ -58,18 +64,24 @@ async def test_a_backup_during_uploads_holds_exactly_the_blobs_it_lists(
     status, reply = await api.call("POST", "/v2/groups", token, json={"name": "G"})
     group = reply["group"]["id"]
     copy_file = backup._copy
+    done = [0]
+    during: list[int] = []
 
     def slow_copy(source: Path, target: Path) -> None:  # let the uploads run during the copy
+        if not during:
+            during.append(done[0])
+            wait_for_writes(done, 5)
         time.sleep(0.005)
         copy_file(source, target)
 
     monkeypatch.setattr(backup, "_copy", slow_copy)
     stop = asyncio.Event()
-    writes = asyncio.create_task(churn(api, token, group, stop))
-    await asyncio.sleep(0.3)
+    writes = asyncio.create_task(churn(api, token, group, stop, done))
+    await asyncio.to_thread(wait_for_writes, done, 3)
     await asyncio.to_thread(backup.backup, site_dir, copy, lambda _: None)
     stop.set()
-    assert await writes > 10
+    await writes
+    assert during and done[0] - during[0] >= 5, "uploads should run during the backup"
 
     in_copy = listed(copy / "edge.db")
     assert in_copy, "the backup should hold some files"
