@@ -105,7 +105,9 @@ def _access_route(kind: str, plural: str, model: str) -> Route:
         f"List the {kind} access the caller holds",
         "account",
         query=("list", *listable.extras, *listable.kinds),
+        query_types=listable.query_types(),
         responses={200: model},
+        operation_id=f"get_account_{kind}_access",
     )
 
 
@@ -118,10 +120,15 @@ ROUTES = [
         "Get the caller's org access",
         "account",
         responses={200: "AccountOrgAccessInfo"},
+        operation_id="get_account_org_access",
     ),
-    _access_route("project", "projects", "AccountProjectAccessList"),
-    _access_route("group", "groups", "AccountGroupAccessList"),
-    _access_route("role", "roles", "AccountRoleAccessList"),
+    _access_route(
+        "project", "projects", "AccountProjectAccessList | AdminAccountProjectAccessList"
+    ),
+    _access_route("group", "groups", "AccountGroupAccessList | AdminAccountGroupAccessList"),
+    _access_route(
+        "role", "roles", "AccountRoleAccessList | AdminAccountRoleAccessList | RoleIdList"
+    ),
     Route(
         "GET",
         "/v2/account/access/current-session",
@@ -130,6 +137,7 @@ ROUTES = [
         "Get the permissions of the caller's session, merged through roles",
         "account",
         responses={200: "CurrentSessionAccessInfo"},
+        operation_id="get_current_session_access",
     ),
     Route(
         "GET",
@@ -139,6 +147,7 @@ ROUTES = [
         "Get the caller's dashboard configuration",
         "account",
         responses={200: "DashboardConfig"},
+        operation_id="get_dashboard_config",
     ),
     Route(
         "PUT",
@@ -148,6 +157,7 @@ ROUTES = [
         "Replace the caller's dashboard configuration",
         "account",
         body=DASHBOARD,
+        operation_id="set_dashboard_config",
     ),
     Route(
         "PUT",
@@ -158,6 +168,7 @@ ROUTES = [
         "account",
         body=PICTURE_FORM,
         body_type="multipart",
+        operation_id="set_account_picture",
     ),
     Route(
         "DELETE",
@@ -166,5 +177,6 @@ ROUTES = [
         "token",
         "Remove the caller's profile picture",
         "account",
+        operation_id="delete_account_picture",
     ),
 ]

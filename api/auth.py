@@ -97,6 +97,8 @@ ROUTES = [
         body=LOGIN_FORM,
         body_type="form",
         responses={201: "TokenInfo", 200: "Challenge"},
+        operation_id="login",
+        errors=(429,),
     ),
     Route(
         "POST",
@@ -108,6 +110,8 @@ ROUTES = [
         body=CHALLENGE_FORM,
         body_type="form",
         responses={201: "TokenInfo", 200: "Challenge"},
+        operation_id="respond_to_challenge",
+        errors=(429,),
     ),
     Route(
         "PUT",
@@ -118,5 +122,6 @@ ROUTES = [
         "auth",
         body=LOGOUT_FORM,
         body_type="form",
+        operation_id="logout",
     ),
 ]

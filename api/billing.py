@@ -198,6 +198,7 @@ ROUTES = [
         "Credit (points > 0) or debit (points < 0) an organization's billing points",
         body=CREATE,
         responses={201: "NewBillingPointInfo"},
+        operation_id="create_billing_point",
     ),
     _route(
         "GET",
@@ -205,7 +206,9 @@ ROUTES = [
         list_entries,
         "List an organization's billing point entries",
         query=("list", *LISTABLE.kinds),
+        query_types=LISTABLE.query_types(),
         responses={200: "BillingPointList"},
+        operation_id="get_billing_points",
     ),
     _route(
         "GET",
@@ -213,6 +216,7 @@ ROUTES = [
         get_balance,
         "An organization's billing point balance",
         responses={200: "BillingBalance"},
+        operation_id="get_billing_balance",
     ),
     _route(
         "GET",
@@ -221,6 +225,7 @@ ROUTES = [
         "Metered usage and points of an organization, per day or month",
         query=SUMMARY_QUERY,
         responses={200: "BillingUsageSummary"},
+        operation_id="get_billing_usage",
     ),
     _route(
         "GET",
@@ -228,6 +233,7 @@ ROUTES = [
         get_rates,
         "Points per unit of each meter for an organization",
         responses={200: "BillingRates"},
+        operation_id="get_billing_rates",
     ),
     _route(
         "PATCH",
@@ -236,6 +242,7 @@ ROUTES = [
         "Change an organization's rates",
         body=RATES,
         responses={200: "BillingRates"},
+        operation_id="patch_billing_rates",
     ),
     _route(
         "GET",
@@ -243,6 +250,7 @@ ROUTES = [
         get_entry,
         "Get one billing point entry",
         responses={200: "BillingPointInfo"},
+        operation_id="get_billing_point_by_id",
     ),
     _route(
         "PATCH",
@@ -250,11 +258,13 @@ ROUTES = [
         patch_entry,
         "Change the description or tags of a billing point entry",
         body=PATCH,
+        operation_id="patch_billing_point",
     ),
     _route(
         "DELETE",
         ENTRY,
         delete_entry,
         "Delete a staff entry (usage debits cannot be deleted)",
+        operation_id="delete_billing_point_by_id",
     ),
 ]

@@ -23,7 +23,7 @@ from typing import Any
 from aiohttp import web
 from multidict import MultiMapping
 
-from api import bodies, schemas
+from api import bodies, listing, schemas
 from api.keys import SERVICES
 from api.routing import Route, principal
 from api.schemas import BOOL, OBJECT, STR, STR_LIST, Schema, obj
@@ -52,6 +52,19 @@ FILTER_NAMES = tuple(
     for sep in ("_", ".")
 )
 QUERY = (*FLAGS, *TEXTS, *dict.fromkeys(FILTER_NAMES))
+_KINDS = {
+    **dict.fromkeys(UNICODE_FIELDS, "text"),
+    **dict.fromkeys(NUMBER_FIELDS, "number"),
+    **dict.fromkeys(("created_by", "last_updated_by"), "id"),
+    **dict.fromkeys(("created_date", "last_updated_date"), "datetime"),
+}
+QUERY_TYPES = {
+    name if op == "eq" else f"{name}_{op}": listing.KIND_TYPES[
+        "text" if op in ("sw", "contains") else _KINDS[name]
+    ]
+    for name, ops in OPS.items()
+    for op in ops
+}
 _LOOSE: Schema = {"type": ["string", "number", "boolean", "null"]}
 GET_JOB = obj(
     {
@@ -158,9 +171,20 @@ ROUTES = [
         "Read the entry at a path, or its subtree (cascade)",
         _TAG,
         query=QUERY,
+        query_types=QUERY_TYPES,
         responses={200: "DataAtPath"},
+        operation_id="get_json_data",
     ),
-    Route("PUT", _ONE, put_data, "token", "Store a value at a path", _TAG, body=UPLOAD),
+    Route(
+        "PUT",
+        _ONE,
+        put_data,
+        "token",
+        "Store a value at a path",
+        _TAG,
+        body=UPLOAD,
+        operation_id="put_json_data",
+    ),
     Route(
         "POST",
         _ONE,
@@ -170,8 +194,18 @@ ROUTES = [
         _TAG,
         body=UPLOAD,
         responses={201: "Success"},
+        operation_id="post_json_data",
     ),
-    Route("PATCH", _ONE, patch_data, "token", "Merge into an entry", _TAG, body=PATCH),
+    Route(
+        "PATCH",
+        _ONE,
+        patch_data,
+        "token",
+        "Merge into an entry",
+        _TAG,
+        body=PATCH,
+        operation_id="patch_json_data",
+    ),
     Route(
         "DELETE",
         _ONE,
@@ -180,6 +214,7 @@ ROUTES = [
         "Delete an entry, or its subtree (cascade)",
         _TAG,
         query=("cascade",),
+        operation_id="delete_json_data",
     ),
     Route(
         "POST",
@@ -189,6 +224,7 @@ ROUTES = [
         "Bulk GET, PUT, POST, PATCH or DELETE of many paths (writes: all or nothing)",
         _TAG,
         body=BULK,
-        responses={200: "DataByPath", 201: "Success"},
+        responses={200: "DataByPath | Success", 201: "Success"},
+        operation_id="bulk_json_data_request",
     ),
 ]

@@ -135,6 +135,7 @@ ROUTES = [
         "devices",
         responses={200: "PEM certificate"},
         response_type=PEM,
+        operation_id="get_root_ca",
     ),
     Route(
         "POST",
@@ -154,7 +155,9 @@ ROUTES = [
         "List devices",
         "devices",
         query=("list", *EXTRAS, *LISTABLE.kinds),
-        responses={200: "DeviceList"},
+        query_types=LISTABLE.query_types(),
+        responses={200: "AdminDeviceList | DeviceList | AnonDeviceList"},
+        operation_id="get_devices",
     ),
     Route(
         "GET",
@@ -163,7 +166,8 @@ ROUTES = [
         "token",
         "Get a device",
         "devices",
-        responses={200: "DeviceInfo"},
+        responses={200: "AdminDeviceInfo | DeviceInfo | AnonDeviceInfo"},
+        operation_id="get_device_by_id",
     ),
     Route(
         "PATCH",
@@ -182,6 +186,7 @@ ROUTES = [
         "Delete a device (to the trash unless permanent=true); its credentials end at once",
         "devices",
         query=("force", "permanent"),
+        operation_id="delete_device_by_id",
     ),
     Route(
         "POST",
@@ -191,6 +196,9 @@ ROUTES = [
         "Issue a new API key; the old one stops working at once",
         "devices",
         responses={200: "NewApiKey"},
+        operation_id="key",
+        description="The SDK's `devices.key`: a new API key for the device; the old one"
+        " stops working.",
     ),
     Route(
         "POST",

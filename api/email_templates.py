@@ -92,6 +92,7 @@ ROUTES = [
         _TAG,
         body=CREATE_TEMPLATE,
         responses={201: "NewEmailTemplateInfo"},
+        operation_id="create_email_template",
     ),
     Route(
         "GET",
@@ -101,7 +102,9 @@ ROUTES = [
         "List e-mail templates",
         _TAG,
         query=("list", *LISTABLE.kinds),
+        query_types=LISTABLE.query_types(),
         responses={200: "EmailTemplateList"},
+        operation_id="get_email_templates",
     ),
     Route(
         "GET",
@@ -111,6 +114,7 @@ ROUTES = [
         "Get an e-mail template",
         _TAG,
         responses={200: "EmailTemplateInfo"},
+        operation_id="get_email_template_by_id",
     ),
     Route(
         "PATCH",
@@ -120,6 +124,7 @@ ROUTES = [
         "Update an e-mail template",
         _TAG,
         body=PATCH_TEMPLATE,
+        operation_id="patch_email_template",
     ),
     Route(
         "DELETE",
@@ -129,5 +134,6 @@ ROUTES = [
         "Delete an e-mail template",
         _TAG,
         query=params.DELETE_QUERY,
+        operation_id="delete_email_template_by_id",
     ),
 ]

@@ -159,7 +159,9 @@ ROUTES = [
         "Get a file (or a subtree) with presigned download URLs; 308 with redirect",
         "files",
         query=("list", *LISTABLE.kinds, *EXTRAS),
+        query_types=LISTABLE.query_types(),
         responses={200: "FilesAtPath", 308: "Redirect to a presigned URL"},
+        operation_id="get_files_data",
     ),
     Route(
         "PUT",
@@ -169,7 +171,8 @@ ROUTES = [
         "Start a single-part or multipart upload, or complete a multipart one",
         "files",
         body=PUT_FILES,
-        responses={200: "FilesUrlForPath or Success"},
+        responses={200: "FilesUrlForPath | Success"},
+        operation_id="put_files_data",
     ),
     Route(
         "PATCH",
@@ -179,6 +182,7 @@ ROUTES = [
         "Change a file's index fields",
         "files",
         body=PATCH_FILES,
+        operation_id="patch_files_data",
     ),
     Route(
         "DELETE",
@@ -188,6 +192,7 @@ ROUTES = [
         "Delete a file (cascade: a subtree) and its bytes",
         "files",
         query=("cascade",),
+        operation_id="delete_files_data",
     ),
     Route(
         "PUT",
@@ -198,6 +203,7 @@ ROUTES = [
         "files",
         query=("expires", "rights", "upload_id", "part_number", "signature"),
         response_type="text/plain",
+        operation_id="upload_presigned",
     ),
     Route(
         "GET",
@@ -209,6 +215,7 @@ ROUTES = [
         query=("expires", "rights", "signature"),
         responses={200: "The file's bytes", 206: "A byte range", 304: "Not modified"},
         response_type="application/octet-stream",
+        operation_id="download_presigned",
     ),
     Route(
         "HEAD",
@@ -220,5 +227,6 @@ ROUTES = [
         query=("expires", "rights", "signature"),
         responses={200: "The file's headers", 206: "A byte range", 304: "Not modified"},
         response_type="application/octet-stream",
+        operation_id="download_presigned_head",
     ),
 ]

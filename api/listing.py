@@ -18,6 +18,7 @@ from aiohttp import web
 from multidict import MultiMapping
 
 from api import params
+from api.model_fields import DATE, DATETIME, Schema
 from edge import clock
 from edge.errors import ValidationError
 from edge.listing import (
@@ -50,6 +51,19 @@ _INTEGER = re.compile(r"-?[0-9]+")
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
+# A filter's JSON Schema, by the kind of the field it filters (for the OpenAPI document).
+KIND_TYPES: dict[str, Schema] = {
+    "id": {"type": "string"},
+    "text": {"type": "string"},
+    "bool": {"type": "boolean"},
+    "datetime": {"anyOf": [DATETIME, DATE], "description": "A date-time, or a date (that UTC day)"},
+    "tags": {"type": "string", "description": "Tags, comma-separated"},
+    "number": {"type": "number"},
+    "json": {"type": "string"},
+}
+_TEXT_OPS = ("regex", "sw", "contains", "contains_any")
+
+
 @dataclass(frozen=True)
 class Listable:
     """What a list endpoint offers: its fields with their kinds, and its JSON columns."""
@@ -59,6 +73,19 @@ class Listable:
     json_columns: tuple[str, ...] = ()
     extras: tuple[str, ...] = ()
     default_order: str = "created_date"
+
+    def query_types(self) -> dict[str, Schema]:
+        """The filters on its fields, each operator as its own parameter (`name_gte`)."""
+        return filter_types(self.kinds.items())
+
+
+def filter_types(kinds: Iterable[tuple[str, str]]) -> dict[str, Schema]:
+    found: dict[str, Schema] = {}
+    for name, kind in kinds:
+        for op in OPS_BY_KIND.get(kind, ()) if kind in KIND_TYPES else ():
+            key = name if op == "eq" else f"{name}_{op}"
+            found[key] = KIND_TYPES["text"] if op in _TEXT_OPS else KIND_TYPES[kind]
+    return found
 
 
 def parse(

@@ -134,6 +134,7 @@ ROUTES = [
         "challenge",
         "A new software MFA secret",
         responses={200: "MfaSecretCode"},
+        operation_id="get_mfa_secret_code",
     ),
     _route(
         "PUT",
@@ -143,6 +144,8 @@ ROUTES = [
         "Confirm software MFA with a code",
         body=SOFTWARE_FORM,
         responses={200: "SoftwareMfaAdded"},
+        operation_id="add_software_mfa",
+        description="The SDK calls this operation `add_software_mfa` and `enable_software_mfa`.",
     ),
     _route(
         "DELETE",
@@ -151,6 +154,9 @@ ROUTES = [
         "challenge",
         "Remove software MFA",
         body=REMOVE_FORM,
+        operation_id="remove_software_mfa",
+        description="The SDK calls this operation"
+        " `remove_software_mfa` and `disable_software_mfa`.",
     ),
     _route(
         "PUT",
@@ -160,6 +166,8 @@ ROUTES = [
         "Add SMS MFA (phase 1: phone; phase 2: verification_code)",
         body=SMS_FORM,
         responses={200: "SmsMfaAdded"},
+        operation_id="add_sms_mfa",
+        description="The SDK calls this operation `add_sms_mfa` and `enable_sms_mfa`.",
     ),
     _route(
         "DELETE",
@@ -168,6 +176,8 @@ ROUTES = [
         "challenge",
         "Remove SMS MFA",
         body=REMOVE_FORM,
+        operation_id="remove_sms_mfa",
+        description="The SDK calls this operation `remove_sms_mfa` and `disable_sms_mfa`.",
     ),
     _route(
         "PATCH",
@@ -176,5 +186,6 @@ ROUTES = [
         "token",
         "Set the preferred MFA",
         body=SETTINGS_FORM,
+        operation_id="patch_mfa_settings",
     ),
 ]

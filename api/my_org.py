@@ -45,6 +45,7 @@ ROUTES = [
         "Get the settings of the caller's organization",
         "my_organization",
         responses={200: "OrgInfo"},
+        operation_id="get_my_org_settings",
     ),
     Route(
         "PATCH",
@@ -54,5 +55,6 @@ ROUTES = [
         "Change the settings of the caller's organization (org admins)",
         "my_organization",
         body=PATCH_MY_ORG,
+        operation_id="patch_my_org_settings",
     ),
 ]

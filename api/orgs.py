@@ -68,6 +68,7 @@ ROUTES = [
         "orgs",
         body=CREATE_ORG,
         responses={201: "NewOrgInfo"},
+        operation_id="create_org",
     ),
     Route(
         "GET",
@@ -77,7 +78,9 @@ ROUTES = [
         "List organizations",
         "orgs",
         query=("list", *LISTABLE.kinds),
+        query_types=LISTABLE.query_types(),
         responses={200: "OrgList"},
+        operation_id="get_orgs",
     ),
     Route(
         "GET",
@@ -87,6 +90,7 @@ ROUTES = [
         "Get an organization",
         "orgs",
         responses={200: "OrgInfo"},
+        operation_id="get_org_by_id",
     ),
     Route(
         "PATCH",
@@ -105,5 +109,6 @@ ROUTES = [
         "Delete an organization",
         "orgs",
         query=("force",),
+        operation_id="delete_org_by_id",
     ),
 ]

@@ -65,5 +65,6 @@ ROUTES = [
         "auth",
         body=FORGOT_PASSWORD_FORM,
         body_type="form",
+        description="The SDK calls this operation `forgot_password` and `trigger_forgot_password`.",
     ),
 ]

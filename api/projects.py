@@ -100,7 +100,9 @@ ROUTES = [
         "List the projects the caller may read",
         "projects",
         query=("list", *LISTABLE.kinds),
-        responses={200: "ProjectList"},
+        query_types=LISTABLE.query_types(),
+        responses={200: "AdminProjectList | ProjectList"},
+        operation_id="get_projects",
     ),
     Route(
         "GET",
@@ -109,7 +111,8 @@ ROUTES = [
         "token",
         "Get a project (readers of the project)",
         "projects",
-        responses={200: "ProjectInfo"},
+        responses={200: "AdminProjectInfo | ProjectInfo"},
+        operation_id="get_project_by_id",
     ),
     Route(
         "PATCH",
@@ -128,6 +131,7 @@ ROUTES = [
         "Delete a project (admins, org project_permissions.can_delete; force: admins)",
         "projects",
         query=params.DELETE_QUERY,
+        operation_id="delete_project_by_id",
     ),
     Route(
         "GET",
@@ -137,6 +141,7 @@ ROUTES = [
         "Settings of the project the caller is signed in to",
         "my_project",
         responses={200: "ProjectInfo"},
+        operation_id="get_my_project_settings",
     ),
     Route(
         "PATCH",
@@ -146,5 +151,6 @@ ROUTES = [
         "Update the settings of the caller's project (its admins)",
         "my_project",
         body=PATCH_MY_PROJECT,
+        operation_id="patch_my_project_settings",
     ),
 ]

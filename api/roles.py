@@ -153,6 +153,15 @@ async def _held_access(request: web.Request, role_id: str, plural: str) -> web.R
     return listing.respond(key, page, query, services.cursors, listable.resource)
 
 
+ROLE_ACCESS_MODELS = (
+    "AdminRoleAccessInfo",
+    "RoleAccessInfo",
+    "RoleOrgAccessInfo",
+    "RoleProjectAccessList",
+    "RoleGroupAccessList",
+    "ProjectIdList",
+    "GroupIdList",
+)
 _ONE = "/v2/roles/{role_id}"
 ROUTES = [
     Route(
@@ -173,9 +182,20 @@ ROUTES = [
         "List roles",
         "roles",
         query=("list", *LISTABLE.kinds, *LISTABLE.extras),
-        responses={200: "RoleList"},
+        query_types=LISTABLE.query_types(),
+        responses={200: "AdminRoleList | RoleList"},
+        operation_id="get_roles",
     ),
-    Route("GET", _ONE, get_role, "token", "Get a role", "roles", responses={200: "RoleInfo"}),
+    Route(
+        "GET",
+        _ONE,
+        get_role,
+        "token",
+        "Get a role",
+        "roles",
+        responses={200: "AdminRoleInfo | RoleInfo"},
+        operation_id="get_role_by_id",
+    ),
     Route("PATCH", _ONE, patch_role, "token", "Update a role", "roles", body=PATCH_ROLE),
     Route(
         "DELETE",
@@ -185,13 +205,17 @@ ROUTES = [
         "Delete a role (to the trash unless permanent)",
         "roles",
         query=params.DELETE_QUERY,
+        operation_id="delete_role_by_id",
     ),
     *access.routes(
         ACCESS,
         get_access,
-        summary="Get an account's access to a role; with account_id org, projects or groups:"
-        " the access the role holds (RoleOrgAccessInfo, RoleProjectAccessList,"
-        " RoleGroupAccessList)",
+        summary="Get an account's access to a role, or what the role holds",
         query=("list", "ids_only"),
+        got=" | ".join(ROLE_ACCESS_MODELS),
+        description="With `account_id` `org`, `projects` or `groups`: the access the role"
+        " holds (the SDK's `get_role_org_access`, `get_role_project_access` and"
+        " `get_role_group_access`; with `ids_only`, their IDs). Any other `account_id`: that"
+        " account's access to the role.",
     ),
 ]

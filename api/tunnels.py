@@ -191,6 +191,7 @@ ROUTES = [
         "devices",
         body=CREATE_TUNNEL,
         responses={201: "NewTunnelInfo"},
+        operation_id="open_device_tunnel",
     ),
     Route(
         "GET",
@@ -200,6 +201,7 @@ ROUTES = [
         "List the open tunnels of a device",
         "devices",
         responses={200: "TunnelList"},
+        operation_id="get_device_tunnels",
     ),
     Route(
         "DELETE",
@@ -208,6 +210,7 @@ ROUTES = [
         "token",
         "Close every open tunnel of a device: both ends of each drop at once",
         "devices",
+        operation_id="close_all_device_tunnels",
     ),
     Route(
         "GET",
@@ -217,6 +220,7 @@ ROUTES = [
         "Get an open tunnel of a device",
         "devices",
         responses={200: "TunnelInfo"},
+        operation_id="get_device_tunnel_by_id",
     ),
     Route(
         "DELETE",
@@ -225,6 +229,7 @@ ROUTES = [
         "token",
         "Close a tunnel: both ends drop at once",
         "devices",
+        operation_id="close_device_tunnel_by_id",
     ),
     Route(
         "GET",
@@ -235,6 +240,7 @@ ROUTES = [
         "tunnels",
         query=("service",),
         responses={101: "WebSocket"},
+        operation_id="connect_tunnel",
     ),
     Route(
         "GET",
@@ -244,6 +250,7 @@ ROUTES = [
         "WebSocket: the device agent's control channel (Bearer: the destination token)",
         "tunnels",
         responses={101: "WebSocket"},
+        operation_id="tunnel_agent",
     ),
     Route(
         "GET",
@@ -253,5 +260,6 @@ ROUTES = [
         "WebSocket: the device's end of one stream (Bearer: the destination token)",
         "tunnels",
         responses={101: "WebSocket"},
+        operation_id="tunnel_agent_stream",
     ),
 ]

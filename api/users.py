@@ -156,7 +156,9 @@ ROUTES = [
         "List users",
         "users",
         query=("list", *EXTRAS, "exclude_admins", *LISTABLE.kinds),
-        responses={200: "UserList"},
+        query_types=LISTABLE.query_types(),
+        responses={200: "AdminUserList | UserList | AnonUserList"},
+        operation_id="get_users",
     ),
     Route(
         "GET",
@@ -165,7 +167,8 @@ ROUTES = [
         "token",
         "Get a user",
         "users",
-        responses={200: "UserInfo"},
+        responses={200: "AdminUserInfo | UserInfo | AnonUserInfo"},
+        operation_id="get_user_by_id",
     ),
     Route(
         "PATCH",
@@ -184,6 +187,7 @@ ROUTES = [
         "Delete a user",
         "users",
         query=("force", "permanent"),
+        operation_id="delete_user_by_id",
     ),
     Route(
         "PUT",
