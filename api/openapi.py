@@ -169,10 +169,10 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
 def _responses(route: Route) -> dict[str, Any]:
     out = {str(code): _response(route, code, name) for code, name in route.responses.items()}
     for code in errors(route):
-        out.setdefault(
-            str(code),
-            {"description": ERRORS[code], "content": {"application/json": {"schema": STATUS_REF}}},
-        )
+        error: dict[str, Any] = {"description": ERRORS[code]}
+        if route.method != "HEAD":
+            error["content"] = {"application/json": {"schema": STATUS_REF}}
+        out.setdefault(str(code), error)
     return out
 
 
