@@ -26,15 +26,22 @@ from edge.tenancy.pictures import MAX_BYTES
 
 _LISTS = {
     "project": listing.Listable(
-        "account_project_access", TABLES["project"].kinds(), extras=("ids_only",)
+        "account_project_access",
+        TABLES["project"].kinds(),
+        table=TABLES["project"],
+        extras=("ids_only",),
     ),
     "group": listing.Listable(
         "account_group_access",
         TABLES["group"].kinds(),
+        table=TABLES["group"],
         extras=("ids_only", "include_inactive_groups"),
     ),
     "role": listing.Listable(
-        "account_role_access", TABLES["role"].kinds(), extras=("ids_only", "group_id")
+        "account_role_access",
+        TABLES["role"].kinds(),
+        table=TABLES["role"],
+        extras=("ids_only", "group_id"),
     ),
 }
 WIDGET: Schema = {
@@ -169,6 +176,7 @@ ROUTES = [
         body=PICTURE_FORM,
         body_type="multipart",
         operation_id="set_account_picture",
+        errors=(400, 406, 408, 413),
     ),
     Route(
         "DELETE",

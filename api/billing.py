@@ -24,20 +24,29 @@ from aiohttp import web
 from api import bodies, listing
 from api.keys import SERVICES
 from api.routing import Handler, Route, principal
-from api.schemas import INT, STR, TAGS, Schema, obj
-from edge.billing.rates import METERS
+from api.schemas import DESCRIPTION, INT, STR, TAG_LIST, TAGS, Schema, integer, obj
+from edge.billing.ledger import MAX_POINTS
+from edge.billing.rates import MAX_RATE, METERS
 from edge.errors import ValidationError
 from storage.billing import LIST
 
 BASE = "/v2/orgs/{org_id}/billing-points"
 ENTRY = BASE + "/{entry_id}"
 CREATE = obj(
-    {"points": INT, "description": STR, "tags": TAGS}, ("points",), title="CreateBillingPointBody"
+    {
+        "points": {**integer(-MAX_POINTS, MAX_POINTS), "not": {"const": 0}},
+        "description": DESCRIPTION,
+        "tags": TAG_LIST,
+    },
+    ("points",),
+    title="CreateBillingPointBody",
 )
-PATCH = obj({"description": STR, "tags": TAGS}, title="PatchBillingPointBody")
-RATES = obj({meter: INT for meter in METERS}, title="PatchBillingRatesBody")
+PATCH = obj({"description": DESCRIPTION, "tags": TAG_LIST}, title="PatchBillingPointBody")
+RATES = obj({meter: integer(0, MAX_RATE) for meter in METERS}, title="PatchBillingRatesBody")
 SUMMARY_QUERY = ("period", "from", "to")
-LISTABLE = listing.Listable("billing_points", LIST.kinds(), default_order="created_date")
+LISTABLE = listing.Listable(
+    "billing_points", LIST.kinds(), table=LIST, default_order="created_date"
+)
 
 _ENTRY: Schema = obj(
     {
@@ -266,5 +275,6 @@ ROUTES = [
         delete_entry,
         "Delete a staff entry (usage debits cannot be deleted)",
         operation_id="delete_billing_point_by_id",
+        errors=(409,),
     ),
 ]

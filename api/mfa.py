@@ -18,21 +18,32 @@ from aiohttp import web
 from api import bodies
 from api.keys import SERVICES
 from api.routing import CHALLENGE, Auth, Handler, Route, principal
-from api.schemas import STR, obj
+from api.schemas import STR, Schema, obj
 from edge.auth.mfa import software_code
 from edge.errors import Denied, Unauthenticated
 from storage.records import User
 
 IDENTITY = ("client_id", "username", "email", "phone_number")
+CODE: Schema = {"type": "string", "pattern": "^[0-9]{6}$"}
 SOFTWARE_FORM = obj(
-    {n: STR for n in (*IDENTITY, "mfa_code", "set_preferred")}, title="AddSoftwareMfaFormParams"
+    {**{n: STR for n in (*IDENTITY, "set_preferred")}, "mfa_code": CODE},
+    title="AddSoftwareMfaFormParams",
 )
 SMS_FORM = obj(
     {n: STR for n in (*IDENTITY, "verification_code", "set_preferred", "recovery_code")},
     title="AddSmsMfaFormParams",
 )
 REMOVE_FORM = obj({n: STR for n in (*IDENTITY, "recovery_code")}, title="RemoveMfaFormParams")
-SETTINGS_FORM = obj({"preferred_mfa": STR}, ("preferred_mfa",), title="PatchMfaSettingsFormParams")
+SETTINGS_FORM = obj(
+    {
+        "preferred_mfa": {
+            "type": "string",
+            "enum": ["SOFTWARE", "SMS", "SOFTWARE_TOKEN_MFA", "SMS_MFA"],
+        }
+    },
+    ("preferred_mfa",),
+    title="PatchMfaSettingsFormParams",
+)
 MFA_STEPS = ("SOFTWARE_TOKEN_MFA", "SMS_MFA", "SELECT_MFA_TYPE")
 
 

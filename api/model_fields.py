@@ -11,6 +11,7 @@ BOOL: Schema = {"type": "boolean"}
 INT: Schema = {"type": "integer"}
 NUMBER: Schema = {"type": "number"}
 OBJECT: Schema = {"type": "object"}
+ANY: Schema = {}  # any JSON value
 DATETIME: Schema = {"type": "string", "format": "date-time"}
 DATE: Schema = {"type": "string", "format": "date"}
 STR_LIST: Schema = {"type": "array", "items": STR}
@@ -35,7 +36,7 @@ def model(description: str, fields: str, **special: Schema) -> Schema:
     names = [f.rstrip("*") for f in fields.split()]
     schema: Schema = {
         "type": "object",
-        "properties": {n: special.get(n) or FIELDS[n] for n in names},
+        "properties": {n: special[n] if n in special else FIELDS[n] for n in names},
     }
     required = [f.rstrip("*") for f in fields.split() if f.endswith("*")]
     if required:

@@ -31,7 +31,9 @@ ERRORS = {
     406: "The body does not have its declared shape (a field missing, unknown or mistyped)",
     408: "The request body did not arrive in time",
     409: "Conflict with the current state",
+    412: "A precondition (If-Match, If-Unmodified-Since) does not hold",
     413: "The body (or upload) is too large",
+    416: "The range cannot be satisfied",
     429: "Too many failed attempts: wait `Retry-After` seconds",
     500: "Unexpected error; the body carries only the request ID",
     503: "The server cannot serve now (too many connections from this address, or not ready)",
@@ -89,8 +91,10 @@ NO_CONTENT = (101, 204, 304)
 
 def build(routes: Sequence[Route], server_url: str) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
+    bodies: dict[str, Schema] = {}
     for route in routes:
-        paths.setdefault(canonical(route.path), {})[route.method.lower()] = _operation(route)
+        operation = _operation(route, bodies)
+        paths.setdefault(canonical(route.path), {})[route.method.lower()] = operation
     return {
         "openapi": "3.1.0",
         "info": {
@@ -104,7 +108,7 @@ def build(routes: Sequence[Route], server_url: str) -> dict[str, Any]:
         "paths": paths,
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": MODELS,
+            "schemas": {**MODELS, **bodies},
         },
     }
 
@@ -114,7 +118,7 @@ def canonical(path: str) -> str:
     return _PATH_PARAM.sub(lambda m: "{" + m.group(1) + "}", path)
 
 
-def _operation(route: Route) -> dict[str, Any]:
+def _operation(route: Route, bodies: dict[str, Schema]) -> dict[str, Any]:
     operation: dict[str, Any] = {
         "operationId": route.name,
         "summary": route.summary,
@@ -132,8 +136,25 @@ def _operation(route: Route) -> dict[str, Any]:
             "form": "application/x-www-form-urlencoded",
             "multipart": "multipart/form-data",
         }[route.body_type]
-        operation["requestBody"] = {"required": True, "content": {media: {"schema": route.body}}}
+        schema = _named(route.body, bodies)
+        operation["requestBody"] = {"required": True, "content": {media: {"schema": schema}}}
     return operation
+
+
+def _named(schema: Any, bodies: dict[str, Schema]) -> Any:
+    """A body schema with each titled object in it (CreateGroupBody, GetDataJob) moved to
+    the components under its title, as the SDK names its models. The routes' own schemas,
+    which the body reader validates against, stay as they are."""
+    if isinstance(schema, list):
+        return [_named(item, bodies) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    named = {key: _named(value, bodies) for key, value in schema.items()}
+    title = schema.get("title")
+    if not isinstance(title, str) or title in MODELS or bodies.get(title, named) != named:
+        return named
+    bodies[title] = named
+    return {"$ref": f"#/components/schemas/{title}"}
 
 
 def query_names(route: Route) -> list[str]:
@@ -144,7 +165,8 @@ def query_names(route: Route) -> list[str]:
     for name in route.query:
         names.extend(listing.COMMON if name == "list" else (name,))
     names.extend(route.query_types)
-    return [name for name in dict.fromkeys(names) if "." not in name]
+    in_path = set(_PATH_PARAM.findall(route.path))
+    return [name for name in dict.fromkeys(names) if "." not in name and name not in in_path]
 
 
 def query_type(route: Route, name: str) -> Schema:
@@ -156,7 +178,7 @@ def query_type(route: Route, name: str) -> Schema:
 
 def _parameters(route: Route) -> list[dict[str, Any]]:
     found = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        {"name": name, "in": "path", "required": True, "schema": route.query_types.get(name, TEXT)}
         for name in _PATH_PARAM.findall(route.path)
     ]
     found.extend(
@@ -177,13 +199,18 @@ def _responses(route: Route) -> dict[str, Any]:
 
 
 def _response(route: Route, code: int, name: str) -> dict[str, Any]:
-    if code in NO_CONTENT or 300 <= code < 400 or route.method == "HEAD":
+    if code in NO_CONTENT or 300 <= code < 400 or route.method == "HEAD" or not route.response_type:
         return {"description": name}
-    if route.response_type != "application/json":
-        binary = route.response_type == "application/octet-stream"
-        schema = {"type": "string", "format": "binary"} if binary else {"type": "string"}
-        return {"description": name, "content": {route.response_type: {"schema": schema}}}
+    if route.response_type != "application/json":  # one or several (`"text/css | image/png"`)
+        kinds = [kind.strip() for kind in route.response_type.split("|")]
+        return {"description": name, "content": {kind: {"schema": _text(kind)} for kind in kinds}}
     return {"description": name, "content": {"application/json": {"schema": model_schema(name)}}}
+
+
+def _text(kind: str) -> Schema:
+    if kind.startswith("text/") or kind == "application/x-pem-file":  # */*: the file's own
+        return {"type": "string"}
+    return {"type": "string", "format": "binary"}
 
 
 def model_schema(name: str) -> Schema:
@@ -202,10 +229,8 @@ def errors(route: Route) -> list[int]:
     codes = {500, 503, *route.errors}
     if route.auth != "public":
         codes |= {401, 403}
-    if route.body is not None:
-        codes |= {400, 408, 413}
-    if route.body is not None and route.body_type == "json":
-        codes.add(406)
+    if route.body is not None:  # read by api/bodies.py: a rule, time, size, shape
+        codes |= {400, 406, 408, 413}
     if route.query:
         codes.add(400)
     if _PATH_PARAM.search(route.path) and route.auth != "public":

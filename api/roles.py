@@ -27,7 +27,17 @@ from api import access, bodies, listing, params
 from api.groups import CRUD
 from api.keys import SERVICES
 from api.routing import Route, principal
-from api.schemas import BOOL, NULLABLE_STR, OBJECT, STR, TAGS, Schema, obj
+from api.schemas import (
+    BOOL,
+    DESCRIPTION,
+    NAME,
+    NULLABLE_STR,
+    OBJECT,
+    TAG_LIST,
+    TAGS,
+    Schema,
+    obj,
+)
 from edge.tenancy.roles import HELD_TABLES
 from edge.tenancy.roles import TABLE as ROLE_TABLE
 
@@ -40,10 +50,10 @@ _LEVEL: dict[str, Schema] = {
 ORG_PERMISSIONS = obj({**_LEVEL, "project_permissions": CRUD}, title="OrgAccessPermissions")
 PROJECT_PERMISSIONS = obj(_LEVEL, title="ProjectAccessPermissions")
 _ROLE: dict[str, Schema] = {
-    "name": STR,
-    "description": STR,
+    "name": NAME,
+    "description": DESCRIPTION,
     "is_delete_protected": BOOL,
-    "tags": TAGS,
+    "tags": TAG_LIST,
     "org_permissions": ORG_PERMISSIONS,
     "project_permissions": PROJECT_PERMISSIONS,
     "custom_attributes": OBJECT,
@@ -68,11 +78,15 @@ PATCH_ACCESS = obj({**_ACCESS, "is_active": BOOL}, title="PatchRoleAccessBody")
 LISTABLE = listing.Listable(
     "roles",
     ROLE_TABLE.kinds(),
+    table=ROLE_TABLE,
     json_columns=ROLE_TABLE.json_columns,
     extras=("group_id", "is_group_admin"),
 )
 HELD = {
-    f"{kind}s": (kind, listing.Listable(f"role_{kind}_access", table.kinds(), extras=("ids_only",)))
+    f"{kind}s": (
+        kind,
+        listing.Listable(f"role_{kind}_access", table.kinds(), table=table, extras=("ids_only",)),
+    )
     for kind, table in HELD_TABLES.items()
 }
 
@@ -128,6 +142,7 @@ ACCESS = access.AccessSpec(
     "a user or device",
 )
 _get_role_access = access.handlers(ACCESS)["GET"]
+_ACCESS_QUERY = listing.Listable("role_access", {}, extras=("ids_only",))
 
 
 async def get_access(request: web.Request) -> web.StreamResponse:
@@ -137,7 +152,16 @@ async def get_access(request: web.Request) -> web.StreamResponse:
         return web.json_response({"org_access": org_access})
     if account_id in HELD:
         return await _held_access(request, role_id, account_id)
+    _checked_list_parameters(request)
     return await _get_role_access(request)
+
+
+def _checked_list_parameters(request: web.Request) -> None:
+    """One account's access is not a list: the list parameters (documented for the lists
+    this path also serves) are checked as a list's would be, then have nothing to do."""
+    _, extras = listing.parse(request.query, _ACCESS_QUERY, request.app[SERVICES].cursors)
+    if "ids_only" in extras:
+        params.boolean("ids_only", extras["ids_only"])
 
 
 async def _held_access(request: web.Request, role_id: str, plural: str) -> web.Response:
@@ -206,6 +230,7 @@ ROUTES = [
         "roles",
         query=params.DELETE_QUERY,
         operation_id="delete_role_by_id",
+        errors=(409,),
     ),
     *access.routes(
         ACCESS,

@@ -48,9 +48,10 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 class Route:
     """One operation. What it documents (api/openapi.py) is what it does: `responses` name
     the models of api/models.py it answers with (`"A | B"`: either, by who asks; for other
-    content types, a description); `errors` the error codes it returns beyond those every
+    content types, a description; `response_type` "" for none, "*/*" for a file's own);
+    `errors` the error codes it returns beyond those every
     operation of its kind does (api/openapi.py, `_errors`); `query_types` the JSON Schema of
-    a query parameter where api/openapi.py's table does not know it; `operation_id` the
+    a query (or path) parameter where api/openapi.py's table does not know it; `operation_id` the
     SDK's function name (default: the handler's name)."""
 
     method: str

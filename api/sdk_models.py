@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from api.model_fields import (
+    ANY,
     OBJECT,
     Schema,
     any_of,
@@ -71,7 +72,6 @@ SDK_MODELS: dict[str, Schema] = {
             "groups_require_delete_permission_to_put_data_by_default"
         ),
         ui_config=ref("InterfaceConfig"),
-        allowed_login_fields=OBJECT,
         custom_settings=OBJECT,
     ),
     "AdminRoleInfo": model("Info on one specific role", "role*", role=ref("AdminRoleSchema")),
@@ -155,7 +155,7 @@ SDK_MODELS: dict[str, Schema] = {
             "verified* revision* unicode_1 unicode_2 unicode_3 unicode_4 unicode_5 "
             "unicode_6 unicode_7 unicode_8 unicode_9 unicode_10 number_1 number_2"
         ),
-        value=OBJECT,
+        value=ANY,
     ),
     "DeviceInfo": model("Info on one specific device", "device*", device=ref("DeviceSchema")),
     "DeviceList": model(
@@ -286,7 +286,6 @@ SDK_MODELS: dict[str, Schema] = {
             "use_legacy_data_and_files_permissions "
             "groups_require_delete_permission_to_put_data_by_default"
         ),
-        allowed_login_fields=OBJECT,
         custom_settings=OBJECT,
         ui_config=OBJECT,
     ),
@@ -311,7 +310,6 @@ SDK_MODELS: dict[str, Schema] = {
             "groups_require_delete_permission_to_put_data_by_default"
         ),
         ui_config=ref("InterfaceConfig"),
-        allowed_login_fields=OBJECT,
         custom_settings=OBJECT,
     ),
     "RoleIdList": model("List of role IDs", "role_ids*"),

@@ -232,7 +232,7 @@ ROUTES = [
         "public",
         "Reference page assets",
         "system",
-        response_type="application/octet-stream",
+        response_type="text/javascript | text/css | image/png",
         operation_id="get_docs_asset",
         errors=(404,),
     ),

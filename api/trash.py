@@ -19,7 +19,7 @@ from api.keys import SERVICES
 from api.routing import Route, principal
 from storage.trash import LIST
 
-LISTABLE = listing.Listable("trash", LIST.kinds(), default_order="deleted_date")
+LISTABLE = listing.Listable("trash", LIST.kinds(), table=LIST, default_order="deleted_date")
 
 
 async def list_trash(request: web.Request) -> web.Response:
@@ -76,6 +76,7 @@ ROUTES = [
         "Restore a deleted record and what belonged to it",
         "trash",
         operation_id="restore_trash_entry",
+        errors=(409,),
     ),
     Route(
         "DELETE",

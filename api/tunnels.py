@@ -31,7 +31,7 @@ from aiohttp import WSMsgType, web
 from api import bodies
 from api.keys import SERVICES
 from api.routing import Route, bearer_token, principal
-from api.schemas import INT, NULLABLE_STR, STR_LIST, obj
+from api.schemas import NULLABLE_STR, integer, obj
 from edge.errors import ValidationError
 from edge.tunnels import rules
 from edge.tunnels.relay import Frame, Hub
@@ -39,7 +39,17 @@ from edge.tunnels.tunnels import Tunnels
 
 log = logging.getLogger("edge.tunnels")
 CREATE_TUNNEL = obj(
-    {"services": STR_LIST, "timeout": INT, "sendto_user_id": NULLABLE_STR},
+    {
+        "services": {
+            "type": "array",
+            "items": {"type": "string", "pattern": f"^{rules.SERVICE.pattern}$"},
+            "minItems": 1,
+            "maxItems": rules.MAX_SERVICES,
+            "uniqueItems": True,
+        },
+        "timeout": integer(1, rules.MAX_MINUTES),
+        "sendto_user_id": NULLABLE_STR,
+    },
     ("services",),
     title="CreateTunnelBody",
 )
@@ -192,6 +202,7 @@ ROUTES = [
         body=CREATE_TUNNEL,
         responses={201: "NewTunnelInfo"},
         operation_id="open_device_tunnel",
+        errors=(409,),
     ),
     Route(
         "GET",
@@ -241,6 +252,7 @@ ROUTES = [
         query=("service",),
         responses={101: "WebSocket"},
         operation_id="connect_tunnel",
+        errors=(401,),
     ),
     Route(
         "GET",
@@ -251,6 +263,7 @@ ROUTES = [
         "tunnels",
         responses={101: "WebSocket"},
         operation_id="tunnel_agent",
+        errors=(401,),
     ),
     Route(
         "GET",
@@ -261,5 +274,6 @@ ROUTES = [
         "tunnels",
         responses={101: "WebSocket"},
         operation_id="tunnel_agent_stream",
+        errors=(401,),
     ),
 ]

@@ -85,7 +85,8 @@ def test_list_parameters_carry_their_ranges(document: dict[str, Any]) -> None:
     assert params["object_count"] == {"type": "boolean"}
     assert params["is_active"] == {"type": "boolean"}
     assert {"format": "date-time", "type": "string"} in params["created_date_gte"]["anyOf"]
-    assert params["name_regex"] == {"type": "string"}
+    assert params["name_regex"] == {"type": "string", "format": "regex", "maxLength": 256}
+    assert "name" in params["order_by"]["enum"] and "tags" not in params["order_by"]["enum"]
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=_route_id)
