@@ -106,7 +106,7 @@ ROUTES = [
         body_type="form",
         responses={201: "TokenInfo", 200: "Challenge"},
         operation_id="login",
-        errors=(429,),
+        errors=(403, 429),
     ),
     Route(
         "POST",
@@ -119,7 +119,7 @@ ROUTES = [
         body_type="form",
         responses={201: "TokenInfo", 200: "Challenge"},
         operation_id="respond_to_challenge",
-        errors=(429,),
+        errors=(403, 429),
     ),
     Route(
         "PUT",

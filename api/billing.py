@@ -226,6 +226,7 @@ ROUTES = [
         "An organization's billing point balance",
         responses={200: "BillingBalance"},
         operation_id="get_billing_balance",
+        errors=(400,),
     ),
     _route(
         "GET",
@@ -243,6 +244,7 @@ ROUTES = [
         "Points per unit of each meter for an organization",
         responses={200: "BillingRates"},
         operation_id="get_billing_rates",
+        errors=(400,),
     ),
     _route(
         "PATCH",
