@@ -106,7 +106,7 @@ ROUTES = [
         body_type="form",
         responses={201: "TokenInfo", 200: "Challenge"},
         operation_id="login",
-        errors=(403, 429),
+        errors=(401, 403, 429),
     ),
     Route(
         "POST",

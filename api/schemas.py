@@ -49,17 +49,23 @@ def obj(
 # The keywords of a body's shape (406). A schema's other keywords (minLength, enum, pattern,
 # minimum, ...) document the rules the services enforce with their own 400s and messages;
 # the schemathesis run (tests/api/test_schemathesis.py) holds the two together.
+# Conditional parts (`if`/`then`, `anyOf`) document rules between fields and are not shape.
 SHAPE = ("type", "required", "additionalProperties")
+_CONDITIONAL = frozenset(("if", "then", "else", "allOf", "anyOf", "oneOf", "not"))
 
 
 def validate(schema: Schema, value: Any) -> None:
     validator = _validators.get(id(schema))
     if validator is None:
         validator = _validators[id(schema)] = Draft202012Validator(schema)
-    shape = (e for e in validator.iter_errors(value) if e.validator in SHAPE)
+    shape = (e for e in validator.iter_errors(value) if _is_shape(e))
     error = next(iter(sorted(shape, key=_depth)), None)
     if error is not None:
         raise SchemaError(_message(error))
+
+
+def _is_shape(error: JsonSchemaError) -> bool:
+    return error.validator in SHAPE and not _CONDITIONAL & set(error.absolute_schema_path)
 
 
 def _depth(error: JsonSchemaError) -> tuple[int, str]:

@@ -20,7 +20,9 @@ from edge import clock
 from edge.app import Site, create_app, open_site
 from edge.config import Config, load
 
-pytest_plugins = ("tests.world",)  # the `world` and `world_template` fixtures
+# `world` and `world_template` (tests/world.py); every response checked against the OpenAPI
+# document (tests/documented.py).
+pytest_plugins = ("tests.world", "tests.documented")
 
 STAFF_PASSWORD = "staff-password-for-tests"
 STAFF_EMAIL = "ops@example.test"

@@ -15,6 +15,7 @@ from api import openapi
 from api.routing import Route
 from edge.app import ROUTES
 from tests.conftest import Api
+from tests.documented import Documented
 
 HOW = (
     "declare it as a Route (api/routing.py) in its module's ROUTES, listed in edge/app.py, "
@@ -165,3 +166,25 @@ def test_every_sdk_operation_is_documented_under_its_name(document: dict[str, An
             wrong.append(f"{module}.{function}: tagged {operation['tags']}")
     assert not wrong, "\n".join(wrong)
     assert len(SDK_OPERATIONS) > 100  # the SDK was found
+
+
+async def test_the_suite_catches_a_response_that_breaks_the_document(
+    app: web.Application, aiohttp_client: Any
+) -> None:
+    """tests/documented.py, on a document made stricter than the server: a body missing a
+    required field and an undocumented status are both caught."""
+    strict = Documented()
+    version = strict.document["paths"]["/v2/version"]["get"]["responses"]["200"]
+    version["content"]["application/json"]["schema"] = {"required": ["not_sent"]}
+    del strict.document["paths"]["/v2/orgs/{org_id}"]["get"]["responses"]["401"]
+
+    async def check(request: web.Request, response: web.StreamResponse) -> None:
+        strict.check(request, response)
+
+    app.on_response_prepare.append(check)
+    client = await aiohttp_client(app)
+    assert (await client.get("/v2/version")).status == 200
+    assert (await client.get("/v2/orgs/AAAAAAAAAAAAAAAA")).status == 401
+    assert len(strict.problems) == 2, strict.problems
+    assert "GET /v2/version -> 200: body: 'not_sent' is a required property" in strict.problems
+    assert "GET /v2/orgs/{org_id} -> 401: status 401 is not documented" in strict.problems
