@@ -89,7 +89,21 @@ QUERY_TYPES: dict[str, Schema] = {
 NO_CONTENT = (101, 204, 304)
 
 
+# Documents built, by route list and server URL: an application is made per test, and the
+# routes of a process never change. A built document is shared: never change one.
+_BUILT: dict[tuple[int, str], tuple[Sequence[Route], dict[str, Any]]] = {}
+
+
 def build(routes: Sequence[Route], server_url: str) -> dict[str, Any]:
+    found = _BUILT.get((id(routes), server_url))
+    if found is not None and found[0] is routes:
+        return found[1]
+    document = _build(routes, server_url)
+    _BUILT[(id(routes), server_url)] = (routes, document)
+    return document
+
+
+def _build(routes: Sequence[Route], server_url: str) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     bodies: dict[str, Schema] = {}
     for route in routes:
