@@ -134,7 +134,9 @@ ROUTES = [
     ),
     _access_route("group", "groups", "AccountGroupAccessList | AdminAccountGroupAccessList"),
     _access_route(
-        "role", "roles", "AccountRoleAccessList | AdminAccountRoleAccessList | RoleIdList"
+        "role",
+        "roles",
+        "AccountRoleAccessList | AdminAccountRoleAccessList | RoleIdList | ListCounts",
     ),
     Route(
         "GET",

@@ -65,6 +65,7 @@ PUT_FILES = obj(
     },
     title="PutFilesBody",
 )
+PUT_FILES["dependentRequired"] = {"etag_by_part": ["completed_upload_id"]}
 _SERVER_SET: Schema = {
     "not": {},
     "description": "Set by the server from the uploaded bytes: sending it is a 400",

@@ -30,6 +30,9 @@ _TRASH_ENTRY = model(
 )
 EDGE_MODELS: dict[str, Schema] = {
     "Status": model("An error, or the outcome of an operation", "message*"),
+    "ListCounts": model(
+        "A list asked only for its counts (object_count, page_count)", "object_count page_count"
+    ),
     "OrgList": model(
         "List of organizations", "orgs page_count object_count", orgs=list_of(ref("OrgSchema"))
     ),

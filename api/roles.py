@@ -185,6 +185,7 @@ ROLE_ACCESS_MODELS = (
     "RoleGroupAccessList",
     "ProjectIdList",
     "GroupIdList",
+    "ListCounts",
 )
 _ONE = "/v2/roles/{role_id}"
 ROUTES = [

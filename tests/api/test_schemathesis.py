@@ -23,7 +23,7 @@ from aiohttp import web
 
 from tests.world import World
 
-EXAMPLES = 3
+EXAMPLES = 8
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 # Operations a caller cannot fuzz without ending its own session or password.
