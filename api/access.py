@@ -73,11 +73,20 @@ def handlers(spec: AccessSpec) -> dict[str, Handler]:
     return {"POST": create, "GET": get, "PATCH": patch, "DELETE": delete}
 
 
-def routes(spec: AccessSpec, get: Handler | None = None, **get_doc: object) -> list[Route]:
+def routes(
+    spec: AccessSpec,
+    get: Handler | None = None,
+    *,
+    summary: str | None = None,
+    query: tuple[str, ...] = (),
+    got: str | None = None,
+    description: str = "",
+) -> list[Route]:
     """The four routes of one kind of access; `get` replaces the GET handler (roles share
-    their GET path with the lists of what a role holds)."""
+    their GET path with the lists of what a role holds, answered with `got`)."""
     made = handlers(spec)
     noun = f"{spec.kind} access"
+    model = f"{spec.kind.capitalize()}AccessInfo"
     return [
         Route(
             "POST",
@@ -88,16 +97,20 @@ def routes(spec: AccessSpec, get: Handler | None = None, **get_doc: object) -> l
             spec.tag,
             body=spec.create,
             responses={201: "Success"},
+            operation_id=f"create_{spec.kind}_access",
+            errors=(409,),
         ),
         Route(
             "GET",
             spec.path,
             get or made["GET"],
             "token",
-            str(get_doc.get("summary", f"Get a {noun}")),
+            summary or f"Get a {noun}",
             spec.tag,
-            query=tuple(str(q) for q in get_doc.get("query", ())),  # type: ignore[attr-defined]
-            responses={200: f"{spec.kind.capitalize()}AccessInfo"},
+            query=query,
+            responses={200: got or f"Admin{model} | {model}"},
+            operation_id=f"get_{spec.kind}_access_by_id",
+            description=description,
         ),
         Route(
             "PATCH",
@@ -107,6 +120,8 @@ def routes(spec: AccessSpec, get: Handler | None = None, **get_doc: object) -> l
             f"Change a {noun}",
             spec.tag,
             body=spec.patch,
+            # the SDK's name for roles' (patch_group_access, patch_project_access)
+            operation_id=f"patch_{spec.kind}_access" + ("_by_id" if spec.kind == "role" else ""),
         ),
         Route(
             "DELETE",
@@ -116,5 +131,7 @@ def routes(spec: AccessSpec, get: Handler | None = None, **get_doc: object) -> l
             f"Remove a {noun}",
             spec.tag,
             query=params.DELETE_QUERY,
+            operation_id=f"delete_{spec.kind}_access_by_id",
+            errors=(409,),
         ),
     ]

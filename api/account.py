@@ -26,15 +26,22 @@ from edge.tenancy.pictures import MAX_BYTES
 
 _LISTS = {
     "project": listing.Listable(
-        "account_project_access", TABLES["project"].kinds(), extras=("ids_only",)
+        "account_project_access",
+        TABLES["project"].kinds(),
+        table=TABLES["project"],
+        extras=("ids_only",),
     ),
     "group": listing.Listable(
         "account_group_access",
         TABLES["group"].kinds(),
+        table=TABLES["group"],
         extras=("ids_only", "include_inactive_groups"),
     ),
     "role": listing.Listable(
-        "account_role_access", TABLES["role"].kinds(), extras=("ids_only", "group_id")
+        "account_role_access",
+        TABLES["role"].kinds(),
+        table=TABLES["role"],
+        extras=("ids_only", "group_id"),
     ),
 }
 WIDGET: Schema = {
@@ -105,7 +112,9 @@ def _access_route(kind: str, plural: str, model: str) -> Route:
         f"List the {kind} access the caller holds",
         "account",
         query=("list", *listable.extras, *listable.kinds),
+        query_types=listable.query_types(),
         responses={200: model},
+        operation_id=f"get_account_{kind}_access",
     )
 
 
@@ -118,10 +127,17 @@ ROUTES = [
         "Get the caller's org access",
         "account",
         responses={200: "AccountOrgAccessInfo"},
+        operation_id="get_account_org_access",
     ),
-    _access_route("project", "projects", "AccountProjectAccessList"),
-    _access_route("group", "groups", "AccountGroupAccessList"),
-    _access_route("role", "roles", "AccountRoleAccessList"),
+    _access_route(
+        "project", "projects", "AccountProjectAccessList | AdminAccountProjectAccessList"
+    ),
+    _access_route("group", "groups", "AccountGroupAccessList | AdminAccountGroupAccessList"),
+    _access_route(
+        "role",
+        "roles",
+        "AccountRoleAccessList | AdminAccountRoleAccessList | RoleIdList | ListCounts",
+    ),
     Route(
         "GET",
         "/v2/account/access/current-session",
@@ -130,6 +146,7 @@ ROUTES = [
         "Get the permissions of the caller's session, merged through roles",
         "account",
         responses={200: "CurrentSessionAccessInfo"},
+        operation_id="get_current_session_access",
     ),
     Route(
         "GET",
@@ -139,6 +156,7 @@ ROUTES = [
         "Get the caller's dashboard configuration",
         "account",
         responses={200: "DashboardConfig"},
+        operation_id="get_dashboard_config",
     ),
     Route(
         "PUT",
@@ -148,6 +166,7 @@ ROUTES = [
         "Replace the caller's dashboard configuration",
         "account",
         body=DASHBOARD,
+        operation_id="set_dashboard_config",
     ),
     Route(
         "PUT",
@@ -158,6 +177,8 @@ ROUTES = [
         "account",
         body=PICTURE_FORM,
         body_type="multipart",
+        operation_id="set_account_picture",
+        errors=(400, 406, 408, 413),
     ),
     Route(
         "DELETE",
@@ -166,5 +187,6 @@ ROUTES = [
         "token",
         "Remove the caller's profile picture",
         "account",
+        operation_id="delete_account_picture",
     ),
 ]

@@ -16,24 +16,32 @@ from api.routing import CHALLENGE, Route, principal
 from api.schemas import STR, obj
 from edge.errors import ValidationError
 
-LOGIN_FORM = obj(
-    {
-        name: STR
-        for name in (
-            "grant_type",
-            "client_id",
-            "username",
-            "email",
-            "phone_number",
-            "refresh_token",
-            "scope",
-            "password",
-            "mfa_code",
-        )
-    },
-    ("grant_type",),
-    title="LoginFormParams",
-)
+_LOGINS = ("username", "email", "phone_number")
+LOGIN_FORM = {
+    **obj(
+        {
+            "grant_type": {"type": "string", "enum": ["password", "refresh_token"]},
+            **{
+                name: STR
+                for name in (
+                    "client_id",
+                    *_LOGINS,
+                    "refresh_token",
+                    "scope",
+                    "password",
+                    "mfa_code",
+                )
+            },
+        },
+        ("grant_type",),
+        title="LoginFormParams",
+    ),
+    # A password grant names the account (username, email or phone_number) and its
+    # password; a refresh grant its token.
+    "if": {"properties": {"grant_type": {"const": "password"}}},
+    "then": {"required": ["password"], "properties": {"password": {"minLength": 1}}},
+    "else": {"required": ["refresh_token"]},
+}
 CHALLENGE_FORM = obj(
     {
         name: STR
@@ -97,6 +105,8 @@ ROUTES = [
         body=LOGIN_FORM,
         body_type="form",
         responses={201: "TokenInfo", 200: "Challenge"},
+        operation_id="login",
+        errors=(401, 403, 429),
     ),
     Route(
         "POST",
@@ -108,6 +118,8 @@ ROUTES = [
         body=CHALLENGE_FORM,
         body_type="form",
         responses={201: "TokenInfo", 200: "Challenge"},
+        operation_id="respond_to_challenge",
+        errors=(403, 429),
     ),
     Route(
         "PUT",
@@ -118,5 +130,6 @@ ROUTES = [
         "auth",
         body=LOGOUT_FORM,
         body_type="form",
+        operation_id="logout",
     ),
 ]

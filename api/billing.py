@@ -24,20 +24,29 @@ from aiohttp import web
 from api import bodies, listing
 from api.keys import SERVICES
 from api.routing import Handler, Route, principal
-from api.schemas import INT, STR, TAGS, Schema, obj
-from edge.billing.rates import METERS
+from api.schemas import DESCRIPTION, INT, STR, TAG_LIST, TAGS, Schema, integer, obj
+from edge.billing.ledger import MAX_POINTS
+from edge.billing.rates import MAX_RATE, METERS
 from edge.errors import ValidationError
 from storage.billing import LIST
 
 BASE = "/v2/orgs/{org_id}/billing-points"
 ENTRY = BASE + "/{entry_id}"
 CREATE = obj(
-    {"points": INT, "description": STR, "tags": TAGS}, ("points",), title="CreateBillingPointBody"
+    {
+        "points": {**integer(-MAX_POINTS, MAX_POINTS), "not": {"const": 0}},
+        "description": DESCRIPTION,
+        "tags": TAG_LIST,
+    },
+    ("points",),
+    title="CreateBillingPointBody",
 )
-PATCH = obj({"description": STR, "tags": TAGS}, title="PatchBillingPointBody")
-RATES = obj({meter: INT for meter in METERS}, title="PatchBillingRatesBody")
+PATCH = obj({"description": DESCRIPTION, "tags": TAG_LIST}, title="PatchBillingPointBody")
+RATES = obj({meter: integer(0, MAX_RATE) for meter in METERS}, title="PatchBillingRatesBody")
 SUMMARY_QUERY = ("period", "from", "to")
-LISTABLE = listing.Listable("billing_points", LIST.kinds(), default_order="created_date")
+LISTABLE = listing.Listable(
+    "billing_points", LIST.kinds(), table=LIST, default_order="created_date"
+)
 
 _ENTRY: Schema = obj(
     {
@@ -198,6 +207,7 @@ ROUTES = [
         "Credit (points > 0) or debit (points < 0) an organization's billing points",
         body=CREATE,
         responses={201: "NewBillingPointInfo"},
+        operation_id="create_billing_point",
     ),
     _route(
         "GET",
@@ -205,7 +215,9 @@ ROUTES = [
         list_entries,
         "List an organization's billing point entries",
         query=("list", *LISTABLE.kinds),
+        query_types=LISTABLE.query_types(),
         responses={200: "BillingPointList"},
+        operation_id="get_billing_points",
     ),
     _route(
         "GET",
@@ -213,6 +225,8 @@ ROUTES = [
         get_balance,
         "An organization's billing point balance",
         responses={200: "BillingBalance"},
+        operation_id="get_billing_balance",
+        errors=(400,),
     ),
     _route(
         "GET",
@@ -221,6 +235,7 @@ ROUTES = [
         "Metered usage and points of an organization, per day or month",
         query=SUMMARY_QUERY,
         responses={200: "BillingUsageSummary"},
+        operation_id="get_billing_usage",
     ),
     _route(
         "GET",
@@ -228,6 +243,8 @@ ROUTES = [
         get_rates,
         "Points per unit of each meter for an organization",
         responses={200: "BillingRates"},
+        operation_id="get_billing_rates",
+        errors=(400,),
     ),
     _route(
         "PATCH",
@@ -236,6 +253,7 @@ ROUTES = [
         "Change an organization's rates",
         body=RATES,
         responses={200: "BillingRates"},
+        operation_id="patch_billing_rates",
     ),
     _route(
         "GET",
@@ -243,6 +261,7 @@ ROUTES = [
         get_entry,
         "Get one billing point entry",
         responses={200: "BillingPointInfo"},
+        operation_id="get_billing_point_by_id",
     ),
     _route(
         "PATCH",
@@ -250,11 +269,14 @@ ROUTES = [
         patch_entry,
         "Change the description or tags of a billing point entry",
         body=PATCH,
+        operation_id="patch_billing_point",
     ),
     _route(
         "DELETE",
         ENTRY,
         delete_entry,
         "Delete a staff entry (usage debits cannot be deleted)",
+        operation_id="delete_billing_point_by_id",
+        errors=(409,),
     ),
 ]

@@ -23,28 +23,50 @@ from typing import Any
 from aiohttp import web
 from multidict import MultiMapping
 
-from api import bodies, schemas
+from api import bodies, listing, schemas
 from api.keys import SERVICES
 from api.routing import Route, principal
-from api.schemas import BOOL, OBJECT, STR, STR_LIST, Schema, obj
+from api.schemas import BOOL, Schema, obj
+from edge.access.values import MAX_PATH
 from edge.data import json_rules
 from edge.data import query as data_query
-from edge.data.query import FLAGS, OPS, TEXTS
+from edge.data.query import FLAGS, MAX_PATTERN, OPS, SEARCHABLE, TEXTS
+from edge.data.uploads import MAX_INDEX_TEXT
 from edge.errors import ValidationError
 from storage.data import NUMBER_FIELDS, UNICODE_FIELDS
+from storage.data_walks import WALKS
 
 SUCCESS = {"message": "Success"}
 ANY: Schema = {}
+_INT64 = 2**63
+_NUMBER: Schema = {"type": ["number", "null"], "minimum": -_INT64, "maximum": _INT64 - 1}
 _INDEX: dict[str, Schema] = {
-    **{name: {"type": ["string", "number", "boolean", "null"]} for name in UNICODE_FIELDS},
-    **{name: {"type": ["number", "null"]} for name in NUMBER_FIELDS},
+    **{
+        name: {
+            **_NUMBER,
+            "type": ["string", "number", "boolean", "null"],
+            "maxLength": MAX_INDEX_TEXT,
+        }
+        for name in UNICODE_FIELDS
+    },
+    **{name: _NUMBER for name in NUMBER_FIELDS},
+}
+_SEGMENT = "[^/\\x00-\\x1f\\x7f-\\x9f]+"
+# A data path (edge/data/paths.py): segments never empty, '.' or '..', no control characters.
+PATH: Schema = {
+    "type": "string",
+    "maxLength": MAX_PATH - 1,
+    "pattern": f"^{_SEGMENT}(/{_SEGMENT})*$",
+    "description": "Segments separated by '/', never empty, '.' or '..'",
+}
+PATHS: Schema = {  # in a body, a leading '/' and one trailing '/' may be added
+    "type": "array",
+    "items": {**PATH, "pattern": f"^/?({_SEGMENT}(/{_SEGMENT})*/?)?$"},
+    "minItems": 1,
+    "uniqueItems": True,
 }
 UPLOAD = obj({"value": ANY, **_INDEX}, ("value",), title="UploadDataBody")
 PATCH = obj({"value": ANY, **_INDEX}, title="PatchDataBody")
-BULK = {
-    **obj({"method": STR, "jobs": {"type": "array", "items": OBJECT}}, ("method", "jobs")),
-    "title": "BulkDataBody",
-}
 FILTER_NAMES = tuple(
     f"{name}{sep}{op}" if op != "eq" else name
     for name, ops in OPS.items()
@@ -52,26 +74,79 @@ FILTER_NAMES = tuple(
     for sep in ("_", ".")
 )
 QUERY = (*FLAGS, *TEXTS, *dict.fromkeys(FILTER_NAMES))
+_KINDS = {
+    **dict.fromkeys(UNICODE_FIELDS, "text"),
+    **dict.fromkeys(NUMBER_FIELDS, "number"),
+    **dict.fromkeys(("created_by", "last_updated_by"), "id"),
+    **dict.fromkeys(("created_date", "last_updated_date"), "datetime"),
+}
+QUERY_TYPES: dict[str, Schema] = {
+    "order_by": listing.order_by(WALKS),
+    "path_filter": {"type": "string", "format": "regex", "maxLength": MAX_PATTERN},
+    "search_fields": listing.names_of(SEARCHABLE),
+    **{
+        name if op == "eq" else f"{name}_{op}": listing.KIND_TYPES[
+            "text" if op in ("sw", "contains") else _KINDS[name]
+        ]
+        for name, ops in OPS.items()
+        for op in ops
+    },
+}
 _LOOSE: Schema = {"type": ["string", "number", "boolean", "null"]}
 GET_JOB = obj(
     {
-        "paths": STR_LIST,
+        "paths": PATHS,
         **{name: _LOOSE for name in (*FLAGS, *TEXTS, *FILTER_NAMES)},
         "last_evaluated_key": {"type": ["string", "object", "null"]},
     },
     ("paths",),
     title="GetDataJob",
 )
+_UPLOAD_JOB = obj(
+    {"paths": PATHS, "value": ANY, **_INDEX}, ("paths", "value"), title="UploadDataJob"
+)
 JOBS: dict[str, Schema] = {
     "GET": GET_JOB,
-    "PUT": obj({"paths": STR_LIST, "value": ANY, **_INDEX}, ("paths", "value")),
-    "POST": obj({"paths": STR_LIST, "value": ANY, **_INDEX}, ("paths", "value")),
-    "PATCH": obj({"paths": STR_LIST, "value": ANY, **_INDEX}, ("paths",)),
-    "DELETE": obj({"paths": STR_LIST, "cascade": BOOL}, ("paths",)),
+    "PUT": _UPLOAD_JOB,
+    "POST": _UPLOAD_JOB,
+    "PATCH": obj({"paths": PATHS, "value": ANY, **_INDEX}, ("paths",), title="PatchDataJob"),
+    "DELETE": obj({"paths": PATHS, "cascade": BOOL}, ("paths",), title="DeleteDataJob"),
 }
 _BULK_BY_METHOD = {
-    method: obj({"method": STR, "jobs": {"type": "array", "items": job}}, ("method", "jobs"))
+    method: obj(
+        {
+            "method": {"type": "string", "const": method},
+            "jobs": {"type": "array", "items": job, "minItems": 1},
+        },
+        ("method", "jobs"),
+        title=f"Bulk{method.capitalize()}Body",
+    )
     for method, job in JOBS.items()
+}
+# The body as the SDK has it; each method's jobs are checked by bulk_data (_BULK_BY_METHOD).
+BULK = {
+    **obj(
+        {
+            "method": {"type": "string", "enum": list(JOBS)},
+            "jobs": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "anyOf": list({id(j): j for j in JOBS.values()}.values()),
+                },
+            },
+        },
+        ("method", "jobs"),
+        title="BulkDataBody",
+    ),
+    "allOf": [
+        {
+            "if": {"properties": {"method": {"const": method}}},
+            "then": {"properties": {"jobs": {"items": job}}},
+        }
+        for method, job in JOBS.items()
+    ],
 }
 
 
@@ -158,9 +233,21 @@ ROUTES = [
         "Read the entry at a path, or its subtree (cascade)",
         _TAG,
         query=QUERY,
+        query_types={**QUERY_TYPES, "path": PATH},
         responses={200: "DataAtPath"},
+        operation_id="get_json_data",
     ),
-    Route("PUT", _ONE, put_data, "token", "Store a value at a path", _TAG, body=UPLOAD),
+    Route(
+        "PUT",
+        _ONE,
+        put_data,
+        "token",
+        "Store a value at a path",
+        _TAG,
+        body=UPLOAD,
+        operation_id="put_json_data",
+        query_types={"path": PATH},
+    ),
     Route(
         "POST",
         _ONE,
@@ -170,8 +257,21 @@ ROUTES = [
         _TAG,
         body=UPLOAD,
         responses={201: "Success"},
+        operation_id="post_json_data",
+        query_types={"path": PATH},
+        errors=(409,),
     ),
-    Route("PATCH", _ONE, patch_data, "token", "Merge into an entry", _TAG, body=PATCH),
+    Route(
+        "PATCH",
+        _ONE,
+        patch_data,
+        "token",
+        "Merge into an entry",
+        _TAG,
+        body=PATCH,
+        operation_id="patch_json_data",
+        query_types={"path": PATH},
+    ),
     Route(
         "DELETE",
         _ONE,
@@ -180,6 +280,8 @@ ROUTES = [
         "Delete an entry, or its subtree (cascade)",
         _TAG,
         query=("cascade",),
+        operation_id="delete_json_data",
+        query_types={"path": PATH},
     ),
     Route(
         "POST",
@@ -189,6 +291,8 @@ ROUTES = [
         "Bulk GET, PUT, POST, PATCH or DELETE of many paths (writes: all or nothing)",
         _TAG,
         body=BULK,
-        responses={200: "DataByPath", 201: "Success"},
+        responses={200: "DataByPath | Success", 201: "Success"},
+        operation_id="bulk_json_data_request",
+        errors=(409,),
     ),
 ]

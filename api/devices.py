@@ -25,23 +25,33 @@ from aiohttp import web
 from api import bodies, listing, params
 from api.keys import SERVICES
 from api.routing import Route, principal
-from api.schemas import BOOL, NULLABLE_STR, OBJECT, STR, TAGS, Schema, obj
+from api.schemas import (
+    BOOL,
+    LOCALE,
+    NULLABLE_STR,
+    OBJECT,
+    STR,
+    TAG_LIST,
+    TIME_ZONE,
+    Schema,
+    nullable,
+    obj,
+    text,
+)
 from api.users import ORG_PERMISSIONS, PROJECT_PERMISSIONS
+from edge.devices import device_rules
 from edge.devices.credentials import ROOT_CA_PATH
 from edge.devices.device_lists import TABLE, DeviceFilters
+from edge.tenancy import user_rules
 
 _FIELDS: dict[str, Schema] = {
-    "name": STR,
+    "name": text(),
     "owner_id": NULLABLE_STR,
-    "manufacturer": NULLABLE_STR,
-    "product": NULLABLE_STR,
-    "site": NULLABLE_STR,
-    "serial_number": NULLABLE_STR,
-    "mac_address": NULLABLE_STR,
-    "locale": STR,
-    "zoneinfo": STR,
-    "picture": NULLABLE_STR,
-    "tags": TAGS,
+    **dict.fromkeys(device_rules.DESCRIPTIVE, nullable(text(required=False))),
+    "locale": LOCALE,
+    "zoneinfo": TIME_ZONE,
+    "picture": nullable(text(user_rules.MAX_URL, required=False)),
+    "tags": TAG_LIST,
     "is_active": BOOL,
     "is_delete_protected": BOOL,
     "custom_attributes": OBJECT,
@@ -54,7 +64,7 @@ CREATE_DEVICE = obj({**_FIELDS, "project_id": STR}, ("name",), title="CreateDevi
 PATCH_DEVICE = obj(_FIELDS, title="PatchDeviceBody")
 EXTRAS = ("group_id", "project_id", "role_id", "is_group_admin", "is_project_admin")
 LISTABLE = listing.Listable(
-    "devices", TABLE.kinds(), json_columns=TABLE.json_columns, extras=EXTRAS
+    "devices", TABLE.kinds(), table=TABLE, json_columns=TABLE.json_columns, extras=EXTRAS
 )
 PEM = "application/x-pem-file"
 
@@ -135,6 +145,7 @@ ROUTES = [
         "devices",
         responses={200: "PEM certificate"},
         response_type=PEM,
+        operation_id="get_root_ca",
     ),
     Route(
         "POST",
@@ -145,6 +156,7 @@ ROUTES = [
         "devices",
         body=CREATE_DEVICE,
         responses={201: "NewDeviceInfo"},
+        errors=(409,),
     ),
     Route(
         "GET",
@@ -154,7 +166,9 @@ ROUTES = [
         "List devices",
         "devices",
         query=("list", *EXTRAS, *LISTABLE.kinds),
-        responses={200: "DeviceList"},
+        query_types=LISTABLE.query_types(),
+        responses={200: "AdminDeviceList | DeviceList | AnonDeviceList"},
+        operation_id="get_devices",
     ),
     Route(
         "GET",
@@ -163,7 +177,8 @@ ROUTES = [
         "token",
         "Get a device",
         "devices",
-        responses={200: "DeviceInfo"},
+        responses={200: "AdminDeviceInfo | DeviceInfo | AnonDeviceInfo"},
+        operation_id="get_device_by_id",
     ),
     Route(
         "PATCH",
@@ -173,6 +188,7 @@ ROUTES = [
         "Update, suspend or reactivate a device",
         "devices",
         body=PATCH_DEVICE,
+        errors=(409,),
     ),
     Route(
         "DELETE",
@@ -182,6 +198,8 @@ ROUTES = [
         "Delete a device (to the trash unless permanent=true); its credentials end at once",
         "devices",
         query=("force", "permanent"),
+        operation_id="delete_device_by_id",
+        errors=(409,),
     ),
     Route(
         "POST",
@@ -191,6 +209,9 @@ ROUTES = [
         "Issue a new API key; the old one stops working at once",
         "devices",
         responses={200: "NewApiKey"},
+        operation_id="key",
+        description="The SDK's `devices.key`: a new API key for the device; the old one"
+        " stops working.",
     ),
     Route(
         "POST",

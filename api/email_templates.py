@@ -14,29 +14,49 @@ from aiohttp import web
 from api import bodies, listing, params
 from api.keys import SERVICES
 from api.routing import Route, principal
-from api.schemas import BOOL, NULLABLE_STR, STR, STR_LIST, TAGS, Schema, obj
-from edge.delivery.email_templates import TABLE
+from api.schemas import (
+    BOOL,
+    DESCRIPTION,
+    EMAIL,
+    LOCALE,
+    NAME,
+    NULLABLE_STR,
+    TAG_LIST,
+    Schema,
+    nullable,
+    obj,
+    single_line,
+)
+from edge.delivery import templating
+from edge.delivery.email_templates import MAX_BODY, MAX_SUBJECT, TABLE
 
 _TEMPLATE: dict[str, Schema] = {
-    "name": STR,
-    "subject": STR,
-    "body_txt": STR,
-    "body_html": STR,
-    "from_address": NULLABLE_STR,
-    "description": NULLABLE_STR,
+    "name": NAME,
+    "subject": single_line(MAX_SUBJECT),
+    "body_txt": {"type": "string", "maxLength": MAX_BODY},
+    "body_html": {"type": "string", "maxLength": MAX_BODY},
+    "from_address": {**EMAIL, "type": ["string", "null"], "pattern": f"^$|{EMAIL['pattern']}"},
+    "description": nullable(DESCRIPTION),
     "project_id": NULLABLE_STR,
     "is_delete_protected": BOOL,
-    "tags": TAGS,
-    "custom_args": STR_LIST,
+    "tags": TAG_LIST,
+    "custom_args": {
+        "type": "array",
+        "items": {
+            "type": "string",
+            "pattern": templating.NAME.pattern,
+            "not": {"enum": sorted(templating.KNOWN)},
+        },
+    },
     "for_account_recovery": BOOL,
     "for_new_users": BOOL,
-    "locale": STR,
+    "locale": LOCALE,
 }
 CREATE_TEMPLATE = obj(
     _TEMPLATE, ("name", "subject", "body_txt", "body_html"), title="CreateEmailTemplateBody"
 )
 PATCH_TEMPLATE = obj({**_TEMPLATE, "is_active": BOOL}, title="PatchEmailTemplateBody")
-LISTABLE = listing.Listable("email_templates", TABLE.kinds())
+LISTABLE = listing.Listable("email_templates", TABLE.kinds(), table=TABLE)
 
 
 async def create_template(request: web.Request) -> web.Response:
@@ -92,6 +112,7 @@ ROUTES = [
         _TAG,
         body=CREATE_TEMPLATE,
         responses={201: "NewEmailTemplateInfo"},
+        operation_id="create_email_template",
     ),
     Route(
         "GET",
@@ -101,7 +122,9 @@ ROUTES = [
         "List e-mail templates",
         _TAG,
         query=("list", *LISTABLE.kinds),
+        query_types=LISTABLE.query_types(),
         responses={200: "EmailTemplateList"},
+        operation_id="get_email_templates",
     ),
     Route(
         "GET",
@@ -111,6 +134,7 @@ ROUTES = [
         "Get an e-mail template",
         _TAG,
         responses={200: "EmailTemplateInfo"},
+        operation_id="get_email_template_by_id",
     ),
     Route(
         "PATCH",
@@ -120,6 +144,7 @@ ROUTES = [
         "Update an e-mail template",
         _TAG,
         body=PATCH_TEMPLATE,
+        operation_id="patch_email_template",
     ),
     Route(
         "DELETE",
@@ -129,5 +154,7 @@ ROUTES = [
         "Delete an e-mail template",
         _TAG,
         query=params.DELETE_QUERY,
+        operation_id="delete_email_template_by_id",
+        errors=(409,),
     ),
 ]

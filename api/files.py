@@ -25,33 +25,58 @@ from api import bodies, listing, params
 from api.downloads import BlobResponse
 from api.keys import SERVICES
 from api.routing import Route, principal
-from api.schemas import INT, NUMBER, OBJECT, STR, Schema, obj
+from api.schemas import STR, Schema, integer, obj
 from edge.errors import ValidationError
 from edge.files import values
 from edge.files.entries import ORDER, TABLE, ReadOptions, Redirect
 from edge.files.signing import PREFIX
 
+_NUMBER: Schema = {"type": ["number", "null"], "minimum": -1e300, "maximum": 1e300}
 _INDEX: dict[str, Schema] = {
-    **{name: {"type": ["string", "number", "boolean", "null"]} for name in values.UNICODE_FIELDS},
-    **{name: {"type": ["number", "null"]} for name in values.NUMBER_FIELDS},
+    **{
+        name: {**_NUMBER, "type": ["string", "number", "boolean", "null"], "maxLength": 1024}
+        for name in values.UNICODE_FIELDS
+    },
+    **{name: _NUMBER for name in values.NUMBER_FIELDS},
+}
+# A file's path (edge/files/values.py): no control characters.
+PATH: Schema = {
+    "type": "string",
+    "maxLength": values.MAX_PATH - 1,
+    "pattern": "^[^\\x00-\\x1f\\x7f]*$",
 }
 PUT_FILES = obj(
     {
         **_INDEX,
-        "expires_in": INT,
-        "content_type": {"type": ["string", "null"]},
-        "num_parts": INT,
+        "expires_in": integer(1, values.MAX_EXPIRES_IN),
+        "content_type": {
+            "type": ["string", "null"],
+            "maxLength": 255,
+            "pattern": values.CONTENT_TYPE_PATTERN,
+        },
+        "num_parts": {"type": "integer", "minimum": 1},
         "completed_upload_id": STR,
-        "etag_by_part": OBJECT,
+        "etag_by_part": {
+            "type": "object",
+            "minProperties": 1,
+            "propertyNames": {"pattern": "^[0-9]+$"},
+            "description": "The ETag each part's upload answered, by part number",
+        },
     },
     title="PutFilesBody",
 )
+PUT_FILES["dependentRequired"] = {"etag_by_part": ["completed_upload_id"]}
+_SERVER_SET: Schema = {
+    "not": {},
+    "description": "Set by the server from the uploaded bytes: sending it is a 400",
+}
 PATCH_FILES = obj(
-    {**_INDEX, "size": NUMBER, "uploaded_date": STR, "etag": STR}, title="PatchFilesBody"
+    {**_INDEX, **dict.fromkeys(("size", "uploaded_date", "etag"), _SERVER_SET)},
+    title="PatchFilesBody",
 )
 READ_OPTIONS = ("cascade", "paths_only", "redirect", "url_only", "info_only")
 EXTRAS = (*READ_OPTIONS, "path_filter", "expires_in")
-LISTABLE = listing.Listable("files", TABLE.kinds(), extras=EXTRAS, default_order=ORDER)
+LISTABLE = listing.Listable("files", TABLE.kinds(), table=TABLE, extras=EXTRAS, default_order=ORDER)
 ONE = "/v2/groups/{group_id}/files/{path:.*}"
 PRESIGNED = PREFIX + "/{group_id}/files/{path:.*}"
 
@@ -159,7 +184,9 @@ ROUTES = [
         "Get a file (or a subtree) with presigned download URLs; 308 with redirect",
         "files",
         query=("list", *LISTABLE.kinds, *EXTRAS),
+        query_types={**LISTABLE.query_types(), "path": PATH},
         responses={200: "FilesAtPath", 308: "Redirect to a presigned URL"},
+        operation_id="get_files_data",
     ),
     Route(
         "PUT",
@@ -169,7 +196,9 @@ ROUTES = [
         "Start a single-part or multipart upload, or complete a multipart one",
         "files",
         body=PUT_FILES,
-        responses={200: "FilesUrlForPath or Success"},
+        responses={200: "FilesUrlForPath | Success"},
+        operation_id="put_files_data",
+        query_types={"path": PATH},
     ),
     Route(
         "PATCH",
@@ -179,6 +208,8 @@ ROUTES = [
         "Change a file's index fields",
         "files",
         body=PATCH_FILES,
+        operation_id="patch_files_data",
+        query_types={"path": PATH},
     ),
     Route(
         "DELETE",
@@ -188,6 +219,8 @@ ROUTES = [
         "Delete a file (cascade: a subtree) and its bytes",
         "files",
         query=("cascade",),
+        operation_id="delete_files_data",
+        query_types={"path": PATH},
     ),
     Route(
         "PUT",
@@ -197,7 +230,11 @@ ROUTES = [
         "Upload the bytes of a file or a part (a presigned URL; answers the ETag header)",
         "files",
         query=("expires", "rights", "upload_id", "part_number", "signature"),
-        response_type="text/plain",
+        responses={200: "Stored: the ETag header holds the bytes' ETag"},
+        response_type="",
+        operation_id="upload_presigned",
+        query_types={"path": PATH},
+        errors=(403, 404, 408, 413),
     ),
     Route(
         "GET",
@@ -208,7 +245,10 @@ ROUTES = [
         "files",
         query=("expires", "rights", "signature"),
         responses={200: "The file's bytes", 206: "A byte range", 304: "Not modified"},
-        response_type="application/octet-stream",
+        response_type="*/*",
+        operation_id="download_presigned",
+        query_types={"path": PATH},
+        errors=(403, 404, 412, 416),
     ),
     Route(
         "HEAD",
@@ -220,5 +260,8 @@ ROUTES = [
         query=("expires", "rights", "signature"),
         responses={200: "The file's headers", 206: "A byte range", 304: "Not modified"},
         response_type="application/octet-stream",
+        operation_id="download_presigned_head",
+        query_types={"path": PATH},
+        errors=(403, 404, 412, 416),
     ),
 ]

@@ -17,7 +17,7 @@ from aiohttp import web
 from api import access, bodies, listing, params
 from api.keys import SERVICES
 from api.routing import Route, principal
-from api.schemas import BOOL, NULLABLE_STR, STR, TAGS, Schema, obj
+from api.schemas import BOOL, DESCRIPTION, NAME, NULLABLE_STR, TAG_LIST, TAGS, Schema, obj
 from edge.tenancy.groups import TABLE as GROUP_TABLE
 
 CRUD = obj({name: BOOL for name in ("can_create", "can_read", "can_update", "can_delete")})
@@ -28,10 +28,10 @@ PATH_PERMISSIONS: Schema = {
     ),
 }
 _GROUP: dict[str, Schema] = {
-    "name": STR,
-    "description": STR,
+    "name": NAME,
+    "description": DESCRIPTION,
     "is_delete_protected": BOOL,
-    "tags": TAGS,
+    "tags": TAG_LIST,
     "require_delete_permission_to_put_data": BOOL,
 }
 CREATE_GROUP = obj(
@@ -54,7 +54,7 @@ _ACCESS: dict[str, Schema] = {
 }
 CREATE_ACCESS = obj(_ACCESS, title="CreateGroupAccessBody")
 PATCH_ACCESS = obj({**_ACCESS, "is_active": BOOL}, title="PatchGroupAccessBody")
-LISTABLE = listing.Listable("groups", GROUP_TABLE.kinds())
+LISTABLE = listing.Listable("groups", GROUP_TABLE.kinds(), table=GROUP_TABLE)
 ACCESS = access.AccessSpec(
     "group",
     "/v2/groups/{group_id}/access/{grantee_id}",
@@ -122,9 +122,20 @@ ROUTES = [
         "List groups",
         "groups",
         query=("list", *LISTABLE.kinds),
-        responses={200: "GroupList"},
+        query_types=LISTABLE.query_types(),
+        responses={200: "AdminGroupList | GroupList"},
+        operation_id="get_groups",
     ),
-    Route("GET", _ONE, get_group, "token", "Get a group", "groups", responses={200: "GroupInfo"}),
+    Route(
+        "GET",
+        _ONE,
+        get_group,
+        "token",
+        "Get a group",
+        "groups",
+        responses={200: "AdminGroupInfo | GroupInfo"},
+        operation_id="get_group_by_id",
+    ),
     Route("PATCH", _ONE, patch_group, "token", "Update a group", "groups", body=PATCH_GROUP),
     Route(
         "DELETE",
@@ -134,6 +145,8 @@ ROUTES = [
         "Delete a group (to the trash unless permanent)",
         "groups",
         query=params.DELETE_QUERY,
+        operation_id="delete_group_by_id",
+        errors=(409,),
     ),
     *access.routes(ACCESS),
 ]

@@ -18,6 +18,7 @@ from aiohttp import web
 from multidict import MultiMapping
 
 from api import params
+from api.model_fields import DATE, DATETIME, Schema
 from edge import clock
 from edge.errors import ValidationError
 from edge.listing import (
@@ -29,6 +30,7 @@ from edge.listing import (
     Filter,
     ListQuery,
     Page,
+    Table,
 )
 
 COMMON = (
@@ -50,6 +52,19 @@ _INTEGER = re.compile(r"-?[0-9]+")
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
+# A filter's JSON Schema, by the kind of the field it filters (for the OpenAPI document).
+KIND_TYPES: dict[str, Schema] = {
+    "id": {"type": "string"},
+    "text": {"type": "string"},
+    "bool": {"type": "boolean"},
+    "datetime": {"anyOf": [DATETIME, DATE], "description": "A date-time, or a date (that UTC day)"},
+    "tags": {"type": "string", "pattern": "[^,\\s]", "description": "Tags, comma-separated"},
+    "number": {"type": "number"},
+    "json": {"type": "string"},
+}
+_TEXT_OPS = ("regex", "sw", "contains", "contains_any")
+
+
 @dataclass(frozen=True)
 class Listable:
     """What a list endpoint offers: its fields with their kinds, and its JSON columns."""
@@ -59,6 +74,54 @@ class Listable:
     json_columns: tuple[str, ...] = ()
     extras: tuple[str, ...] = ()
     default_order: str = "created_date"
+    table: Table | None = None  # for the document: what it sorts by and searches
+
+    def query_types(self) -> dict[str, Schema]:
+        """The filters on its fields, each operator as its own parameter (`name_gte`), and
+        what `order_by` and `search_fields` may name."""
+        found = filter_types(self.kinds.items())
+        if self.table is not None:
+            found["order_by"] = order_by(sortable(self.table), self.table.json_columns)
+            found["search_fields"] = names_of(self.table.fts_columns)
+        return found
+
+
+def sortable(table: Table) -> list[str]:
+    return [n for n, f in table.fields.items() if f.sortable and f.kind not in ("tags", "json")]
+
+
+def order_by(names: Iterable[str], json_columns: Iterable[str] = ()) -> Schema:
+    """One of the fields, or a key of a JSON column (`custom_attributes.age`)."""
+    choices: list[Schema] = [{"type": "string", "enum": list(names)}]
+    for column in json_columns:
+        choices.append({"type": "string", "pattern": f"^{column}\\.[A-Za-z0-9_\\-]{{1,64}}$"})
+    return choices[0] if len(choices) == 1 else {"anyOf": choices}
+
+
+def names_of(choices: Iterable[str]) -> Schema:
+    """Names drawn from `choices`, comma-separated."""
+    alternatives = "|".join(re.escape(c) for c in choices)
+    if not alternatives:
+        return {"type": "string", "maxLength": 0}
+    item = f"\\s*({alternatives})\\s*"
+    return {"type": "string", "pattern": f"^({item}(,{item})*)?$"}
+
+
+def filter_types(kinds: Iterable[tuple[str, str]]) -> dict[str, Schema]:
+    found: dict[str, Schema] = {}
+    for name, kind in kinds:
+        for op in OPS_BY_KIND.get(kind, ()) if kind in KIND_TYPES else ():
+            key = name if op == "eq" else f"{name}_{op}"
+            found[key] = _op_type(kind, op)
+    return found
+
+
+def _op_type(kind: str, op: str) -> Schema:
+    if op == "regex":
+        return {"type": "string", "format": "regex", "maxLength": MAX_PATTERN}
+    if kind == "tags" or op not in _TEXT_OPS:
+        return KIND_TYPES[kind]
+    return KIND_TYPES["text"]
 
 
 def parse(

@@ -18,21 +18,32 @@ from aiohttp import web
 from api import bodies
 from api.keys import SERVICES
 from api.routing import CHALLENGE, Auth, Handler, Route, principal
-from api.schemas import STR, obj
+from api.schemas import STR, Schema, obj
 from edge.auth.mfa import software_code
 from edge.errors import Denied, Unauthenticated
 from storage.records import User
 
 IDENTITY = ("client_id", "username", "email", "phone_number")
+CODE: Schema = {"type": "string", "pattern": "^[0-9]{6}$"}
 SOFTWARE_FORM = obj(
-    {n: STR for n in (*IDENTITY, "mfa_code", "set_preferred")}, title="AddSoftwareMfaFormParams"
+    {**{n: STR for n in (*IDENTITY, "set_preferred")}, "mfa_code": CODE},
+    title="AddSoftwareMfaFormParams",
 )
 SMS_FORM = obj(
     {n: STR for n in (*IDENTITY, "verification_code", "set_preferred", "recovery_code")},
     title="AddSmsMfaFormParams",
 )
 REMOVE_FORM = obj({n: STR for n in (*IDENTITY, "recovery_code")}, title="RemoveMfaFormParams")
-SETTINGS_FORM = obj({"preferred_mfa": STR}, ("preferred_mfa",), title="PatchMfaSettingsFormParams")
+SETTINGS_FORM = obj(
+    {
+        "preferred_mfa": {
+            "type": "string",
+            "enum": ["SOFTWARE", "SMS", "SOFTWARE_TOKEN_MFA", "SMS_MFA"],
+        }
+    },
+    ("preferred_mfa",),
+    title="PatchMfaSettingsFormParams",
+)
 MFA_STEPS = ("SOFTWARE_TOKEN_MFA", "SMS_MFA", "SELECT_MFA_TYPE")
 
 
@@ -134,6 +145,7 @@ ROUTES = [
         "challenge",
         "A new software MFA secret",
         responses={200: "MfaSecretCode"},
+        operation_id="get_mfa_secret_code",
     ),
     _route(
         "PUT",
@@ -143,6 +155,8 @@ ROUTES = [
         "Confirm software MFA with a code",
         body=SOFTWARE_FORM,
         responses={200: "SoftwareMfaAdded"},
+        operation_id="add_software_mfa",
+        description="The SDK calls this operation `add_software_mfa` and `enable_software_mfa`.",
     ),
     _route(
         "DELETE",
@@ -151,6 +165,9 @@ ROUTES = [
         "challenge",
         "Remove software MFA",
         body=REMOVE_FORM,
+        operation_id="remove_software_mfa",
+        description="The SDK calls this operation"
+        " `remove_software_mfa` and `disable_software_mfa`.",
     ),
     _route(
         "PUT",
@@ -160,6 +177,8 @@ ROUTES = [
         "Add SMS MFA (phase 1: phone; phase 2: verification_code)",
         body=SMS_FORM,
         responses={200: "SmsMfaAdded"},
+        operation_id="add_sms_mfa",
+        description="The SDK calls this operation `add_sms_mfa` and `enable_sms_mfa`.",
     ),
     _route(
         "DELETE",
@@ -168,6 +187,8 @@ ROUTES = [
         "challenge",
         "Remove SMS MFA",
         body=REMOVE_FORM,
+        operation_id="remove_sms_mfa",
+        description="The SDK calls this operation `remove_sms_mfa` and `disable_sms_mfa`.",
     ),
     _route(
         "PATCH",
@@ -176,5 +197,6 @@ ROUTES = [
         "token",
         "Set the preferred MFA",
         body=SETTINGS_FORM,
+        operation_id="patch_mfa_settings",
     ),
 ]

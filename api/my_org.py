@@ -10,17 +10,20 @@ from aiohttp import web
 
 from api import bodies
 from api.keys import SERVICES
+from api.orgs import SETTING_SCHEMAS
 from api.routing import Route, principal
-from api.schemas import BOOL, INT, OBJECT, STR, STR_LIST, Schema, obj
+from api.schemas import BOOL, DESCRIPTION, ORG_NAME, Schema, obj
 from edge.tenancy.my_org import PATCHABLE_COLUMNS, PATCHABLE_SETTINGS
-from edge.tenancy.orgs import SETTINGS
 
-_TYPES: dict[type, Schema] = {bool: BOOL, int: INT, str: STR, list: STR_LIST, dict: OBJECT}
-_COLUMN_TYPES: dict[str, Schema] = {"name": STR, "description": STR, "is_delete_protected": BOOL}
+_COLUMN_TYPES: dict[str, Schema] = {
+    "name": ORG_NAME,
+    "description": DESCRIPTION,
+    "is_delete_protected": BOOL,
+}
 PATCH_MY_ORG = obj(
     {
         **{name: _COLUMN_TYPES[name] for name in PATCHABLE_COLUMNS},
-        **{name: _TYPES[type(SETTINGS[name][0])] for name in PATCHABLE_SETTINGS},
+        **{name: SETTING_SCHEMAS[name] for name in PATCHABLE_SETTINGS},
     },
     title="PatchOrgSettingsBody",
 )
@@ -45,6 +48,7 @@ ROUTES = [
         "Get the settings of the caller's organization",
         "my_organization",
         responses={200: "OrgInfo"},
+        operation_id="get_my_org_settings",
     ),
     Route(
         "PATCH",
@@ -54,5 +58,6 @@ ROUTES = [
         "Change the settings of the caller's organization (org admins)",
         "my_organization",
         body=PATCH_MY_ORG,
+        operation_id="patch_my_org_settings",
     ),
 ]

@@ -1,4 +1,10 @@
-"""The OpenAPI 3.1 document, generated from the same route declarations the router uses."""
+"""The OpenAPI 3.1 document, generated from the same route declarations the router uses.
+
+One source: request bodies are the schemas the body reader validates against (api/bodies.py),
+responses the models of api/models.py the suite checks every response against, query
+parameters the types below (or a route's `query_types`). A parameter with no known type is an
+error when the document is built, so an undocumented parameter cannot ship.
+"""
 
 from __future__ import annotations
 
@@ -6,27 +12,103 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from api.listing import COMMON
+from api import listing
+from api.model_fields import DATE, Schema
+from api.models import MODELS
 from api.routing import Route
 from edge import BUILD_VERSION, INTERFACE_VERSION
+from edge.files import values as file_values
+from edge.listing import MAX_LIMIT, MIN_LIMIT
 
 # A path parameter, with the pattern aiohttp may carry after a colon (`{path:.*}`).
 _PATH_PARAM = re.compile(r"{(\w+)(?::[^{}]*)?}")
-_ERRORS = {
-    "400": "Validation error",
-    "401": "Not authenticated",
-    "403": "Not permitted",
-    "404": "Not found",
-    "406": "Body does not match its schema",
-    "409": "Conflict",
-}
 STATUS_REF = {"$ref": "#/components/schemas/Status"}
+ERRORS = {
+    400: "A value breaks a rule: the message names the field (`<field>: <message>`)",
+    401: "No valid token, or its session has ended",
+    403: "Authenticated, but not permitted",
+    404: "Nothing by that ID or path (or not visible to the caller)",
+    406: "The body does not have its declared shape (a field missing, unknown or mistyped)",
+    408: "The request body did not arrive in time",
+    409: "Conflict with the current state",
+    412: "A precondition (If-Match, If-Unmodified-Since) does not hold",
+    413: "The body (or upload) is too large",
+    416: "The range cannot be satisfied",
+    429: "Too many failed attempts: wait `Retry-After` seconds",
+    500: "Unexpected error; the body carries only the request ID",
+    503: "The server cannot serve now (too many connections from this address, or not ready)",
+    507: "The server's disk is full: nothing was written; retry later",
+}
+BOOLEAN, TEXT = listing.KIND_TYPES["bool"], listing.KIND_TYPES["text"]
+# Query parameters that mean the same wherever they appear.
+QUERY_TYPES: dict[str, Schema] = {
+    **dict.fromkeys(
+        (
+            "force",
+            "permanent",
+            "cascade",
+            "paths_only",
+            "verify",
+            "object_count",
+            "page_count",
+            "desc",
+            "bust_cache",
+            "ids_only",
+            "include_inactive_groups",
+            "exclude_admins",
+            "redirect",
+            "url_only",
+            "info_only",
+        ),
+        BOOLEAN,
+    ),
+    "limit": {"type": "integer", "minimum": MIN_LIMIT, "maximum": MAX_LIMIT, "default": 100},
+    "page": {"type": "integer", "minimum": 1, "maximum": listing.MAX_PAGE},
+    "last_evaluated_key": {
+        "type": "string",
+        "description": "The `last_evaluated_key` of the previous page, JSON-encoded",
+    },
+    "order_by": TEXT,
+    "search": TEXT,
+    "search_fields": {"type": "string", "description": "Field names, comma-separated"},
+    "path_filter": TEXT,
+    "expires_in": {"type": "integer", "minimum": 1, "maximum": file_values.MAX_EXPIRES_IN},
+    "template_id": TEXT,
+    "expires": {"type": "integer", "description": "Signed: when the URL expires (Unix time)"},
+    "rights": {"type": "string", "description": "Signed: what the URL allows"},
+    "upload_id": {"type": "string", "description": "Signed: the multipart upload"},
+    "part_number": {"type": "integer", "minimum": 1, "description": "Signed: the part"},
+    "signature": {"type": "string", "description": "The URL's signature"},
+    "service": {"type": "string", "description": "The tunnel's service to reach"},
+    **dict.fromkeys(("group_id", "project_id", "role_id"), TEXT),
+    **dict.fromkeys(("is_group_admin", "is_project_admin"), BOOLEAN),
+    "period": {"type": "string", "enum": ["day", "month"], "default": "month"},
+    "from": DATE,
+    "to": DATE,
+}
+NO_CONTENT = (101, 204, 304)
+
+
+# Documents built, by route list and server URL: an application is made per test, and the
+# routes of a process never change. A built document is shared: never change one.
+_BUILT: dict[tuple[int, str], tuple[Sequence[Route], dict[str, Any]]] = {}
 
 
 def build(routes: Sequence[Route], server_url: str) -> dict[str, Any]:
+    found = _BUILT.get((id(routes), server_url))
+    if found is not None and found[0] is routes:
+        return found[1]
+    document = _build(routes, server_url)
+    _BUILT[(id(routes), server_url)] = (routes, document)
+    return document
+
+
+def _build(routes: Sequence[Route], server_url: str) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
+    bodies: dict[str, Schema] = {}
     for route in routes:
-        paths.setdefault(canonical(route.path), {})[route.method.lower()] = _operation(route)
+        operation = _operation(route, bodies)
+        paths.setdefault(canonical(route.path), {})[route.method.lower()] = operation
     return {
         "openapi": "3.1.0",
         "info": {
@@ -36,16 +118,11 @@ def build(routes: Sequence[Route], server_url: str) -> dict[str, Any]:
             "See the [changelog](/v2/changelog).",
         },
         "servers": [{"url": server_url}],
+        "tags": [{"name": tag} for tag in sorted({route.tag for route in routes})],
         "paths": paths,
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {
-                "Status": {
-                    "type": "object",
-                    "required": ["message"],
-                    "properties": {"message": {"type": "string"}},
-                },
-            },
+            "schemas": {**MODELS, **bodies},
         },
     }
 
@@ -55,15 +132,16 @@ def canonical(path: str) -> str:
     return _PATH_PARAM.sub(lambda m: "{" + m.group(1) + "}", path)
 
 
-def _operation(route: Route) -> dict[str, Any]:
-    slug = re.sub(r"[^a-z0-9]+", "_", canonical(route.path).lower()).strip("_")
+def _operation(route: Route, bodies: dict[str, Schema]) -> dict[str, Any]:
     operation: dict[str, Any] = {
-        "operationId": f"{route.method.lower()}_{slug}",
+        "operationId": route.name,
         "summary": route.summary,
         "tags": [route.tag],
         "parameters": _parameters(route),
         "responses": _responses(route),
     }
+    if route.description:
+        operation["description"] = route.description
     if route.auth != "public":
         operation["security"] = [{"bearer": []}]
     if route.body is not None:
@@ -72,31 +150,105 @@ def _operation(route: Route) -> dict[str, Any]:
             "form": "application/x-www-form-urlencoded",
             "multipart": "multipart/form-data",
         }[route.body_type]
-        operation["requestBody"] = {"required": True, "content": {media: {"schema": route.body}}}
+        schema = _named(route.body, bodies)
+        operation["requestBody"] = {"required": True, "content": {media: {"schema": schema}}}
     return operation
+
+
+def _named(schema: Any, bodies: dict[str, Schema]) -> Any:
+    """A body schema with each titled object in it (CreateGroupBody, GetDataJob) moved to
+    the components under its title, as the SDK names its models. The routes' own schemas,
+    which the body reader validates against, stay as they are."""
+    if isinstance(schema, list):
+        return [_named(item, bodies) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    named = {key: _named(value, bodies) for key, value in schema.items()}
+    title = schema.get("title")
+    if not isinstance(title, str) or title in MODELS or bodies.get(title, named) != named:
+        return named
+    bodies[title] = named
+    return {"$ref": f"#/components/schemas/{title}"}
+
+
+def query_names(route: Route) -> list[str]:
+    """Every query parameter the route takes: "list" stands for the list engine's own. An
+    operator may also be written with a dot (`created_date.gte`, as the SDK sends it); the
+    document names the underscore spelling alone."""
+    names: list[str] = []
+    for name in route.query:
+        names.extend(listing.COMMON if name == "list" else (name,))
+    names.extend(route.query_types)
+    in_path = set(_PATH_PARAM.findall(route.path))
+    return [name for name in dict.fromkeys(names) if "." not in name and name not in in_path]
+
+
+def query_type(route: Route, name: str) -> Schema:
+    found = route.query_types.get(name) or QUERY_TYPES.get(name)
+    if found is None:
+        raise LookupError(f"{route.method} {route.path}: query parameter {name} has no type")
+    return found
 
 
 def _parameters(route: Route) -> list[dict[str, Any]]:
     found = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        {"name": name, "in": "path", "required": True, "schema": route.query_types.get(name, TEXT)}
         for name in _PATH_PARAM.findall(route.path)
     ]
-    names: list[str] = []
-    for name in route.query:
-        names.extend(COMMON if name == "list" else (name,))
     found.extend(
-        {"name": n, "in": "query", "schema": {"type": "string"}} for n in dict.fromkeys(names)
+        {"name": name, "in": "query", "schema": query_type(route, name)}
+        for name in query_names(route)
     )
     return found
 
 
 def _responses(route: Route) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        str(code): {"description": name, "content": {route.response_type: {"schema": {}}}}
-        for code, name in route.responses.items()
-    }
-    for code, text in _ERRORS.items():
-        out.setdefault(
-            code, {"description": text, "content": {"application/json": {"schema": STATUS_REF}}}
-        )
+    out = {str(code): _response(route, code, name) for code, name in route.responses.items()}
+    for code in errors(route):
+        error: dict[str, Any] = {"description": ERRORS[code]}
+        if route.method != "HEAD":
+            error["content"] = {"application/json": {"schema": STATUS_REF}}
+        out.setdefault(str(code), error)
     return out
+
+
+def _response(route: Route, code: int, name: str) -> dict[str, Any]:
+    if code in NO_CONTENT or 300 <= code < 400 or route.method == "HEAD" or not route.response_type:
+        return {"description": name}
+    if route.response_type != "application/json":  # one or several (`"text/css | image/png"`)
+        kinds = [kind.strip() for kind in route.response_type.split("|")]
+        return {"description": name, "content": {kind: {"schema": _text(kind)} for kind in kinds}}
+    return {"description": name, "content": {"application/json": {"schema": model_schema(name)}}}
+
+
+def _text(kind: str) -> Schema:
+    if kind.startswith("text/") or kind == "application/x-pem-file":  # */*: the file's own
+        return {"type": "string"}
+    return {"type": "string", "format": "binary"}
+
+
+def model_schema(name: str) -> Schema:
+    """`"A | B"`: either model; every name must be one of api/models.py's."""
+    names = [n.strip() for n in name.split("|")]
+    for each in names:
+        if each not in MODELS:
+            raise LookupError(f"{each} is not a model of api/models.py")
+    refs = [{"$ref": f"#/components/schemas/{n}"} for n in names]
+    return refs[0] if len(refs) == 1 else {"anyOf": refs}
+
+
+def errors(route: Route) -> list[int]:
+    """The error codes an operation can return: those every operation of its kind can,
+    and its own (`Route.errors`)."""
+    codes = {500, 503, *route.errors}
+    if route.auth != "public":
+        codes |= {401, 403}
+    if route.body is not None:  # read by api/bodies.py: a rule, time, size, shape
+        codes |= {400, 406, 408, 413}
+    if route.query:
+        codes.add(400)
+    if _PATH_PARAM.search(route.path) and route.auth != "public":
+        codes.add(404)
+    if route.method not in ("GET", "HEAD"):
+        codes.add(507)
+    return sorted(codes)

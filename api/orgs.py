@@ -7,23 +7,50 @@ from aiohttp import web
 from api import bodies, listing, params
 from api.keys import SERVICES
 from api.routing import Route, principal
-from api.schemas import BOOL, INT, NULLABLE_STR, OBJECT, STR, STR_LIST, TAGS, Schema, obj
-from edge.tenancy.orgs import SETTINGS
+from api.schemas import (
+    ALIAS,
+    BOOL,
+    DESCRIPTION,
+    EMAIL,
+    LOCALE,
+    OBJECT,
+    ORG_NAME,
+    TAG_LIST,
+    Schema,
+    integer,
+    obj,
+)
+from edge.tenancy.orgs import LOGIN_FIELDS, RANGES, SETTINGS
 from edge.tenancy.orgs import TABLE as ORG_TABLE
 
-_SETTING_TYPES: dict[type, Schema] = {bool: BOOL, int: INT, str: STR, list: STR_LIST, dict: OBJECT}
+# Each setting's schema: its type and the rule edge/tenancy/orgs.py holds it to.
+SETTING_SCHEMAS: dict[str, Schema] = {
+    **{name: BOOL for name, (default, _) in SETTINGS.items() if isinstance(default, bool)},
+    **{name: integer(low, high) for name, (low, high) in RANGES.items()},
+    "default_locale": LOCALE,
+    "default_from_address": EMAIL,
+    "allowed_login_fields": {
+        "type": "array",
+        "items": {"type": "string", "enum": list(LOGIN_FIELDS)},
+        "minItems": 1,
+    },
+    "custom_settings": OBJECT,
+    "ui_config": OBJECT,
+}
 _FIELDS: dict[str, Schema] = {
-    "name": STR,
-    "alias": NULLABLE_STR,
-    "description": STR,
-    "tags": TAGS,
+    "name": ORG_NAME,
+    "alias": ALIAS,
+    "description": DESCRIPTION,
+    "tags": TAG_LIST,
     "is_active": BOOL,
     "is_delete_protected": BOOL,
-    **{name: _SETTING_TYPES[type(default)] for name, (default, _) in SETTINGS.items()},
+    **{name: SETTING_SCHEMAS[name] for name in SETTINGS},
 }
 CREATE_ORG = obj(_FIELDS, ("name",), title="CreateOrgBody")
 PATCH_ORG = obj(_FIELDS, title="PatchOrgBody")
-LISTABLE = listing.Listable("orgs", ORG_TABLE.kinds(), default_order="created_date")
+LISTABLE = listing.Listable(
+    "orgs", ORG_TABLE.kinds(), table=ORG_TABLE, default_order="created_date"
+)
 
 
 async def create_org(request: web.Request) -> web.Response:
@@ -68,6 +95,8 @@ ROUTES = [
         "orgs",
         body=CREATE_ORG,
         responses={201: "NewOrgInfo"},
+        operation_id="create_org",
+        errors=(409,),
     ),
     Route(
         "GET",
@@ -77,7 +106,9 @@ ROUTES = [
         "List organizations",
         "orgs",
         query=("list", *LISTABLE.kinds),
+        query_types=LISTABLE.query_types(),
         responses={200: "OrgList"},
+        operation_id="get_orgs",
     ),
     Route(
         "GET",
@@ -87,6 +118,7 @@ ROUTES = [
         "Get an organization",
         "orgs",
         responses={200: "OrgInfo"},
+        operation_id="get_org_by_id",
     ),
     Route(
         "PATCH",
@@ -96,6 +128,7 @@ ROUTES = [
         "Update an organization",
         "orgs",
         body=PATCH_ORG,
+        errors=(409,),
     ),
     Route(
         "DELETE",
@@ -105,5 +138,7 @@ ROUTES = [
         "Delete an organization",
         "orgs",
         query=("force",),
+        operation_id="delete_org_by_id",
+        errors=(409,),
     ),
 ]

@@ -20,9 +20,12 @@ SET_PASSWORD_FORM = obj(
     title="SetPasswordFormParams",
 )
 FORGOT_PASSWORD_FORM = obj(
-    {"client_id": STR, "username": STR, "email": STR, "phone_number": STR},
+    {"client_id": {**STR, "pattern": "\\S"}, "username": STR, "email": STR, "phone_number": STR},
     ("client_id",),
     title="ForgotPasswordFormParams",
+)
+FORGOT_PASSWORD_FORM["description"] = (
+    "client_id names the organization; username, email or phone_number the account"
 )
 NO_STORE = {"Cache-Control": "no-store"}
 
@@ -65,5 +68,6 @@ ROUTES = [
         "auth",
         body=FORGOT_PASSWORD_FORM,
         body_type="form",
+        description="The SDK calls this operation `forgot_password` and `trigger_forgot_password`.",
     ),
 ]

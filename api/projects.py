@@ -10,19 +10,18 @@ from aiohttp import web
 
 from api import bodies, listing, params
 from api.keys import SERVICES
+from api.orgs import SETTING_SCHEMAS
 from api.routing import Route, principal
-from api.schemas import BOOL, INT, NULLABLE_STR, OBJECT, STR, STR_LIST, TAGS, Schema, obj
-from edge.tenancy.orgs import SETTINGS as ORG_SETTINGS
+from api.schemas import ALIAS, BOOL, DESCRIPTION, NAME, TAG_LIST, Schema, obj
 from edge.tenancy.projects import SETTINGS
 from edge.tenancy.projects import TABLE as PROJECT_TABLE
 
-_TYPES: dict[type, Schema] = {bool: BOOL, int: INT, str: STR, list: STR_LIST, dict: OBJECT}
-_SETTINGS: dict[str, Schema] = {n: _TYPES[type(ORG_SETTINGS[n][0])] for n in SETTINGS}
+_SETTINGS: dict[str, Schema] = {n: SETTING_SCHEMAS[n] for n in SETTINGS}
 _COLUMNS: dict[str, Schema] = {
-    "name": STR,
-    "alias": NULLABLE_STR,
-    "description": STR,
-    "tags": TAGS,
+    "name": NAME,
+    "alias": ALIAS,
+    "description": DESCRIPTION,
+    "tags": TAG_LIST,
     "is_delete_protected": BOOL,
 }
 CREATE_PROJECT = obj(
@@ -30,7 +29,9 @@ CREATE_PROJECT = obj(
 )
 PATCH_PROJECT = obj({**_COLUMNS, **_SETTINGS, "is_active": BOOL}, title="PatchProjectBody")
 PATCH_MY_PROJECT = obj({**_COLUMNS, **_SETTINGS}, title="PatchProjectSettingsBody")
-LISTABLE = listing.Listable("projects", PROJECT_TABLE.kinds(), default_order="created_date")
+LISTABLE = listing.Listable(
+    "projects", PROJECT_TABLE.kinds(), table=PROJECT_TABLE, default_order="created_date"
+)
 
 
 async def create_project(request: web.Request) -> web.Response:
@@ -91,6 +92,7 @@ ROUTES = [
         "projects",
         body=CREATE_PROJECT,
         responses={201: "NewProjectInfo"},
+        errors=(409,),
     ),
     Route(
         "GET",
@@ -100,7 +102,9 @@ ROUTES = [
         "List the projects the caller may read",
         "projects",
         query=("list", *LISTABLE.kinds),
-        responses={200: "ProjectList"},
+        query_types=LISTABLE.query_types(),
+        responses={200: "AdminProjectList | ProjectList"},
+        operation_id="get_projects",
     ),
     Route(
         "GET",
@@ -109,7 +113,8 @@ ROUTES = [
         "token",
         "Get a project (readers of the project)",
         "projects",
-        responses={200: "ProjectInfo"},
+        responses={200: "AdminProjectInfo | ProjectInfo"},
+        operation_id="get_project_by_id",
     ),
     Route(
         "PATCH",
@@ -119,6 +124,7 @@ ROUTES = [
         "Update a project (updaters; suspending needs an admin)",
         "projects",
         body=PATCH_PROJECT,
+        errors=(409,),
     ),
     Route(
         "DELETE",
@@ -128,6 +134,8 @@ ROUTES = [
         "Delete a project (admins, org project_permissions.can_delete; force: admins)",
         "projects",
         query=params.DELETE_QUERY,
+        operation_id="delete_project_by_id",
+        errors=(409,),
     ),
     Route(
         "GET",
@@ -137,6 +145,8 @@ ROUTES = [
         "Settings of the project the caller is signed in to",
         "my_project",
         responses={200: "ProjectInfo"},
+        operation_id="get_my_project_settings",
+        errors=(404,),
     ),
     Route(
         "PATCH",
@@ -146,5 +156,7 @@ ROUTES = [
         "Update the settings of the caller's project (its admins)",
         "my_project",
         body=PATCH_MY_PROJECT,
+        operation_id="patch_my_project_settings",
+        errors=(404, 409),
     ),
 ]

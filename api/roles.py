@@ -27,7 +27,17 @@ from api import access, bodies, listing, params
 from api.groups import CRUD
 from api.keys import SERVICES
 from api.routing import Route, principal
-from api.schemas import BOOL, NULLABLE_STR, OBJECT, STR, TAGS, Schema, obj
+from api.schemas import (
+    BOOL,
+    DESCRIPTION,
+    NAME,
+    NULLABLE_STR,
+    OBJECT,
+    TAG_LIST,
+    TAGS,
+    Schema,
+    obj,
+)
 from edge.tenancy.roles import HELD_TABLES
 from edge.tenancy.roles import TABLE as ROLE_TABLE
 
@@ -40,10 +50,10 @@ _LEVEL: dict[str, Schema] = {
 ORG_PERMISSIONS = obj({**_LEVEL, "project_permissions": CRUD}, title="OrgAccessPermissions")
 PROJECT_PERMISSIONS = obj(_LEVEL, title="ProjectAccessPermissions")
 _ROLE: dict[str, Schema] = {
-    "name": STR,
-    "description": STR,
+    "name": NAME,
+    "description": DESCRIPTION,
     "is_delete_protected": BOOL,
-    "tags": TAGS,
+    "tags": TAG_LIST,
     "org_permissions": ORG_PERMISSIONS,
     "project_permissions": PROJECT_PERMISSIONS,
     "custom_attributes": OBJECT,
@@ -68,11 +78,15 @@ PATCH_ACCESS = obj({**_ACCESS, "is_active": BOOL}, title="PatchRoleAccessBody")
 LISTABLE = listing.Listable(
     "roles",
     ROLE_TABLE.kinds(),
+    table=ROLE_TABLE,
     json_columns=ROLE_TABLE.json_columns,
     extras=("group_id", "is_group_admin"),
 )
 HELD = {
-    f"{kind}s": (kind, listing.Listable(f"role_{kind}_access", table.kinds(), extras=("ids_only",)))
+    f"{kind}s": (
+        kind,
+        listing.Listable(f"role_{kind}_access", table.kinds(), table=table, extras=("ids_only",)),
+    )
     for kind, table in HELD_TABLES.items()
 }
 
@@ -128,6 +142,7 @@ ACCESS = access.AccessSpec(
     "a user or device",
 )
 _get_role_access = access.handlers(ACCESS)["GET"]
+_ACCESS_QUERY = listing.Listable("role_access", {}, extras=("ids_only",))
 
 
 async def get_access(request: web.Request) -> web.StreamResponse:
@@ -137,7 +152,16 @@ async def get_access(request: web.Request) -> web.StreamResponse:
         return web.json_response({"org_access": org_access})
     if account_id in HELD:
         return await _held_access(request, role_id, account_id)
+    _checked_list_parameters(request)
     return await _get_role_access(request)
+
+
+def _checked_list_parameters(request: web.Request) -> None:
+    """One account's access is not a list: the list parameters (documented for the lists
+    this path also serves) are checked as a list's would be, then have nothing to do."""
+    _, extras = listing.parse(request.query, _ACCESS_QUERY, request.app[SERVICES].cursors)
+    if "ids_only" in extras:
+        params.boolean("ids_only", extras["ids_only"])
 
 
 async def _held_access(request: web.Request, role_id: str, plural: str) -> web.Response:
@@ -153,6 +177,16 @@ async def _held_access(request: web.Request, role_id: str, plural: str) -> web.R
     return listing.respond(key, page, query, services.cursors, listable.resource)
 
 
+ROLE_ACCESS_MODELS = (
+    "AdminRoleAccessInfo",
+    "RoleAccessInfo",
+    "RoleOrgAccessInfo",
+    "RoleProjectAccessList",
+    "RoleGroupAccessList",
+    "ProjectIdList",
+    "GroupIdList",
+    "ListCounts",
+)
 _ONE = "/v2/roles/{role_id}"
 ROUTES = [
     Route(
@@ -173,9 +207,20 @@ ROUTES = [
         "List roles",
         "roles",
         query=("list", *LISTABLE.kinds, *LISTABLE.extras),
-        responses={200: "RoleList"},
+        query_types=LISTABLE.query_types(),
+        responses={200: "AdminRoleList | RoleList"},
+        operation_id="get_roles",
     ),
-    Route("GET", _ONE, get_role, "token", "Get a role", "roles", responses={200: "RoleInfo"}),
+    Route(
+        "GET",
+        _ONE,
+        get_role,
+        "token",
+        "Get a role",
+        "roles",
+        responses={200: "AdminRoleInfo | RoleInfo"},
+        operation_id="get_role_by_id",
+    ),
     Route("PATCH", _ONE, patch_role, "token", "Update a role", "roles", body=PATCH_ROLE),
     Route(
         "DELETE",
@@ -185,13 +230,18 @@ ROUTES = [
         "Delete a role (to the trash unless permanent)",
         "roles",
         query=params.DELETE_QUERY,
+        operation_id="delete_role_by_id",
+        errors=(409,),
     ),
     *access.routes(
         ACCESS,
         get_access,
-        summary="Get an account's access to a role; with account_id org, projects or groups:"
-        " the access the role holds (RoleOrgAccessInfo, RoleProjectAccessList,"
-        " RoleGroupAccessList)",
+        summary="Get an account's access to a role, or what the role holds",
         query=("list", "ids_only"),
+        got=" | ".join(ROLE_ACCESS_MODELS),
+        description="With `account_id` `org`, `projects` or `groups`: the access the role"
+        " holds (the SDK's `get_role_org_access`, `get_role_project_access` and"
+        " `get_role_group_access`; with `ids_only`, their IDs). Any other `account_id`: that"
+        " account's access to the role.",
     ),
 ]

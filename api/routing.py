@@ -15,7 +15,7 @@ the token and the guard's `Auth`:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -46,6 +46,14 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 @dataclass(frozen=True)
 class Route:
+    """One operation. What it documents (api/openapi.py) is what it does: `responses` name
+    the models of api/models.py it answers with (`"A | B"`: either, by who asks; for other
+    content types, a description; `response_type` "" for none, "*/*" for a file's own);
+    `errors` the error codes it returns beyond those every
+    operation of its kind does (api/openapi.py, `_errors`); `query_types` the JSON Schema of
+    a query (or path) parameter where api/openapi.py's table does not know it; `operation_id` the
+    SDK's function name (default: the handler's name)."""
+
     method: str
     path: str
     handler: Handler
@@ -57,6 +65,14 @@ class Route:
     query: Sequence[str] = ()
     responses: dict[int, str] = field(default_factory=lambda: {200: "Success"})
     response_type: str = "application/json"
+    operation_id: str | None = None
+    description: str = ""
+    query_types: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    errors: Sequence[int] = ()
+
+    @property
+    def name(self) -> str:
+        return self.operation_id or self.handler.__name__
 
 
 def bearer_token(request: web.Request) -> str | None:

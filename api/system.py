@@ -168,6 +168,7 @@ ROUTES = [
             "Health: status and each part's state (200 while serving)",
             "system",
             responses={200: "HealthInfo"},
+            operation_id="health_check" if method == "GET" else "health_check_head",
         )
         for method in ("GET", "HEAD")
     ),
@@ -180,6 +181,7 @@ ROUTES = [
             "Readiness: 200 when every part is ok, 503 while not (load balancers)",
             "system",
             responses={200: "HealthInfo", 503: "Status"},
+            operation_id="health_ready" if method == "GET" else "health_ready_head",
         )
         for method in ("GET", "HEAD")
     ),
@@ -191,6 +193,7 @@ ROUTES = [
         "Interface version",
         "system",
         responses={200: "VersionInfo"},
+        operation_id="get_version_number",
     ),
     Route(
         "GET",
@@ -200,8 +203,18 @@ ROUTES = [
         "Changelog (HTML)",
         "system",
         response_type="text/html",
+        operation_id="get_changelog",
     ),
-    Route("GET", "/v2/openapi.json", openapi, "public", "This OpenAPI document", "system"),
+    Route(
+        "GET",
+        "/v2/openapi.json",
+        openapi,
+        "public",
+        "This OpenAPI document",
+        "system",
+        operation_id="get_openapi",
+        responses={200: "OpenApiDocument"},
+    ),
     Route(
         "GET",
         "/v2/docs",
@@ -210,6 +223,7 @@ ROUTES = [
         "Interactive interface reference (HTML)",
         "system",
         response_type="text/html",
+        operation_id="get_docs",
     ),
     Route(
         "GET",
@@ -218,7 +232,9 @@ ROUTES = [
         "public",
         "Reference page assets",
         "system",
-        response_type="application/octet-stream",
+        response_type="text/javascript | text/css | image/png",
+        operation_id="get_docs_asset",
+        errors=(404,),
     ),
     Route(
         "GET",
@@ -228,6 +244,7 @@ ROUTES = [
         "Vulnerability disclosure (RFC 9116)",
         "well_known",
         response_type="text/plain",
+        operation_id="get_security_info",
     ),
     Route(
         "GET",
@@ -237,6 +254,8 @@ ROUTES = [
         "Token signing keys",
         "well_known",
         responses={200: "Jwks"},
+        operation_id="get_well_known_jwks",
+        description="The SDK's `well_known.get_jwks`; the same keys as `get_jwks`.",
     ),
     Route(
         "GET",
@@ -246,5 +265,7 @@ ROUTES = [
         "Token signing keys",
         "system",
         responses={200: "Jwks"},
+        operation_id="get_jwks",
+        description="The SDK's `system.get_jwks` (also `well_known.get_jwks`, at the root).",
     ),
 ]

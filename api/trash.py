@@ -19,7 +19,7 @@ from api.keys import SERVICES
 from api.routing import Route, principal
 from storage.trash import LIST
 
-LISTABLE = listing.Listable("trash", LIST.kinds(), default_order="deleted_date")
+LISTABLE = listing.Listable("trash", LIST.kinds(), table=LIST, default_order="deleted_date")
 
 
 async def list_trash(request: web.Request) -> web.Response:
@@ -54,9 +54,20 @@ ROUTES = [
         "List deleted records that can still be restored (admins)",
         "trash",
         query=("list", *LISTABLE.kinds),
+        query_types=LISTABLE.query_types(),
         responses={200: "TrashList"},
+        operation_id="get_trash",
     ),
-    Route("GET", _ONE, get_entry, "token", "Get a deleted record", "trash"),
+    Route(
+        "GET",
+        _ONE,
+        get_entry,
+        "token",
+        "Get a deleted record",
+        "trash",
+        operation_id="get_trash_entry",
+        responses={200: "TrashInfo"},
+    ),
     Route(
         "POST",
         f"{_ONE}/restore",
@@ -64,6 +75,16 @@ ROUTES = [
         "token",
         "Restore a deleted record and what belonged to it",
         "trash",
+        operation_id="restore_trash_entry",
+        errors=(409,),
     ),
-    Route("DELETE", _ONE, erase_entry, "token", "Erase a deleted record now", "trash"),
+    Route(
+        "DELETE",
+        _ONE,
+        erase_entry,
+        "token",
+        "Erase a deleted record now",
+        "trash",
+        operation_id="erase_trash_entry",
+    ),
 ]

@@ -31,7 +31,7 @@ from aiohttp import WSMsgType, web
 from api import bodies
 from api.keys import SERVICES
 from api.routing import Route, bearer_token, principal
-from api.schemas import INT, NULLABLE_STR, STR_LIST, obj
+from api.schemas import NULLABLE_STR, integer, obj
 from edge.errors import ValidationError
 from edge.tunnels import rules
 from edge.tunnels.relay import Frame, Hub
@@ -39,7 +39,17 @@ from edge.tunnels.tunnels import Tunnels
 
 log = logging.getLogger("edge.tunnels")
 CREATE_TUNNEL = obj(
-    {"services": STR_LIST, "timeout": INT, "sendto_user_id": NULLABLE_STR},
+    {
+        "services": {
+            "type": "array",
+            "items": {"type": "string", "pattern": f"^{rules.SERVICE.pattern}$"},
+            "minItems": 1,
+            "maxItems": rules.MAX_SERVICES,
+            "uniqueItems": True,
+        },
+        "timeout": integer(1, rules.MAX_MINUTES),
+        "sendto_user_id": NULLABLE_STR,
+    },
     ("services",),
     title="CreateTunnelBody",
 )
@@ -191,6 +201,8 @@ ROUTES = [
         "devices",
         body=CREATE_TUNNEL,
         responses={201: "NewTunnelInfo"},
+        operation_id="open_device_tunnel",
+        errors=(409,),
     ),
     Route(
         "GET",
@@ -200,6 +212,7 @@ ROUTES = [
         "List the open tunnels of a device",
         "devices",
         responses={200: "TunnelList"},
+        operation_id="get_device_tunnels",
     ),
     Route(
         "DELETE",
@@ -208,6 +221,7 @@ ROUTES = [
         "token",
         "Close every open tunnel of a device: both ends of each drop at once",
         "devices",
+        operation_id="close_all_device_tunnels",
     ),
     Route(
         "GET",
@@ -217,6 +231,7 @@ ROUTES = [
         "Get an open tunnel of a device",
         "devices",
         responses={200: "TunnelInfo"},
+        operation_id="get_device_tunnel_by_id",
     ),
     Route(
         "DELETE",
@@ -225,6 +240,7 @@ ROUTES = [
         "token",
         "Close a tunnel: both ends drop at once",
         "devices",
+        operation_id="close_device_tunnel_by_id",
     ),
     Route(
         "GET",
@@ -235,6 +251,8 @@ ROUTES = [
         "tunnels",
         query=("service",),
         responses={101: "WebSocket"},
+        operation_id="connect_tunnel",
+        errors=(401,),
     ),
     Route(
         "GET",
@@ -244,6 +262,8 @@ ROUTES = [
         "WebSocket: the device agent's control channel (Bearer: the destination token)",
         "tunnels",
         responses={101: "WebSocket"},
+        operation_id="tunnel_agent",
+        errors=(401,),
     ),
     Route(
         "GET",
@@ -253,5 +273,7 @@ ROUTES = [
         "WebSocket: the device's end of one stream (Bearer: the destination token)",
         "tunnels",
         responses={101: "WebSocket"},
+        operation_id="tunnel_agent_stream",
+        errors=(401,),
     ),
 ]

@@ -23,5 +23,7 @@ ROUTES = [
         "Sign-in page configuration (login fields, UI) of an org or project",
         "system",
         responses={200: "ClientInterfaceInfo"},
+        operation_id="get_client_ui_config",
+        errors=(404,),
     ),
 ]

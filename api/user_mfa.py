@@ -54,6 +54,9 @@ ROUTES = [
         "token",
         "Remove a user's SMS MFA (admins)",
         "users",
+        operation_id="remove_user_sms_mfa",
+        description="The SDK calls this operation"
+        " `remove_user_sms_mfa` and `disable_user_sms_mfa`.",
     ),
     Route(
         "DELETE",
@@ -62,6 +65,9 @@ ROUTES = [
         "token",
         "Remove a user's software MFA (admins)",
         "users",
+        operation_id="remove_user_software_mfa",
+        description="The SDK calls this operation `remove_user_software_mfa` and"
+        " `disable_user_software_mfa`.",
     ),
     Route(
         "POST",
@@ -71,6 +77,7 @@ ROUTES = [
         "Send a user an account-recovery mail (admins)",
         "users",
         query=("template_id",),
+        operation_id="send_recovery_email",
     ),
     Route(
         "DELETE",

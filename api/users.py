@@ -19,7 +19,24 @@ from aiohttp import web
 from api import bodies, listing, params, uploads
 from api.keys import SERVICES
 from api.routing import Route, principal
-from api.schemas import BOOL, NULLABLE_STR, OBJECT, STR, TAGS, Schema, obj
+from api.schemas import (
+    BOOL,
+    EMAIL,
+    LOCALE,
+    OBJECT,
+    PASSWORD,
+    PHONE,
+    PROFILE_NAME,
+    STR,
+    TAG_LIST,
+    TIME_ZONE,
+    USERNAME,
+    Schema,
+    nullable,
+    obj,
+    text,
+)
+from edge.tenancy import user_rules
 from edge.tenancy.pictures import MAX_BYTES
 from edge.tenancy.users import TABLE, UserFilters
 
@@ -37,17 +54,14 @@ PROJECT_PERMISSIONS = obj(
     title="ProjectAccessPermissions",
 )
 _PROFILE: dict[str, Schema] = {
-    "username": STR,
-    "email": STR,
-    "phone_number": NULLABLE_STR,
-    "first_name": NULLABLE_STR,
-    "middle_name": NULLABLE_STR,
-    "last_name": NULLABLE_STR,
-    "nickname": NULLABLE_STR,
-    "picture": NULLABLE_STR,
-    "locale": STR,
-    "zoneinfo": STR,
-    "tags": TAGS,
+    "username": USERNAME,
+    "email": EMAIL,
+    "phone_number": PHONE,
+    **dict.fromkeys(("first_name", "middle_name", "last_name", "nickname"), PROFILE_NAME),
+    "picture": nullable(text(user_rules.MAX_URL, required=False)),
+    "locale": LOCALE,
+    "zoneinfo": TIME_ZONE,
+    "tags": TAG_LIST,
     "is_active": BOOL,
     "is_delete_protected": BOOL,
     "custom_attributes": OBJECT,
@@ -56,7 +70,7 @@ _PROFILE: dict[str, Schema] = {
     "project_permissions": PROJECT_PERMISSIONS,
 }
 CREATE_USER = obj(
-    {**_PROFILE, "project_id": STR, "password": STR, "temp_password": STR},
+    {**_PROFILE, "project_id": STR, "password": PASSWORD, "temp_password": PASSWORD},
     ("email",),
     title="CreateUserBody",
 )
@@ -65,6 +79,7 @@ EXTRAS = ("group_id", "project_id", "role_id", "is_group_admin", "is_project_adm
 LISTABLE = listing.Listable(
     "users",
     TABLE.kinds(),
+    table=TABLE,
     json_columns=TABLE.json_columns,
     extras=(*EXTRAS, "exclude_admins"),
 )
@@ -147,6 +162,7 @@ ROUTES = [
         "users",
         body=CREATE_USER,
         responses={201: "NewUserInfo"},
+        errors=(409,),
     ),
     Route(
         "GET",
@@ -156,7 +172,9 @@ ROUTES = [
         "List users",
         "users",
         query=("list", *EXTRAS, "exclude_admins", *LISTABLE.kinds),
-        responses={200: "UserList"},
+        query_types=LISTABLE.query_types(),
+        responses={200: "AdminUserList | UserList | AnonUserList"},
+        operation_id="get_users",
     ),
     Route(
         "GET",
@@ -165,7 +183,8 @@ ROUTES = [
         "token",
         "Get a user",
         "users",
-        responses={200: "UserInfo"},
+        responses={200: "AdminUserInfo | UserInfo | AnonUserInfo"},
+        operation_id="get_user_by_id",
     ),
     Route(
         "PATCH",
@@ -175,6 +194,7 @@ ROUTES = [
         "Update, suspend or reactivate a user",
         "users",
         body=PATCH_USER,
+        errors=(409,),
     ),
     Route(
         "DELETE",
@@ -184,6 +204,8 @@ ROUTES = [
         "Delete a user",
         "users",
         query=("force", "permanent"),
+        operation_id="delete_user_by_id",
+        errors=(409,),
     ),
     Route(
         "PUT",
@@ -194,6 +216,7 @@ ROUTES = [
         "users",
         body=PICTURE_FORM,
         body_type="multipart",
+        errors=(400, 406, 408, 413),
     ),
     Route(
         "DELETE",

@@ -124,6 +124,9 @@ def create_app(site: Site) -> web.Application:
         client_max_size=services.config.max_body_bytes,
         handler_args={
             "max_field_size": 16384,
+            # A request line long enough for a data or file path of 1,024 characters
+            # of any script, percent-encoded (up to 12 bytes in the URL per character).
+            "max_line_size": 16384,
             "keepalive_timeout": services.config.keepalive_timeout,
         },
     )

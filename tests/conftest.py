@@ -20,7 +20,9 @@ from edge import clock
 from edge.app import Site, create_app, open_site
 from edge.config import Config, load
 
-pytest_plugins = ("tests.world",)  # the `world` and `content_world` fixtures, their templates
+# `world`, `content_world` and their templates (tests/world.py); every response checked
+# against the OpenAPI document (tests/documented.py).
+pytest_plugins = ("tests.world", "tests.documented")
 
 STAFF_PASSWORD = "staff-password-for-tests"
 STAFF_EMAIL = "ops@example.test"

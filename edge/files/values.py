@@ -29,6 +29,7 @@ SERVER_OWNED = ("size", "etag", "uploaded_date")
 # characters, since it is sent back in a Content-Type header.
 _TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 _CONTENT_TYPE = re.compile(rf"^{_TOKEN}/{_TOKEN}(\s*;\s*[ -~]*)?$")
+CONTENT_TYPE_PATTERN = _CONTENT_TYPE.pattern  # for the OpenAPI document
 
 
 def file_path(raw: str) -> str:
@@ -99,6 +100,8 @@ def content_type(value: Any) -> str | None:
 def expires_in(value: Any) -> int:
     if value is None:
         return DEFAULT_EXPIRES_IN
+    if isinstance(value, float) and value.is_integer():  # JSON does not tell 5.0 from 5
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError("expires_in", "must be a whole number of seconds")
     if not 1 <= value <= MAX_EXPIRES_IN:
@@ -107,6 +110,8 @@ def expires_in(value: Any) -> int:
 
 
 def part_count(field: str, value: Any, most: int) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError(field, "must be a whole number")
     if not 1 <= value <= most:

@@ -35,6 +35,14 @@ def _logins(field: str, value: Any) -> list[str]:
     return fields.choices(field, value, LOGIN_FIELDS)
 
 
+# The whole-number settings' ranges (also published in the OpenAPI document).
+RANGES: dict[str, tuple[int, int]] = {
+    "reset_token_expire_hours": (1, 168),
+    "access_token_expire_hours": (1, 24),
+    "refresh_token_expire_hours": (1, 8760),
+    "session_expire_mins": (3, 15),
+    "max_roles_per_user": (1, 10000),
+}
 # Settings kept in the org's settings document: default and rule, declared once.
 SETTINGS: dict[str, tuple[Any, Rule]] = {
     "mfa_required": (False, fields.boolean),
@@ -51,14 +59,14 @@ SETTINGS: dict[str, tuple[Any, Rule]] = {
     "pii_admin_only": (False, fields.boolean),
     "default_locale": ("en-US", fields.locale),
     "default_from_address": ("no-reply@edge.local", fields.email),
-    "reset_token_expire_hours": (24, _range(1, 168)),
-    "access_token_expire_hours": (1, _range(1, 24)),
-    "refresh_token_expire_hours": (24, _range(1, 8760)),
-    "session_expire_mins": (5, _range(3, 15)),
+    "reset_token_expire_hours": (24, _range(*RANGES["reset_token_expire_hours"])),
+    "access_token_expire_hours": (1, _range(*RANGES["access_token_expire_hours"])),
+    "refresh_token_expire_hours": (24, _range(*RANGES["refresh_token_expire_hours"])),
+    "session_expire_mins": (5, _range(*RANGES["session_expire_mins"])),
     "allowed_login_fields": (list(LOGIN_FIELDS), _logins),
     "custom_settings": ({}, fields.mapping),
     "ui_config": ({}, fields.mapping),
-    "max_roles_per_user": (20, _range(1, 10000)),
+    "max_roles_per_user": (20, _range(*RANGES["max_roles_per_user"])),
 }
 COLUMNS: dict[str, Rule] = {
     "name": fields.org_name,

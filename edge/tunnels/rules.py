@@ -41,6 +41,8 @@ def services(raw: Any) -> list[str]:
 def timeout_minutes(raw: Any) -> int:
     if raw is None:
         return DEFAULT_MINUTES
+    if isinstance(raw, float) and raw.is_integer():  # JSON does not tell 5.0 from 5
+        raw = int(raw)
     if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= MAX_MINUTES:
         raise ValidationError(
             "timeout", f"must be a whole number of minutes from 1 to {MAX_MINUTES}"

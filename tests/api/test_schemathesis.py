@@ -1,0 +1,119 @@
+"""Schemathesis over every operation of the OpenAPI document, with every check it has
+(`--checks all`: status codes, content types, response schemas, schema-valid requests
+accepted and invalid ones refused, auth enforced), as staff, as an org admin and as a
+device, against the real application on a loopback port.
+
+The server runs in this test's event loop (so tests/documented.py checks its responses too);
+the schemathesis CLI runs as a subprocess. The number of examples per operation is small
+(EXAMPLES) to keep the run within about a minute per caller on two cores. The world's IDs
+are given as path parameters, so operations reach real resources and not only 404s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from tests.world import World
+
+EXAMPLES = 8
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = Path(__file__).with_name("schemathesis.toml")
+# Operations a caller cannot fuzz without ending its own session or password.
+SELF_ENDING = ("logout", "set_password")
+
+
+def _parameters(world: World, who: str) -> dict[str, str]:
+    ids = {
+        "org_id": world.tenant.org_id,
+        "project_id": world.project_id,
+        "group_id": world.org_group_id,
+        "role_id": world.org_role_id,
+        "user_id": world.id("plain"),
+        "device_id": world.id("device_plain"),
+        "grantee_id": world.id("plain"),
+        "account_id": world.id("plain"),
+    }
+    return {f"path.{name}": value for name, value in ids.items()}
+
+
+def _config(tmp_path: Path, parameters: dict[str, str]) -> Path:
+    lines = [CONFIG.read_text("utf-8"), "", "[parameters]"]
+    lines += [f'"{key}" = "{value}"' for key, value in parameters.items()]
+    # Deleting the world's organization would end every session of the run.
+    lines += ["", "[[operations]]", 'include-operation-id = "delete_org_by_id"']
+    lines += ['parameters = { "path.org_id" = "NoSuchOrg0000000" }']
+    path = tmp_path / "schemathesis.toml"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return path
+
+
+@pytest.fixture
+async def base_url(aiohttp_server: Any, app: web.Application) -> str:
+    server = await aiohttp_server(app)
+    return str(server.make_url("")).rstrip("/")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("who", ["staff", "org_admin", "device_member"])
+async def test_schemathesis_every_operation(
+    who: str, world: World, base_url: str, tmp_path: Path
+) -> None:
+    token = await world.token(who)
+    config = _config(tmp_path, _parameters(world, who))
+    command = [
+        sys.executable,
+        "-m",
+        "schemathesis.cli",
+        "--config-file",
+        str(config),
+        "run",
+        f"{base_url}/v2/openapi.json",
+        "--checks",
+        "all",
+        "--max-examples",
+        str(EXAMPLES),
+        "--phases",
+        "examples,fuzzing",
+        "--no-shrink",
+        "--seed",
+        "14",
+        "--header",
+        f"Authorization: Bearer {token}",
+        *(arg for op in SELF_ENDING for arg in ("--exclude-operation-id", op)),
+    ]
+    env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.api.schemathesis_hooks"}
+    env["PYTHONPATH"] = str(ROOT)
+    process = await asyncio.create_subprocess_exec(
+        *command,
+        cwd=tmp_path,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    output, _ = await process.communicate()
+    text = output.decode("utf-8", "replace")
+    (tmp_path / "schemathesis.txt").write_text(text, "utf-8")
+    assert process.returncode == 0, _digest(text)
+
+
+def _digest(text: str) -> str:
+    """The failures (operation, check, status and the start of the body) and the summary:
+    the full report, with its curl commands, is in the test's tmp_path."""
+    lines = text.splitlines()
+    kept = []
+    for i, line in enumerate(lines):
+        if re.match(r"^_{3,} .* _{3,}$|^- ST\d+|^\[\d{3}\]", line):
+            kept.append(line[:300])
+            if line.startswith("["):  # the body, after a blank line
+                kept.extend(n[:300] for n in lines[i + 1 : i + 3] if n.strip())
+    summary = text[text.find("=== SUMMARY") :] if "=== SUMMARY" in text else text[-3000:]
+    return "\n".join(kept) + "\n" + summary[:6000]
