@@ -23,7 +23,7 @@ from api.schemas import INT, STR, Schema, obj
 from edge.audit import present
 from storage.audit import LIST
 
-LISTABLE = listing.Listable("audit_events", LIST.kinds(), default_order="created_date")
+LISTABLE = listing.Listable("audit_events", LIST.kinds(), default_order="created_date", table=LIST)
 _EVENT: Schema = obj(
     {
         "id": STR,
@@ -73,6 +73,9 @@ ROUTES = [
         "token",
         "The audit log: security-relevant actions (org admins: their organization's)",
         "audit",
-        query=("action", "actor_id", "target_id", "created_date"),
+        query=("list", *LISTABLE.kinds),
+        query_types=LISTABLE.query_types(),
+        responses={200: "AuditEventList"},
+        operation_id="get_audit_events",
     ),
 ]

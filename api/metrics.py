@@ -63,5 +63,8 @@ ROUTES = [
         "Prometheus metrics (staff token or metrics_token as bearer)",
         "system",
         response_type="text/plain",
+        responses={200: "Prometheus text exposition format"},
+        operation_id="get_metrics",
+        errors=(401, 403, 404),
     ),
 ]
