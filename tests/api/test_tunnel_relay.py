@@ -195,6 +195,7 @@ async def test_expiry_drops_every_stream(
     ws = await stream(session, base, opened["uuid"], opened["client_access_token"])
     clock.advance(timedelta(minutes=2))  # the watch reads the clock once a second
     await asyncio.gather(until_closed(ws), agent.serving)
+    assert ws.closed and agent.serving.done()  # both ends dropped
     await agent.stop()
 
 
