@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from edge.app import create_app, open_site
 from edge.config import ConfigError
 from tests.conftest import Api, make_config
-from tests.world import World, table
+from tests.world import CALLERS, World, table
 
 METRICS_TOKEN = "scraper-token-0123456789abcdef"
 
@@ -87,46 +87,21 @@ async def test_an_unmatched_path_is_counted_without_it(world: World) -> None:
     assert not any("secret-looking" in str(labels) for _, labels in after)
 
 
+SCRAPES = {
+    "staff": 200,
+    "staff_unscoped": 200,
+    "anonymous": 401,
+    "org_admin": 403,
+    "other_admin": 403,
+    "plain": 403,
+    "device_boss": 403,
+    "device_plain": 403,
+}
+
+
 @pytest.mark.parametrize(
     ("who", "expected"),
-    table(
-        {
-            "staff": 200,
-            "staff_unscoped": 200,
-            "anonymous": 401,
-            "org_admin": 403,
-            "other_admin": 403,
-            "plain": 403,
-            "device_boss": 403,
-            "device_plain": 403,
-        },
-        not_applicable=tuple(
-            w
-            for w in (
-                "project_admin",
-                "role_admin",
-                "org_user_perms",
-                "org_group_role_perms",
-                "org_project_perms",
-                "org_device_perms",
-                "project_user_perms",
-                "project_group_role_perms",
-                "project_device_perms",
-                "project_reader",
-                "project_updater",
-                "group_admin",
-                "group_user_perms",
-                "group_editor",
-                "group_device_perms",
-                "member",
-                "holder",
-                "owner",
-                "gemini_user",
-                "device_member",
-                "device_loner",
-            )
-        ),
-    ),
+    table(SCRAPES, not_applicable=tuple(w for w in CALLERS if w not in SCRAPES)),
 )
 async def test_who_may_scrape(world: World, who: str, expected: int) -> None:
     status, body = await world.call(who, "GET", "/metrics")
