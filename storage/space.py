@@ -1,16 +1,26 @@
 """Running out of disk, or losing write access to it: the two exceptions storage raises for
 them, for blobs and database writes alike, so the interface can answer 507 or 503 whatever
 was being written. Both leave nothing half-written, and both clear by themselves: the same
-write succeeds once space or write access returns, without a restart."""
+write succeeds once space or write access returns, without a restart.
+
+`check_writable` asks the disk the same question without a client's write at stake: the
+health probe calls it (edge/ops/health.py), so that /v2/health says the disk is full or the
+data folder read-only before, and after, any request meets it.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import os
+from pathlib import Path
 
 FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 # A filesystem remounted read-only (as the kernel does after an I/O error), write permission
 # taken away, or the device failing under the write.
 UNWRITABLE_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO})
+PROBE_FILE = "health-probe.tmp"  # one name, rewritten each time: a crash leaves one file
+PROBE_BYTES = 4096  # a block: a new file needs one, as a new blob or WAL frame does
 
 
 class DiskFull(Exception):
@@ -29,3 +39,27 @@ def is_full(exc: OSError) -> bool:
 
 def is_unwritable(exc: OSError) -> bool:
     return exc.errno in UNWRITABLE_ERRNOS
+
+
+def check_writable(folder: Path) -> None:
+    """Write a block to a file in `folder`, fsync it and remove it: DiskFull or NotWritable
+    when the disk refuses (any other OSError as it is). The database and the blobs live in
+    the same data folder, so this one small write answers for both. Blocking: call it on a
+    worker thread."""
+    path = folder / PROBE_FILE
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, bytes(PROBE_BYTES))
+            os.fsync(fd)  # a failing device reports EIO here, not at write()
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        if is_full(exc):
+            raise DiskFull(str(exc.strerror)) from None
+        if is_unwritable(exc):
+            raise NotWritable(str(exc.strerror)) from None
+        raise
+    finally:
+        with contextlib.suppress(OSError):  # nothing to remove, or a read-only folder
+            os.unlink(path)
