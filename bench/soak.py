@@ -19,9 +19,10 @@ are bench/soak_load.py. Every 10 s it prints throughput, p50/p99 latency, errors
 server's RSS (the least and the most sampled every 0.5 s: a password check holds 64 MiB
 while it runs) and CPU, the load generators' CPU, and how busy the machine was (the share
 of time some task waited for a CPU), and the size of the database's write-ahead log (which
-grows for as long as no checkpoint runs). It fails (exit code 1) on any error (an HTTP status other than
-2xx, a socket error or timeout, a failed or lost MQTT message or a dropped MQTT connection,
-a failed or corrupted transfer or stream, a server that is not healthy at the end), or
+grows for as long as no checkpoint runs). It fails (exit code 1) on any error (an HTTP
+status other than 2xx, a socket error or timeout, a failed or lost MQTT message or a
+dropped MQTT connection, a failed or corrupted transfer or stream, a server that is not
+healthy at the end), or
 when over the second half of the run:
 
 - the server's RSS (the least of each report) grows by more than RSS_LIMIT (5%) of its
