@@ -18,9 +18,11 @@ The site is set up first through the interface (bench/soak_site.py); the load ge
 are bench/soak_load.py. Every 10 s it prints throughput, p50/p99 latency, errors, the
 server's RSS (the least and the most sampled every 0.5 s: a password check holds 64 MiB
 while it runs) and CPU, the load generators' CPU, and how busy the machine was (the share
-of time some task waited for a CPU). It fails (exit code 1) on any error (an HTTP status other than
-2xx, a socket error or timeout, a failed or lost MQTT message or a dropped MQTT connection,
-a failed or corrupted transfer or stream, a server that is not healthy at the end), or
+of time some task waited for a CPU), and the size of the database's write-ahead log (which
+grows for as long as no checkpoint runs). It fails (exit code 1) on any error (an HTTP
+status other than 2xx, a socket error or timeout, a failed or lost MQTT message or a
+dropped MQTT connection, a failed or corrupted transfer or stream, a server that is not
+healthy at the end), or
 when over the second half of the run:
 
 - the server's RSS (the least of each report) grows by more than RSS_LIMIT (5%) of its
@@ -86,6 +88,7 @@ class Report:
     server_cpu: float  # share of one core
     load_cpu: float  # wrk, the MQTT processes and this process, in cores
     cpu_pressure: float  # % of the last 10 s some task waited for a CPU (/proc/pressure)
+    wal_mib: float = 0.0  # the database's write-ahead log: it grows while no checkpoint runs
 
 
 @dataclass
@@ -144,7 +147,8 @@ async def drive(
     reports: list[Report] = []
     log(header())
     began = time.monotonic()
-    meter = Meter(server.pid, devices, args.stream_kib / 1024)
+    wal = folder / "data" / "edge.db-wal"
+    meter = Meter(server.pid, devices, args.stream_kib / 1024, wal)
     background.append(asyncio.create_task(meter.sample_rss(stop)))
     try:
         while (left := args.seconds - (time.monotonic() - began)) > 0.5:
@@ -209,8 +213,8 @@ def transfers(
 class Meter:
     """Reads the counters and the server's /proc at the end of each interval."""
 
-    def __init__(self, pid: int, devices: Devices, stream_mib: float) -> None:
-        self.pid, self.devices, self.stream_mib = pid, devices, stream_mib
+    def __init__(self, pid: int, devices: Devices, stream_mib: float, wal: Path) -> None:
+        self.pid, self.devices, self.stream_mib, self.wal = pid, devices, stream_mib, wal
         self.last = time.monotonic()
         self.server = cpu_seconds(pid)
         self.load = self._load_cpu()
@@ -278,6 +282,7 @@ class Meter:
             server_cpu=server_cpu,
             load_cpu=load_cpu,
             cpu_pressure=cpu_pressure(),
+            wal_mib=file_mib(self.wal),
         )
 
 
@@ -339,7 +344,7 @@ def header() -> str:
         f"{'t s':>5} {'HTTP/s':>7} {'p50 ms':>7} {'p99 ms':>7} | {'login/s':>7} {'p99':>6} |"
         f" {'MQTT in/s':>9} {'out/s':>6} | {'files/s':>7} {'p99':>6} | {'tun MiB/s':>9}"
         f" {'rt p99':>6} | {'errors':>6} | {'RSS MiB':>7} {'peak':>5} | {'CPU srv':>7} {'load':>5}"
-        f" {'busy':>5}"
+        f" {'busy':>5} | {'WAL MiB':>7}"
     )
 
 
@@ -349,7 +354,7 @@ def line(r: Report) -> str:
         f" {r.signin_rps:7.2f} {r.signin_p99:6.0f} | {r.mqtt_in:9.0f} {r.mqtt_out:6.0f} |"
         f" {r.files_ops:7.2f} {r.files_p99:6.0f} | {r.tunnel_mib:9.2f} {r.trip_p99:6.1f} |"
         f" {r.errors:6d} | {r.rss_mib:7.1f} {r.rss_peak_mib:5.0f} | {r.server_cpu:6.0%}"
-        f" {r.load_cpu:5.0%} {r.cpu_pressure:4.0f}%"
+        f" {r.load_cpu:5.0%} {r.cpu_pressure:4.0f}% | {r.wal_mib:7.1f}"
     )
 
 
@@ -366,6 +371,8 @@ def summary(reports: list[Report], verdict: Verdict) -> str:
         f"second half: RSS {verdict.rss_growth:+.1%} (limit {RSS_LIMIT:.0%}), HTTP p99"
         f" {verdict.p99_growth:+.0%} / {verdict.p99_growth_ms:+.1f} ms (limit {P99_LIMIT:.0%}"
         f" and {P99_FLOOR_MS:.0f} ms); errors {verdict.errors}",
+        f"database write-ahead log at the end: {reports[-1].wal_mib if reports else 0:.1f} MiB"
+        " (it grows while no checkpoint runs)",
         f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end;"
         f" some task waited for a CPU {mean('cpu_pressure'):.0f}% of the time (busy)",
     ]
@@ -380,6 +387,13 @@ def cpu_pressure() -> float:
     try:
         return float(Path("/proc/pressure/cpu").read_text().split()[1].split("=")[1])
     except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def file_mib(path: Path) -> float:
+    try:
+        return path.stat().st_size / 2**20
+    except OSError:
         return 0.0
 
 

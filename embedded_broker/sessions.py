@@ -15,7 +15,6 @@ So a client costs at most about 2 x `queue_bytes` plus `MAX_INFLIGHT` messages.
 
 from __future__ import annotations
 
-import itertools
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -85,7 +84,9 @@ class ClientSession:
         self.persistent = False
         self.journal: Callable[[ClientSession, MessageTuple], None] | None = None
         self.stored_seq = 0
-        self._ids = itertools.cycle(range(1, 65536))
+        # The last packet identifier used: they run 1..65535, then start again. Counted,
+        # not drawn from itertools.cycle, which keeps every value it yields (2.5 MiB).
+        self._last_id = 0
 
     def offer(self, message: Message, qos: int, retain: bool = False) -> None:
         """Deliver, queue or drop a message for this session, by the policy above."""
@@ -209,14 +210,18 @@ class ClientSession:
             self._send(link, out)
 
     def _send(self, link: Link, out: _Outgoing) -> None:
-        packet_id = next(self._ids)
+        packet_id = self._next_id()
         while packet_id in self.inflight:
-            packet_id = next(self._ids)
+            packet_id = self._next_id()
         self.inflight[packet_id] = out
         self.stats.sent += 1
         link.send(out.message.head(out.qos, out.retain))
         link.send(packet_id.to_bytes(2, "big"))
         link.send(out.message.payload)
+
+    def _next_id(self) -> int:
+        self._last_id = self._last_id % 65535 + 1
+        return self._last_id
 
 
 def _nothing() -> None:

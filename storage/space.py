@@ -1,16 +1,28 @@
 """Running out of disk, or losing write access to it: the two exceptions storage raises for
 them, for blobs and database writes alike, so the interface can answer 507 or 503 whatever
 was being written. Both leave nothing half-written, and both clear by themselves: the same
-write succeeds once space or write access returns, without a restart."""
+write succeeds once space or write access returns, without a restart.
+
+`check_writable` asks the disk the same question without a client's write at stake: the
+health probe calls it (edge/ops/health.py), so that /v2/health says the disk is full or the
+data folder read-only before, and after, any request meets it.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import os
+from pathlib import Path
 
 FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 # A filesystem remounted read-only (as the kernel does after an I/O error), write permission
 # taken away, or the device failing under the write.
 UNWRITABLE_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO})
+PROBE_FILE = "health-probe.tmp"  # where O_TMPFILE is not supported: one name, reused
+# A filesystem without O_TMPFILE says so with one of these.
+NO_TMPFILE_ERRNOS = frozenset({errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL})
+PROBE_BYTES = 4096  # a block: a new file needs one, as a new blob or WAL frame does
 
 
 class DiskFull(Exception):
@@ -29,3 +41,36 @@ def is_full(exc: OSError) -> bool:
 
 def is_unwritable(exc: OSError) -> bool:
     return exc.errno in UNWRITABLE_ERRNOS
+
+
+def check_writable(folder: Path) -> None:
+    """Write a block to a new file in `folder`, fsync it and let it go: DiskFull or
+    NotWritable when the disk refuses (any other OSError as it is). The database and the
+    blobs live in the same data folder, so this one small write answers for both. Blocking:
+    call it on a worker thread.
+
+    The file has no name (O_TMPFILE) where the filesystem allows, so no listing of the
+    folder ever shows it and no crash leaves it behind; elsewhere it is PROBE_FILE, removed
+    at once."""
+    try:
+        try:
+            fd, path = os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o600), None
+        except OSError as exc:
+            if exc.errno not in NO_TMPFILE_ERRNOS:
+                raise
+            path = folder / PROBE_FILE
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, bytes(PROBE_BYTES))
+            os.fsync(fd)  # a failing device reports EIO here, not at write()
+        finally:
+            os.close(fd)
+            if path is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+    except OSError as exc:
+        if is_full(exc):
+            raise DiskFull(str(exc.strerror)) from None
+        if is_unwritable(exc):
+            raise NotWritable(str(exc.strerror)) from None
+        raise

@@ -25,6 +25,7 @@ from edge.delivery.messages import SECRET_PURPOSES
 from edge.delivery.sms import SmsSender, sender_for
 from storage import layout, outbox
 from storage.database import Database
+from storage.space import DiskFull, NotWritable
 
 log = logging.getLogger("edge.outbox")
 BASE_DELAY = timedelta(seconds=30)
@@ -70,6 +71,9 @@ class OutboxWorker:
         while not stop.is_set():
             try:
                 tried = await self.step()
+            except (DiskFull, NotWritable) as exc:  # a line, not a traceback every 5 s
+                log.warning("outbox delivery waits: the disk refuses writes (%s)", exc)
+                tried = 0
             except Exception:
                 log.exception("outbox delivery step failed")
                 tried = 0

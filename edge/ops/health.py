@@ -2,8 +2,11 @@
 found by a background probe so that answering stays as cheap as a constant.
 
 The probe runs at start (before the first request is served) and then every
-PROBE_SECONDS: the database answers a query on the event loop's reader, and the writer
-thread commits an empty transaction within WRITER_SECONDS; the MQTT broker (`mqtt`) is
+PROBE_SECONDS: the database answers a query on the event loop's reader, the writer
+thread commits an empty transaction within WRITER_SECONDS, and the data folder takes a
+small write (`storage`: `full` while the disk has no room, so writes answer 507, `not
+writable` while it refuses writes, so they answer 503; an empty commit writes nothing, so
+the writer alone would not tell); the MQTT broker (`mqtt`) is
 ok while every enabled listener accepts connections (absent when all are turned off).
 While serving, /v2/health is always a 200 (the SDK's
 HealthInfo: `status` is ok, degraded, starting or stopping, and each component has its
@@ -21,11 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edge import clock
+from storage import layout, space
 from storage.database import Database
 
 PROBE_SECONDS = 5.0
 WRITER_SECONDS = 5.0
+STORAGE_SECONDS = 5.0
 OK = "ok"
+FULL, NOT_WRITABLE, STALLED = "full", "not writable", "stalled"
 log = logging.getLogger("edge.health")
 
 
@@ -68,9 +74,15 @@ class Probe:
         self._db = db
         self.health = health
         self._broker = broker
+        self._folder = db.path.parent / layout.TMP_DIR  # beside the blobs' temporary files
+        self._storage_check: asyncio.Future[None] | None = None
 
     async def once(self) -> None:
-        found = {"database": self._database(), "writer": await self._writer()}
+        found = {
+            "database": self._database(),
+            "writer": await self._writer(),
+            "storage": await self._storage(),
+        }
         broker = self._broker_state()
         if broker is not None:
             found["mqtt"] = broker
@@ -102,6 +114,26 @@ class Probe:
             return "unavailable"
         return OK
 
+    async def _storage(self) -> str:
+        """Whether the data folder takes a write now. A check that has not returned by the
+        next probe (a disk hanging on fsync) is `stalled`, and no second one is started."""
+        if self._storage_check is not None and not self._storage_check.done():
+            return STALLED
+        check = asyncio.ensure_future(asyncio.to_thread(space.check_writable, self._folder))
+        check.add_done_callback(_retrieved)
+        self._storage_check = check
+        try:
+            await asyncio.wait_for(asyncio.shield(check), STORAGE_SECONDS)
+        except TimeoutError:
+            return STALLED
+        except space.DiskFull:
+            return FULL
+        except space.NotWritable:
+            return NOT_WRITABLE
+        except Exception:  # the folder gone: a finding too
+            return "unavailable"
+        return OK
+
     async def _writer(self) -> str:
         try:
             await asyncio.wait_for(self._db.write(lambda c: None), WRITER_SECONDS)
@@ -110,3 +142,9 @@ class Probe:
         except Exception:
             return "unavailable"
         return OK
+
+
+def _retrieved(check: asyncio.Future[None]) -> None:
+    """Take a late check's outcome, so that its error is not reported as never retrieved."""
+    if not check.cancelled():
+        check.exception()

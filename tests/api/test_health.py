@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +28,11 @@ async def probe(app: web.Application) -> None:
 async def test_health_reports_each_part(api: Api) -> None:
     status, body = await api.call("GET", "/v2/health")
     assert status == 200
-    assert {k: body[k] for k in ("status", "database", "writer")} == {
+    assert {k: body[k] for k in ("status", "database", "writer", "storage")} == {
         "status": "ok",
         "database": "ok",
         "writer": "ok",
+        "storage": "ok",
     }
     assert body["checked"].endswith("Z")
 
@@ -79,6 +81,31 @@ async def test_a_stalled_writer_is_not_ready(
     release.set()
     await held
     await probe(app)
+    assert (await api.call("GET", "/v2/health/ready"))[0] == 200
+
+
+async def test_a_storage_check_hanging_on_the_disk_is_stalled_and_not_repeated(
+    api: Api, app: web.Application, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(health_module, "STORAGE_SECONDS", 0.05)
+    release, started = threading.Event(), []
+
+    def hang(folder: Path) -> None:  # an fsync that does not return
+        started.append(folder)
+        release.wait(10)
+
+    monkeypatch.setattr(health_module.space, "check_writable", hang)
+    await app[PROBE].once()
+    await app[PROBE].once()
+    assert await api.call("GET", "/v2/health/ready") == (
+        503,
+        {"message": "Not ready: storage stalled"},
+    )
+    assert len(started) == 1  # the second probe did not pile another check on the disk
+    release.set()
+    await asyncio.sleep(0.1)
+    monkeypatch.undo()
+    await app[PROBE].once()
     assert (await api.call("GET", "/v2/health/ready"))[0] == 200
 
 

@@ -8,7 +8,8 @@ injected where the server meets the disk instead:
   for a full disk, SQLITE_READONLY (or SQLITE_IOERR, as a read-only remount gives) for a
   read-only one. Reads keep working, as they do on a real read-only filesystem.
 - Blobs: the `os` that storage/blobs.py calls, wrapped: opening for writing, writing,
-  fsync, rename and link fail with ENOSPC or EROFS while a fault is on.
+  fsync, rename and link fail with ENOSPC or EROFS while a fault is on; and the same for
+  the `os` of storage/space.py, whose small write is the health probe's check.
 
 Turning the fault off is all it takes to give the space or the write access back.
 """
@@ -23,7 +24,7 @@ from typing import Any
 import apsw
 import pytest
 
-from storage import blobs
+from storage import blobs, space
 
 FULL, READ_ONLY, IO_ERROR = "full", "read-only", "io-error"
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT
@@ -127,6 +128,7 @@ def disk(monkeypatch: pytest.MonkeyPatch) -> Iterator[Disk]:
     found = Disk()
     vfs = FaultyVFS(found)
     monkeypatch.setattr(blobs, "os", FaultyOs(found))
+    monkeypatch.setattr(space, "os", FaultyOs(found))
     try:
         yield found
     finally:
