@@ -112,6 +112,14 @@ def save(conn: Tx, entry: DataEntry) -> None:
     conn.execute(_SAVE, _encode(entry))
 
 
+def group_rules(conn: Tx, group_id: str) -> tuple[int, bool] | None:
+    """What a write needs of its group: `num_history` and whether PUT needs delete rights
+    (None when the group is gone). Two columns, not the whole group record."""
+    sql = "SELECT num_history, require_delete_permission_to_put_data FROM groups WHERE id = ?"
+    row = conn.execute(sql, (group_id,)).fetchone()
+    return None if row is None else (int(row[0]), bool(row[1]))
+
+
 def delete(conn: Tx, group_id: str, path: str) -> bool:
     conn.execute("DELETE FROM data WHERE group_id = ? AND path = ?", (group_id, path))
     return conn.changes() == 1

@@ -31,6 +31,20 @@ class EntryWrites:
         self._signer = signer
         self.max_bytes = max_bytes
 
+    @staticmethod
+    def current(conn: Tx, target: DataTarget) -> DataTarget:
+        """The target with its group's data rules (`num_history`, delete-to-put) as this
+        transaction sees them: the target's group may be a remembered copy, and these rules
+        must be the ones in force when the write is decided. Call once per transaction."""
+        rules = store.group_rules(conn, target.group_id)
+        if rules is None:
+            raise NotFound("Group not found")
+        keep, rdp = rules
+        group = target.group
+        if (keep, rdp) != (group.num_history, group.require_delete_permission_to_put_data):
+            group = replace(group, num_history=keep, require_delete_permission_to_put_data=rdp)
+        return replace(target, group=group, delete_to_put=rdp or target.delete_to_put_by_default)
+
     def put(self, conn: Tx, target: DataTarget, path: str, upload: Upload, stamp: Stamp) -> None:
         current = store.get(conn, target.group_id, path)
         target.require(path, self._needed(target, current is not None, "PUT"))
