@@ -61,6 +61,9 @@ class Targets:
         self._permissions = permissions
         self._settings = settings
         self._seen: WeakKeyDictionary[Caller, dict[str, Group]] = WeakKeyDictionary()
+        self._rules: WeakKeyDictionary[Caller, dict[str | None, tuple[bool, bool]]] = (
+            WeakKeyDictionary()
+        )
 
     def open(self, principal: Principal, group_id: str, *, writing: bool) -> DataTarget:
         """The group and the caller's grants in it; a write also reads the org's rules
@@ -76,12 +79,23 @@ class Targets:
         legacy = rdp = False
         by_default = False
         if writing:
-            found = self._settings(group.org_id, group.project_id, (LEGACY, DELETE_TO_PUT))
-            legacy = bool(found[LEGACY])
-            by_default = bool(found[DELETE_TO_PUT])
+            legacy, by_default = self._org_rules(caller, group)
             rdp = group.require_delete_permission_to_put_data or by_default
         grants = caller.path_grants(group.id, group.project_id, "data", legacy=legacy)
         return DataTarget(group, caller, grants, legacy, rdp, by_default)
+
+    def _org_rules(self, caller: Caller, group: Group) -> tuple[bool, bool]:
+        """The settings `LEGACY` and `DELETE_TO_PUT` where the group lives, as this caller
+        last read them: changing an org's or a project's settings moves the access epoch,
+        which replaces the caller, and with it this memo."""
+        seen = self._rules.setdefault(caller, {})
+        found = seen.get(group.project_id)
+        if found is None:
+            values = self._settings(group.org_id, group.project_id, (LEGACY, DELETE_TO_PUT))
+            found = (bool(values[LEGACY]), bool(values[DELETE_TO_PUT]))
+            if len(seen) < MEMO_LIMIT:
+                seen[group.project_id] = found
+        return found
 
     def _group(self, caller: Caller, group_id: str) -> Group | None:
         """The group as this caller last saw it: what access depends on (its org, project,
