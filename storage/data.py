@@ -56,6 +56,18 @@ class DataEntry(Record):
         return {name: value for name, value in found.items() if value is not None}
 
 
+@dataclass(frozen=True, slots=True)
+class EntryHistory(Record):
+    """What a PUT keeps of the entry it replaces: no value, no index fields, so replacing
+    a large value never decodes the old one."""
+
+    created_by: str
+    created_date: str
+    updated_by_list: list[str]
+    updated_date_list: list[str]
+    revision: int
+
+
 COLUMNS = tuple(DataEntry.__dataclass_fields__)
 _SELECT = ", ".join(COLUMNS)
 _JSON_COLUMNS = frozenset(("value", "updated_by_list", "updated_date_list"))
@@ -75,11 +87,15 @@ def _decode(values: Sequence[Any]) -> DataEntry:
     return DataEntry(*out)
 
 
-def _encode(entry: DataEntry) -> list[Any]:
+def _encode(entry: DataEntry, value_text: str | None) -> list[Any]:
     out = [getattr(entry, name) for name in COLUMNS]
     for i in _JSON_AT:
-        out[i] = encode_value(out[i])
+        out[i] = encode_value(out[i]) if i != _VALUE_AT or value_text is None else value_text
     return out
+
+
+_VALUE_AT = COLUMNS.index("value")
+_HISTORY = ", ".join(EntryHistory.__dataclass_fields__)
 
 
 def get(conn: Tx, group_id: str, path: str) -> DataEntry | None:
@@ -87,6 +103,15 @@ def get(conn: Tx, group_id: str, path: str) -> DataEntry | None:
         f"SELECT {_SELECT} FROM data WHERE group_id = ? AND path = ?", (group_id, path)
     ).fetchone()
     return None if row is None else _decode(row)
+
+
+def history(conn: Tx, group_id: str, path: str) -> EntryHistory | None:
+    """The entry's creation, history and revision (None when there is no entry)."""
+    sql = f"SELECT {_HISTORY} FROM data WHERE group_id = ? AND path = ?"
+    row = conn.execute(sql, (group_id, path)).fetchone()
+    if row is None:
+        return None
+    return EntryHistory(row[0], row[1], json.loads(row[2]), json.loads(row[3]), row[4])
 
 
 def get_many(conn: Tx, group_id: str, paths: Sequence[str]) -> dict[str, DataEntry]:
@@ -107,9 +132,18 @@ def exists(conn: Tx, group_id: str, path: str) -> bool:
     return conn.execute(sql, (group_id, path)).fetchone() is not None
 
 
-def save(conn: Tx, entry: DataEntry) -> None:
-    """Insert the entry, or replace the one at its path."""
-    conn.execute(_SAVE, _encode(entry))
+def save(conn: Tx, entry: DataEntry, value_text: str | None = None) -> None:
+    """Insert the entry, or replace the one at its path. `value_text`: the value's
+    `encode_value` text when the caller has it already (not encoded again)."""
+    conn.execute(_SAVE, _encode(entry, value_text))
+
+
+def group_rules(conn: Tx, group_id: str) -> tuple[int, bool] | None:
+    """What a write needs of its group: `num_history` and whether PUT needs delete rights
+    (None when the group is gone). Two columns, not the whole group record."""
+    sql = "SELECT num_history, require_delete_permission_to_put_data FROM groups WHERE id = ?"
+    row = conn.execute(sql, (group_id,)).fetchone()
+    return None if row is None else (int(row[0]), bool(row[1]))
 
 
 def delete(conn: Tx, group_id: str, path: str) -> bool:

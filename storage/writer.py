@@ -4,6 +4,10 @@ Every write is a function of a connection. Jobs that arrive while a commit is ru
 run together in the next transaction, each inside its own savepoint, so one failing job
 rolls back alone while the others share a single durable commit (one fsync for many writes).
 The thread also runs WAL checkpoints when it is idle, so no request pays for one.
+
+A coroutine's write waits on a future of its own event loop, and the writer settles all of
+a batch's futures in one hop to the loop: a `concurrent.futures.Future` wrapped per write
+cost the loop about 90 us of locks and wake-ups per write, as much as the write itself.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,10 +40,25 @@ class WriterStopped(Exception):
     """A write arrived after the database was closed."""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Job:
+    """One write, and who waits for it: a thread (`future`) or a coroutine (`waiter`, a
+    future of `loop`)."""
+
     fn: Callable[[apsw.Connection], Any]
-    future: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future)
+    future: concurrent.futures.Future[Any] | None = None
+    waiter: asyncio.Future[Any] | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+
+    def start(self) -> bool:
+        """Whether the job is still wanted (its caller did not give up); from here on a
+        thread's future can no longer be cancelled."""
+        if self.future is not None:
+            return self.future.set_running_or_notify_cancel()
+        return not self.waiter.cancelled()  # type: ignore[union-attr]
+
+
+Outcome = tuple[_Job, Any, BaseException | None]
 
 
 class Writer:
@@ -68,16 +87,24 @@ class Writer:
             raise self._error
 
     def submit(self, fn: WriteFn[T]) -> concurrent.futures.Future[T]:
-        job = _Job(fn)
-        with self._lock:
-            if self._stopping:
-                job.future.set_exception(WriterStopped("the database is closed"))
-            else:
-                self._queue.put(job)
-        return job.future
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        if not self._put(_Job(fn, future=future)):
+            future.set_exception(WriterStopped("the database is closed"))
+        return future
 
     async def run(self, fn: WriteFn[T]) -> T:
-        return await asyncio.wrap_future(self.submit(fn))
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[T] = loop.create_future()
+        if not self._put(_Job(fn, waiter=waiter, loop=loop)):
+            raise WriterStopped("the database is closed")
+        return await waiter
+
+    def _put(self, job: _Job) -> bool:
+        with self._lock:
+            if self._stopping:
+                return False
+            self._queue.put(job)
+            return True
 
     def run_sync(self, fn: WriteFn[T]) -> T:
         return self.submit(fn).result()
@@ -137,10 +164,10 @@ class Writer:
 
     def _commit(self, conn: apsw.Connection, batch: list[_Job]) -> None:
         # A job whose caller gave up (cancelled) is not run; the rest can no longer be cancelled.
-        batch = [job for job in batch if job.future.set_running_or_notify_cancel()]
+        batch = [job for job in batch if job.start()]
         if not batch:
             return
-        outcomes: list[tuple[_Job, Any, BaseException | None]] = []
+        outcomes: list[Outcome] = []
         started = time.perf_counter()
         try:
             self._rollback(conn)  # a transaction a failed rollback left open
@@ -153,17 +180,30 @@ class Writer:
         except BaseException as exc:  # the whole transaction failed: every job fails with it
             self._rollback(conn)
             log.exception("write transaction failed")
-            for job in batch:
-                job.future.set_exception(exc)
-            return
-        for job, result, error in outcomes:
-            if error is None:
-                job.future.set_result(result)
-            else:
-                job.future.set_exception(error)
+            outcomes = [(job, None, exc) for job in batch]
+        self._settle(outcomes)
 
     @staticmethod
-    def _run_job(conn: apsw.Connection, job: _Job) -> tuple[_Job, Any, BaseException | None]:
+    def _settle(outcomes: list[Outcome]) -> None:
+        """Hand each job its result: threads' futures at once, each event loop's in one
+        callback for the whole batch."""
+        by_loop: dict[asyncio.AbstractEventLoop, list[Outcome]] = {}
+        for outcome in outcomes:
+            job = outcome[0]
+            if job.loop is not None:
+                by_loop.setdefault(job.loop, []).append(outcome)
+            elif outcome[2] is None:
+                job.future.set_result(outcome[1])  # type: ignore[union-attr]
+            else:
+                job.future.set_exception(outcome[2])  # type: ignore[union-attr]
+        for loop, settled in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(_settle_waiters, settled)
+            except RuntimeError:  # the loop is closed: nobody is waiting any more
+                log.warning("%d writes committed after their event loop closed", len(settled))
+
+    @staticmethod
+    def _run_job(conn: apsw.Connection, job: _Job) -> Outcome:
         conn.execute("SAVEPOINT job")
         try:
             result = job.fn(conn)
@@ -195,3 +235,15 @@ class Writer:
             self._dirty = False
         except apsw.Error:
             log.warning("WAL checkpoint (%s) did not complete", mode)
+
+
+def _settle_waiters(outcomes: list[Outcome]) -> None:
+    """On the event loop: wake the coroutines of one batch (those still waiting)."""
+    for job, result, error in outcomes:
+        waiter = job.waiter
+        if waiter is None or waiter.done():  # cancelled after its job had started
+            continue
+        if error is None:
+            waiter.set_result(result)
+        else:
+            waiter.set_exception(error)

@@ -95,6 +95,7 @@ class Bulk:
         self, conn: Tx, target: DataTarget, method: str, jobs: list[Job], stamp: Stamp
     ) -> None:
         budget = [MAX_BULK_CASCADE]
+        target = self._writes.current(conn, target)
         for job in jobs:
             for path in job.paths:
                 if method == "DELETE":

@@ -97,4 +97,5 @@ class Data:
         target = self._targets.open(principal, group_id, writing=True)
         stamp = (principal.actor, clock.now_iso())
         operation = getattr(self._writes, how)
-        await self._db.write(lambda c: operation(c, target, path, upload, stamp))
+        current = self._writes.current
+        await self._db.write(lambda c: operation(c, current(c, target), path, upload, stamp))

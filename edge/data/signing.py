@@ -43,8 +43,9 @@ class DataSigner:
             layout.write_secret(path, secrets.token_bytes(32))
         return cls(path.read_bytes())
 
-    def sign(self, entry: DataEntry) -> str:
-        digest = hmac.new(self._key, canonical(entry), hashlib.sha256).digest()
+    def sign(self, entry: DataEntry, value_text: str | None = None) -> str:
+        """`value_text`: the value's stored text, when the caller has it (not encoded again)."""
+        digest = hmac.new(self._key, canonical(entry, value_text), hashlib.sha256).digest()
         return f"{self.key_id}.{_b64(digest)}"
 
     def verify(self, entry: DataEntry) -> bool:
@@ -54,12 +55,18 @@ class DataSigner:
             return False
 
 
-def canonical(entry: DataEntry) -> bytes:
-    fields: list[Any] = [
-        SCHEME,
-        entry.group_id,
-        entry.path,
-        entry.value,
+def canonical(entry: DataEntry, value_text: str | None = None) -> bytes:
+    """The signed bytes. Compact JSON of a list is `[` + its items' texts joined by `,` +
+    `]`, so the value's stored text (compact, keys in order, non-ASCII as itself: the same
+    encoding) can stand in its place without encoding the value again."""
+    head = _dumps([SCHEME, entry.group_id, entry.path])[:-1]
+    value = _dumps(entry.value) if value_text is None else value_text
+    tail = _dumps(_after_value(entry))[1:]
+    return f"{head},{value},{tail}".encode()
+
+
+def _after_value(entry: DataEntry) -> list[Any]:
+    return [
         [getattr(entry, name) for name in UNICODE_FIELDS],
         [getattr(entry, name) for name in NUMBER_FIELDS],
         entry.created_by,
@@ -70,8 +77,10 @@ def canonical(entry: DataEntry) -> bytes:
         entry.updated_date_list,
         entry.revision,
     ]
-    text = json.dumps(fields, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.encode("utf-8")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _b64(raw: bytes) -> str:

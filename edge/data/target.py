@@ -36,6 +36,7 @@ class DataTarget:
     grants: PathGrants
     legacy: bool = False
     delete_to_put: bool = False
+    delete_to_put_by_default: bool = False  # the org's (or project's) setting
 
     @property
     def group_id(self) -> str:
@@ -60,30 +61,48 @@ class Targets:
         self._permissions = permissions
         self._settings = settings
         self._seen: WeakKeyDictionary[Caller, dict[str, Group]] = WeakKeyDictionary()
+        self._rules: WeakKeyDictionary[Caller, dict[str | None, tuple[bool, bool]]] = (
+            WeakKeyDictionary()
+        )
 
     def open(self, principal: Principal, group_id: str, *, writing: bool) -> DataTarget:
         """The group and the caller's grants in it; a write also reads the org's rules
-        (legacy permissions, delete-to-put), which a read never needs."""
+        (legacy permissions, delete-to-put), which a read never needs. The group may be
+        as this caller last saw it (see `_group`); a write reads the group's own data rules
+        again in its transaction (edge/data/writes.py `EntryWrites.current`)."""
         if principal.org_id is None:
             raise Denied("Sign in to an organization first (staff: with a scope)")
         caller = self._permissions.caller(principal)
-        group = self._group(caller, group_id, fresh=writing)
+        group = self._group(caller, group_id)
         if group is None or group.org_id != principal.org_id:
             raise NotFound("Group not found")
         legacy = rdp = False
+        by_default = False
         if writing:
-            found = self._settings(group.org_id, group.project_id, (LEGACY, DELETE_TO_PUT))
-            legacy = bool(found[LEGACY])
-            rdp = group.require_delete_permission_to_put_data or bool(found[DELETE_TO_PUT])
+            legacy, by_default = self._org_rules(caller, group)
+            rdp = group.require_delete_permission_to_put_data or by_default
         grants = caller.path_grants(group.id, group.project_id, "data", legacy=legacy)
-        return DataTarget(group, caller, grants, legacy, rdp)
+        return DataTarget(group, caller, grants, legacy, rdp, by_default)
 
-    def _group(self, caller: Caller, group_id: str, *, fresh: bool) -> Group | None:
-        """A read may use the group as this caller last saw it: what a read depends on
-        (its org, project, state, existence) moves the access epoch, which replaces the
-        caller, and with it this memo. A write reads the group anew (its data rules)."""
+    def _org_rules(self, caller: Caller, group: Group) -> tuple[bool, bool]:
+        """The settings `LEGACY` and `DELETE_TO_PUT` where the group lives, as this caller
+        last read them: changing an org's or a project's settings moves the access epoch,
+        which replaces the caller, and with it this memo."""
+        seen = self._rules.setdefault(caller, {})
+        found = seen.get(group.project_id)
+        if found is None:
+            values = self._settings(group.org_id, group.project_id, (LEGACY, DELETE_TO_PUT))
+            found = (bool(values[LEGACY]), bool(values[DELETE_TO_PUT]))
+            if len(seen) < MEMO_LIMIT:
+                seen[group.project_id] = found
+        return found
+
+    def _group(self, caller: Caller, group_id: str) -> Group | None:
+        """The group as this caller last saw it: what access depends on (its org, project,
+        state, existence) moves the access epoch, which replaces the caller, and with it
+        this memo. Its data rules do not, so a write reads those in its transaction."""
         seen = self._seen.setdefault(caller, {})
-        found = None if fresh else seen.get(group_id)
+        found = seen.get(group_id)
         if found is None:
             found = self._db.read(lambda c: group_store.get(c, group_id))
             if found is not None and len(seen) < MEMO_LIMIT:

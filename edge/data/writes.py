@@ -20,7 +20,7 @@ from edge.data.target import DataTarget
 from edge.data.uploads import Upload
 from edge.errors import Conflict, NotFound
 from storage import data as store
-from storage.data import INDEX_FIELDS, DataEntry
+from storage.data import INDEX_FIELDS, DataEntry, EntryHistory
 from storage.rows import Tx
 
 Stamp = tuple[str, str]  # (who, when)
@@ -31,8 +31,22 @@ class EntryWrites:
         self._signer = signer
         self.max_bytes = max_bytes
 
+    @staticmethod
+    def current(conn: Tx, target: DataTarget) -> DataTarget:
+        """The target with its group's data rules (`num_history`, delete-to-put) as this
+        transaction sees them: the target's group may be a remembered copy, and these rules
+        must be the ones in force when the write is decided. Call once per transaction."""
+        rules = store.group_rules(conn, target.group_id)
+        if rules is None:
+            raise NotFound("Group not found")
+        keep, rdp = rules
+        group = target.group
+        if (keep, rdp) != (group.num_history, group.require_delete_permission_to_put_data):
+            group = replace(group, num_history=keep, require_delete_permission_to_put_data=rdp)
+        return replace(target, group=group, delete_to_put=rdp or target.delete_to_put_by_default)
+
     def put(self, conn: Tx, target: DataTarget, path: str, upload: Upload, stamp: Stamp) -> None:
-        current = store.get(conn, target.group_id, path)
+        current = store.history(conn, target.group_id, path)
         target.require(path, self._needed(target, current is not None, "PUT"))
         self._save(conn, target, path, current, upload, stamp, merge=False)
 
@@ -63,28 +77,31 @@ class EntryWrites:
         conn: Tx,
         target: DataTarget,
         path: str,
-        current: DataEntry | None,
+        current: DataEntry | EntryHistory | None,
         upload: Upload,
         stamp: Stamp,
         *,
         merge: bool,
     ) -> None:
         entry = compose(target, path, current, upload, stamp, merge=merge)
+        text = upload.text if entry.value is upload.value else None  # encoded once, on upload
         if merge and upload.has_value:  # the merged value obeys the size limit too
-            checked_text("value", entry.value, self.max_bytes)
-        store.save(conn, replace(entry, signature=self._signer.sign(entry)))
+            text = checked_text("value", entry.value, self.max_bytes)
+        signed = replace(entry, signature=self._signer.sign(entry, text))
+        store.save(conn, signed, text)
 
 
 def compose(
     target: DataTarget,
     path: str,
-    current: DataEntry | None,
+    current: DataEntry | EntryHistory | None,
     upload: Upload,
     stamp: Stamp,
     *,
     merge: bool,
 ) -> DataEntry:
-    """The entry after this write (unsigned)."""
+    """The entry after this write (unsigned). A merge needs the whole current entry; a
+    replacement only its history (`EntryHistory`)."""
     who, when = stamp
     keep = max(target.group.num_history, 0)
     index = _index(current, upload, merge)
@@ -105,7 +122,7 @@ def compose(
     )
 
 
-def _value(current: DataEntry | None, upload: Upload, merge: bool) -> Any:
+def _value(current: Any, upload: Upload, merge: bool) -> Any:
     """PATCH merges: the patch's keys replace the stored object's, the others stay; when
     either side is not an object, the patch's value replaces the stored one."""
     if not upload.has_value:
@@ -115,6 +132,6 @@ def _value(current: DataEntry | None, upload: Upload, merge: bool) -> Any:
     return upload.value
 
 
-def _index(current: DataEntry | None, upload: Upload, merge: bool) -> dict[str, Any]:
+def _index(current: Any, upload: Upload, merge: bool) -> dict[str, Any]:
     base = {n: getattr(current, n) for n in INDEX_FIELDS} if merge and current else {}
     return {n: upload.index.get(n, base.get(n)) for n in INDEX_FIELDS}

@@ -130,3 +130,40 @@ async def test_a_cancelled_write_does_not_stop_the_writer(db: Database) -> None:
     keys = db.read(lambda c: c.execute("SELECT k FROM t ORDER BY k").fetchall())
     assert keys == [("later",)]  # the cancelled job never ran
     db.close()
+
+
+async def test_writes_waiting_together_share_one_commit(db: Database) -> None:
+    """Group commit: writes queued while the writer is busy run in one transaction (one
+    fsync), and their coroutines are woken by one callback on the loop, not one each."""
+    import threading
+
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(conn: apsw.Connection) -> None:
+        entered.set()
+        release.wait(5)
+
+    loop = asyncio.get_running_loop()
+    first = asyncio.ensure_future(db.write(slow))
+    await loop.run_in_executor(None, entered.wait, 5)
+    waiting = [asyncio.ensure_future(db.write(insert(f"k{i}", i))) for i in range(50)]
+    await asyncio.sleep(0)  # every write is queued behind the slow one
+    commits_before = sum(db._writer.commits.counts)
+    wakeups = []
+    real = loop.call_soon_threadsafe
+
+    def counted(callback, *args):  # type: ignore[no-untyped-def]
+        wakeups.append(callback)
+        return real(callback, *args)
+
+    loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+    try:
+        release.set()
+        await first
+        assert await asyncio.gather(*waiting) == [f"k{i}" for i in range(50)]
+    finally:
+        del loop.call_soon_threadsafe
+    # The slow write's transaction, then one for the fifty; one hop back to the loop each.
+    assert sum(db._writer.commits.counts) - commits_before == 2
+    assert len(wakeups) == 2
+    db.close()
