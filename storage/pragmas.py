@@ -7,6 +7,7 @@ import apsw
 from storage.patterns import PatternTooSlow, regexp
 
 BUSY_TIMEOUT_MS = 5000
+WAL_SIZE_LIMIT = 64 << 20
 __all__ = ["BUSY_TIMEOUT_MS", "PatternTooSlow", "configure"]
 
 
@@ -25,5 +26,7 @@ def configure(conn: apsw.Connection, *, writer: bool) -> None:
     if writer:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA wal_autocheckpoint = 0")
+        # A WAL that a burst grew is cut back to this when it next starts over.
+        conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
     else:
         conn.execute("PRAGMA query_only = ON")

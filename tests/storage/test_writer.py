@@ -167,3 +167,23 @@ async def test_writes_waiting_together_share_one_commit(db: Database) -> None:
     assert sum(db._writer.commits.counts) - commits_before == 2
     assert len(wakeups) == 2
     db.close()
+
+
+async def test_a_load_without_pauses_still_checkpoints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writes that never leave the writer idle for a second still get their WAL copied into
+    the database (the soak grew a 624 MiB WAL before the writer checkpointed under load)."""
+    monkeypatch.setattr("storage.writer.IDLE_CHECKPOINT_SECONDS", 3600.0)
+    monkeypatch.setattr("storage.writer.BUSY_CHECKPOINT_SECONDS", 0.2)
+    database = Database.open(tmp_path / "edge.db")
+    database.write_sync(lambda c: c.execute("CREATE TABLE t (k TEXT PRIMARY KEY, v BLOB)"))
+    before = (tmp_path / "edge.db").stat().st_size
+    for i in range(12):
+        await database.write(
+            lambda c, i=i: c.execute("INSERT INTO t VALUES (?, ?)", (i, b"x" * 65536))
+        )
+        await asyncio.sleep(0.05)
+    # The database file holds the rows although the writer was never idle.
+    assert (tmp_path / "edge.db").stat().st_size > before + 256 * 1024
+    database.close()
