@@ -33,8 +33,11 @@ def reset() -> None:
 
 def iso(moment: datetime) -> str:
     """Fixed-width ISO 8601 UTC with `Z`: sorts correctly as text."""
-    utc = moment.astimezone(UTC)
-    return f"{utc.year:04d}-" + utc.strftime("%m-%dT%H:%M:%S.%fZ")
+    u = moment.astimezone(UTC)  # formatted by hand: strftime took twice as long
+    return (
+        f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}"
+        f".{u.microsecond:06d}Z"
+    )
 
 
 def now_iso() -> str:
