@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
 import fcntl
 import functools
 import hashlib
@@ -68,6 +70,21 @@ def new_name() -> str:
     return secrets.token_hex(NAME_LENGTH // 2)
 
 
+def _sync_file_range() -> Callable[[int, int, int], None]:
+    """Linux's sync_file_range(2) with SYNC_FILE_RANGE_WRITE: start writing a range of a file
+    to disk and return at once. Python does not wrap it; elsewhere it is a no-op."""
+    try:
+        call = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True).sync_file_range
+    except (OSError, AttributeError, TypeError):
+        return lambda fd, offset, length: None
+    call.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
+    call.restype = ctypes.c_int
+    return lambda fd, offset, length: call(fd, offset, length, 2)  # SYNC_FILE_RANGE_WRITE
+
+
+start_writeback = _sync_file_range()
+
+
 def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -104,7 +121,12 @@ def hold(data_dir: Path) -> Iterator[None]:
 class _Sink:
     """The temporary file a stream goes to. Each chunk is hashed by one worker thread while
     another writes it (MD5 and the copy to the page cache run side by side); the write holds
-    a lock so an abort never races it."""
+    a lock so an abort never races it.
+
+    Each write also starts the disk on what it wrote (`start_writeback`, which does not wait),
+    so the disk works while the rest arrives and the fsync at the end finds little left to
+    do: without it, every byte reaches the disk only after the last one arrived, and an
+    upload takes the time to receive it plus the time to write it."""
 
     def __init__(self, store: BlobStore) -> None:
         self.path = store.tmp / f"{TEMP_PREFIX}{new_name()}{TEMP_SUFFIX}"
@@ -114,6 +136,7 @@ class _Sink:
         self._store = store
         self._lock = threading.Lock()
         self._closed = False
+        self._written = 0
 
     def hash(self, pieces: list[bytes]) -> None:
         for piece in pieces:
@@ -123,11 +146,11 @@ class _Sink:
         with self._lock, disk_errors():
             if self._closed:
                 return
-            self._store.before_write(sum(len(p) for p in pieces))
-            for piece in pieces:
-                view = memoryview(piece)
-                while view:
-                    view = view[os.write(self.fd, view) :]
+            size = sum(len(p) for p in pieces)
+            self._store.before_write(size)
+            _write_all(self.fd, pieces)
+            start_writeback(self.fd, self._written, size)
+            self._written += size
 
     def finish(self) -> None:
         with self._lock, disk_errors():
@@ -142,6 +165,17 @@ class _Sink:
                 os.close(self.fd)
                 self._closed = True
         self.path.unlink(missing_ok=True)
+
+
+def _write_all(fd: int, pieces: list[bytes]) -> None:
+    """All the pieces, in as few system calls as the kernel allows (a short write resumes)."""
+    views = [memoryview(p) for p in pieces if p]
+    while views:
+        done = os.writev(fd, views[:1024])  # IOV_MAX
+        while done and done >= len(views[0]):
+            done -= len(views.pop(0))
+        if done:
+            views[0] = views[0][done:]
 
 
 class BlobStore:
