@@ -77,6 +77,9 @@ PATCH_FILES = obj(
 READ_OPTIONS = ("cascade", "paths_only", "redirect", "url_only", "info_only")
 EXTRAS = (*READ_OPTIONS, "path_filter", "expires_in")
 LISTABLE = listing.Listable("files", TABLE.kinds(), table=TABLE, extras=EXTRAS, default_order=ORDER)
+# How far the body may be read ahead of the disk: the loop keeps reading while worker
+# threads hash and write the batch before (a few such buffers per upload, whatever its size).
+READ_AHEAD = 1 << 20
 ONE = "/v2/groups/{group_id}/files/{path:.*}"
 PRESIGNED = PREFIX + "/{group_id}/files/{path:.*}"
 
@@ -161,10 +164,14 @@ async def download(request: web.Request) -> web.StreamResponse:
 
 
 async def _chunks(request: web.Request) -> AsyncIterator[bytes]:
-    """The request body as it arrives; a connection that breaks off is the client's fault."""
+    """The request body as it arrives, chunk by chunk as the transport read it (never joined:
+    a join would copy every byte once more on the event loop); a connection that breaks off
+    is the client's fault."""
+    request.content.set_read_chunk_size(READ_AHEAD)
     try:
-        async for chunk in request.content.iter_any():
-            yield chunk
+        async for chunk, _ in request.content.iter_chunks():
+            if chunk:
+                yield chunk
     except (ClientError, HttpProcessingError, ConnectionError) as exc:
         raise ValidationError("body", "the upload broke off before its end") from exc
 

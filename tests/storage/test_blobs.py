@@ -54,6 +54,24 @@ async def test_a_full_disk_is_disk_full_and_nothing_stays(store: BlobStore) -> N
     assert list(store.tmp.iterdir()) == []
 
 
+async def test_a_disk_that_fills_mid_stream_is_disk_full_and_nothing_stays(
+    store: BlobStore,
+) -> None:
+    """Chunks still in flight behind the failed write are dropped, the file goes with them."""
+    writes = []
+
+    def fills(size: int) -> None:
+        writes.append(size)
+        if len(writes) > 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    store.before_write = fills
+    data = os.urandom((2 * blobs.IN_FLIGHT + 4) * blobs.CHUNK)
+    with pytest.raises(DiskFull):
+        await store.receive(chunks(data, 64 * 1024), 1 << 30)
+    assert list(store.tmp.iterdir()) == []
+
+
 async def test_a_broken_stream_leaves_nothing(store: BlobStore) -> None:
     async def broken() -> AsyncIterator[bytes]:
         yield os.urandom(blobs.CHUNK + 1)
