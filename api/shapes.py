@@ -58,15 +58,16 @@ _IGNORED = frozenset(
     )
 )
 _SHAPED = frozenset(("type", "properties", "required", "additionalProperties", "items"))
-_TYPES: dict[str, Check] = {
-    "object": lambda v: type(v) is dict,
-    "array": lambda v: type(v) is list,
-    "string": lambda v: type(v) is str,
-    "boolean": lambda v: type(v) is bool,
-    "null": lambda v: v is None,
-    # An integral float is an integer to jsonschema: unsure here, so the validator decides.
-    "integer": lambda v: type(v) is int,
-    "number": lambda v: type(v) in (int, float),
+# The Python types of each JSON type. An integral float is an integer to jsonschema: not
+# listed, so such a value is left to the validator.
+_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "integer": (int,),
+    "number": (int, float),
 }
 _compiled: dict[int, tuple[Schema, Check | None]] = {}
 
@@ -87,25 +88,37 @@ def _compile(schema: Any) -> Check | None:
         return lambda v: True
     if not isinstance(schema, dict) or not set(schema) <= _SHAPED | _IGNORED:
         return None
-    parts: list[Check] = []
     kinds = schema.get("type")
+    accepted: frozenset[type] | None = None
     if kinds is not None:
         names = [kinds] if isinstance(kinds, str) else kinds
         if not isinstance(names, list) or not all(n in _TYPES for n in names):
             return None
-        tests = tuple(_TYPES[n] for n in names)
-        parts.append(lambda v: any(test(v) for test in tests))
+        accepted = frozenset(t for n in names for t in _TYPES[n])
+    fields: Check | None = None
     if {"properties", "required", "additionalProperties"} & set(schema):
-        check = _object(schema)
-        if check is None:
+        fields = _object(schema)
+        if fields is None:
             return None
-        parts.append(check)
+    item: Check | None = None
     if "items" in schema:
         item = _compile(schema["items"])
         if item is None:
             return None
-        parts.append(lambda v: type(v) is not list or all(item(x) for x in v))
-    return lambda v: all(part(v) for part in parts)
+
+    def check(value: Any) -> bool:
+        kind = type(value)
+        if accepted is not None and kind not in accepted:
+            return False
+        if fields is not None and kind is dict and not fields(value):
+            return False
+        if item is not None and kind is list:
+            for x in value:
+                if not item(x):
+                    return False
+        return True
+
+    return check
 
 
 def _object(schema: Schema) -> Check | None:
@@ -124,9 +137,7 @@ def _object(schema: Schema) -> Check | None:
         if others is None:
             return None
 
-    def check(value: Any) -> bool:
-        if type(value) is not dict:
-            return True  # not an object: only `type` speaks to it
+    def check(value: dict[str, Any]) -> bool:
         for name in required:
             if name not in value:
                 return False
