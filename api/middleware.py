@@ -78,32 +78,36 @@ def framing() -> Middleware:
         started = time.perf_counter()
         response = await handler(request)
         answer = resolved[0]
-        response.headers[X_REQUEST_ID] = rid
+        framed = response.headers
+        framed[X_REQUEST_ID] = rid
         for name, value in answer.headers:
-            response.headers.setdefault(name, value)
-        if answer.requests is not None:
-            _count(answer.requests, request, response.status, started)
-        if answer.access_log:
-            _access(request, response.status, started, rid)
+            framed.setdefault(name, value)
+        if answer.requests is not None or answer.access_log:
+            took = time.perf_counter() - started
+            status = response.status
+            if answer.requests is not None:
+                _count(answer.requests, request, status, took)
+            if answer.access_log:
+                _access(request, status, took, rid)
         return response
 
     return request_id
 
 
-def _count(requests: RequestStats, request: web.Request, status: int, started: float) -> None:
+def _count(requests: RequestStats, request: web.Request, status: int, seconds: float) -> None:
     """By the route's declared template (`/v2/groups/{group_id}`), never the raw path."""
     resource = request.match_info.route.resource
     route = resource.canonical if resource is not None else UNMATCHED
-    requests.observe(request.method, route, status, time.perf_counter() - started)
+    requests.observe(request.method, route, status, seconds)
 
 
-def _access(request: web.Request, status: int, started: float, rid: str) -> None:
+def _access(request: web.Request, status: int, seconds: float, rid: str) -> None:
     who = request.get(PRINCIPAL)
     logs.access(
         request.method,
         loggable_path(request.raw_path),
         status,
-        (time.perf_counter() - started) * 1000,
+        seconds * 1000,
         rid,
         client_address(request),
         who.account_id if who is not None else None,

@@ -41,9 +41,24 @@ def scalar(conn: apsw.Connection, sql: str, params: Params = ()) -> Any:
 
 
 def insert(conn: apsw.Connection, table: str, values: Row) -> None:
-    columns = ", ".join(values)
-    marks = ", ".join(f":{name}" for name in values)
-    conn.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", values)
+    conn.execute(_insert_sql(table, tuple(values)), values)
+
+
+_INSERTS: dict[tuple[str, tuple[str, ...]], str] = {}
+MAX_INSERTS = 256  # far more shapes than the code has; past it, built each time
+
+
+def _insert_sql(table: str, names: tuple[str, ...]) -> str:
+    """The INSERT of these columns, built once per (table, columns): a record's insert
+    always names the same columns, and the writer runs it for every new row."""
+    key = (table, names)
+    sql = _INSERTS.get(key)
+    if sql is None:
+        marks = ", ".join(f":{name}" for name in names)
+        sql = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})"
+        if len(_INSERTS) < MAX_INSERTS:
+            _INSERTS[key] = sql
+    return sql
 
 
 def update(conn: apsw.Connection, table: str, key: str, key_value: Any, values: Row) -> int:

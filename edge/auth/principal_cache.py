@@ -57,9 +57,11 @@ class PrincipalCache:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, token: str) -> Entry | None:
-        """The entry of a token still fresh here, or None (the caller verifies again)."""
-        now = clock.now().timestamp()
+    def get(self, token: str, now: float | None = None) -> Entry | None:
+        """The entry of a token still fresh here at `now` (epoch seconds; the clock's when
+        not given), or None (the caller verifies again)."""
+        if now is None:
+            now = clock.now().timestamp()
         self._sync(now)
         entry = self._entries.get(token)
         if entry is None:

@@ -137,9 +137,10 @@ class Tokens:
         """The principal of a valid access token of a live session, or Unauthenticated."""
         cache = self.cache
         if cache is not None:
-            entry = cache.get(token)
+            now = clock.now().timestamp()
+            entry = cache.get(token, now)
             if entry is not None:
-                if entry.expires <= clock.now().timestamp():
+                if entry.expires <= now:
                     raise Unauthenticated("Access token has expired")
                 return entry.principal
         claims = self._decode(token)

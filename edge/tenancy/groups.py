@@ -39,6 +39,10 @@ TABLE = store.LIST
 Row = dict[str, Any]
 DEFAULT_NUM_HISTORY = 10
 RDP = "require_delete_permission_to_put_data"
+PROTECT = "group_delete_protection_on_by_default"
+RDP_DEFAULT = "groups_require_delete_permission_to_put_data_by_default"
+LEGACY = "use_legacy_data_and_files_permissions"
+DEFAULTS = (PROTECT, RDP_DEFAULT, LEGACY)  # the settings a new group reads, in one go
 
 
 def _name(field: str, value: Any) -> str:
@@ -88,10 +92,11 @@ class Groups:
         values = _values(body)
         if RDP in values and not caller.is_project_admin(project_id):
             raise Denied(f"Only admins may set {RDP}")
-        group = self._new_group(principal, org_id, project_id, values)
+        defaults = settings.effective_many(self._db, org_id, project_id, DEFAULTS)
+        group = self._new_group(principal, org_id, project_id, values, defaults)
         own = None
         if body.get("create_own_access", True) and not principal.is_staff:
-            own = self._own_access(principal, group)
+            own = _own_access(principal, group, legacy=bool(defaults[LEGACY]))
 
         def write(conn: Tx) -> None:
             store.create(conn, group)
@@ -140,14 +145,16 @@ class Groups:
         return GroupStanding(self._permissions.caller(principal), group)
 
     def _new_group(
-        self, principal: Principal, org_id: str, project_id: str | None, values: Row
+        self,
+        principal: Principal,
+        org_id: str,
+        project_id: str | None,
+        values: Row,
+        defaults: Row,
     ) -> Group:
-        def default(name: str) -> bool:
-            return bool(settings.effective(self._db, org_id, project_id, name))
-
         now = clock.now_iso()
-        protect = default("group_delete_protection_on_by_default")
-        rdp = default("groups_require_delete_permission_to_put_data_by_default")
+        protect = bool(defaults[PROTECT])
+        rdp = bool(defaults[RDP_DEFAULT])
         return Group(
             id=ids.new_id(),
             org_id=org_id,
@@ -167,24 +174,20 @@ class Groups:
             last_updated_by=principal.actor,
         )
 
-    def _own_access(self, principal: Principal, group: Group) -> Access:
-        """Full access to a new group for its creator (create_own_access)."""
-        legacy = bool(
-            settings.effective(
-                self._db, group.org_id, group.project_id, "use_legacy_data_and_files_permissions"
-            )
-        )
-        paths = access_values.full_paths(legacy)
-        values = {**access_values.full_values("group"), "data_paths": paths, "file_paths": paths}
-        return access_values.new_access(
-            "group",
-            group.id,
-            principal.account_id,
-            principal.kind,
-            group.org_id,
-            principal.actor,
-            values,
-        )
+
+def _own_access(principal: Principal, group: Group, *, legacy: bool) -> Access:
+    """Full access to a new group for its creator (create_own_access)."""
+    paths = access_values.full_paths(legacy)
+    values = {**access_values.full_values("group"), "data_paths": paths, "file_paths": paths}
+    return access_values.new_access(
+        "group",
+        group.id,
+        principal.account_id,
+        principal.kind,
+        group.org_id,
+        principal.actor,
+        values,
+    )
 
 
 def _values(body: dict[str, Any]) -> Row:
