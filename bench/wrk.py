@@ -28,6 +28,8 @@ class Load:
 
 # A request path slower than this runs with SLOW_CONNECTIONS, so requests finish inside the
 # run instead of timing out (the server is saturated either way; only latency differs).
+# The warm-up that tells it runs with the full connections: with few, a durable write waits
+# on every fsync alone and looks slow although many at once share one commit.
 SLOW_RPS = 200
 SLOW_CONNECTIONS = 4
 
@@ -76,7 +78,7 @@ def run(target: Target, load: Load, server_pid: int) -> Result:
         script.write_text(_script(target))
         connections = load.connections
         if load.warmup > 0:
-            probe = _wrk(target.url, script, load.threads, SLOW_CONNECTIONS, load.warmup)
+            probe = _wrk(target.url, script, load.threads, load.connections, load.warmup)
             if probe[0] / (probe[1] / 1e6) < SLOW_RPS:
                 connections = SLOW_CONNECTIONS
             wait_idle(server_pid)
