@@ -22,6 +22,7 @@ from aiohttp import web
 
 from api import bodies, params
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import Handler, Route, principal
 from api.schemas import Schema
 
@@ -50,25 +51,25 @@ def handlers(spec: AccessSpec) -> dict[str, Handler]:
         body = await bodies.read_json(request, spec.create)
         service = request.app[SERVICES].access
         await service.create(principal(request), spec.kind, *_ids(spec, request), body)
-        return web.json_response({"message": "Success"}, status=201)
+        return json_response({"message": "Success"}, status=201)
 
     async def get(request: web.Request) -> web.Response:
         service = request.app[SERVICES].access
         found = service.get(principal(request), spec.kind, *_ids(spec, request))
-        return web.json_response({f"{spec.kind}_access": found})
+        return json_response({f"{spec.kind}_access": found})
 
     async def patch(request: web.Request) -> web.Response:
         body = await bodies.read_json(request, spec.patch)
         service = request.app[SERVICES].access
         await service.patch(principal(request), spec.kind, *_ids(spec, request), body)
-        return web.json_response({"message": "Success"})
+        return json_response({"message": "Success"})
 
     async def delete(request: web.Request) -> web.Response:
         flags = params.deletion(request.query, permanent_by_default=True)
         service = request.app[SERVICES].access
         target, grantee = _ids(spec, request)
         await service.delete(principal(request), spec.kind, target, grantee, force=flags.force)
-        return web.json_response({"message": "Success"})
+        return json_response({"message": "Success"})
 
     return {"POST": create, "GET": get, "PATCH": patch, "DELETE": delete}
 

@@ -19,6 +19,7 @@ from aiohttp import web
 
 from api import bodies, listing, params, uploads
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import Handler, Route, principal
 from api.schemas import INT, OBJECT, STR, Schema, obj
 from edge.tenancy.account import TABLES, AccessOptions
@@ -56,7 +57,7 @@ PICTURE_FORM = obj({"file": {"type": "string", "format": "binary"}}, ("file",))
 
 
 async def get_org_access(request: web.Request) -> web.Response:
-    return web.json_response(request.app[SERVICES].account.org_access(principal(request)))
+    return json_response(request.app[SERVICES].account.org_access(principal(request)))
 
 
 def _lister(kind: str) -> Handler:
@@ -78,28 +79,28 @@ def _lister(kind: str) -> Handler:
 
 
 async def get_current_session(request: web.Request) -> web.Response:
-    return web.json_response(request.app[SERVICES].account.current_session(principal(request)))
+    return json_response(request.app[SERVICES].account.current_session(principal(request)))
 
 
 async def get_dashboard(request: web.Request) -> web.Response:
-    return web.json_response(request.app[SERVICES].account.dashboard(principal(request)))
+    return json_response(request.app[SERVICES].account.dashboard(principal(request)))
 
 
 async def set_dashboard(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, DASHBOARD)
     await request.app[SERVICES].account.set_dashboard(principal(request), body)
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def set_picture(request: web.Request) -> web.Response:
     data = await uploads.read_file(request, "file", MAX_BYTES)
     await request.app[SERVICES].pictures.set_own(principal(request), data)
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def delete_picture(request: web.Request) -> web.Response:
     await request.app[SERVICES].pictures.delete_own(principal(request))
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 def _access_route(kind: str, plural: str, model: str) -> Route:

@@ -23,6 +23,7 @@ from aiohttp import web
 
 from api import bodies, listing
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import Handler, Route, principal
 from api.schemas import DESCRIPTION, INT, STR, TAG_LIST, TAGS, Schema, integer, obj
 from edge.billing.ledger import MAX_POINTS
@@ -126,7 +127,7 @@ async def create_entry(request: web.Request) -> web.Response:
     billing = request.app[SERVICES].billing
     org_id, who = request.match_info["org_id"], principal(request)
     entry_id = await billing.create(who, org_id, body)
-    return web.json_response({"billing_point": billing.get(who, org_id, entry_id)}, status=201)
+    return json_response({"billing_point": billing.get(who, org_id, entry_id)}, status=201)
 
 
 async def list_entries(request: web.Request) -> web.Response:
@@ -138,24 +139,24 @@ async def list_entries(request: web.Request) -> web.Response:
 
 async def get_entry(request: web.Request) -> web.Response:
     entry = request.app[SERVICES].billing.get(principal(request), *_ids(request))
-    return web.json_response({"billing_point": entry})
+    return json_response({"billing_point": entry})
 
 
 async def patch_entry(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, PATCH)
     await request.app[SERVICES].billing.patch(principal(request), *_ids(request), body)
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def delete_entry(request: web.Request) -> web.Response:
     await request.app[SERVICES].billing.delete(principal(request), *_ids(request))
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def get_balance(request: web.Request) -> web.Response:
     _only(request, ())
     billing = request.app[SERVICES].billing
-    return web.json_response(billing.balance(principal(request), request.match_info["org_id"]))
+    return json_response(billing.balance(principal(request), request.match_info["org_id"]))
 
 
 async def get_usage(request: web.Request) -> web.Response:
@@ -167,20 +168,20 @@ async def get_usage(request: web.Request) -> web.Response:
         given.get("from"),
         given.get("to"),
     )
-    return web.json_response(summary)
+    return json_response(summary)
 
 
 async def get_rates(request: web.Request) -> web.Response:
     _only(request, ())
     billing = request.app[SERVICES].billing
-    return web.json_response(billing.rates(principal(request), request.match_info["org_id"]))
+    return json_response(billing.rates(principal(request), request.match_info["org_id"]))
 
 
 async def patch_rates(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, RATES)
     who, org_id = principal(request), request.match_info["org_id"]
     await request.app[SERVICES].billing.patch_rates(who, org_id, body)
-    return web.json_response(request.app[SERVICES].billing.rates(who, org_id))
+    return json_response(request.app[SERVICES].billing.rates(who, org_id))
 
 
 def _only(request: web.Request, allowed: tuple[str, ...]) -> dict[str, str]:

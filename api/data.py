@@ -25,6 +25,7 @@ from multidict import MultiMapping
 
 from api import bodies, listing, schemas
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import BOOL, Schema, obj
 from edge.access.values import MAX_PATH
@@ -177,25 +178,25 @@ async def get_data(request: web.Request) -> web.Response:
     query = data_query.parse(single_values(request.query))
     group_id, path = _where(request)
     body = await request.app[SERVICES].data.get(principal(request), group_id, path, query)
-    return web.json_response(body)
+    return json_response(body)
 
 
 async def put_data(request: web.Request) -> web.Response:
     body = await read_body(request, UPLOAD)
     await request.app[SERVICES].data.put(principal(request), *_where(request), body)
-    return web.json_response(SUCCESS)
+    return json_response(SUCCESS)
 
 
 async def post_data(request: web.Request) -> web.Response:
     body = await read_body(request, UPLOAD)
     await request.app[SERVICES].data.post(principal(request), *_where(request), body)
-    return web.json_response(SUCCESS, status=201)
+    return json_response(SUCCESS, status=201)
 
 
 async def patch_data(request: web.Request) -> web.Response:
     body = await read_body(request, PATCH)
     await request.app[SERVICES].data.patch(principal(request), *_where(request), body)
-    return web.json_response(SUCCESS)
+    return json_response(SUCCESS)
 
 
 async def delete_data(request: web.Request) -> web.Response:
@@ -206,7 +207,7 @@ async def delete_data(request: web.Request) -> web.Response:
     cascade = data_query.flag("cascade", given.get("cascade", "false"))
     group_id, path = _where(request)
     await request.app[SERVICES].data.delete(principal(request), group_id, path, cascade=cascade)
-    return web.json_response(SUCCESS)
+    return json_response(SUCCESS)
 
 
 async def bulk_data(request: web.Request) -> web.Response:
@@ -218,8 +219,8 @@ async def bulk_data(request: web.Request) -> web.Response:
     group_id = request.match_info["group_id"]
     found = await data.bulk.run(principal(request), group_id, method, body["jobs"])
     if found is not None:
-        return web.json_response(found)
-    return web.json_response(SUCCESS, status=201 if method == "POST" else 200)
+        return json_response(found)
+    return json_response(SUCCESS, status=201 if method == "POST" else 200)
 
 
 _ONE = "/v2/groups/{group_id}/data/{path:.*}"

@@ -24,6 +24,7 @@ from aiohttp import web
 
 from api import bodies, listing, params
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import (
     BOOL,
@@ -89,7 +90,7 @@ async def root_ca(request: web.Request) -> web.Response:
 async def create_device(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, CREATE_DEVICE)
     made = await request.app[SERVICES].devices.create(principal(request), body)
-    return web.json_response({"device": made}, status=201)
+    return json_response({"device": made}, status=201)
 
 
 async def list_devices(request: web.Request) -> web.Response:
@@ -102,14 +103,14 @@ async def list_devices(request: web.Request) -> web.Response:
 async def get_device(request: web.Request) -> web.Response:
     services = request.app[SERVICES]
     device = services.devices.get(principal(request), request.match_info["device_id"])
-    return web.json_response({"device": device})
+    return json_response({"device": device})
 
 
 async def patch_device(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, PATCH_DEVICE)
     device_id = request.match_info["device_id"]
     await request.app[SERVICES].devices.patch(principal(request), device_id, body)
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def delete_device(request: web.Request) -> web.Response:
@@ -120,19 +121,19 @@ async def delete_device(request: web.Request) -> web.Response:
         force=flags.force,
         permanent=flags.permanent,
     )
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def reset_api_key(request: web.Request) -> web.Response:
     device_id = request.match_info["device_id"]
     key = await request.app[SERVICES].devices.reset_api_key(principal(request), device_id)
-    return web.json_response(key)
+    return json_response(key)
 
 
 async def reset_mqtt_credentials(request: web.Request) -> web.Response:
     device_id = request.match_info["device_id"]
     devices = request.app[SERVICES].devices
-    return web.json_response(await devices.reset_mqtt_credentials(principal(request), device_id))
+    return json_response(await devices.reset_mqtt_credentials(principal(request), device_id))
 
 
 ROUTES = [

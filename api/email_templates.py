@@ -13,6 +13,7 @@ from aiohttp import web
 
 from api import bodies, listing, params
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import (
     BOOL,
@@ -62,7 +63,7 @@ LISTABLE = listing.Listable("email_templates", TABLE.kinds(), table=TABLE)
 async def create_template(request: web.Request) -> web.Response:
     body = _without_nulls(await bodies.read_json(request, CREATE_TEMPLATE))
     new_id = await request.app[SERVICES].email_templates.create(principal(request), body)
-    return web.json_response({"template": {"id": new_id}}, status=201)
+    return json_response({"template": {"id": new_id}}, status=201)
 
 
 async def list_templates(request: web.Request) -> web.Response:
@@ -74,7 +75,7 @@ async def list_templates(request: web.Request) -> web.Response:
 
 async def get_template(request: web.Request) -> web.Response:
     templates = request.app[SERVICES].email_templates
-    return web.json_response(
+    return json_response(
         {"template": templates.get(principal(request), request.match_info["template_id"])}
     )
 
@@ -85,7 +86,7 @@ async def patch_template(request: web.Request) -> web.Response:
         body["description"] = ""
     templates = request.app[SERVICES].email_templates
     await templates.patch(principal(request), request.match_info["template_id"], body)
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def delete_template(request: web.Request) -> web.Response:
@@ -93,7 +94,7 @@ async def delete_template(request: web.Request) -> web.Response:
     flags = params.deletion(request.query, permanent_by_default=True)
     templates = request.app[SERVICES].email_templates
     await templates.delete(principal(request), request.match_info["template_id"], force=flags.force)
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 def _without_nulls(body: dict[str, object]) -> dict[str, object]:

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from api.keys import REQUEST_ID
+from api.responses import json_response
 from edge import errors
 from edge.printable import for_log
 from storage.space import DiskFull, NotWritable
@@ -56,7 +57,7 @@ def status_of(exc: errors.EdgeError) -> int:
 
 
 def payload(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
-    response = web.json_response({"message": message}, status=status, headers=headers)
+    response = json_response({"message": message}, status=status, headers=headers)
     if status == 401:
         response.headers.setdefault("WWW-Authenticate", 'Bearer realm="edge"')
     return response

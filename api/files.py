@@ -24,6 +24,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from api import bodies, listing, params
 from api.downloads import BlobResponse
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import STR, Schema, integer, obj
 from edge.errors import ValidationError
@@ -105,7 +106,7 @@ async def get_files(request: web.Request) -> web.StreamResponse:
     if isinstance(found, Redirect):
         return web.Response(status=308, headers={"Location": found.url})
     if isinstance(found, dict):
-        return web.json_response(found)
+        return json_response(found)
     return listing.respond(found.key, found.page, query, services.cursors, LISTABLE.resource)
 
 
@@ -115,7 +116,7 @@ async def put_files(request: web.Request) -> web.Response:
     answer = await request.app[SERVICES].uploads.put(
         principal(request), match["group_id"], match["path"], body, _base(request)
     )
-    return web.json_response(answer)
+    return json_response(answer)
 
 
 async def patch_files(request: web.Request) -> web.Response:
@@ -124,7 +125,7 @@ async def patch_files(request: web.Request) -> web.Response:
     await request.app[SERVICES].files.patch(
         principal(request), match["group_id"], match["path"], body
     )
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def delete_files(request: web.Request) -> web.Response:
@@ -138,7 +139,7 @@ async def delete_files(request: web.Request) -> web.Response:
         match["path"],
         cascade=params.flag(request.query, "cascade"),
     )
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def upload(request: web.Request) -> web.Response:

@@ -16,6 +16,7 @@ from aiohttp import web
 
 from api import access, bodies, listing, params
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import BOOL, DESCRIPTION, NAME, NULLABLE_STR, TAG_LIST, TAGS, Schema, obj
 from edge.tenancy.groups import TABLE as GROUP_TABLE
@@ -69,7 +70,7 @@ ACCESS = access.AccessSpec(
 async def create_group(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, CREATE_GROUP)
     group_id = await request.app[SERVICES].groups.create(principal(request), body)
-    return web.json_response({"group": {"id": group_id}}, status=201)
+    return json_response({"group": {"id": group_id}}, status=201)
 
 
 async def list_groups(request: web.Request) -> web.Response:
@@ -81,14 +82,14 @@ async def list_groups(request: web.Request) -> web.Response:
 
 async def get_group(request: web.Request) -> web.Response:
     group = request.app[SERVICES].groups.get(principal(request), request.match_info["group_id"])
-    return web.json_response({"group": group})
+    return json_response({"group": group})
 
 
 async def patch_group(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, PATCH_GROUP)
     groups = request.app[SERVICES].groups
     await groups.patch(principal(request), request.match_info["group_id"], body)
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def delete_group(request: web.Request) -> web.Response:
@@ -99,7 +100,7 @@ async def delete_group(request: web.Request) -> web.Response:
         force=flags.force,
         permanent=flags.permanent,
     )
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 _ONE = "/v2/groups/{group_id}"

@@ -19,6 +19,7 @@ from multidict import MultiMapping
 
 from api import params
 from api.model_fields import DATE, DATETIME, Schema
+from api.responses import json_response
 from edge import clock
 from edge.errors import ValidationError
 from edge.listing import (
@@ -164,12 +165,12 @@ def respond(
             body["object_count"] = total
         if query.page_count:
             body["page_count"] = math.ceil(total / query.limit)
-        return web.json_response(body)
+        return json_response(body)
     body[list_key] = page.rows
     body.update(page.extra)
     if page.more and page.last is not None:
         body["last_evaluated_key"] = codec.encode(resource, query, page.last)
-    return web.json_response(body)
+    return json_response(body)
 
 
 def _single_values(query: MultiMapping[str]) -> dict[str, str]:

@@ -17,6 +17,7 @@ from aiohttp import web
 
 from api import bodies
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import CHALLENGE, Auth, Handler, Route, principal
 from api.schemas import STR, Schema, obj
 from edge.auth.mfa import software_code
@@ -79,7 +80,7 @@ async def get_secret_code(request: web.Request) -> web.Response:
     user, challenge = _caller(request)
     _setup_only(challenge)
     reply = await request.app[SERVICES].mfa.secret_code(user)
-    return web.json_response(reply, headers={"Cache-Control": "no-store"})
+    return json_response(reply, headers={"Cache-Control": "no-store"})
 
 
 async def add_software(request: web.Request) -> web.Response:
@@ -95,7 +96,7 @@ async def add_software(request: web.Request) -> web.Response:
     }
     if challenge is not None:
         reply["session"] = await services.signin.setup_session(challenge)
-    return web.json_response(reply, headers={"Cache-Control": "no-store"})
+    return json_response(reply, headers={"Cache-Control": "no-store"})
 
 
 async def add_sms(request: web.Request) -> web.Response:
@@ -110,7 +111,7 @@ async def add_sms(request: web.Request) -> web.Response:
     reply = await services.sms_mfa.add(user, form)
     if challenge is not None and "recovery_code" in reply:
         reply["session"] = await services.signin.setup_session(challenge)
-    return web.json_response(reply, headers={"Cache-Control": "no-store"})
+    return json_response(reply, headers={"Cache-Control": "no-store"})
 
 
 def _remover(kind: str) -> Handler:
@@ -121,7 +122,7 @@ def _remover(kind: str) -> Handler:
         if challenge is not None and (challenge["kind"] not in MFA_STEPS or not code):
             raise Unauthenticated("A sign-in session removes MFA only with a recovery code")
         await request.app[SERVICES].mfa.remove(user, kind, recovery_code=code, by_admin=False)
-        return web.json_response({"message": "Success"})
+        return json_response({"message": "Success"})
 
     return remove
 
@@ -130,7 +131,7 @@ async def patch_settings(request: web.Request) -> web.Response:
     form = await bodies.read_form(request, SETTINGS_FORM)
     user, _ = _caller(request)
     await request.app[SERVICES].mfa.set_preferred(user, form["preferred_mfa"])
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 def _route(method: str, path: str, handler: Handler, auth: Auth, summary: str, **kw: Any) -> Route:

@@ -11,6 +11,7 @@ from aiohttp import web
 from api import bodies
 from api.keys import SERVICES
 from api.orgs import SETTING_SCHEMAS
+from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import BOOL, DESCRIPTION, ORG_NAME, Schema, obj
 from edge.tenancy.my_org import PATCHABLE_COLUMNS, PATCHABLE_SETTINGS
@@ -30,13 +31,13 @@ PATCH_MY_ORG = obj(
 
 
 async def get_my_org(request: web.Request) -> web.Response:
-    return web.json_response({"org": request.app[SERVICES].my_org.get(principal(request))})
+    return json_response({"org": request.app[SERVICES].my_org.get(principal(request))})
 
 
 async def patch_my_org(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, PATCH_MY_ORG)
     await request.app[SERVICES].my_org.patch(principal(request), body)
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 ROUTES = [

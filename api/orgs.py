@@ -6,6 +6,7 @@ from aiohttp import web
 
 from api import bodies, listing, params
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import (
     ALIAS,
@@ -56,7 +57,7 @@ LISTABLE = listing.Listable(
 async def create_org(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, CREATE_ORG)
     org_id = await request.app[SERVICES].orgs.create(principal(request), body)
-    return web.json_response({"org": {"id": org_id}}, status=201)
+    return json_response({"org": {"id": org_id}}, status=201)
 
 
 async def list_orgs(request: web.Request) -> web.Response:
@@ -68,13 +69,13 @@ async def list_orgs(request: web.Request) -> web.Response:
 
 async def get_org(request: web.Request) -> web.Response:
     org = request.app[SERVICES].orgs.get(principal(request), request.match_info["org_id"])
-    return web.json_response({"org": org})
+    return json_response({"org": org})
 
 
 async def patch_org(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, PATCH_ORG)
     await request.app[SERVICES].orgs.patch(principal(request), request.match_info["org_id"], body)
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def delete_org(request: web.Request) -> web.Response:
@@ -82,7 +83,7 @@ async def delete_org(request: web.Request) -> web.Response:
     await request.app[SERVICES].orgs.delete(
         principal(request), request.match_info["org_id"], force=force
     )
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 ROUTES = [

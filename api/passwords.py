@@ -11,6 +11,7 @@ from aiohttp import web
 
 from api import bodies
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import RESET_TOKEN, Route, principal
 from api.schemas import STR, obj
 
@@ -38,13 +39,13 @@ async def set_password(request: web.Request) -> web.Response:
         await passwords.reset(reset, form["new_password"])
     else:
         await passwords.change(principal(request), form.get("old_password"), form["new_password"])
-    return web.json_response({"message": "Success"}, headers=NO_STORE)
+    return json_response({"message": "Success"}, headers=NO_STORE)
 
 
 async def forgot_password(request: web.Request) -> web.Response:
     form = await bodies.read_form(request, FORGOT_PASSWORD_FORM)
     message = await request.app[SERVICES].passwords.forgot(form)
-    return web.json_response({"message": message}, headers=NO_STORE)
+    return json_response({"message": message}, headers=NO_STORE)
 
 
 ROUTES = [

@@ -11,6 +11,7 @@ from aiohttp import web
 from api import bodies, listing, params
 from api.keys import SERVICES
 from api.orgs import SETTING_SCHEMAS
+from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import ALIAS, BOOL, DESCRIPTION, NAME, TAG_LIST, Schema, obj
 from edge.tenancy.projects import SETTINGS
@@ -37,7 +38,7 @@ LISTABLE = listing.Listable(
 async def create_project(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, CREATE_PROJECT)
     project_id = await request.app[SERVICES].projects.create(principal(request), body)
-    return web.json_response({"project": {"id": project_id}}, status=201)
+    return json_response({"project": {"id": project_id}}, status=201)
 
 
 async def list_projects(request: web.Request) -> web.Response:
@@ -50,14 +51,14 @@ async def list_projects(request: web.Request) -> web.Response:
 async def get_project(request: web.Request) -> web.Response:
     projects = request.app[SERVICES].projects
     project = projects.get(principal(request), request.match_info["project_id"])
-    return web.json_response({"project": project})
+    return json_response({"project": project})
 
 
 async def patch_project(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, PATCH_PROJECT)
     projects = request.app[SERVICES].projects
     await projects.patch(principal(request), request.match_info["project_id"], body)
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def delete_project(request: web.Request) -> web.Response:
@@ -68,18 +69,18 @@ async def delete_project(request: web.Request) -> web.Response:
         force=flags.force,
         permanent=flags.permanent,
     )
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def get_my_project(request: web.Request) -> web.Response:
     project = request.app[SERVICES].projects.mine(principal(request))
-    return web.json_response({"project": project})
+    return json_response({"project": project})
 
 
 async def patch_my_project(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, PATCH_MY_PROJECT)
     await request.app[SERVICES].projects.patch_mine(principal(request), body)
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 ROUTES = [

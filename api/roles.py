@@ -26,6 +26,7 @@ from aiohttp import web
 from api import access, bodies, listing, params
 from api.groups import CRUD
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import (
     BOOL,
@@ -94,7 +95,7 @@ HELD = {
 async def create_role(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, CREATE_ROLE)
     role_id = await request.app[SERVICES].roles.create(principal(request), body)
-    return web.json_response({"role": {"id": role_id}}, status=201)
+    return json_response({"role": {"id": role_id}}, status=201)
 
 
 async def list_roles(request: web.Request) -> web.Response:
@@ -112,13 +113,13 @@ async def list_roles(request: web.Request) -> web.Response:
 
 async def get_role(request: web.Request) -> web.Response:
     role = request.app[SERVICES].roles.get(principal(request), request.match_info["role_id"])
-    return web.json_response({"role": role})
+    return json_response({"role": role})
 
 
 async def patch_role(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, PATCH_ROLE)
     await request.app[SERVICES].roles.patch(principal(request), request.match_info["role_id"], body)
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def delete_role(request: web.Request) -> web.Response:
@@ -129,7 +130,7 @@ async def delete_role(request: web.Request) -> web.Response:
         force=flags.force,
         permanent=flags.permanent,
     )
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 ACCESS = access.AccessSpec(
@@ -149,7 +150,7 @@ async def get_access(request: web.Request) -> web.StreamResponse:
     role_id, account_id = request.match_info["role_id"], request.match_info["account_id"]
     if account_id == "org":
         org_access = request.app[SERVICES].roles.org_access(principal(request), role_id)
-        return web.json_response({"org_access": org_access})
+        return json_response({"org_access": org_access})
     if account_id in HELD:
         return await _held_access(request, role_id, account_id)
     _checked_list_parameters(request)

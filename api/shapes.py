@@ -124,10 +124,10 @@ def _compile(schema: Any) -> Check | None:
 def _object(schema: Schema) -> Check | None:
     properties: dict[str, Check] = {}
     for name, sub in schema.get("properties", {}).items():
-        check = _compile(sub)
-        if check is None:
+        compiled = _compile(sub)
+        if compiled is None:
             return None
-        properties[name] = check
+        properties[name] = compiled
     required = tuple(schema.get("required", ()))
     extra = schema.get("additionalProperties", True)
     if extra is False:

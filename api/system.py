@@ -14,6 +14,7 @@ import swagger_ui_bundle
 from aiohttp import web
 
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import Route
 from edge import BUILD_VERSION, INTERFACE_VERSION, clock
 from edge.errors import NotFound
@@ -39,7 +40,7 @@ _DOCS_CSP = (
 
 async def health(request: web.Request) -> web.Response:
     """HealthInfo from the background probe (edge/ops/health.py): a 200 while serving."""
-    return web.json_response(request.app[HEALTH].report(), headers=NO_CACHE)
+    return json_response(request.app[HEALTH].report(), headers=NO_CACHE)
 
 
 async def ready(request: web.Request) -> web.Response:
@@ -47,12 +48,12 @@ async def ready(request: web.Request) -> web.Response:
     polling a server that is not ready must not mail the operator every time)."""
     found = request.app[HEALTH]
     if found.ready:
-        return web.json_response(found.report(), headers=NO_CACHE)
-    return web.json_response({"message": found.not_ready()}, status=503, headers=NO_CACHE)
+        return json_response(found.report(), headers=NO_CACHE)
+    return json_response({"message": found.not_ready()}, status=503, headers=NO_CACHE)
 
 
 async def version(request: web.Request) -> web.Response:
-    return web.json_response({"version": INTERFACE_VERSION, "server_version": BUILD_VERSION})
+    return json_response({"version": INTERFACE_VERSION, "server_version": BUILD_VERSION})
 
 
 async def changelog(request: web.Request) -> web.Response:
@@ -97,7 +98,7 @@ def _inline(note: str) -> str:
 
 
 async def openapi(request: web.Request) -> web.Response:
-    return web.json_response(request.app[OPENAPI])
+    return json_response(request.app[OPENAPI])
 
 
 async def docs(request: web.Request) -> web.Response:
@@ -153,7 +154,7 @@ def public_base(request: web.Request) -> str:
 
 
 async def jwks(request: web.Request) -> web.Response:
-    return web.json_response(
+    return json_response(
         request.app[SERVICES].keys.jwks(), headers={"Cache-Control": "public, max-age=300"}
     )
 

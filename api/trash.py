@@ -16,6 +16,7 @@ from aiohttp import web
 
 from api import listing
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import Route, principal
 from storage.trash import LIST
 
@@ -31,17 +32,17 @@ async def list_trash(request: web.Request) -> web.Response:
 
 async def get_entry(request: web.Request) -> web.Response:
     entry = request.app[SERVICES].trash.get(principal(request), request.match_info["entry_id"])
-    return web.json_response({"trash": entry})
+    return json_response({"trash": entry})
 
 
 async def restore_entry(request: web.Request) -> web.Response:
     await request.app[SERVICES].trash.restore(principal(request), request.match_info["entry_id"])
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def erase_entry(request: web.Request) -> web.Response:
     await request.app[SERVICES].trash.erase(principal(request), request.match_info["entry_id"])
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 _ONE = "/v2/trash/{entry_id}"

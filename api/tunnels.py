@@ -30,6 +30,7 @@ from aiohttp import WSMsgType, web
 
 from api import bodies
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import Route, bearer_token, principal
 from api.schemas import NULLABLE_STR, integer, obj
 from edge.errors import ValidationError
@@ -66,29 +67,29 @@ async def open_tunnel(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, CREATE_TUNNEL)
     device_id = request.match_info["device_id"]
     made = await _tunnels(request).open(principal(request), device_id, body)
-    return web.json_response(made, status=201)
+    return json_response(made, status=201)
 
 
 async def list_tunnels(request: web.Request) -> web.Response:
     found = _tunnels(request).list(principal(request), request.match_info["device_id"])
-    return web.json_response(found)
+    return json_response(found)
 
 
 async def get_tunnel(request: web.Request) -> web.Response:
     info = request.match_info
     found = _tunnels(request).get(principal(request), info["device_id"], info["tunnel_uuid"])
-    return web.json_response(found)
+    return json_response(found)
 
 
 async def close_tunnel(request: web.Request) -> web.Response:
     info = request.match_info
     await _tunnels(request).close(principal(request), info["device_id"], info["tunnel_uuid"])
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def close_all_tunnels(request: web.Request) -> web.Response:
     await _tunnels(request).close(principal(request), request.match_info["device_id"], None)
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 # -- the ends ----------------------------------------------------------------------------

@@ -5,13 +5,14 @@ from __future__ import annotations
 from aiohttp import web
 
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import Route
 
 
 async def get_client_ui_config(request: web.Request) -> web.Response:
     """ClientInterfaceInfo for an org or project named by its ID or alias (any case)."""
     client_id = request.match_info["client_id_or_alias"]
-    return web.json_response(request.app[SERVICES].projects.client_interface(client_id))
+    return json_response(request.app[SERVICES].projects.client_interface(client_id))
 
 
 ROUTES = [

@@ -13,6 +13,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import Handler, Route, principal
 from edge.auth import mfa
 
@@ -23,7 +24,7 @@ def _remover(kind: str) -> Handler:
         target = services.users.target(principal(request), request.match_info["user_id"])
         mfa.require_admin_over(target)
         await services.mfa.remove(target.user, kind, recovery_code=None, by_admin=True)
-        return web.json_response({"message": "Success"})
+        return json_response({"message": "Success"})
 
     return remove
 
@@ -35,7 +36,7 @@ async def send_recovery(request: web.Request) -> web.Response:
     template_id = request.query.get("template_id") or None
     hours = mfa.reset_hours(services.orgs, target.user)
     await mfa.send_recovery(services.db, services.messages, target.user, hours, template_id)
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def clear_sign_in_blocks(request: web.Request) -> web.Response:
@@ -43,7 +44,7 @@ async def clear_sign_in_blocks(request: web.Request) -> web.Response:
     target = services.users.target(principal(request), request.match_info["user_id"])
     mfa.require_admin_over(target)
     cleared = await services.signin.throttle.clear(f"user:{target.user['id']}")
-    return web.json_response({"message": f"Cleared {cleared} sign-in block(s)"})
+    return json_response({"message": f"Cleared {cleared} sign-in block(s)"})
 
 
 ROUTES = [

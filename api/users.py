@@ -18,6 +18,7 @@ from aiohttp import web
 
 from api import bodies, listing, params, uploads
 from api.keys import SERVICES
+from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import (
     BOOL,
@@ -102,7 +103,7 @@ def _filters(extras: dict[str, str]) -> UserFilters:
 async def create_user(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, CREATE_USER)
     user_id = await request.app[SERVICES].users.create(principal(request), body)
-    return web.json_response({"user": {"id": user_id}}, status=201)
+    return json_response({"user": {"id": user_id}}, status=201)
 
 
 async def list_users(request: web.Request) -> web.Response:
@@ -115,13 +116,13 @@ async def list_users(request: web.Request) -> web.Response:
 async def get_user(request: web.Request) -> web.Response:
     services = request.app[SERVICES]
     user = services.users.get(principal(request), request.match_info["user_id"])
-    return web.json_response({"user": user})
+    return json_response({"user": user})
 
 
 async def patch_user(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, PATCH_USER)
     await request.app[SERVICES].users.patch(principal(request), request.match_info["user_id"], body)
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def delete_user(request: web.Request) -> web.Response:
@@ -132,7 +133,7 @@ async def delete_user(request: web.Request) -> web.Response:
         force=flags.force,
         permanent=flags.permanent,
     )
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def set_user_picture(request: web.Request) -> web.Response:
@@ -140,14 +141,14 @@ async def set_user_picture(request: web.Request) -> web.Response:
     await request.app[SERVICES].pictures.set_for(
         principal(request), request.match_info["user_id"], data
     )
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 async def delete_user_picture(request: web.Request) -> web.Response:
     await request.app[SERVICES].pictures.delete_for(
         principal(request), request.match_info["user_id"]
     )
-    return web.json_response({"message": "Success"})
+    return json_response({"message": "Success"})
 
 
 PICTURE_FORM = obj({"file": {"type": "string", "format": "binary"}}, ("file",))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 from typing import Any
 
 import pytest
@@ -152,7 +153,7 @@ async def test_authorization_that_is_not_utf8_is_401(api: Api, header: bytes) ->
             api, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n" + header + b"\r\n"
         )
         assert status == 401, body
-        assert body.startswith(b'{"message": ')
+        assert set(json.loads(body)) == {"message"}
 
 
 @pytest.mark.parametrize(
