@@ -30,3 +30,11 @@ def configure(conn: apsw.Connection, *, writer: bool) -> None:
         conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
     else:
         conn.execute("PRAGMA query_only = ON")
+
+
+def configure_checkpointer(conn: apsw.Connection) -> None:
+    """The connection that checkpoints while the writer is busy: it reads and writes only
+    the WAL's pages into the database file, and cuts the WAL back like the writer does."""
+    conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+    conn.execute("PRAGMA synchronous = FULL")
+    conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
