@@ -3,6 +3,7 @@ clear 413 whether the Content-Length or the bytes themselves go past, nothing st
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -39,7 +40,7 @@ def world(content_world: World) -> World:
 async def test_a_group_quota_refuses_what_would_pass_it(world: World) -> None:
     assert (await world.upload("file_editor", "a.bin", os.urandom(3 * PART)))[0] == 200
     status, body = await world.upload("file_editor", "b.bin", os.urandom(2 * PART))
-    assert (status, body) == (413, f'{{"message": "{GROUP_FULL}"}}'.encode())
+    assert (status, json.loads(body)) == (413, {"message": GROUP_FULL})
     assert await world.stored("b.bin") is None
     assert list(world.site.services.blobs.tmp.iterdir()) == []
     assert (await world.upload("file_editor", "b.bin", os.urandom(PART)))[0] == 200  # exactly full
@@ -56,7 +57,7 @@ async def test_the_installation_quota_spans_groups(world: World) -> None:
     assert (await world.upload("file_editor", "a.bin", os.urandom(4 * PART)))[0] == 200
     group = world.legacy_group_id
     status, body = await world.upload("org_admin", "b.bin", os.urandom(3 * PART), group=group)
-    assert (status, body) == (413, f'{{"message": "{TOTAL_FULL}"}}'.encode())
+    assert (status, json.loads(body)) == (413, {"message": TOTAL_FULL})
     assert (await world.upload("org_admin", "b.bin", os.urandom(2 * PART), group=group))[0] == 200
 
 
@@ -65,7 +66,7 @@ async def test_parts_waiting_for_completion_count(world: World) -> None:
     for url in started["urls"][:2]:
         assert (await world.send(url, os.urandom(2 * PART)))[0] == 200
     status, _, body = await world.send(started["urls"][2], os.urandom(PART))
-    assert (status, body) == (413, f'{{"message": "{GROUP_FULL}"}}'.encode())
+    assert (status, json.loads(body)) == (413, {"message": GROUP_FULL})
     assert (await world.upload("file_editor", "x.bin", b"1"))[0] == 413  # the parts hold the room
     complete = {"completed_upload_id": started["upload_id"], "num_parts": 2}
     assert (await world.files("file_editor", "PUT", "m.bin", json=complete))[0] == 200
