@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 from storage import layout
-from storage.space import DiskFull, NotWritable, is_full, is_unwritable
+from storage.space import disk_errors
 
 CHUNK = 1 << 20  # bytes handed to the worker threads at a time
 IN_FLIGHT = 2  # chunks handed over and not yet hashed and written, per stream
@@ -94,20 +94,6 @@ def fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-@contextlib.contextmanager
-def disk_errors() -> Iterator[None]:
-    """ENOSPC and EDQUOT become DiskFull, EROFS, EACCES, EPERM and EIO NotWritable,
-    whichever call met them."""
-    try:
-        yield
-    except OSError as exc:
-        if is_full(exc):
-            raise DiskFull(str(exc.strerror)) from None
-        if is_unwritable(exc):
-            raise NotWritable(str(exc.strerror)) from None
-        raise
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
@@ -43,6 +44,20 @@ def is_unwritable(exc: OSError) -> bool:
     return exc.errno in UNWRITABLE_ERRNOS
 
 
+@contextlib.contextmanager
+def disk_errors() -> Iterator[None]:
+    """ENOSPC and EDQUOT become DiskFull, EROFS, EACCES, EPERM and EIO NotWritable,
+    whichever call met them."""
+    try:
+        yield
+    except OSError as exc:
+        if is_full(exc):
+            raise DiskFull(str(exc.strerror)) from None
+        if is_unwritable(exc):
+            raise NotWritable(str(exc.strerror)) from None
+        raise
+
+
 def check_writable(folder: Path) -> None:
     """Write a block to a new file in `folder`, fsync it and let it go: DiskFull or
     NotWritable when the disk refuses (any other OSError as it is). The database and the
@@ -52,7 +67,7 @@ def check_writable(folder: Path) -> None:
     The file has no name (O_TMPFILE) where the filesystem allows, so no listing of the
     folder ever shows it and no crash leaves it behind; elsewhere it is PROBE_FILE, removed
     at once."""
-    try:
+    with disk_errors():
         try:
             fd, path = os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o600), None
         except OSError as exc:
@@ -68,9 +83,3 @@ def check_writable(folder: Path) -> None:
             if path is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(path)
-    except OSError as exc:
-        if is_full(exc):
-            raise DiskFull(str(exc.strerror)) from None
-        if is_unwritable(exc):
-            raise NotWritable(str(exc.strerror)) from None
-        raise
