@@ -5,7 +5,6 @@ while any part is not ok, or while stopping."""
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from edge.app import MQTT, PROBE, create_app, open_site
 from edge.ops import health as health_module
 from edge.ops.health import Probe
 from tests.conftest import Api, make_config
+from tests.ports import free_port
 
 
 async def probe(app: web.Application) -> None:
@@ -144,9 +144,3 @@ async def test_the_broker_is_a_part_while_it_listens(aiohttp_client: Any, data_d
         503,
         {"message": "Not ready: mqtt stopped"},
     )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

@@ -25,6 +25,8 @@ import pyotp
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
+from tests.ports import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "binary-staff-pass"
 # Building the executable takes a minute or two on an idle box, longer on a busy one: the
@@ -62,12 +64,6 @@ def run(executable: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[
         text=True,
         timeout=120,
     )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def request(

@@ -20,6 +20,8 @@ from pathlib import Path
 import apsw
 import pytest
 
+from tests.ports import free_port
+
 STARTUP_SECONDS = 15.0
 SHUTDOWN_TIMEOUT = 2
 PASSWORD = "process-test-password"
@@ -76,12 +78,6 @@ def _reply(status: int, headers: object, body: bytes) -> Reply:
     return Reply(status, content_type, flat, body.decode())
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _environment(password: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EDGE_")}
     env["EDGE_ADMIN_EMAIL"] = EMAIL
@@ -91,10 +87,10 @@ def _environment(password: str | None) -> dict[str, str]:
 
 
 def _start(data_dir: Path, password: str | None, name: str) -> Server:
-    port = _free_port()
+    port = free_port()
     stdout, stderr = data_dir.parent / f"{name}.out", data_dir.parent / f"{name}.err"
     names = ("mqtt", "mqtt-tls", "mqtt-ws", "mqtt-wss")
-    mqtt = {name: _free_port() for name in names}
+    mqtt = {name: free_port() for name in names}
     command = [sys.executable, "-m", "edge", "serve", "--data-dir", str(data_dir)]
     command += ["--port", str(port), "--shutdown-timeout", str(SHUTDOWN_TIMEOUT)]
     command += [arg for name, number in mqtt.items() for arg in (f"--{name}-port", str(number))]

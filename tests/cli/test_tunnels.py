@@ -13,7 +13,6 @@ import io
 import os
 import re
 import signal
-import socket
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -30,16 +29,11 @@ from edge.app import Site
 from edge.config import Config
 from edge.devices.topics import root_scope
 from tests.conftest import Api, make_config
+from tests.ports import free_port
 from tests.world import World
 
 EDGE = str(Path(sys.executable).with_name("edge"))
 LINE_SECONDS = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

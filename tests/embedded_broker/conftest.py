@@ -7,7 +7,6 @@ site CA issued). Paho clients are all stopped at the end of the test."""
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,16 +23,11 @@ from embedded_broker.service import MqttService
 from embedded_broker.sessions import ClientSession
 from tests.conftest import Api, make_config
 from tests.embedded_broker.clients import Client
+from tests.ports import free_port
 from tests.tenants import quick_tenant
 
 SCOPES = {"/sensors": {"can_publish": True, "can_subscribe": True}}
 TlsFiles = tuple[Path, Path | None, Path | None]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass

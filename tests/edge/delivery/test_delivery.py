@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import email
 import json
-import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,15 +29,10 @@ from edge.delivery.messages import Recipient
 from edge.delivery.outbox_worker import OutboxWorker, backoff
 from storage import layout, outbox
 from tests.conftest import Api, make_config
+from tests.ports import free_port
 from tests.tenants import quick_tenant
 
 SMTP_REFUSAL = "451 4.3.0 Try again later"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass

@@ -1,0 +1,38 @@
+"""Free loopback ports for servers a test starts on a port of its choosing (the MQTT
+listeners, a served process).
+
+A port the kernel picks with `bind(port 0)` comes from the ephemeral range, the same range
+every outgoing connection draws its local port from: between the probe closing and the server
+binding, a client connection of the same run can take it (it did, once in a few thousand
+runs, as `address already in use`). Ports below that range are never handed to outgoing
+connections, so a probe there stays free until the server binds it."""
+
+from __future__ import annotations
+
+import random
+import socket
+from pathlib import Path
+
+LOWEST = 10_000
+_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def _ephemeral_start() -> int:
+    try:
+        return int(_RANGE_FILE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768  # Linux's default
+
+
+def free_port() -> int:
+    """A loopback port below the ephemeral range that nothing is bound to right now."""
+    top = _ephemeral_start()
+    for _ in range(200):
+        port = random.randrange(LOWEST, top) if top > LOWEST + 100 else 0
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return int(probe.getsockname()[1])
+    raise RuntimeError("no free loopback port below the ephemeral range")
