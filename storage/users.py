@@ -7,10 +7,16 @@ from collections.abc import Sequence
 from storage import accounts
 from storage.listing import Field, Table
 from storage.records import USERS, User
-from storage.rows import Row, Tx, insert_record, many, one, record, update_record
+from storage.rows import Row, Tx, insert_record, many, one, record, scalar, update_record
 
 IS_ORG_ADMIN = accounts.is_org_admin("users")
 LAST_SEEN = "(SELECT max(s.created_date) FROM sessions s WHERE s.account_id = users.id)"
+
+
+def epoch(conn: Tx) -> int:
+    """Bumped by triggers (migration 0018) whenever a user row, a picture or a session
+    changes: what the services keep about a user is stale once it moves."""
+    return int(scalar(conn, "SELECT value FROM users_epoch WHERE id = 1") or 0)
 
 
 def create(conn: Tx, value: User) -> None:

@@ -24,6 +24,7 @@ from edge.tenancy import user_rules
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
 from edge.tenancy.user_access import Relation, relation
+from edge.tenancy.user_facts import Facts, UserFacts
 from edge.tenancy.user_view import View, present
 from edge.tenancy.user_writes import (
     AccessChange,
@@ -68,6 +69,7 @@ class Target:
     user: User
     held: Holdings
     rel: Relation
+    facts: Facts
 
 
 class Users:
@@ -88,6 +90,7 @@ class Users:
         self._permissions = permissions
         self._trash = trash
         self._messages = messages
+        self.facts = UserFacts(db)
 
     # -- context -------------------------------------------------------------------------
     def grants(self, principal: Principal) -> Caller:
@@ -101,11 +104,11 @@ class Users:
     def target(self, principal: Principal, user_id: str) -> Target:
         """The user as the caller stands towards them; 404 outside the caller's org."""
         grants = self.grants(principal)
-        user = self._db.read(lambda c: store.get(c, user_id))
-        if user is None or user.org_id != principal.org_id:
+        facts = self.facts.of(user_id)
+        if facts is None or facts.user.org_id != principal.org_id:
             raise NotFound("User not found")
-        held = self.holdings(user.org_id, [user_id])[user_id]
-        return Target(grants, user, held, relation(grants, user, held))
+        user, held = facts.user, facts.held
+        return Target(grants, user, held, relation(grants, user, held), facts)
 
     def require(self, target: Target, action: str) -> None:
         allowed = {"read": target.rel.read, "update": target.rel.update}.get(
@@ -123,7 +126,7 @@ class Users:
     def get(self, principal: Principal, user_id: str) -> Row:
         target = self.target(principal, user_id)
         self.require(target, "read")
-        picture, seen = self._db.read(lambda c: store.shown_alone(c, user_id))
+        picture, seen = self.facts.shown(target.facts)
         view = View(principal.project_id, None, target.grants.pii_admin_only(), single=True)
         extra = {"picture": picture, "last_seen": seen}
         return present(target.grants, target.user, target.held, target.rel, view, extra)
