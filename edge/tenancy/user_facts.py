@@ -10,8 +10,10 @@ They are dropped whenever the access epoch (what anyone holds; migration 0007) o
 epoch (a user row, a picture or a session; migration 0018) moves. Triggers bump both inside
 the writing transaction, whoever writes, and the epochs are read once per read snapshot, so
 a change counts from the next request on, in this process or any other. Only users found
-are kept (an unknown ID costs its query every time), and not those who hold very much
-(their holdings would fill the memory that the cache's entry count bounds).
+are kept (an unknown ID costs its query every time). The cache counts entries, so what
+one entry may hold is bounded too: a user who holds more than MAX_HELD access objects is
+not kept, nor a picture larger than MAX_PICTURE bytes (it is read on every GET); at most
+a few tens of MB in all, and in practice far less.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ from storage.database import Database
 from storage.records import User
 from storage.rows import Row
 
-MAX_ENTRIES = 4096
-MAX_HELD = 256  # access objects; a user holding more is read afresh every time
+MAX_ENTRIES = 1024
+MAX_HELD = 32  # access objects
+MAX_PICTURE = 16 * 1024  # bytes
 
 
 @dataclass
@@ -61,10 +64,14 @@ class UserFacts:
 
     def shown(self, facts: Facts) -> tuple[Row | None, str | None]:
         """The user's picture (or None) and last sign-in (or None)."""
-        if facts.shown is None:
-            user_id = facts.user.id
-            facts.shown = self._db.read(lambda c: store.shown_alone(c, user_id))
-        return facts.shown
+        if facts.shown is not None:
+            return facts.shown
+        user_id = facts.user.id
+        shown = self._db.read(lambda c: store.shown_alone(c, user_id))
+        picture = shown[0]
+        if picture is None or len(picture["data"]) <= MAX_PICTURE:
+            facts.shown = shown
+        return shown
 
     def _epochs(self) -> tuple[int, int]:
         return (

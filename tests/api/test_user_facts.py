@@ -6,13 +6,17 @@ session, which would clear what is kept and prove nothing).
 
 from __future__ import annotations
 
+import base64
 import io
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import apsw
 from aiohttp import FormData
+from PIL import Image
 
+from edge.tenancy.user_facts import MAX_HELD, MAX_PICTURE
 from tests.images import image_bytes
 from tests.world import World
 
@@ -113,3 +117,32 @@ async def test_access_changed_elsewhere_shows_at_once(world: World) -> None:
     sql = "UPDATE access SET is_admin = 1 WHERE grantee_id = ? AND kind = 'org'"
     elsewhere(world, sql, (loner,))
     assert (await read("loner"))["is_org_admin"] is True
+
+
+async def test_a_large_picture_is_shown_every_time_but_not_kept(world: World) -> None:
+    read = await reader(world)
+    token = await world.token("org_admin")
+    assert world.api is not None
+    noise = Image.frombytes("RGB", (256, 256), os.urandom(256 * 256 * 3))
+    data = io.BytesIO()
+    noise.save(data, "PNG")
+    form = FormData()
+    form.add_field("file", io.BytesIO(data.getvalue()), filename="me.png", content_type="image/png")
+    path = f"/v2/users/{world.id('member')}/picture"
+    status, body = await world.api.call("PUT", path, token, data=form)
+    assert status == 200, body
+    first, second = await read("member"), await read("member")
+    assert len(base64.b64decode(first["picture_base64"])) > MAX_PICTURE
+    assert second == first
+    facts = world.site.services.users.facts.of(world.id("member"))
+    assert facts is not None and facts.shown is None
+
+
+async def test_a_user_who_holds_much_is_read_afresh(world: World) -> None:
+    read = await reader(world)
+    loner = world.id("loner")
+    for _ in range(MAX_HELD + 1):
+        await world.grant("group", await world.new_group(), loner)
+    assert len((await read("loner"))["group_ids"]) == MAX_HELD + 1
+    cache = world.site.services.users.facts.cache
+    assert cache is not None and loner not in cache._entries
