@@ -4,7 +4,9 @@ A user as a caller sees them is built from facts about the user alone (the row, 
 hold, their picture and last sign-in) and the caller's standing. The facts cost four point
 queries and decoding the row, several times what deciding and shaping the answer costs, and
 they are the same for every caller; so they are kept, per user, and the caller's part is
-worked out on every request.
+worked out once per caller: its answer is kept beside the facts (for a few callers at a
+time), since it follows from them and from the caller's standing, which the access epoch
+guards too.
 
 They are dropped whenever the access epoch (what anyone holds; migration 0007) or the users
 epoch (a user row, a picture or a session; migration 0018) moves. Triggers bump both inside
@@ -18,11 +20,12 @@ a few tens of MB in all, and in practice far less.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from edge.access import holdings
 from edge.access.cache import EpochCache
 from edge.access.holdings import Holdings
+from edge.principal import Principal
 from storage import access as access_store
 from storage import users as store
 from storage.database import Database
@@ -32,6 +35,7 @@ from storage.rows import Row
 MAX_ENTRIES = 1024
 MAX_HELD = 32  # access objects
 MAX_PICTURE = 16 * 1024  # bytes
+MAX_ANSWERS = 8  # callers' answers kept per user; past it they start over
 
 
 @dataclass
@@ -40,6 +44,13 @@ class Facts:
     held: Holdings
     # What a single GET shows beside the row, read on the first one: (picture, last_seen).
     shown: tuple[Row | None, str | None] | None = None
+    # A single GET's answer to each caller who was allowed to read the user.
+    answers: dict[Principal, Row] = field(default_factory=dict)
+
+    def remember(self, principal: Principal, answer: Row) -> None:
+        if len(self.answers) >= MAX_ANSWERS:
+            self.answers.clear()
+        self.answers[principal] = answer
 
 
 class UserFacts:

@@ -23,9 +23,9 @@ from tests.world import World
 Reader = Callable[[str], Awaitable[dict[str, Any]]]
 
 
-async def reader(world: World) -> Reader:
-    """GET /v2/users/{id} as the org admin, always with one token."""
-    token = await world.token("org_admin")
+async def reader(world: World, caller: str = "org_admin") -> Reader:
+    """GET /v2/users/{id} as `caller`, always with one token."""
+    token = await world.token(caller)
     assert world.api is not None
 
     async def read(who: str) -> dict[str, Any]:
@@ -52,6 +52,24 @@ async def test_a_user_read_twice_is_kept_and_answers_the_same(world: World) -> N
     assert world.site.services.users.facts.cache is not None
     assert world.id("member") in world.site.services.users.facts.cache._entries
     assert await read("member") == first
+
+
+async def test_each_caller_gets_their_own_answer(world: World) -> None:
+    admin, reader_ = await reader(world), await reader(world, "org_user_perms")
+    for _ in range(2):
+        assert {"is_active", "org_permissions", "group_ids"} <= set(await admin("member"))
+        seen = set(await reader_("member"))
+        assert not {"is_active", "org_permissions", "group_ids"} & seen
+    status, body = await world.call("plain", "GET", f"/v2/users/{world.id('member')}")
+    assert status == 404, body
+
+
+async def test_a_callers_new_standing_shows_at_once(world: World) -> None:
+    read = await reader(world, "org_user_perms")
+    assert "is_active" not in await read("member")
+    sql = "UPDATE access SET is_admin = 1 WHERE grantee_id = ? AND kind = 'org'"
+    elsewhere(world, sql, (world.id("org_user_perms"),))  # moves the access epoch alone
+    assert "is_active" in await read("member")
 
 
 async def test_a_profile_change_shows_at_once(world: World) -> None:
