@@ -143,7 +143,8 @@ class Users:
             view = View(principal.project_id, None, grants.pii_admin_only(), single=True)
             extra = {"picture": picture, "last_seen": seen}
             answer = present(grants, target.user, target.held, target.rel, view, extra)
-            facts.remember(principal, answer)
+            if facts.shown is not None:  # not when a large picture is read every time
+                facts.remember(principal, answer)
         return dict(answer)
 
     async def list(self, principal: Principal, query: ListQuery, filters: UserFilters) -> Page:
