@@ -14,8 +14,8 @@ the writing transaction, whoever writes, and the epochs are read once per read s
 a change counts from the next request on, in this process or any other. Only users found
 are kept (an unknown ID costs its query every time). The cache counts entries, so what
 one entry may hold is bounded too: a user who holds more than MAX_HELD access objects is
-not kept, nor a picture larger than MAX_PICTURE bytes (it is read, and the answers that
-show it are made, on every GET); at most a few tens of MB in all, in practice far less.
+not kept, nor a picture larger than MAX_PICTURE bytes (it is read on every GET), nor an
+answer that shows a picture (each would hold its own copy of it, in base64).
 """
 
 from __future__ import annotations

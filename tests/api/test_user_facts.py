@@ -103,6 +103,7 @@ async def test_a_picture_shows_and_goes(world: World) -> None:
     status, body = await world.api.call("PUT", path, token, data=form)
     assert status == 200, body
     assert (await read("member"))["picture_content_type"] == "image/png"
+    assert (await read("member"))["picture_content_type"] == "image/png"  # kept, picture too
     status, body = await world.api.call("DELETE", path, token)
     assert status == 200, body
     assert "picture_base64" not in await read("member")
