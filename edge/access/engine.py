@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from edge.access.cache import CallerCache
+from edge.access.cache import EpochCache
 from edge.access.levels import ADMIN_LEVEL, NO_LEVEL, Level
 from edge.access.paths import PathGrants
 from edge.errors import Denied
@@ -170,9 +170,9 @@ class Permissions:
 
     def __init__(self, db: Database, *, cache: bool = True) -> None:
         self._db = db
-        self.cache: CallerCache[Caller] | None = None
+        self.cache: EpochCache[Caller] | None = None
         if cache:
-            self.cache = CallerCache(lambda: db.read_memo("access_epoch", store.epoch))
+            self.cache = EpochCache(lambda: db.read_memo("access_epoch", store.epoch))
 
     def caller(self, principal: Principal) -> Caller:
         key = principal  # per session: a project-scoped session stands apart

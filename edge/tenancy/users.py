@@ -24,6 +24,7 @@ from edge.tenancy import user_rules
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
 from edge.tenancy.user_access import Relation, relation
+from edge.tenancy.user_facts import Facts, UserFacts
 from edge.tenancy.user_view import View, present
 from edge.tenancy.user_writes import (
     AccessChange,
@@ -68,6 +69,7 @@ class Target:
     user: User
     held: Holdings
     rel: Relation
+    facts: Facts
 
 
 class Users:
@@ -88,6 +90,7 @@ class Users:
         self._permissions = permissions
         self._trash = trash
         self._messages = messages
+        self.facts = UserFacts(db)
 
     # -- context -------------------------------------------------------------------------
     def grants(self, principal: Principal) -> Caller:
@@ -101,11 +104,17 @@ class Users:
     def target(self, principal: Principal, user_id: str) -> Target:
         """The user as the caller stands towards them; 404 outside the caller's org."""
         grants = self.grants(principal)
-        user = self._db.read(lambda c: store.get(c, user_id))
-        if user is None or user.org_id != principal.org_id:
+        return self._target(grants, self._facts(principal, user_id))
+
+    def _facts(self, principal: Principal, user_id: str) -> Facts:
+        facts = self.facts.of(user_id)
+        if facts is None or facts.user.org_id != principal.org_id:
             raise NotFound("User not found")
-        held = self.holdings(user.org_id, [user_id])[user_id]
-        return Target(grants, user, held, relation(grants, user, held))
+        return facts
+
+    def _target(self, grants: Caller, facts: Facts) -> Target:
+        user, held = facts.user, facts.held
+        return Target(grants, user, held, relation(grants, user, held), facts)
 
     def require(self, target: Target, action: str) -> None:
         allowed = {"read": target.rel.read, "update": target.rel.update}.get(
@@ -121,12 +130,22 @@ class Users:
 
     # -- reading -------------------------------------------------------------------------
     def get(self, principal: Principal, user_id: str) -> Row:
-        target = self.target(principal, user_id)
-        self.require(target, "read")
-        picture, seen = self._db.read(lambda c: store.shown_alone(c, user_id))
-        view = View(principal.project_id, None, target.grants.pii_admin_only(), single=True)
-        extra = {"picture": picture, "last_seen": seen}
-        return present(target.grants, target.user, target.held, target.rel, view, extra)
+        """The user as this caller may see them. An answer given before is given again
+        while the facts it came from are kept (see edge/tenancy/user_facts.py); the
+        copy handed back shares its values with it, so it is read, never changed."""
+        grants = self.grants(principal)
+        facts = self._facts(principal, user_id)
+        answer = facts.answers.get(principal)
+        if answer is None:
+            target = self._target(grants, facts)
+            self.require(target, "read")
+            picture, seen = self.facts.shown(facts)
+            view = View(principal.project_id, None, grants.pii_admin_only(), single=True)
+            extra = {"picture": picture, "last_seen": seen}
+            answer = present(grants, target.user, target.held, target.rel, view, extra)
+            if picture is None:  # see edge/tenancy/user_facts.py
+                facts.remember(principal, answer)
+        return dict(answer)
 
     async def list(self, principal: Principal, query: ListQuery, filters: UserFilters) -> Page:
         grants = self.grants(principal)

@@ -12,6 +12,7 @@ import apsw
 import pytest
 
 from storage import migrate
+from storage.users import LAST_SEEN_ONE
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ def plan(conn: apsw.Connection, sql: str, params: tuple[object, ...]) -> str:
 @pytest.mark.parametrize(
     "sql, params",
     [
-        ("SELECT max(created_date) FROM sessions WHERE account_id = ?", ("u",)),
+        (LAST_SEEN_ONE, ("u",)),
         (
             "SELECT account_id, max(created_date) FROM sessions"
             " WHERE account_id IN (?, ?) GROUP BY account_id",
