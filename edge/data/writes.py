@@ -41,9 +41,13 @@ class EntryWrites:
             raise NotFound("Group not found")
         keep, rdp = rules
         group = target.group
-        if (keep, rdp) != (group.num_history, group.require_delete_permission_to_put_data):
+        delete_to_put = rdp or target.delete_to_put_by_default
+        if (keep, rdp) == (group.num_history, group.require_delete_permission_to_put_data):
+            if delete_to_put == target.delete_to_put:
+                return target  # the common case: nothing to copy (a copy costs 10 us)
+        else:
             group = replace(group, num_history=keep, require_delete_permission_to_put_data=rdp)
-        return replace(target, group=group, delete_to_put=rdp or target.delete_to_put_by_default)
+        return replace(target, group=group, delete_to_put=delete_to_put)
 
     def put(self, conn: Tx, target: DataTarget, path: str, upload: Upload, stamp: Stamp) -> None:
         current = store.history(conn, target.group_id, path)
@@ -87,8 +91,11 @@ class EntryWrites:
         text = upload.text if entry.value is upload.value else None  # encoded once, on upload
         if merge and upload.has_value:  # the merged value obeys the size limit too
             text = checked_text("value", entry.value, self.max_bytes)
-        signed = replace(entry, signature=self._signer.sign(entry, text))
-        store.save(conn, signed, text)
+        signed = entry.signed(self._signer.sign(entry, text))
+        if current is None:
+            store.save(conn, signed, text)
+        else:
+            store.update(conn, signed, current, text)
 
 
 def compose(
