@@ -162,6 +162,29 @@ def history(conn: Tx, group_id: str, path: str) -> EntryHistory | None:
     return EntryHistory(row[0], row[1], *lists, row[4], row[5:])
 
 
+_STATE = (
+    "SELECT g.num_history, g.require_delete_permission_to_put_data, "
+    + ", ".join(f"d.{name}" for name in _HISTORY.split(", "))
+    + " FROM groups AS g LEFT JOIN data AS d ON d.group_id = g.id AND d.path = ?"
+    + " WHERE g.id = ?"
+)
+
+
+def put_state(
+    conn: Tx, group_id: str, path: str
+) -> tuple[tuple[int, bool], EntryHistory | None] | None:
+    """`group_rules` and `history` in one statement (None when the group is gone): what a
+    single PUT reads before it writes."""
+    row = conn.execute(_STATE, (path, group_id)).fetchone()
+    if row is None:
+        return None
+    rules = (int(row[0]), bool(row[1]))
+    if row[2] is None:  # created_by is never NULL: no entry at the path
+        return rules, None
+    lists = orjson.loads(row[4]), orjson.loads(row[5])
+    return rules, EntryHistory(row[2], row[3], *lists, row[6], row[7:])
+
+
 def get_many(conn: Tx, group_id: str, paths: Sequence[str]) -> dict[str, DataEntry]:
     """The entries at these paths (a page's rows), by path; missing ones are left out."""
     found: dict[str, DataEntry] = {}

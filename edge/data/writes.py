@@ -39,15 +39,20 @@ class EntryWrites:
         rules = store.group_rules(conn, target.group_id)
         if rules is None:
             raise NotFound("Group not found")
-        keep, rdp = rules
-        group = target.group
-        delete_to_put = rdp or target.delete_to_put_by_default
-        if (keep, rdp) == (group.num_history, group.require_delete_permission_to_put_data):
-            if delete_to_put == target.delete_to_put:
-                return target  # the common case: nothing to copy (a copy costs 10 us)
-        else:
-            group = replace(group, num_history=keep, require_delete_permission_to_put_data=rdp)
-        return replace(target, group=group, delete_to_put=delete_to_put)
+        return _with_rules(target, *rules)
+
+    def put_alone(
+        self, conn: Tx, target: DataTarget, path: str, upload: Upload, stamp: Stamp
+    ) -> None:
+        """`current` and `put` with one read: a PUT in a transaction of its own (the
+        common write; `put` is the one for a bulk job)."""
+        state = store.put_state(conn, target.group_id, path)
+        if state is None:
+            raise NotFound("Group not found")
+        rules, current = state
+        target = _with_rules(target, *rules)
+        target.require(path, self._needed(target, current is not None, "PUT"))
+        self._save(conn, target, path, current, upload, stamp, merge=False)
 
     def put(self, conn: Tx, target: DataTarget, path: str, upload: Upload, stamp: Stamp) -> None:
         current = store.history(conn, target.group_id, path)
@@ -96,6 +101,18 @@ class EntryWrites:
             store.save(conn, signed, text)
         else:
             store.update(conn, signed, current, text)
+
+
+def _with_rules(target: DataTarget, keep: int, rdp: bool) -> DataTarget:
+    """The target under its group's data rules as read in the transaction."""
+    group = target.group
+    delete_to_put = rdp or target.delete_to_put_by_default
+    if (keep, rdp) == (group.num_history, group.require_delete_permission_to_put_data):
+        if delete_to_put == target.delete_to_put:
+            return target  # the common case: nothing to copy (a copy costs 10 us)
+    else:
+        group = replace(group, num_history=keep, require_delete_permission_to_put_data=rdp)
+    return replace(target, group=group, delete_to_put=delete_to_put)
 
 
 def compose(
