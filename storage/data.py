@@ -52,20 +52,13 @@ class DataEntry(Record):
     revision: int
     signature: str
 
-    def signed(self, signature: str) -> DataEntry:
-        """This entry with its signature (`dataclasses.replace` costs ten times more)."""
-        values = [getattr(self, name) for name in _FIELDS]
-        values[-1] = signature
-        return DataEntry(*values)
-
     def index_fields(self) -> dict[str, str | Number]:
         """The index fields this entry has (a missing one is None, and left out)."""
         found = {name: getattr(self, name) for name in INDEX_FIELDS}
         return {name: value for name, value in found.items() if value is not None}
 
 
-_FIELDS = tuple(DataEntry.__dataclass_fields__)
-assert _FIELDS[-1] == "signature"
+assert tuple(DataEntry.__dataclass_fields__)[-1] == "signature"  # `_encode` sets it last
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +94,10 @@ def _decode(values: Sequence[Any]) -> DataEntry:
     return DataEntry(*out)
 
 
-def _encode(entry: DataEntry, value_text: str | None) -> list[Any]:
+def _encode(entry: DataEntry, value_text: str | None, signature: str | None = None) -> list[Any]:
     out = [getattr(entry, name) for name in COLUMNS]
+    if signature is not None:
+        out[-1] = signature
     for i in _JSON_AT:
         if i != _VALUE_AT:
             out[i] = encode_list(out[i])
@@ -203,10 +198,13 @@ def exists(conn: Tx, group_id: str, path: str) -> bool:
     return conn.execute(sql, (group_id, path)).fetchone() is not None
 
 
-def save(conn: Tx, entry: DataEntry, value_text: str | None = None) -> None:
+def save(
+    conn: Tx, entry: DataEntry, value_text: str | None = None, *, signature: str | None = None
+) -> None:
     """Insert the entry, or replace the one at its path. `value_text`: the value's
-    `encode_value` text when the caller has it already (not encoded again)."""
-    conn.execute(_SAVE, _encode(entry, value_text))
+    `encode_value` text when the caller has it already (not encoded again); `signature`:
+    stored in place of the entry's own (the writer signs the entry it composed)."""
+    conn.execute(_SAVE, _encode(entry, value_text, signature))
 
 
 def update(
@@ -214,6 +212,8 @@ def update(
     entry: DataEntry,
     before: EntryHistory | DataEntry,
     value_text: str | None = None,
+    *,
+    signature: str | None = None,
 ) -> None:
     """Replace the entry at its path, which holds `before`, keeping its creation.
 
@@ -231,7 +231,7 @@ def update(
     if sql is None:
         sets = ", ".join(f"{name} = ?" for name in (*_ALWAYS, *changed))
         sql = _UPDATES[changed] = f"UPDATE data SET {sets} WHERE group_id = ? AND path = ?"
-    row = _encode(entry, value_text)
+    row = _encode(entry, value_text, signature)
     params = [row[i] for i in _ALWAYS_AT]
     params += [row[_AT[name]] for name in changed]
     conn.execute(sql, [*params, entry.group_id, entry.path])
