@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from storage.records import Record
 from storage.rows import Tx, scalar
 
@@ -56,16 +58,21 @@ class DataEntry(Record):
         return {name: value for name, value in found.items() if value is not None}
 
 
+assert tuple(DataEntry.__dataclass_fields__)[-1] == "signature"  # `_encode` sets it last
+
+
 @dataclass(frozen=True, slots=True)
 class EntryHistory(Record):
-    """What a PUT keeps of the entry it replaces: no value, no index fields, so replacing
-    a large value never decodes the old one."""
+    """What a PUT keeps of the entry it replaces: no value, so replacing a large value never
+    decodes the old one; its index fields as stored, so the write can leave the indexes of
+    unchanged fields alone (`update`)."""
 
     created_by: str
     created_date: str
     updated_by_list: list[str]
     updated_date_list: list[str]
     revision: int
+    index: tuple[str | Number | None, ...] = ()  # in INDEX_FIELDS order
 
 
 COLUMNS = tuple(DataEntry.__dataclass_fields__)
@@ -87,15 +94,36 @@ def _decode(values: Sequence[Any]) -> DataEntry:
     return DataEntry(*out)
 
 
-def _encode(entry: DataEntry, value_text: str | None) -> list[Any]:
+def _encode(entry: DataEntry, value_text: str | None, signature: str | None = None) -> list[Any]:
     out = [getattr(entry, name) for name in COLUMNS]
+    if signature is not None:
+        out[-1] = signature
     for i in _JSON_AT:
-        out[i] = encode_value(out[i]) if i != _VALUE_AT or value_text is None else value_text
+        if i != _VALUE_AT:
+            out[i] = encode_list(out[i])
+        else:
+            out[i] = encode_value(out[i]) if value_text is None else value_text
     return out
 
 
+def encode_list(texts: list[str]) -> str:
+    """`encode_value` of a list of strings (the update history), by orjson: the same text
+    for every string (compared over the code points), in a fifth of the time."""
+    return orjson.dumps(texts).decode()
+
+
 _VALUE_AT = COLUMNS.index("value")
-_HISTORY = ", ".join(EntryHistory.__dataclass_fields__)
+_HISTORY = ", ".join((*tuple(EntryHistory.__dataclass_fields__)[:-1], *INDEX_FIELDS))
+# What an update of an existing entry always sets: every column but the key, the creation
+# (kept by every write) and the index fields (set only when they change).
+_ALWAYS = tuple(
+    name
+    for name in COLUMNS
+    if name not in ("group_id", "path", "created_by", "created_date", *INDEX_FIELDS)
+)
+_AT = {name: i for i, name in enumerate(COLUMNS)}
+_ALWAYS_AT = tuple(_AT[name] for name in _ALWAYS)
+_UPDATES: dict[tuple[str, ...], str] = {}  # SQL by the index fields an update changes
 
 
 def get(conn: Tx, group_id: str, path: str) -> DataEntry | None:
@@ -105,13 +133,51 @@ def get(conn: Tx, group_id: str, path: str) -> DataEntry | None:
     return None if row is None else _decode(row)
 
 
+def get_stored(conn: Tx, group_id: str, path: str) -> tuple[Any, ...] | None:
+    """The entry's columns as stored (COLUMNS order, JSON columns as their text), for
+    answers that send the stored text as it is instead of decoding and encoding it again."""
+    return conn.execute(  # type: ignore[no-any-return]
+        f"SELECT {_SELECT} FROM data WHERE group_id = ? AND path = ?", (group_id, path)
+    ).fetchone()
+
+
+def decode(row: Sequence[Any]) -> DataEntry:
+    """An entry from its stored columns (`get_stored`)."""
+    return _decode(row)
+
+
 def history(conn: Tx, group_id: str, path: str) -> EntryHistory | None:
     """The entry's creation, history and revision (None when there is no entry)."""
     sql = f"SELECT {_HISTORY} FROM data WHERE group_id = ? AND path = ?"
     row = conn.execute(sql, (group_id, path)).fetchone()
     if row is None:
         return None
-    return EntryHistory(row[0], row[1], json.loads(row[2]), json.loads(row[3]), row[4])
+    # Lists of strings: orjson reads them exactly as `json` does, in a third of the time.
+    lists = orjson.loads(row[2]), orjson.loads(row[3])
+    return EntryHistory(row[0], row[1], *lists, row[4], row[5:])
+
+
+_STATE = (
+    "SELECT g.num_history, g.require_delete_permission_to_put_data, "
+    + ", ".join(f"d.{name}" for name in _HISTORY.split(", "))
+    + " FROM groups AS g LEFT JOIN data AS d ON d.group_id = g.id AND d.path = ?"
+    + " WHERE g.id = ?"
+)
+
+
+def put_state(
+    conn: Tx, group_id: str, path: str
+) -> tuple[tuple[int, bool], EntryHistory | None] | None:
+    """`group_rules` and `history` in one statement (None when the group is gone): what a
+    single PUT reads before it writes."""
+    row = conn.execute(_STATE, (path, group_id)).fetchone()
+    if row is None:
+        return None
+    rules = (int(row[0]), bool(row[1]))
+    if row[2] is None:  # created_by is never NULL: no entry at the path
+        return rules, None
+    lists = orjson.loads(row[4]), orjson.loads(row[5])
+    return rules, EntryHistory(row[2], row[3], *lists, row[6], row[7:])
 
 
 def get_many(conn: Tx, group_id: str, paths: Sequence[str]) -> dict[str, DataEntry]:
@@ -132,10 +198,53 @@ def exists(conn: Tx, group_id: str, path: str) -> bool:
     return conn.execute(sql, (group_id, path)).fetchone() is not None
 
 
-def save(conn: Tx, entry: DataEntry, value_text: str | None = None) -> None:
+def save(
+    conn: Tx, entry: DataEntry, value_text: str | None = None, *, signature: str | None = None
+) -> None:
     """Insert the entry, or replace the one at its path. `value_text`: the value's
-    `encode_value` text when the caller has it already (not encoded again)."""
-    conn.execute(_SAVE, _encode(entry, value_text))
+    `encode_value` text when the caller has it already (not encoded again); `signature`:
+    stored in place of the entry's own (the writer signs the entry it composed)."""
+    conn.execute(_SAVE, _encode(entry, value_text, signature))
+
+
+def update(
+    conn: Tx,
+    entry: DataEntry,
+    before: EntryHistory | DataEntry,
+    value_text: str | None = None,
+    *,
+    signature: str | None = None,
+) -> None:
+    """Replace the entry at its path, which holds `before`, keeping its creation.
+
+    Sets only the index fields that change (an UPDATE leaves alone every index whose
+    columns it does not set), where `save`'s INSERT OR REPLACE deletes and inserts the
+    row in all of them: a PUT that repeats its index fields writes two b-trees, not six.
+    """
+    old = before.index if isinstance(before, EntryHistory) else _index_of(before)
+    changed = tuple(
+        name
+        for name, was in zip(INDEX_FIELDS, old, strict=True)
+        if not _same(getattr(entry, name), was)
+    )
+    sql = _UPDATES.get(changed)
+    if sql is None:
+        sets = ", ".join(f"{name} = ?" for name in (*_ALWAYS, *changed))
+        sql = _UPDATES[changed] = f"UPDATE data SET {sets} WHERE group_id = ? AND path = ?"
+    row = _encode(entry, value_text, signature)
+    params = [row[i] for i in _ALWAYS_AT]
+    params += [row[_AT[name]] for name in changed]
+    conn.execute(sql, [*params, entry.group_id, entry.path])
+
+
+def _index_of(entry: DataEntry) -> tuple[str | Number | None, ...]:
+    return tuple(getattr(entry, name) for name in INDEX_FIELDS)
+
+
+def _same(new: Any, old: Any) -> bool:
+    """Equal as stored: 7 and 7.0 are different values of a number field (and sign
+    differently), so the type must match too."""
+    return new == old and type(new) is type(old)
 
 
 def group_rules(conn: Tx, group_id: str) -> tuple[int, bool] | None:

@@ -135,9 +135,12 @@ class Database:
                 conn.close()
             self._connections.clear()
 
-    async def write(self, fn: WriteFn[T]) -> T:
+    async def write(self, fn: WriteFn[T], *, savepoint: bool = True) -> T:
+        """`fn` in the writer's next group commit, durable when this returns. `savepoint=
+        False` only for a write that changes nothing but by its last statement (see
+        storage/writer.py)."""
         try:
-            return await self._writer.run(fn)
+            return await self._writer.run(fn, savepoint=savepoint)
         except DISK_REFUSALS as exc:
             raise _refused(exc) from None
         finally:

@@ -19,7 +19,7 @@ from edge.data.plans import MAX_PATH_FILTER_SCAN_ITEMS
 from edge.data.query import SEARCHABLE, DataQuery
 from edge.data.signing import DataSigner
 from edge.data.target import DataTarget
-from edge.data.views import present
+from edge.data.views import present, present_stored
 from storage import data as store
 from storage import data_walks as walks
 from storage.data_walks import Walk, Walked
@@ -42,12 +42,15 @@ class Reads:
     def one(self, target: DataTarget, path: str, query: DataQuery) -> Body | None:
         """The entry at a path (None when there is none): a point query on this thread."""
         target.require(path, ("read",))
-        entry = self._db.read(lambda c: store.get(c, target.group_id, path))
-        if entry is None:
+        row = self._db.read(lambda c: store.get_stored(c, target.group_id, path))
+        if row is None:
             return None
         if query.paths_only:
-            return {"paths": [entry.path]}
-        return {"data": present(entry, query.verify and self._signer.verify(entry))}
+            return {"paths": [path]}
+        if not query.verify:
+            return {"data": present_stored(row)}
+        entry = store.decode(row)
+        return {"data": present(entry, self._signer.verify(entry))}
 
     async def many(self, target: DataTarget, path: str, query: DataQuery) -> Body:
         """A page of the subtree at `path` (the path itself included), or its count."""

@@ -96,6 +96,11 @@ class Data:
         upload = uploads.upload(body, self.max_value_bytes, partial=how == "patch")
         target = self._targets.open(principal, group_id, writing=True)
         stamp = (principal.actor, clock.now_iso())
-        operation = getattr(self._writes, how)
-        current = self._writes.current
-        await self._db.write(lambda c: operation(c, current(c, target), path, upload, stamp))
+        writes = self._writes
+        if how == "put":
+            job = lambda c: writes.put_alone(c, target, path, upload, stamp)  # noqa: E731
+        else:
+            operation = getattr(writes, how)
+            job = lambda c: operation(c, writes.current(c, target), path, upload, stamp)  # noqa: E731
+        # Each of these reads, then changes the entry by one statement: no savepoint.
+        await self._db.write(job, savepoint=False)

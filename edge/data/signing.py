@@ -21,6 +21,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from storage import layout
 from storage.data import NUMBER_FIELDS, UNICODE_FIELDS, DataEntry
 
@@ -58,11 +60,19 @@ class DataSigner:
 def canonical(entry: DataEntry, value_text: str | None = None) -> bytes:
     """The signed bytes. Compact JSON of a list is `[` + its items' texts joined by `,` +
     `]`, so the value's stored text (compact, keys in order, non-ASCII as itself: the same
-    encoding) can stand in its place without encoding the value again."""
-    head = _dumps([SCHEME, entry.group_id, entry.path])[:-1]
-    value = _dumps(entry.value) if value_text is None else value_text
-    tail = _dumps(_after_value(entry))[1:]
-    return f"{head},{value},{tail}".encode()
+    encoding) can stand in its place without encoding the value again.
+
+    Around the value are only strings, integers and null, unless a number field holds a
+    float: orjson writes those exactly as `json.dumps` does (the floats it writes its own
+    way, `1e16` for `1e+16`), five times faster, so it writes them."""
+    after = _after_value(entry)
+    head = orjson.dumps([SCHEME, entry.group_id, entry.path])[:-1]
+    value = (_dumps(entry.value) if value_text is None else value_text).encode()
+    if any(isinstance(n, float) for n in after[1]):
+        tail = _dumps(after)[1:].encode()
+    else:
+        tail = orjson.dumps(after)[1:]
+    return b"%b,%b,%b" % (head, value, tail)
 
 
 def _after_value(entry: DataEntry) -> list[Any]:

@@ -14,7 +14,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from edge.access.engine import Caller, Permissions
-from edge.access.paths import PathGrants
+from edge.access.paths import PathGrants, Rights
 from edge.access.standing import GroupStanding
 from edge.errors import Denied, NotFound
 from edge.principal import Principal
@@ -37,13 +37,14 @@ class DataTarget:
     legacy: bool = False
     delete_to_put: bool = False
     delete_to_put_by_default: bool = False  # the org's (or project's) setting
+    everywhere: Rights | None = None  # the rights at every path, when they do not vary
 
     @property
     def group_id(self) -> str:
         return self.group.id
 
     def require(self, path: str, rights: Sequence[str]) -> None:
-        held = self.grants.at(path)
+        held = self.everywhere if self.everywhere is not None else self.grants.at(path)
         for right in rights:
             if not held.has(right):
                 self.refuse(f"Not permitted to {VERBS[right]} data at {path}")
@@ -64,6 +65,9 @@ class Targets:
         self._rules: WeakKeyDictionary[Caller, dict[str | None, tuple[bool, bool]]] = (
             WeakKeyDictionary()
         )
+        self._targets: WeakKeyDictionary[Caller, dict[tuple[str, bool], DataTarget]] = (
+            WeakKeyDictionary()
+        )
 
     def open(self, principal: Principal, group_id: str, *, writing: bool) -> DataTarget:
         """The group and the caller's grants in it; a write also reads the org's rules
@@ -73,6 +77,22 @@ class Targets:
         if principal.org_id is None:
             raise Denied("Sign in to an organization first (staff: with a scope)")
         caller = self._permissions.caller(principal)
+        seen = self._targets.get(caller)
+        if seen is None:
+            seen = self._targets[caller] = {}
+        found = seen.get((group_id, writing))
+        if found is None:
+            found = self._open(caller, principal, group_id, writing)
+            if len(seen) < MEMO_LIMIT:
+                seen[(group_id, writing)] = found
+        return found
+
+    def _open(
+        self, caller: Caller, principal: Principal, group_id: str, writing: bool
+    ) -> DataTarget:
+        """A target as `open` remembers it for this caller: everything in it moves the
+        access epoch when it changes (which replaces the caller), but for the group's data
+        rules, which a write reads again in its transaction."""
         group = self._group(caller, group_id)
         if group is None or group.org_id != principal.org_id:
             raise NotFound("Group not found")
@@ -82,7 +102,7 @@ class Targets:
             legacy, by_default = self._org_rules(caller, group)
             rdp = group.require_delete_permission_to_put_data or by_default
         grants = caller.path_grants(group.id, group.project_id, "data", legacy=legacy)
-        return DataTarget(group, caller, grants, legacy, rdp, by_default)
+        return DataTarget(group, caller, grants, legacy, rdp, by_default, _everywhere(grants))
 
     def _org_rules(self, caller: Caller, group: Group) -> tuple[bool, bool]:
         """The settings `LEGACY` and `DELETE_TO_PUT` where the group lives, as this caller
@@ -108,3 +128,11 @@ class Targets:
             if found is not None and len(seen) < MEMO_LIMIT:
                 seen[group_id] = found
         return found
+
+
+def _everywhere(grants: PathGrants) -> Rights | None:
+    """The caller's rights at every path of the group when no grant names a path below
+    `/` (the usual device: one grant on the whole group): then no path needs its own check."""
+    if grants.admin or all(set(paths) <= {"/"} for paths in grants.grants):
+        return grants.at("/")
+    return None

@@ -133,6 +133,30 @@ async def test_every_write_bumps_the_revision_and_keeps_a_bounded_history(
     assert entry["created_date"] < entry["updated_date_list"][0]
 
 
+async def test_a_put_over_an_entry_moves_it_in_the_indexes_of_fields_that_change(
+    world: World,
+) -> None:
+    """A PUT over an entry updates only the index fields that change (storage/data.py
+    `update`): the entry leaves the old values' places, and 7.0 replaces 7 as a new value."""
+    who = "org_admin"
+    await world.put_data(who, "i/x", 1, unicode_1="old", unicode_2="same", number_1=7)
+    await world.put_data(who, "i/x", 2, unicode_2="same", unicode_3="new", number_1=7.0)
+    _, body = await world.data(who, "GET", "i/x", params={"verify": "true"})
+    entry = body["data"]
+    assert entry["value"] == 2 and entry["verified"] is True
+    assert "unicode_1" not in entry and entry["unicode_2"] == "same"
+    assert entry["unicode_3"] == "new" and isinstance(entry["number_1"], float)
+    for name, value, found in [
+        ("unicode_1", "old", []),
+        ("unicode_2", "same", ["/i/x"]),
+        ("unicode_3", "new", ["/i/x"]),
+        ("number_1", "7", ["/i/x"]),
+    ]:
+        query = {"cascade": "true", "paths_only": "true", name: value}
+        _, body = await world.data(who, "GET", "i", params=query)
+        assert body["paths"] == found, name
+
+
 async def test_post_creates_and_refuses_to_overwrite(world: World) -> None:
     who = "org_admin"
     status, body = await world.data(who, "POST", "p", json={"value": {"a": 1}})

@@ -65,6 +65,30 @@ async def test_constraint_violation_is_reported_and_others_commit(db: Database) 
     db.close()
 
 
+async def test_a_write_without_savepoint_fails_alone(db: Database) -> None:
+    """`savepoint=False`: a job refused before its one statement, or whose statement fails,
+    changes nothing, and the batch around it commits."""
+    await db.write(insert("dup", 1))
+
+    def refuse(conn: apsw.Connection) -> None:
+        conn.execute("SELECT 1").fetchone()
+        raise PermissionError("refused before writing")
+
+    outcomes = await asyncio.gather(
+        db.write(insert("a", 1), savepoint=False),
+        db.write(refuse, savepoint=False),
+        db.write(insert("dup", 2), savepoint=False),
+        db.write(insert("b", 3), savepoint=False),
+        return_exceptions=True,
+    )
+    assert outcomes[0] == "a" and outcomes[3] == "b"
+    assert isinstance(outcomes[1], PermissionError)
+    assert isinstance(outcomes[2], apsw.ConstraintError)
+    rows = db.read(lambda c: c.execute("SELECT k, v FROM t ORDER BY k").fetchall())
+    assert rows == [("a", 1), ("b", 3), ("dup", 1)]
+    db.close()
+
+
 async def test_acknowledged_writes_survive_reopen(tmp_path: Path, db: Database) -> None:
     await asyncio.gather(*(db.write(insert(f"k{i}", i)) for i in range(50)))
     db.close()
