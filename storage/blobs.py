@@ -45,6 +45,7 @@ FLUSH_EVERY = 8 << 20  # bytes written between background flushes of a stream's 
 WORKERS = 16
 T = TypeVar("T")
 NAME_LENGTH = 24
+FOLDER_LENGTH = 2  # a blob lives in the folder named by the first characters of its name
 TEMP_PREFIX, TEMP_SUFFIX = "blob-", ".tmp"
 
 
@@ -275,7 +276,7 @@ class BlobStore:
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="edge-blobs")
 
     def path_of(self, blob: str) -> Path:
-        return self.root / blob[:2] / blob
+        return self.root / blob[:FOLDER_LENGTH] / blob
 
     async def receive(self, chunks: AsyncIterable[bytes], limit: int) -> Received:
         """Stream to a temporary file through a bounded buffer, computing MD5 over every
@@ -329,7 +330,7 @@ class BlobStore:
         """Rename a finished temporary file into the store; returns the new blob's name."""
         blob = new_name()
         with disk_errors():
-            folder = self._folder(self.root / blob[:2], self.root)
+            folder = self._folder(self.root / blob[:FOLDER_LENGTH], self.root)
             os.replace(temp, folder / blob)
             fsync_dir(folder)
         return blob
@@ -348,19 +349,21 @@ class BlobStore:
 
     def adopt(self, parts: Sequence[Path]) -> list[str]:
         """Received parts become the blobs of their file, in order: hard-linked into the
-        store (their bytes were fsynced when they arrived; nothing is copied), each folder
-        fsynced once. The parts stay where they were, so a failed or interrupted completion
-        can be retried, until their upload's folder goes. All of them, or none."""
+        store (their bytes were fsynced when they arrived; nothing is copied), all in one
+        folder, fsynced once: with a folder each, every fsync was a flush of the disk, and 8
+        parts took 7 to 23 ms. The parts stay where they were, so a failed or interrupted
+        completion can be retried, until their upload's folder goes. All of them, or none."""
         names: list[str] = []
         try:
             with disk_errors():
                 self.before_write(0)
+                prefix = new_name()[:FOLDER_LENGTH]  # one folder for them all: one fsync
+                folder = self._folder(self.root / prefix, self.root)
                 for part in parts:
-                    blob = new_name()
-                    os.link(part, self._folder(self.root / blob[:2], self.root) / blob)
+                    blob = prefix + new_name()[FOLDER_LENGTH:]
+                    os.link(part, folder / blob)
                     names.append(blob)
-                for folder in {self.path_of(name).parent for name in names}:
-                    fsync_dir(folder)
+                fsync_dir(folder)
         except BaseException:
             for name in names:
                 self.unlink_new(name)

@@ -143,6 +143,19 @@ def test_a_part_is_adopted_without_a_copy(store: BlobStore) -> None:
     assert store.path_of(blob).read_bytes() == b"part one"  # the blob outlives the upload
 
 
+def test_the_parts_of_a_file_are_adopted_into_one_folder(store: BlobStore) -> None:
+    """One folder to fsync, whatever the number of parts."""
+    folder = store.uploads / "upload"
+    folder.mkdir()
+    parts = [folder / f"{n}-x" for n in range(1, 9)]
+    for n, part in enumerate(parts):
+        part.write_bytes(b"part %d" % n)
+    names = store.adopt(parts)
+    assert len(set(names)) == 8
+    assert len({store.path_of(name).parent for name in names}) == 1
+    assert [store.path_of(name).read_bytes() for name in names] == [p.read_bytes() for p in parts]
+
+
 def test_unlink_waits_while_a_backup_holds_the_blobs(store: BlobStore, tmp_path: Path) -> None:
     (store.tmp / "x").write_bytes(b"x")
     blob = store.place(store.tmp / "x")
