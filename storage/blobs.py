@@ -41,7 +41,7 @@ from storage.space import disk_errors
 
 CHUNK = 1 << 20  # bytes handed to the worker threads at a time
 IN_FLIGHT = 2  # chunks handed over and not yet hashed and written, per stream
-FLUSH_EVERY = 8 << 20  # bytes written between background flushes of a stream's file
+FLUSH_EVERY = 4 << 20  # bytes written between background flushes of a stream's file
 WORKERS = 16
 T = TypeVar("T")
 NAME_LENGTH = 24
@@ -120,7 +120,8 @@ class _Sink:
     device's own cache still holds what writeback sent it, and only a flush empties it. So
     every FLUSH_EVERY bytes a worker thread flushes what is written so far (`_flush`, one at
     a time per file) while the rest arrives, and the final fsync, which still answers for
-    every byte, finds almost nothing left (10 ms)."""
+    every byte, finds little left (10 ms; 4 MiB between flushes ended the parts of a
+    multipart upload sooner than 8 MiB, at no cost to single uploads)."""
 
     def __init__(self, store: BlobStore) -> None:
         self.path = store.tmp / f"{TEMP_PREFIX}{new_name()}{TEMP_SUFFIX}"
