@@ -164,7 +164,11 @@ class _Sink:
             running.result()
         self._flushed = self._written
         fd = os.dup(self.fd)
-        self._flush = (self._store.submit_blocking(_flush, fd), fd)
+        try:
+            self._flush = (self._store.submit_blocking(_flush, fd), fd)
+        except BaseException:  # the store is closing
+            os.close(fd)
+            raise
 
     def finish(self) -> None:
         with self._lock, disk_errors():
