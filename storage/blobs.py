@@ -31,7 +31,7 @@ import shutil
 import threading
 from collections import deque
 from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
@@ -41,9 +41,11 @@ from storage.space import disk_errors
 
 CHUNK = 1 << 20  # bytes handed to the worker threads at a time
 IN_FLIGHT = 2  # chunks handed over and not yet hashed and written, per stream
+FLUSH_EVERY = 4 << 20  # bytes written between background flushes of a stream's file
 WORKERS = 16
 T = TypeVar("T")
 NAME_LENGTH = 24
+FOLDER_LENGTH = 2  # a blob lives in the folder named by the first characters of its name
 TEMP_PREFIX, TEMP_SUFFIX = "blob-", ".tmp"
 
 
@@ -113,9 +115,13 @@ class _Sink:
     a lock so an abort never races it.
 
     Each write also starts the disk on what it wrote (`start_writeback`, which does not wait),
-    so the disk works while the rest arrives and the fsync at the end finds little left to
-    do: without it, every byte reaches the disk only after the last one arrived, and an
-    upload takes the time to receive it plus the time to write it."""
+    so the disk works while the rest arrives. That alone leaves the final fsync a long wait
+    (0.3 s after 256 MiB on the project machine, whatever the rate the bytes came at): the
+    device's own cache still holds what writeback sent it, and only a flush empties it. So
+    every FLUSH_EVERY bytes a worker thread flushes what is written so far (`_flush`, one at
+    a time per file) while the rest arrives, and the final fsync, which still answers for
+    every byte, finds little left (10 ms; 4 MiB between flushes ended the parts of a
+    multipart upload sooner than 8 MiB, at no cost to single uploads)."""
 
     def __init__(self, store: BlobStore) -> None:
         self.path = store.tmp / f"{TEMP_PREFIX}{new_name()}{TEMP_SUFFIX}"
@@ -126,6 +132,10 @@ class _Sink:
         self._lock = threading.Lock()
         self._closed = False
         self._written = 0
+        self._flushed = 0  # bytes written when the last flush started
+        # The flush under way, with the descriptor it owns (a duplicate, so that an abort
+        # can close the file without waiting for it).
+        self._flush: tuple[Future[None], int] | None = None
 
     def hash(self, pieces: list[bytes]) -> None:
         for piece in pieces:
@@ -140,10 +150,30 @@ class _Sink:
             _write_all(self.fd, pieces)
             start_writeback(self.fd, self._written, size)
             self._written += size
+            if self._written - self._flushed >= FLUSH_EVERY:
+                self._start_flush()
+
+    def _start_flush(self) -> None:
+        """Flush in the background unless a flush is still under way. The one before must
+        have succeeded: an I/O error is reported once per open file, so the one it went to
+        is the only one to hear of it."""
+        if self._flush is not None:
+            running, _ = self._flush
+            if not running.done():
+                return
+            running.result()
+        self._flushed = self._written
+        fd = os.dup(self.fd)
+        try:
+            self._flush = (self._store.submit_blocking(_flush, fd), fd)
+        except BaseException:  # the store is closing
+            os.close(fd)
+            raise
 
     def finish(self) -> None:
         with self._lock, disk_errors():
             self._store.before_write(0)
+            self._end_flush(wait=True)
             os.fsync(self.fd)
             os.close(self.fd)
             self._closed = True
@@ -151,9 +181,30 @@ class _Sink:
     def abort(self) -> None:
         with self._lock:
             if not self._closed:
+                self._end_flush(wait=False)
                 os.close(self.fd)
                 self._closed = True
         self.path.unlink(missing_ok=True)
+
+    def _end_flush(self, wait: bool) -> None:
+        """A flush not yet started is called off (its descriptor closed here); one under way
+        is waited for, and its error raised, when the outcome matters (`wait`)."""
+        if self._flush is None:
+            return
+        running, fd = self._flush
+        self._flush = None
+        if running.cancel():
+            os.close(fd)
+        elif wait:
+            running.result()
+
+
+def _flush(fd: int) -> None:
+    """Make what a descriptor's file holds so far durable, then close the descriptor."""
+    try:
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
 
 
 def _write_all(fd: int, pieces: list[bytes]) -> None:
@@ -230,7 +281,7 @@ class BlobStore:
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="edge-blobs")
 
     def path_of(self, blob: str) -> Path:
-        return self.root / blob[:2] / blob
+        return self.root / blob[:FOLDER_LENGTH] / blob
 
     async def receive(self, chunks: AsyncIterable[bytes], limit: int) -> Received:
         """Stream to a temporary file through a bounded buffer, computing MD5 over every
@@ -270,6 +321,10 @@ class BlobStore:
         event loop, nor queue behind other work in the loop's default pool)."""
         return await self._submit(fn, *args)
 
+    def submit_blocking(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """A blocking call on this store's threads, from any thread (no event loop needed)."""
+        return self._pool.submit(fn, *args)
+
     def _submit(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         return asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(fn, *args))
 
@@ -280,7 +335,7 @@ class BlobStore:
         """Rename a finished temporary file into the store; returns the new blob's name."""
         blob = new_name()
         with disk_errors():
-            folder = self._folder(self.root / blob[:2], self.root)
+            folder = self._folder(self.root / blob[:FOLDER_LENGTH], self.root)
             os.replace(temp, folder / blob)
             fsync_dir(folder)
         return blob
@@ -299,19 +354,21 @@ class BlobStore:
 
     def adopt(self, parts: Sequence[Path]) -> list[str]:
         """Received parts become the blobs of their file, in order: hard-linked into the
-        store (their bytes were fsynced when they arrived; nothing is copied), each folder
-        fsynced once. The parts stay where they were, so a failed or interrupted completion
-        can be retried, until their upload's folder goes. All of them, or none."""
+        store (their bytes were fsynced when they arrived; nothing is copied), all in one
+        folder, fsynced once: with a folder each, every fsync was a flush of the disk, and 8
+        parts took 7 to 23 ms. The parts stay where they were, so a failed or interrupted
+        completion can be retried, until their upload's folder goes. All of them, or none."""
         names: list[str] = []
         try:
             with disk_errors():
                 self.before_write(0)
+                prefix = new_name()[:FOLDER_LENGTH]  # one folder for them all: one fsync
+                folder = self._folder(self.root / prefix, self.root)
                 for part in parts:
-                    blob = new_name()
-                    os.link(part, self._folder(self.root / blob[:2], self.root) / blob)
+                    blob = prefix + new_name()[FOLDER_LENGTH:]
+                    os.link(part, folder / blob)
                     names.append(blob)
-                for folder in {self.path_of(name).parent for name in names}:
-                    fsync_dir(folder)
+                fsync_dir(folder)
         except BaseException:
             for name in names:
                 self.unlink_new(name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 from storage import blobs, layout
 from storage.blobs import BlobStore, LimitExceeded
 from storage.database import Database
-from storage.space import DiskFull
+from storage.space import DiskFull, NotWritable
 
 
 @pytest.fixture
@@ -72,6 +73,55 @@ async def test_a_disk_that_fills_mid_stream_is_disk_full_and_nothing_stays(
     assert list(store.tmp.iterdir()) == []
 
 
+class SyncingOs:
+    """`os` as storage/blobs.py sees it, counting background flushes; `fails` makes them
+    meet an I/O error."""
+
+    def __init__(self, fails: bool = False, delay: float = 0.0) -> None:
+        self.flushes = 0
+        self.fails = fails
+        self.delay = delay
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(os, name)
+
+    def fdatasync(self, fd: int) -> None:
+        self.flushes += 1
+        time.sleep(self.delay)
+        if self.fails:
+            raise OSError(errno.EIO, "Input/output error")
+        os.fdatasync(fd)
+
+
+async def test_a_long_stream_is_flushed_while_it_arrives(
+    store: BlobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """So that the final fsync finds little left to do; every byte still arrives intact."""
+    syncing = SyncingOs()
+    monkeypatch.setattr(blobs, "os", syncing)
+    monkeypatch.setattr(blobs, "FLUSH_EVERY", blobs.CHUNK)
+    data = os.urandom(6 * blobs.CHUNK)
+    received = await store.receive(chunks(data, 64 * 1024), 1 << 30)
+    assert received.md5 == hashlib.md5(data).digest()
+    assert received.path.read_bytes() == data
+    assert syncing.flushes >= 1
+
+
+@pytest.mark.parametrize("still_running", [False, True])
+async def test_a_background_flush_that_fails_fails_the_upload(
+    store: BlobStore, monkeypatch: pytest.MonkeyPatch, still_running: bool
+) -> None:
+    """The flush heard of the I/O error, so the final fsync may not: the upload must not be
+    acknowledged, whether a later write or the end of the stream finds out, and nothing
+    stays. A flush still running at the end is waited for."""
+    monkeypatch.setattr(blobs, "os", SyncingOs(fails=True, delay=0.2 if still_running else 0))
+    monkeypatch.setattr(blobs, "FLUSH_EVERY", blobs.CHUNK)
+    size = blobs.CHUNK if still_running else 6 * blobs.CHUNK  # one flush, after the last write
+    with pytest.raises(NotWritable):
+        await store.receive(chunks(os.urandom(size), blobs.CHUNK), 1 << 30)
+    assert list(store.tmp.iterdir()) == []
+
+
 async def test_a_broken_stream_leaves_nothing(store: BlobStore) -> None:
     async def broken() -> AsyncIterator[bytes]:
         yield os.urandom(blobs.CHUNK + 1)
@@ -91,6 +141,19 @@ def test_a_part_is_adopted_without_a_copy(store: BlobStore) -> None:
     assert store.path_of(blob).stat().st_ino == part.stat().st_ino
     store.remove_upload("upload")
     assert store.path_of(blob).read_bytes() == b"part one"  # the blob outlives the upload
+
+
+def test_the_parts_of_a_file_are_adopted_into_one_folder(store: BlobStore) -> None:
+    """One folder to fsync, whatever the number of parts."""
+    folder = store.uploads / "upload"
+    folder.mkdir()
+    parts = [folder / f"{n}-x" for n in range(1, 9)]
+    for n, part in enumerate(parts):
+        part.write_bytes(b"part %d" % n)
+    names = store.adopt(parts)
+    assert len(set(names)) == 8
+    assert len({store.path_of(name).parent for name in names}) == 1
+    assert [store.path_of(name).read_bytes() for name in names] == [p.read_bytes() for p in parts]
 
 
 def test_unlink_waits_while_a_backup_holds_the_blobs(store: BlobStore, tmp_path: Path) -> None:
