@@ -121,8 +121,8 @@ _ALWAYS = tuple(
     for name in COLUMNS
     if name not in ("group_id", "path", "created_by", "created_date", *INDEX_FIELDS)
 )
-_AT = {name: i for i, name in enumerate(COLUMNS)}
-_ALWAYS_AT = tuple(_AT[name] for name in _ALWAYS)
+COLUMN_AT = {name: i for i, name in enumerate(COLUMNS)}  # a column's place in a stored row
+_ALWAYS_AT = tuple(COLUMN_AT[name] for name in _ALWAYS)
 _UPDATES: dict[tuple[str, ...], str] = {}  # SQL by the index fields an update changes
 
 
@@ -136,9 +136,9 @@ def get(conn: Tx, group_id: str, path: str) -> DataEntry | None:
 def get_stored(conn: Tx, group_id: str, path: str) -> tuple[Any, ...] | None:
     """The entry's columns as stored (COLUMNS order, JSON columns as their text), for
     answers that send the stored text as it is instead of decoding and encoding it again."""
-    return conn.execute(  # type: ignore[no-any-return]
-        f"SELECT {_SELECT} FROM data WHERE group_id = ? AND path = ?", (group_id, path)
-    ).fetchone()
+    sql = f"SELECT {_SELECT} FROM data WHERE group_id = ? AND path = ?"
+    row: tuple[Any, ...] | None = conn.execute(sql, (group_id, path)).fetchone()
+    return row
 
 
 def decode(row: Sequence[Any]) -> DataEntry:
@@ -152,9 +152,14 @@ def history(conn: Tx, group_id: str, path: str) -> EntryHistory | None:
     row = conn.execute(sql, (group_id, path)).fetchone()
     if row is None:
         return None
+    return _history_of(row)
+
+
+def _history_of(values: Sequence[Any]) -> EntryHistory:
+    """An EntryHistory from its `_HISTORY` columns."""
     # Lists of strings: orjson reads them exactly as `json` does, in a third of the time.
-    lists = orjson.loads(row[2]), orjson.loads(row[3])
-    return EntryHistory(row[0], row[1], *lists, row[4], row[5:])
+    lists = orjson.loads(values[2]), orjson.loads(values[3])
+    return EntryHistory(values[0], values[1], *lists, values[4], tuple(values[5:]))
 
 
 _STATE = (
@@ -176,8 +181,7 @@ def put_state(
     rules = (int(row[0]), bool(row[1]))
     if row[2] is None:  # created_by is never NULL: no entry at the path
         return rules, None
-    lists = orjson.loads(row[4]), orjson.loads(row[5])
-    return rules, EntryHistory(row[2], row[3], *lists, row[6], row[7:])
+    return rules, _history_of(row[2:])
 
 
 def get_many(conn: Tx, group_id: str, paths: Sequence[str]) -> dict[str, DataEntry]:
@@ -233,7 +237,7 @@ def update(
         sql = _UPDATES[changed] = f"UPDATE data SET {sets} WHERE group_id = ? AND path = ?"
     row = _encode(entry, value_text, signature)
     params = [row[i] for i in _ALWAYS_AT]
-    params += [row[_AT[name]] for name in changed]
+    params += [row[COLUMN_AT[name]] for name in changed]
     conn.execute(sql, [*params, entry.group_id, entry.path])
 
 

@@ -13,10 +13,9 @@ from typing import Any
 
 from orjson import Fragment
 
-from storage.data import COLUMNS, INDEX_FIELDS, DataEntry
+from storage.data import COLUMN_AT, INDEX_FIELDS, DataEntry
 
-_AT = {name: i for i, name in enumerate(COLUMNS)}
-_INDEX_AT = tuple((name, _AT[name]) for name in INDEX_FIELDS)
+_INDEX_AT = tuple((name, COLUMN_AT[name]) for name in INDEX_FIELDS)
 
 
 def present(entry: DataEntry, verified: bool = False) -> dict[str, Any]:
@@ -37,7 +36,7 @@ def present(entry: DataEntry, verified: bool = False) -> dict[str, Any]:
 
 def present_stored(row: Sequence[Any]) -> dict[str, Any]:
     """`present(decode(row))`, without decoding: the same answer, once encoded."""
-    at = _AT
+    at = COLUMN_AT
     shown = {
         "path": row[at["path"]],
         "value": Fragment(row[at["value"]]),

@@ -50,12 +50,22 @@ class EntryWrites:
         if state is None:
             raise NotFound("Group not found")
         rules, current = state
-        target = _with_rules(target, *rules)
-        target.require(path, self._needed(target, current is not None, "PUT"))
-        self._save(conn, target, path, current, upload, stamp, merge=False)
+        self._replace(conn, _with_rules(target, *rules), path, current, upload, stamp)
 
     def put(self, conn: Tx, target: DataTarget, path: str, upload: Upload, stamp: Stamp) -> None:
         current = store.history(conn, target.group_id, path)
+        self._replace(conn, target, path, current, upload, stamp)
+
+    def _replace(
+        self,
+        conn: Tx,
+        target: DataTarget,
+        path: str,
+        current: EntryHistory | None,
+        upload: Upload,
+        stamp: Stamp,
+    ) -> None:
+        """A PUT's check and write, once its target's rules and the entry it replaces are read."""
         target.require(path, self._needed(target, current is not None, "PUT"))
         self._save(conn, target, path, current, upload, stamp, merge=False)
 
@@ -136,7 +146,7 @@ def compose(
         by_list = [*current.updated_by_list, who]
         date_list = [*current.updated_date_list, when]
         revision = current.revision + 1
-    return DataEntry(
+    fields = [
         target.group_id,
         path,
         _value(current, upload, merge),
@@ -148,7 +158,8 @@ def compose(
         date_list[-keep:] if keep else [],
         revision,
         "",
-    )
+    ]
+    return DataEntry(*fields)
 
 
 def _value(current: Any, upload: Upload, merge: bool) -> Any:
