@@ -4,14 +4,16 @@ One run, one disk: `edge serve` in its own process with its data folder next to 
 baselines' files. Big transfers go through `curl` (native: the client is not the
 bottleneck) to and from the presigned URLs (parts in sequence through one curl, on one
 connection; parts at once through a curl each); `dd conv=fsync` is the ceiling of a durable
-copy, MD5 over the same bytes (hashlib, as the server uses) the ceiling of an upload, which
-must hash every byte. The server's RSS is sampled from /proc during each transfer and shown
+copy (and `dd conv=fsync` of each part in turn, of a copy made durable piece by piece, as
+a multipart upload's parts must be), MD5 over the same bytes (hashlib, as the server uses)
+the ceiling of an upload, which must hash every byte. The rows take turns, one round after
+another. The server's RSS is sampled from /proc during each transfer and shown
 above its idle RSS. Many small files: PUT for a URL plus the upload, over aiohttp at a fixed
 concurrency, against the same number of 4 KiB writes with fsync; the server's CPU share
 says whether it was the bottleneck.
 
 Usage: python -m bench.files [--size-mib 256] [--parts 8] [--small 10000] [--concurrency 16]
-[--rounds 3]
+[--rounds 5]
 """
 
 from __future__ import annotations
@@ -188,17 +190,24 @@ class Edge:
 
 async def big_files(edge: Edge, work: Path, size: int, parts: int, rounds: int) -> list[Row]:
     """Every input is written and synced before anything is timed, so no transfer competes
-    with the write-back of the bench's own files. Each row is the best of `rounds` (the
-    least disturbed by whatever else the machine runs); RSS is the highest seen."""
+    with the write-back of the bench's own files. The rows take turns, round after round,
+    so that each sees the disk as the others do (its speed drifts by a third over minutes
+    on a shared machine, and rows timed one after the other would compare different
+    disks); each row is its best round, its RSS the highest seen."""
     source = work / "source.bin"
     make_source(source, size)
     pieces = split(source, work, size, parts)
     os.sync()
-    copy = ["dd", f"if={source}", f"of={work / 'dd.bin'}", "bs=1M", "conv=fsync", "status=none"]
     idle = rss_mib(edge.process.pid)
 
     async def dd(n: int) -> float:
-        return timed(copy)
+        return timed(dd_copy(source, work / "dd.bin"))
+
+    async def dd_pieces(n: int) -> float:
+        began = time.perf_counter()
+        for piece in pieces:
+            subprocess.run(dd_copy(piece, work / f"dd-{piece.name}"), check=True)
+        return time.perf_counter() - began
 
     async def md5(n: int) -> float:
         return md5_seconds(source)
@@ -217,32 +226,31 @@ async def big_files(edge: Edge, work: Path, size: int, parts: int, rounds: int) 
         url = (await edge.call("GET", f"{edge.files}/{name}?url_only=true"))["url"]
         return timed(curl_get(url))
 
-    runs = [
+    runs: list[tuple[str, Callable[[int], Awaitable[float]], bool]] = [
         ("dd conv=fsync (copy ceiling)", dd, False),
         ("MD5 over the bytes (upload ceiling)", md5, False),
+        (f"dd conv=fsync, {parts} pieces one after another", dd_pieces, False),
         ("upload, single part", single, True),
         ("download, single-part file", lambda n: fetch("single0.bin"), True),
         (f"upload, {parts} parts one after another + complete", one_by_one, True),
         (f"upload, {parts} parts at once + complete", at_once, True),
         (f"download, {parts}-part file", lambda n: fetch("multi0.bin"), True),
     ]
-    rows = []
-    for name, run, server in runs:
-        seconds, peak = await best_of(rounds, run, edge.process.pid)
-        rows.append(Row(name, seconds, size, peak - idle if server else None))
-    return rows
-
-
-async def best_of(
-    rounds: int, run: Callable[[int], Awaitable[float]], pid: int
-) -> tuple[float, float]:
-    """The shortest time of `rounds` runs, and the highest RSS of the server during them."""
-    best, highest = float("inf"), 0.0
+    best = [float("inf")] * len(runs)
+    highest = [0.0] * len(runs)
     for n in range(rounds):
-        with peak_rss(pid) as peak:
-            best = min(best, await run(n))
-        highest = max(highest, peak[0])
-    return best, highest
+        for index, (_, run, _) in enumerate(runs):
+            with peak_rss(edge.process.pid) as peak:
+                best[index] = min(best[index], await run(n))
+            highest[index] = max(highest[index], peak[0])
+    return [
+        Row(name, best[i], size, highest[i] - idle if server else None)
+        for i, (name, _, server) in enumerate(runs)
+    ]
+
+
+def dd_copy(source: Path, target: Path) -> list[str]:
+    return ["dd", f"if={source}", f"of={target}", "bs=1M", "conv=fsync", "status=none"]
 
 
 def split(source: Path, work: Path, size: int, parts: int) -> list[Path]:
@@ -310,7 +318,7 @@ async def run(
         )
         print(f"{size_mib} MiB through presigned URLs, curl on loopback, one disk ({work})")
         print(f"machine before: {machine()}")
-        print(f"best of {rounds} rounds per row\n")
+        print(f"best of {rounds} rounds per row, the rows in turn\n")
         big = await big_files(edge, work, size_mib * MIB, parts, rounds)
         print_big(big)
         baseline = small_writes(work / "small", small)
@@ -343,15 +351,17 @@ async def run(
 
 def as_rows(big: list[Row], size_mib: int) -> list[out.Row]:
     """Uploads beside MD5 over the same bytes (target: half its rate at least), downloads
-    beside dd (no target: a copy that the disk, not edge, limits)."""
+    beside dd (no target: a copy that the disk, not edge, limits), and the disk's own
+    cost of writing the file as durable pieces (dd of each part, beside dd of the whole)."""
     dd, md5 = big[0], big[1]
     found = []
     for row in big[2:]:
         upload = row.name.startswith("upload")
         ceiling = md5 if upload else dd
+        rss = f" (server RSS +{row.rss:.0f} MiB)" if row.rss is not None else ""
         found.append(
             out.Row(
-                f"files: {row.name}, {size_mib} MiB (server RSS +{row.rss:.0f} MiB)",
+                f"files: {row.name}, {size_mib} MiB{rss}",
                 row.mbps,
                 "MB/s",
                 ceiling.name,
@@ -364,8 +374,8 @@ def as_rows(big: list[Row], size_mib: int) -> list[out.Row]:
 
 def rows(quick: bool) -> list[out.Row]:
     """48 MiB (8 parts of 6 MiB: a part is 5 MiB at least) and 1,000 small files, one
-    round, quick; 256 MiB, 10,000 and 3 rounds in full."""
-    size, small, rounds = (48, 1000, 1) if quick else (256, 10_000, 3)
+    round, quick; 256 MiB, 10,000 and 5 rounds in full."""
+    size, small, rounds = (48, 1000, 1) if quick else (256, 10_000, 5)
     found = asyncio.run(run(size, 8, small, 16, rounds))
     line = out.command("bench.files", "--size-mib", size, "--small", small, "--rounds", rounds)
     return [replace(r, command=line) for r in found]
@@ -377,7 +387,7 @@ def main() -> None:
     parser.add_argument("--parts", type=int, default=8)
     parser.add_argument("--small", type=int, default=10_000)
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     asyncio.run(run(args.size_mib, args.parts, args.small, args.concurrency, args.rounds))
 
