@@ -20,7 +20,10 @@ Usage: python -m bench.requests_wrk [--seconds S] [--connections C] [--threads T
    half from minute to minute, so sizes measured minutes apart (grow, measure, grow for
    minutes, measure) compared two machines: the same command gave point-GET ratios of
    0.72-1.11 in one run and 0.96-1.32 in another. Taking turns seconds apart compares
-   one. Only one server is under load at a time; the others idle beside it.
+   one: 0.98-1.09 and 0.88-1.14 in two runs (by CPU 0.98-1.06 and 0.88-1.08); what is
+   left is run-to-run noise. Only one server is under load at a time; the others idle
+   beside it. It costs time: 3 runs per N of the point requests and list pages add about
+   3 minutes at 5 s per run.
 
 Every run prints the server's CPU and wrk's (share of one core): a server near 100% was
 saturated, so wrk was not the bottleneck. Only the public HTTP interface is used.
