@@ -1,7 +1,7 @@
 """edge beside a bare aiohttp + SQLite server, and how edge scales; measured with wrk.
 
 Usage: python -m bench.requests_wrk [--seconds S] [--connections C] [--threads T]
-[--large] [--sizes 10,10000] [--only compare|scaling]
+[--large] [--sizes 10,10000] [--rounds R] [--only compare|scaling]
 
 1. Side by side, in one run: token-authenticated GET /v2/groups/{id} and GET /v2/users/{id}
    against the bare primary-key SELECT, /v2/health against a bare {"ok": true}, and
@@ -12,6 +12,18 @@ Usage: python -m bench.requests_wrk [--seconds S] [--connections C] [--threads T
    GET one user (whose own grants stay few) and GET /v2/groups?limit=100, at N = 10 and
    10,000 (and 100,000 with --large), with the ratio of the rates. Then, without a target,
    what object_count, search and order_by=name cost at each N.
+
+   Every N has a server of its own (each size in --sizes, not only the first and last),
+   all grown before any timing; then, request by request, the sizes take turns (N=10,
+   N=10,000, N=10,000, N=10, ...) for --rounds runs each (3), and each N keeps its median
+   run (why not the best: _turns). On a shared VM the CPU cost of one request drifts by
+   half from minute to minute, so sizes measured minutes apart (grow, measure, grow for
+   minutes, measure) compared two machines: the same command gave point-GET ratios of
+   0.72-1.11 in one run and 0.96-1.32 in another. Taking turns seconds apart compares
+   one: 0.98-1.09 and 0.88-1.14 in two runs (by CPU 0.98-1.06 and 0.88-1.08); what is
+   left is run-to-run noise. Only one server is under load at a time; the others idle
+   beside it. It costs time: 3 runs per N of the point requests and list pages add about
+   3 minutes at 5 s per run.
 
 Every run prints the server's CPU and wrk's (share of one core): a server near 100% was
 saturated, so wrk was not the bottleneck. Only the public HTTP interface is used.
@@ -25,6 +37,8 @@ import json
 import sys
 import tempfile
 import urllib.request
+from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench import servers, world, wrk
@@ -34,6 +48,7 @@ from bench.wrk import Load, Result, Target
 SIZES = (10, 10_000)
 LARGE = 100_000
 STEP = 1_000
+ROUNDS = 3  # timed runs per N of each scaling request, the sizes taking turns
 
 
 def log(text: str) -> None:
@@ -154,23 +169,15 @@ def _bare_item(base: str) -> str:
         return str(json.loads(response.read())["item"]["id"])
 
 
-def scaling(folder: Path, load: Load, sizes: tuple[int, ...], run: str = "") -> list[Row]:
-    results: dict[int, dict[str, Result]] = {}
-    with servers.edge(folder / "scaling") as edge:
-        built = asyncio.run(world.build(edge.url, "scale"))
-        print("\nGrowing the site through the interface (8 concurrent clients; setup)\n")
+def scaling(
+    folder: Path, load: Load, sizes: tuple[int, ...], run: str = "", rounds: int = ROUNDS
+) -> list[Row]:
+    with ExitStack() as stack:
+        print("\nGrowing each site through the interface (8 concurrent clients; setup)\n")
         print(f"{'N after step':>12} {'created':>8} {'groups/s':>9} {'grants/s':>9}")
-        for size in sizes:
-            for step in _steps(len(built.groups), size):
-                done = asyncio.run(world.grow(built, step))
-                print(
-                    f"{done.groups:12,d} {done.created:8,d} {done.groups_per_s:9.0f} "
-                    f"{done.grants_per_s:9.0f}",
-                    flush=True,
-                )
-            asyncio.run(built.sign_in_all())
-            results[size] = _measure_all(edge, built, load, size)
-    _print_scaling(results, sizes, load)
+        sites = [_site(stack, folder, size) for size in sizes]
+        results = _take_turns(sites, load, rounds)
+    _print_scaling(results, sizes, load, rounds)
     first, last = sizes[0], sizes[-1]
     rows = []
     for who, caller in CALLERS.items():
@@ -189,6 +196,31 @@ def scaling(folder: Path, load: Load, sizes: tuple[int, ...], run: str = "") -> 
                 )
             )
     return rows
+
+
+@dataclass(frozen=True)
+class Site:
+    """One edge server with its own data folder, its site grown to one N."""
+
+    size: int
+    server: servers.Server
+    built: world.World
+
+
+def _site(stack: ExitStack, folder: Path, size: int) -> Site:
+    """Start a server and grow its site to `size` now, before any timing, so that the
+    timed runs of every N can take turns (the stack stops the server at the end)."""
+    edge = stack.enter_context(servers.edge(folder / f"scaling-{size}"))
+    built = asyncio.run(world.build(edge.url, "scale"))
+    for step in _steps(len(built.groups), size):
+        done = asyncio.run(world.grow(built, step))
+        print(
+            f"{done.groups:12,d} {done.created:8,d} {done.groups_per_s:9.0f} "
+            f"{done.grants_per_s:9.0f}",
+            flush=True,
+        )
+    asyncio.run(built.sign_in_all())
+    return Site(size, edge, built)
 
 
 def _steps(have: int, size: int) -> list[int]:
@@ -210,33 +242,82 @@ EXTRAS = {
 CALLERS = {"admin": "org admin", "user": "plain user"}
 
 
-def _measure_all(
-    edge: servers.Server, built: world.World, load: Load, size: int
-) -> dict[str, Result]:
-    measured = {}
+def _take_turns(sites: list[Site], load: Load, rounds: int) -> dict[int, dict[str, Result]]:
+    """Each request's middle run per N, the sites taking turns (see _turns).
+
+    The extras (no target) get one turn each: still seconds apart, and ROUNDS of them
+    would add minutes to the report.
+    """
+    for site in sites:  # growth may leave work behind (a checkpoint): none of it is timed
+        wrk.wait_idle(site.server.pid)
+    best: dict[int, dict[str, Result]] = {site.size: {} for site in sites}
     for who in CALLERS:
         for name, path in {**SCENARIOS, **EXTRAS}.items():
-            concrete = path.format(group=built.groups[0], target=built.target_id)
-            token = built.tokens[who]
-            asyncio.run(world.check(edge.url, concrete, token))
-            result = wrk.run(Target(edge.url + concrete, token=token), load, edge.pid)
-            measured[f"{who} {name}"] = result
-            log(f"  N={size:,} {CALLERS[who]:10} {name:28} {result.rate()} {result.cpu()}")
-    return measured
+            turns = rounds if name in SCENARIOS else 1
+            for size, result in _turns(sites, who, name, path, load, turns).items():
+                best[size][f"{who} {name}"] = result
+    return best
+
+
+def _turns(
+    sites: list[Site], who: str, name: str, path: str, load: Load, turns: int
+) -> dict[int, Result]:
+    """The median of `turns` runs per site (by rate; the upper middle one of an even
+    count), and the CPU figures shown are that run's.
+
+    Not the fastest: the machine's pace changes every few seconds (other work on the other
+    core, the VM's neighbours), and a run that catches a quiet spell is rare, so the best
+    of three hangs on whether a size happened to get one. The median is the typical run,
+    and with turns taken both sizes' typical runs see the same machine. From the same
+    runs, the four point GETs' ratios were 0.78-1.11 by the best and 0.89-1.08 by the
+    median (N=10 and 10,000, 5 s runs), 0.92-1.08 and 0.94-1.13 (N=10 and 2,000, 3 s).
+
+    The order turns around each round (small, large, large, small, small, ...), so that
+    when the machine slows down or speeds up over the rounds, no size always runs first.
+    """
+    targets = {site.size: _target(site, who, path) for site in sites}
+    runs: dict[int, list[Result]] = {site.size: [] for site in sites}
+    for turn in range(1, turns + 1):
+        for site in sites if turn % 2 else sites[::-1]:
+            result = wrk.run(targets[site.size], load, site.server.pid)
+            runs[site.size].append(result)
+            log(
+                f"  N={site.size:<7,} {CALLERS[who]:10} {name:28} {result.rate()} "
+                f"{result.cpu()} {_cpu_us(result):4.0f} us/req  (turn {turn}/{turns})"
+            )
+    return {size: _median(found) for size, found in runs.items()}
+
+
+def _median(runs: list[Result]) -> Result:
+    return sorted(runs, key=lambda r: r.rps)[len(runs) // 2]
+
+
+def _target(site: Site, who: str, path: str) -> Target:
+    """The request on this site's own ids and tokens, checked once (wrk counts failures,
+    the check names what failed)."""
+    concrete = path.format(group=site.built.groups[0], target=site.built.target_id)
+    token = site.built.tokens[who]
+    asyncio.run(world.check(site.server.url, concrete, token))
+    return Target(site.server.url + concrete, token=token)
 
 
 def _print_scaling(
-    results: dict[int, dict[str, Result]], sizes: tuple[int, ...], load: Load
+    results: dict[int, dict[str, Result]], sizes: tuple[int, ...], load: Load, rounds: int
 ) -> None:
     first, last = sizes[0], sizes[-1]
     head = "".join(f" {f'N={n:,} req/s':>15} {'CPU srv/wrk':>11} {'us/req':>6}" for n in sizes)
     for title, names in (
         (
-            f"Scaling ({_describe(load)}); ratio = rate at N={last:,} / rate at N={first:,};"
+            f"Scaling ({_describe(load)}); median of {rounds} runs per N, the sizes taking"
+            f" turns; ratio = rate at N={last:,} / rate at N={first:,};"
             f" by CPU = CPU us per request at N={first:,} / at N={last:,}",
             SCENARIOS,
         ),
-        ("Cost of counts, search and name order (no target): the same page with", EXTRAS),
+        (
+            "Cost of counts, search and name order (no target; one run per N, taking turns):"
+            " the same page with",
+            EXTRAS,
+        ),
     ):
         print(f"\n{title}\n")
         print(f"{'caller':10} {'request':28}{head} {'ratio':>6} {'by CPU':>6}")
@@ -286,6 +367,9 @@ def main() -> None:
         "--sizes", default=",".join(map(str, SIZES)), help="the values of N, comma-separated"
     )
     parser.add_argument("--only", choices=("compare", "scaling"))
+    parser.add_argument(
+        "--rounds", type=int, default=ROUNDS, help="scaling: timed runs per N of each request"
+    )
     args = parser.parse_args()
     wrk.ensure_installed()
     load = Load(args.threads, args.connections, args.seconds)
@@ -295,7 +379,7 @@ def main() -> None:
         compare(folder, load)
     if args.only in (None, "scaling"):
         sizes = tuple(int(n) for n in args.sizes.split(","))
-        scaling(folder, load, (*sizes, LARGE) if args.large else sizes)
+        scaling(folder, load, (*sizes, LARGE) if args.large else sizes, rounds=args.rounds)
 
 
 if __name__ == "__main__":
