@@ -1,0 +1,68 @@
+"""Files attacked from outside: hostile paths, bodies, presigned URLs, ranges and races,
+each a request an outsider can send, each answered with the status docs/files.md gives
+(never a 500, never a URL that works for more than it was issued for)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from edge.config import Config
+from tests.conftest import make_config
+from tests.files import PART
+from tests.world import World
+
+HUGE = int("9" * 400)  # past what a float holds
+NOT_IN_PROGRESS = "completed_upload_id: is not an upload in progress at this path"
+
+
+@pytest.fixture
+def config(data_dir: Path) -> Config:
+    return make_config(data_dir, files_min_part_bytes=PART)
+
+
+@pytest.fixture
+def world(content_world: World) -> World:
+    """The world with its files part (tests/world.py): Scans, Strict, Archive, their callers."""
+    return content_world
+
+
+async def start_parts(world: World, path: str, parts: list[bytes]) -> tuple[str, list[str]]:
+    """A multipart upload with every part sent: its ID and the parts' ETags, unquoted."""
+    status, started = await world.files("file_editor", "PUT", path, json={"num_parts": len(parts)})
+    assert status == 200, started
+    etags = []
+    for url, data in zip(started["urls"], parts, strict=True):
+        status, etag, _ = await world.send(url, data)
+        assert status == 200
+        etags.append(etag.strip('"'))
+    return started["upload_id"], etags
+
+
+# -- bodies --------------------------------------------------------------------------------
+@pytest.mark.parametrize("field", ["number_1", "number_2"])
+@pytest.mark.parametrize("method", ["PUT", "PATCH"])
+async def test_an_integer_past_a_float_is_a_400(world: World, method: str, field: str) -> None:
+    assert (await world.upload("file_editor", "n.txt", b"n"))[0] == 200
+    for value in (HUGE, -HUGE):
+        got = await world.files("file_editor", method, "n.txt", json={field: value})
+        assert got == (400, {"message": f"{field}: must be a finite number"})
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        ("\u0663", "etag_by_part.\u0663: is not a part number"),  # an Arabic-Indic 3
+        ("\uff11", "etag_by_part.\uff11: is not a part number"),  # a full-width 1
+        (" 1", "etag_by_part. 1: is not a part number"),
+        ("9" * 5000, f"etag_by_part.{'9' * 5000}: part numbers go from 1 to 2"),
+    ],
+)
+async def test_a_part_number_is_ascii_digits(world: World, key: str, message: str) -> None:
+    upload_id, etags = await start_parts(world, "k.bin", [os.urandom(PART), b"end"])
+    completion = {"completed_upload_id": upload_id, "etag_by_part": {key: etags[0]}}
+    got = await world.files("file_editor", "PUT", "k.bin", json=completion)
+    assert got == (400, {"message": message})
+    assert await world.stored("k.bin") is None
