@@ -35,12 +35,18 @@ _PART_NUMBER = re.compile("[0-9]+")
 
 
 def file_path(raw: str) -> str:
-    """A path with its leading '/', repeated and trailing slashes removed."""
-    path = "/" + "/".join(part for part in raw.strip().split("/") if part)
+    """A path with its leading '/', repeated and trailing slashes removed. Control
+    characters are refused wherever they are (before the ends are trimmed, which would drop
+    a tab or a CR unseen); so are '.' and '..' segments, which a URL resolves before the
+    server sees it: a file there could never be fetched through its presigned URL."""
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in raw):
+        raise ValidationError("path", "must not contain control characters")
+    segments = [part for part in raw.strip().split("/") if part]
+    if any(part in (".", "..") for part in segments):
+        raise ValidationError("path", "'.' and '..' are not path segments")
+    path = "/" + "/".join(segments)
     if len(path) > MAX_PATH:
         raise ValidationError("path", f"must be at most {MAX_PATH} characters")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
-        raise ValidationError("path", "must not contain control characters")
     return path
 
 

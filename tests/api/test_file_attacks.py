@@ -4,8 +4,11 @@ each a request an outsider can send, each answered with the status docs/files.md
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,3 +69,38 @@ async def test_a_part_number_is_ascii_digits(world: World, key: str, message: st
     got = await world.files("file_editor", "PUT", "k.bin", json=completion)
     assert got == (400, {"message": message})
     assert await world.stored("k.bin") is None
+
+
+# -- paths ---------------------------------------------------------------------------------
+async def as_sent(world: World, method: str, raw: str, body: bytes = b"") -> tuple[int, Any]:
+    """A call with its path exactly as written: HTTP client libraries resolve dot segments
+    (also percent-encoded ones) before they send a request."""
+    server = world.api.client.server if world.api else None
+    assert server is not None
+    token = await world.token("file_editor")
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    head = (
+        f"{method} /v2/groups/{world.files_group_id}/files/{raw} HTTP/1.1\r\n"
+        f"Host: edge\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    writer.write(head.encode() + body)
+    reply = await reader.read()
+    writer.close()
+    status_line, _, rest = reply.partition(b"\r\n")
+    return int(status_line.split()[1]), json.loads(rest.partition(b"\r\n\r\n")[2])
+
+
+@pytest.mark.parametrize("raw", ["%2e%2e", "a/%2E/b", "a/%2e%2e/b", "%2e%2e/%2e%2e/x"])
+async def test_dot_segments_are_not_paths(world: World, raw: str) -> None:
+    """A URL resolves '.' and '..' before a server sees it: a file there could be stored
+    but never fetched through its presigned URL."""
+    for method, body in (("PUT", b"{}"), ("GET", b""), ("PATCH", b"{}"), ("DELETE", b"")):
+        got = await as_sent(world, method, raw, body)
+        assert got == (400, {"message": "path: '.' and '..' are not path segments"}), method
+
+
+@pytest.mark.parametrize("raw", ["a%09", "a%0D", "%09a", "a%0D/b"])
+async def test_control_characters_at_an_end_are_refused_not_dropped(world: World, raw: str) -> None:
+    got = await world.files("file_editor", "PUT", raw, json={})
+    assert got == (400, {"message": "path: must not contain control characters"})
