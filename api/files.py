@@ -167,10 +167,17 @@ async def download(request: web.Request) -> web.StreamResponse:
 async def _chunks(request: web.Request) -> AsyncIterator[bytes]:
     """The request body as it arrives, chunk by chunk as the transport read it (never joined:
     a join would copy every byte once more on the event loop); a connection that breaks off
-    is the client's fault."""
+    is the client's fault. An upload may take as long as its size needs, but each chunk must
+    come within `body_timeout` of the one before (408): a client that stops sending must not
+    hold its connection and its temporary file for ever."""
     request.content.set_read_chunk_size(READ_AHEAD)
+    chunks = request.content.iter_chunks()
     try:
-        async for chunk, _ in request.content.iter_chunks():
+        while True:
+            try:
+                chunk, _ = await bodies.within_body_timeout(request, chunks.__anext__())
+            except StopAsyncIteration:
+                return
             if chunk:
                 yield chunk
     except (ClientError, HttpProcessingError, ConnectionError) as exc:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 
 from edge.config import Config
 from tests.conftest import make_config
-from tests.files import PART
+from tests.files import PART, relative
 from tests.world import World
 
 HUGE = int("9" * 400)  # past what a float holds
@@ -104,3 +105,28 @@ async def test_dot_segments_are_not_paths(world: World, raw: str) -> None:
 async def test_control_characters_at_an_end_are_refused_not_dropped(world: World, raw: str) -> None:
     got = await world.files("file_editor", "PUT", raw, json={})
     assert got == (400, {"message": "path: must not contain control characters"})
+
+
+# -- slow clients ------------------------------------------------------------------------------
+async def test_an_upload_whose_bytes_stop_coming_is_408(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that sends the headers and a few bytes, then nothing: the upload is answered
+    408 once no byte has come for `body_timeout`, rather than holding its connection and
+    its temporary file for as long as the client likes."""
+    services = world.site.services
+    monkeypatch.setattr(services, "config", replace(services.config, body_timeout=0.5))
+    status, reply = await world.files("file_editor", "PUT", "slow.bin", json={})
+    server = world.api.client.server if world.api else None
+    assert status == 200 and server is not None
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    target = relative(reply["url"])
+    writer.write(f"PUT {target} HTTP/1.1\r\nHost: edge\r\nContent-Length: 100\r\n\r\nabc".encode())
+    try:
+        async with asyncio.timeout(10):
+            status_line = await reader.readline()
+    finally:
+        writer.close()
+    assert status_line.split()[1] == b"408", status_line
+    assert await world.stored("slow.bin") is None
+    assert not list(services.blobs.tmp.iterdir())
