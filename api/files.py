@@ -149,7 +149,7 @@ async def upload(request: web.Request) -> web.Response:
     etag = await request.app[SERVICES].uploads.receive(
         match["group_id"],
         match["path"],
-        dict(request.query),
+        request.query,
         _chunks(request),
         request.content_length,
     )
@@ -159,7 +159,7 @@ async def upload(request: web.Request) -> web.Response:
 async def download(request: web.Request) -> web.StreamResponse:
     match = request.match_info
     found = await request.app[SERVICES].files.download(
-        match["group_id"], match["path"], dict(request.query)
+        match["group_id"], match["path"], request.query
     )
     return BlobResponse(found)
 

@@ -10,6 +10,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
@@ -105,6 +106,50 @@ async def test_dot_segments_are_not_paths(world: World, raw: str) -> None:
 async def test_control_characters_at_an_end_are_refused_not_dropped(world: World, raw: str) -> None:
     got = await world.files("file_editor", "PUT", raw, json={})
     assert got == (400, {"message": "path: must not contain control characters"})
+
+
+# -- the presigned URLs' guard -------------------------------------------------------------
+def spelled(url: str, query: str) -> str:
+    return urlsplit(url)._replace(query=query).geturl()
+
+
+async def download_url(world: World) -> str:
+    assert (await world.upload("file_editor", "s.bin", b"secret")) == (200, b"")
+    status, body = await world.files("file_reader", "GET", "s.bin", params={"url_only": ""})
+    assert status == 200
+    return str(body["url"])
+
+
+async def test_a_url_is_its_exact_query_and_nothing_more(world: World) -> None:
+    url = await download_url(world)
+    query = dict(parse_qsl(urlsplit(url).query))
+    expires, signature, rights = query["expires"], query["signature"], query["rights"]
+    given = f"expires={expires}&rights={rights}&signature={signature}"
+    assert (await world.fetch(spelled(url, given)))[:2] == (200, b"secret")
+    for changed in (
+        f"{given}&signature=AAAA",  # a parameter twice: the first would win
+        f"{given}&expires=9999999999",
+        f"{given}&rights=read,write",
+        f"expires=+{expires}&rights={rights}&signature={signature}",
+        f"expires=0{expires}&rights={rights}&signature={signature}",
+        f"expires={expires[:3]}_{expires[3:]}&rights={rights}&signature={signature}",
+        f"expires={expires}&rights=,{rights}&signature={signature}",
+        f"expires={expires}&rights={rights},&signature={signature}",
+        f"{given}&part_number=0",
+        f"{given}&upload_id=",
+    ):
+        status, raw, _ = await world.fetch(spelled(url, changed))
+        assert status == 403, (changed, raw)
+
+
+async def test_an_upload_url_is_its_exact_query(world: World) -> None:
+    status, reply = await world.files("file_editor", "PUT", "q.bin", json={})
+    url = reply["url"]
+    query = urlsplit(url).query
+    for changed in (f"{query}&{query}", f"{query}&part_number=0"):
+        assert (await world.send(spelled(url, changed), b"x"))[0] == 403
+    assert await world.stored("q.bin") is None
+    assert (await world.send(url, b"x"))[0] == 200
 
 
 # -- slow clients ------------------------------------------------------------------------------
