@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import BinaryIO
@@ -23,6 +24,9 @@ from edge.files import etags
 from edge.files.entries import Download
 
 FALLBACK_CHUNK = 1 << 20
+# One range (RFC 9110 14.1.2): `first-last`, `first-` or the suffix `-length`. aiohttp's
+# parser reads `bytes=-0` as "from byte 0", the whole file, where it is unsatisfiable.
+_ONE_RANGE = re.compile(r"bytes=(?:(\d+)-(\d*)|-(\d+))", re.IGNORECASE | re.ASCII)
 
 
 class BlobResponse(web.StreamResponse):
@@ -145,14 +149,17 @@ def _range(request: web.BaseRequest, etag: str, modified: datetime, size: int) -
     header = request.headers.get(hdrs.RANGE)
     if not header or "," in header or not _range_applies(request, etag, modified):
         return 0, size  # several ranges: allowed to answer with the whole file
-    wanted = request.http_range
-    start, stop = wanted.start, wanted.stop
-    if start is None:
-        return 0, size
-    if start < 0:  # the last -start bytes
-        start = max(0, size + start)
-        stop = size
-    end = size if stop is None else min(stop, size)
+    found = _ONE_RANGE.fullmatch(header.strip())
+    if found is None:
+        raise ValueError("malformed range")
+    first, last, suffix = found.groups()
+    if suffix is not None:  # the last N bytes; N = 0 is satisfiable by no file (14.1.3)
+        count = int(suffix)
+        if count == 0:
+            raise ValueError("unsatisfiable range")
+        return max(0, size - count), min(count, size)
+    start = int(first)
+    end = size if not last else min(int(last) + 1, size)
     if start >= size or end <= start:
         raise ValueError("unsatisfiable range")
     return start, end - start

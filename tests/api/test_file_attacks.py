@@ -152,6 +152,15 @@ async def test_an_upload_url_is_its_exact_query(world: World) -> None:
     assert (await world.send(url, b"x"))[0] == 200
 
 
+# -- ranges ----------------------------------------------------------------------------------
+async def test_a_suffix_of_no_bytes_is_416(world: World) -> None:
+    """RFC 9110 14.1.3: a suffix range needs a non-zero length to be satisfiable."""
+    url = await download_url(world)
+    status, raw, headers = await world.fetch(url, Range="bytes=-0")
+    assert status == 416 and headers["Content-Range"] == "bytes */6", raw
+    assert (await world.fetch(url, Range="bytes=-2"))[:2] == (206, b"et")
+
+
 # -- slow clients ------------------------------------------------------------------------------
 async def test_an_upload_whose_bytes_stop_coming_is_408(
     world: World, monkeypatch: pytest.MonkeyPatch
