@@ -129,9 +129,7 @@ async def patch_files(request: web.Request) -> web.Response:
 
 
 async def delete_files(request: web.Request) -> web.Response:
-    for name in request.query:
-        if name != "cascade":
-            raise ValidationError(name, "is not a query parameter of this operation")
+    params.only(request.query, ("cascade",))
     match = request.match_info
     await request.app[SERVICES].files.delete(
         principal(request),

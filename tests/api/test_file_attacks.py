@@ -161,6 +161,14 @@ async def test_a_suffix_of_no_bytes_is_416(world: World) -> None:
     assert (await world.fetch(url, Range="bytes=-2"))[:2] == (206, b"et")
 
 
+# -- deleting ----------------------------------------------------------------------------------
+async def test_a_delete_refuses_a_repeated_parameter(world: World) -> None:
+    assert (await world.upload("file_editor", "r/a.txt", b"a"))[0] == 200
+    got = await world.files("org_admin", "DELETE", "r", params=[("cascade", "1")] * 2)
+    assert got == (400, {"message": "cascade: was given more than once"})
+    assert await world.stored("r/a.txt") is not None
+
+
 # -- slow clients ------------------------------------------------------------------------------
 async def test_an_upload_whose_bytes_stop_coming_is_408(
     world: World, monkeypatch: pytest.MonkeyPatch
