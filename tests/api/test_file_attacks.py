@@ -169,6 +169,37 @@ async def test_a_delete_refuses_a_repeated_parameter(world: World) -> None:
     assert await world.stored("r/a.txt") is not None
 
 
+# -- races -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("rival_runs", ["before the parts are linked", "after"])
+async def test_a_completion_that_lost_a_race_is_the_finished_upload_400(
+    world: World, monkeypatch: pytest.MonkeyPatch, rival_runs: str
+) -> None:
+    """Two completions of one upload at once: one makes the file, the other is answered as
+    a completion of a finished upload is (not a 404, not a 500 on parts already gone)."""
+    parts = [os.urandom(PART), b"end"]
+    upload_id, _ = await start_parts(world, "race.bin", parts)
+    completion: dict[str, Any] = {"completed_upload_id": upload_id, "num_parts": 2}
+    uploads = world.site.services.uploads
+    adopt = uploads._adopt
+    rival: list[tuple[int, Any]] = []
+
+    async def adopt_beside_a_rival(*args: Any) -> list[tuple[str, int]]:
+        if rival:  # the rival's own call
+            return await adopt(*args)
+        rival.append((0, None))
+        names = await adopt(*args) if rival_runs == "after" else []
+        rival[0] = await world.files("file_editor", "PUT", "race.bin", json=completion)
+        return names or await adopt(*args)
+
+    monkeypatch.setattr(uploads, "_adopt", adopt_beside_a_rival)
+    got = await world.files("file_editor", "PUT", "race.bin", json=completion)
+    assert rival[0] == (200, {"message": "Success"})
+    assert got == (400, {"message": NOT_IN_PROGRESS})
+    status, body = await world.files("file_reader", "GET", "race.bin")
+    assert status == 200 and body["file"]["size"] == PART + 3
+    assert (await world.fetch(body["url"]))[:2] == (200, b"".join(parts))
+
+
 # -- slow clients ------------------------------------------------------------------------------
 async def test_an_upload_whose_bytes_stop_coming_is_408(
     world: World, monkeypatch: pytest.MonkeyPatch
