@@ -204,6 +204,10 @@ class Uploads:
 
         try:
             replaced = await self._db.write(write)
+        except NotFound:  # completed (or swept) while this part arrived: its folder, which
+            # placing this part made again, goes with the part
+            await self._store.run(self._store.remove_upload, upload.id)
+            raise
         except BaseException:
             self._store.part_path(upload.id, name).unlink(missing_ok=True)
             raise

@@ -223,3 +223,33 @@ async def test_an_upload_whose_bytes_stop_coming_is_408(
     assert status_line.split()[1] == b"408", status_line
     assert await world.stored("slow.bin") is None
     assert not list(services.blobs.tmp.iterdir())
+
+
+async def test_a_part_that_arrives_after_its_upload_completed_leaves_nothing(
+    world: World,
+) -> None:
+    """Completing while a part is still streaming: the file is made of the parts already
+    there; the late part is a 404 and leaves no folder of the finished upload behind."""
+    status, started = await world.files("file_editor", "PUT", "late.bin", json={"num_parts": 2})
+    assert status == 200
+    assert (await world.send(started["urls"][0], b"first"))[0] == 200
+    server = world.api.client.server if world.api else None
+    assert server is not None
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    target = relative(started["urls"][1])
+    writer.write(f"PUT {target} HTTP/1.1\r\nHost: edge\r\nContent-Length: 6\r\n\r\nsec".encode())
+    await writer.drain()
+    completion = {"completed_upload_id": started["upload_id"], "num_parts": 1}
+    assert await world.files("file_editor", "PUT", "late.bin", json=completion) == (
+        200,
+        {"message": "Success"},
+    )
+    writer.write(b"ond")
+    try:
+        async with asyncio.timeout(10):
+            status_line = await reader.readline()
+    finally:
+        writer.close()
+    assert status_line.split()[1] == b"404", status_line
+    assert not (world.site.services.blobs.uploads / started["upload_id"]).exists()
+    assert (await world.stored("late.bin") or {}).get("size") == len(b"first")
