@@ -253,3 +253,25 @@ async def test_a_part_that_arrives_after_its_upload_completed_leaves_nothing(
     assert status_line.split()[1] == b"404", status_line
     assert not (world.site.services.blobs.uploads / started["upload_id"]).exists()
     assert (await world.stored("late.bin") or {}).get("size") == len(b"first")
+
+
+async def test_a_client_that_hangs_up_at_once_leaves_no_temporary_file(world: World) -> None:
+    """The headers and a few bytes, then the client closes its end: the upload is given up
+    (the test server cancels the handler, as a shutdown does) and its temporary file goes
+    at once, not at the next start."""
+    status, reply = await world.files("file_editor", "PUT", "gone.bin", json={})
+    server = world.api.client.server if world.api else None
+    assert status == 200 and server is not None
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    target = relative(reply["url"])
+    writer.write(f"PUT {target} HTTP/1.1\r\nHost: edge\r\nContent-Length: 10\r\n\r\nhello".encode())
+    writer.write_eof()
+    await reader.read()
+    writer.close()
+    tmp = world.site.services.blobs.tmp
+    for _ in range(100):
+        if not list(tmp.iterdir()):
+            break
+        await asyncio.sleep(0.02)
+    assert not list(tmp.iterdir())
+    assert await world.stored("gone.bin") is None
