@@ -10,7 +10,6 @@ blob for a multipart file.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -20,6 +19,7 @@ from aiohttp import hdrs, web
 from aiohttp.abc import AbstractStreamWriter
 from aiohttp.helpers import ETAG_ANY, ETag
 
+from api.responses import encode
 from edge.files import etags
 from edge.files.entries import Download
 
@@ -83,12 +83,14 @@ class BlobResponse(web.StreamResponse):
     async def _answer(
         self, request: web.BaseRequest, status: int, message: str
     ) -> AbstractStreamWriter | None:
-        body = json.dumps({"message": message}).encode()
+        body = encode({"message": message})
         self.set_status(status)
         self.content_type = "application/json"
+        self.charset = "utf-8"
         self.content_length = len(body)
         writer = await super().prepare(request)
-        await self.write(body)
+        if request.method != hdrs.METH_HEAD:  # else read as the next response's first bytes
+            await self.write(body)
         return writer
 
 

@@ -275,3 +275,26 @@ async def test_a_client_that_hangs_up_at_once_leaves_no_temporary_file(world: Wo
         await asyncio.sleep(0.02)
     assert not list(tmp.iterdir())
     assert await world.stored("gone.bin") is None
+
+
+# -- HEAD ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("header", "status"), [("Range: bytes=50-", b"416"), ('If-Match: "other"', b"412")]
+)
+async def test_a_refused_head_sends_no_body(world: World, header: str, status: bytes) -> None:
+    """A body after a HEAD's headers would be read as the start of the next response on the
+    same connection."""
+    target = relative(await download_url(world))
+    server = world.api.client.server if world.api else None
+    assert server is not None
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    writer.write(
+        f"HEAD {target} HTTP/1.1\r\nHost: edge\r\n{header}\r\n\r\n"
+        f"GET {target} HTTP/1.1\r\nHost: edge\r\nConnection: close\r\n\r\n".encode()
+    )
+    reply = await reader.read()
+    writer.close()
+    first, _, rest = reply.partition(b"\r\n\r\n")
+    assert first.split()[1] == status
+    assert rest.startswith(b"HTTP/1.1 200 "), rest[:80]
+    assert rest.endswith(b"\r\n\r\nsecret")
