@@ -298,3 +298,12 @@ async def test_a_refused_head_sends_no_body(world: World, header: str, status: b
     assert first.split()[1] == status
     assert rest.startswith(b"HTTP/1.1 200 "), rest[:80]
     assert rest.endswith(b"\r\n\r\nsecret")
+
+
+# -- lists -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("value", ["NaN", "nan", "inf", "-Infinity", "1e999"])
+async def test_a_number_filter_is_finite(world: World, value: str) -> None:
+    """As for data: NaN would be bound as NULL and match nothing, without a word."""
+    for name in ("size_gte", "size.lt", "number_1_gt"):
+        got = await world.files("file_reader", "GET", "/", params={"cascade": "", name: value})
+        assert got == (400, {"message": f"{name}: must be a finite number"})
