@@ -168,21 +168,22 @@ async def download(request: web.Request) -> web.StreamResponse:
 async def _chunks(request: web.Request) -> AsyncIterator[bytes]:
     """The request body as it arrives, chunk by chunk as the transport read it (never joined:
     a join would copy every byte once more on the event loop); a connection that breaks off
-    is the client's fault. An upload may take as long as its size needs, but each chunk must
-    come within `body_timeout` of the one before (408): a client that stops sending must not
-    hold its connection and its temporary file for ever."""
+    is the client's fault. An upload may take as long as its size needs, but a client that
+    stops sending is a 408 after `body_timeout` (bodies.StallWatch): it must not hold its
+    connection and its temporary file for ever."""
     request.content.set_read_chunk_size(READ_AHEAD)
-    chunks = request.content.iter_chunks()
+    watch = bodies.StallWatch(request)
     try:
-        while True:
-            try:
-                chunk, _ = await bodies.within_body_timeout(request, chunks.__anext__())
-            except StopAsyncIteration:
-                return
+        watch.waiting()
+        async for chunk, _ in request.content.iter_chunks():
+            watch.arrived()
             if chunk:
                 yield chunk
+            watch.waiting()
     except (ClientError, HttpProcessingError, ConnectionError) as exc:
         raise ValidationError("body", "the upload broke off before its end") from exc
+    finally:
+        watch.close()
 
 
 def _expires_in(extras: dict[str, str]) -> int:

@@ -255,6 +255,30 @@ async def test_a_part_that_arrives_after_its_upload_completed_leaves_nothing(
     assert (await world.stored("late.bin") or {}).get("size") == len(b"first")
 
 
+async def test_an_upload_that_keeps_coming_may_take_longer_than_body_timeout(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    services = world.site.services
+    monkeypatch.setattr(services, "config", replace(services.config, body_timeout=0.5))
+    status, reply = await world.files("file_editor", "PUT", "steady.bin", json={})
+    server = world.api.client.server if world.api else None
+    assert status == 200 and server is not None
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    target = relative(reply["url"])
+    writer.write(f"PUT {target} HTTP/1.1\r\nHost: edge\r\nContent-Length: 6\r\n\r\n".encode())
+    try:
+        for byte in b"steady":  # 1.5 s in all, never 0.5 s without a byte
+            writer.write(bytes([byte]))
+            await writer.drain()
+            await asyncio.sleep(0.25)
+        async with asyncio.timeout(10):
+            status_line = await reader.readline()
+    finally:
+        writer.close()
+    assert status_line.split()[1] == b"200", status_line
+    assert (await world.stored("steady.bin") or {}).get("size") == 6
+
+
 async def test_a_client_that_hangs_up_at_once_leaves_no_temporary_file(world: World) -> None:
     """The headers and a few bytes, then the client closes its end: the upload is given up
     (the test server cancels the handler, as a shutdown does) and its temporary file goes
