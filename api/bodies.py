@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from aiohttp import web
+from aiohttp import HttpVersion11, hdrs, web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from api import schemas, shapes
@@ -103,6 +103,15 @@ async def within_body_timeout(request: web.Request, reading: Awaitable[T]) -> T:
             return await reading
     except TimeoutError:
         raise TimedOut(f"The request body did not arrive within {seconds} seconds") from None
+
+
+async def go_on(request: web.Request) -> None:
+    """The `100 Continue` a client that sent `Expect: 100-continue` waits for before it sends
+    its body: sent by a handler once it means to read it (routes with `continue_later`)."""
+    expect = request.headers.get(hdrs.EXPECT, "")
+    if request.version == HttpVersion11 and expect.lower() == "100-continue":
+        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        request.writer.output_size = 0  # the answer proper is yet to come
 
 
 class StallWatch:

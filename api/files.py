@@ -171,6 +171,7 @@ async def _chunks(request: web.Request) -> AsyncIterator[bytes]:
     is the client's fault. An upload may take as long as its size needs, but a client that
     stops sending is a 408 after `body_timeout` (bodies.StallWatch): it must not hold its
     connection and its temporary file for ever."""
+    await bodies.go_on(request)  # everything the body does not tell has been checked
     request.content.set_read_chunk_size(READ_AHEAD)
     watch = bodies.StallWatch(request)
     try:
@@ -252,6 +253,7 @@ ROUTES = [
         operation_id="upload_presigned",
         query_types={"path": PATH},
         errors=(403, 404, 408, 413),
+        continue_later=True,
     ),
     Route(
         "GET",

@@ -331,3 +331,42 @@ async def test_a_number_filter_is_finite(world: World, value: str) -> None:
     for name in ("size_gte", "size.lt", "number_1_gt"):
         got = await world.files("file_reader", "GET", "/", params={"cascade": "", name: value})
         assert got == (400, {"message": f"{name}: must be a finite number"})
+
+
+# -- Expect: 100-continue ------------------------------------------------------------------------
+async def expecting(world: World, url: str, length: int) -> tuple[bytes, asyncio.StreamReader, Any]:
+    """A PUT that waits for `100 Continue` before its body: the first status line back."""
+    server = world.api.client.server if world.api else None
+    assert server is not None
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    writer.write(
+        f"PUT {relative(url)} HTTP/1.1\r\nHost: edge\r\nContent-Length: {length}\r\n"
+        "Expect: 100-continue\r\n\r\n".encode()
+    )
+    async with asyncio.timeout(10):
+        return await reader.readline(), reader, writer
+
+
+async def test_an_upload_refused_before_its_body_is_refused_before_100_continue(
+    world: World,
+) -> None:
+    """curl -T and the S3 SDKs wait for `100 Continue` before a large body: a URL that is
+    not valid, or a length past the limit, is answered before they send it."""
+    status, reply = await world.files("file_editor", "PUT", "expect.bin", json={})
+    assert status == 200
+    tampered = reply["url"].replace("signature=", "signature=A")
+    for url, length, refusal in ((tampered, 5, b"403"), (reply["url"], 1 << 40, b"413")):
+        first, _, writer = await expecting(world, url, length)
+        writer.close()
+        assert first.split()[1] == refusal, first
+    first, reader, writer = await expecting(world, reply["url"], 5)
+    try:
+        assert first.split()[1] == b"100", first
+        writer.write(b"hello")
+        async with asyncio.timeout(10):
+            await reader.readline()  # the blank line that ends the 100
+            final = await reader.readline()
+    finally:
+        writer.close()
+    assert final.split()[1] == b"200", final
+    assert (await world.stored("expect.bin") or {}).get("size") == 5
