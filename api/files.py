@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from aiohttp import ClientError, web
+from aiohttp import ClientError, hdrs, web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from api import bodies, listing, params
@@ -145,7 +145,10 @@ async def delete_files(request: web.Request) -> web.Response:
 
 async def upload(request: web.Request) -> web.Response:
     """A presigned PUT: the body is streamed to disk, never read whole (and not capped by
-    max_body_bytes but by files_max_upload_bytes)."""
+    max_body_bytes but by files_max_upload_bytes). A body with a Content-Encoding is refused:
+    aiohttp would unpack it, and the file hold other bytes than were sent."""
+    if request.headers.get(hdrs.CONTENT_ENCODING, "identity").strip().lower() != "identity":
+        raise ValidationError("Content-Encoding", "an upload is kept as sent; send it without one")
     match = request.match_info
     etag = await request.app[SERVICES].uploads.receive(
         match["group_id"],

@@ -5,6 +5,8 @@ each a request an outsider can send, each answered with the status docs/files.md
 from __future__ import annotations
 
 import asyncio
+import gzip
+import hashlib
 import json
 import os
 from dataclasses import replace
@@ -370,3 +372,24 @@ async def test_an_upload_refused_before_its_body_is_refused_before_100_continue(
         writer.close()
     assert final.split()[1] == b"200", final
     assert (await world.stored("expect.bin") or {}).get("size") == 5
+
+
+# -- Content-Encoding ----------------------------------------------------------------------------
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "gzip, identity"])
+async def test_an_upload_with_a_content_encoding_is_refused_not_unpacked(
+    world: World, encoding: str
+) -> None:
+    """aiohttp unpacks a request body sent with Content-Encoding: the file would hold other
+    bytes than were sent (and an ETag that is not their MD5, which S3 clients check), or the
+    upload failed on its length. S3 keeps the bytes as sent; edge, which keeps no encoding
+    to send back, refuses them."""
+    data = gzip.compress(b"hello " * 1000)
+    status, reply = await world.files("file_editor", "PUT", "packed.gz", json={})
+    assert status == 200
+    got = await world.send(reply["url"], data, **{"Content-Encoding": encoding})
+    assert got[0] == 400 and json.loads(got[2]) == {
+        "message": "Content-Encoding: an upload is kept as sent; send it without one"
+    }
+    assert await world.stored("packed.gz") is None
+    assert (await world.send(reply["url"], data, **{"Content-Encoding": "identity"}))[0] == 200
+    assert (await world.stored("packed.gz") or {}).get("etag") == hashlib.md5(data).hexdigest()
