@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from aiohttp import web
+from aiohttp import HttpVersion11, hdrs, web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from api import schemas, shapes
@@ -103,3 +103,44 @@ async def within_body_timeout(request: web.Request, reading: Awaitable[T]) -> T:
             return await reading
     except TimeoutError:
         raise TimedOut(f"The request body did not arrive within {seconds} seconds") from None
+
+
+async def go_on(request: web.Request) -> None:
+    """The `100 Continue` a client that sent `Expect: 100-continue` waits for before it sends
+    its body: sent by a handler once it means to read it (routes with `continue_later`)."""
+    expect = request.headers.get(hdrs.EXPECT, "")
+    if request.version == HttpVersion11 and expect.lower() == "100-continue":
+        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        request.writer.output_size = 0  # the answer proper is yet to come
+
+
+class StallWatch:
+    """A streamed body's guard (a presigned upload may take as long as its size needs): when
+    its reader has waited `body_timeout` seconds for the next chunk, the stream fails with
+    TimedOut (408). One timer per body, moved on only when it fires: a timer armed for every
+    chunk (asyncio.timeout) costs several times the reading of a chunk."""
+
+    def __init__(self, request: web.Request) -> None:
+        self._content = request.content
+        self._seconds = request.app[SERVICES].config.body_timeout
+        self._loop = asyncio.get_running_loop()
+        self._since: float | None = None  # when the reader began to wait, while it waits
+        self._timer = self._loop.call_later(self._seconds, self._check)
+
+    def waiting(self) -> None:
+        self._since = self._loop.time()
+
+    def arrived(self) -> None:
+        self._since = None
+
+    def close(self) -> None:
+        self._timer.cancel()
+
+    def _check(self) -> None:
+        now = self._loop.time()
+        if self._since is not None and now - self._since >= self._seconds:
+            message = f"The request body stopped arriving for {self._seconds} seconds"
+            self._content.set_exception(TimedOut(message))  # the waiting read raises it
+            return
+        start = now if self._since is None else self._since
+        self._timer = self._loop.call_at(start + self._seconds, self._check)

@@ -10,7 +10,7 @@ blob for a multipart file.
 from __future__ import annotations
 
 import asyncio
-import json
+import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import BinaryIO
@@ -19,10 +19,14 @@ from aiohttp import hdrs, web
 from aiohttp.abc import AbstractStreamWriter
 from aiohttp.helpers import ETAG_ANY, ETag
 
+from api.responses import encode
 from edge.files import etags
 from edge.files.entries import Download
 
 FALLBACK_CHUNK = 1 << 20
+# One range (RFC 9110 14.1.2): `first-last`, `first-` or the suffix `-length`. aiohttp's
+# parser reads `bytes=-0` as "from byte 0", the whole file, where it is unsatisfiable.
+_ONE_RANGE = re.compile(r"bytes=(?:(\d+)-(\d*)|-(\d+))", re.IGNORECASE | re.ASCII)
 
 
 class BlobResponse(web.StreamResponse):
@@ -79,12 +83,14 @@ class BlobResponse(web.StreamResponse):
     async def _answer(
         self, request: web.BaseRequest, status: int, message: str
     ) -> AbstractStreamWriter | None:
-        body = json.dumps({"message": message}).encode()
+        body = encode({"message": message})
         self.set_status(status)
         self.content_type = "application/json"
+        self.charset = "utf-8"
         self.content_length = len(body)
         writer = await super().prepare(request)
-        await self.write(body)
+        if request.method != hdrs.METH_HEAD:  # else read as the next response's first bytes
+            await self.write(body)
         return writer
 
 
@@ -145,14 +151,17 @@ def _range(request: web.BaseRequest, etag: str, modified: datetime, size: int) -
     header = request.headers.get(hdrs.RANGE)
     if not header or "," in header or not _range_applies(request, etag, modified):
         return 0, size  # several ranges: allowed to answer with the whole file
-    wanted = request.http_range
-    start, stop = wanted.start, wanted.stop
-    if start is None:
-        return 0, size
-    if start < 0:  # the last -start bytes
-        start = max(0, size + start)
-        stop = size
-    end = size if stop is None else min(stop, size)
+    found = _ONE_RANGE.fullmatch(header.strip())
+    if found is None:
+        raise ValueError("malformed range")
+    first, last, suffix = found.groups()
+    if suffix is not None:  # the last N bytes; N = 0 is satisfiable by no file (14.1.3)
+        count = int(suffix)
+        if count == 0:
+            raise ValueError("unsatisfiable range")
+        return max(0, size - count), min(count, size)
+    start = int(first)
+    end = size if not last else min(int(last) + 1, size)
     if start >= size or end <= start:
         raise ValueError("unsatisfiable range")
     return start, end - start

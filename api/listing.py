@@ -258,9 +258,12 @@ def _value(key: str, raw: str, kind: str, op: str) -> Any:
         return _tags(key, raw.split(","))
     if kind == "number":
         try:
-            return float(raw)
+            number = float(raw)
         except ValueError:
             raise ValidationError(key, "must be a number") from None
+        if not math.isfinite(number):  # SQLite binds NaN as NULL: a filter matching nothing
+            raise ValidationError(key, "must be a finite number")
+        return number
     return raw
 
 

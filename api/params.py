@@ -48,11 +48,16 @@ class Deletion:
     permanent: bool
 
 
-def deletion(query: MultiMapping[str], *, permanent_by_default: bool = False) -> Deletion:
-    """The flags of every DELETE; anything else in its query string is refused."""
+def only(query: MultiMapping[str], names: tuple[str, ...]) -> None:
+    """Refuse a query parameter the operation does not take, or one given twice."""
     for name in query:
-        if name not in DELETE_QUERY:
+        if name not in names:
             raise ValidationError(name, "is not a query parameter of this operation")
         if len(query.getall(name)) > 1:
             raise ValidationError(name, "was given more than once")
+
+
+def deletion(query: MultiMapping[str], *, permanent_by_default: bool = False) -> Deletion:
+    """The flags of every DELETE; anything else in its query string is refused."""
+    only(query, DELETE_QUERY)
     return Deletion(flag(query, "force"), flag(query, "permanent", permanent_by_default))

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from aiohttp import web
+from aiohttp import HttpVersion11, hdrs, web
 
 from api import bodies
 from api.keys import PRINCIPAL, SERVICES
@@ -69,6 +69,9 @@ class Route:
     description: str = ""
     query_types: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     errors: Sequence[int] = ()
+    # The handler answers `Expect: 100-continue` itself (bodies.go_on), once it has checked
+    # what it can before the body: a refusal then reaches the client before its body goes.
+    continue_later: bool = False
 
     @property
     def name(self) -> str:
@@ -143,4 +146,14 @@ async def _reset_token_field(request: web.Request, route: Route) -> str | None:
 def register(app: web.Application, routes: Sequence[Route]) -> None:
     for route in routes:
         handler = route.handler if route.auth == "public" else _guard(route)
-        app.router.add_route(route.method, route.path, handler)
+        expect = _continue_later if route.continue_later else None
+        app.router.add_route(route.method, route.path, handler, expect_handler=expect)
+
+
+async def _continue_later(request: web.Request) -> None:
+    """aiohttp answers `Expect: 100-continue` before the handler runs, so a client sends a
+    body (gigabytes, for an upload) that the handler then refuses unread; on these routes
+    the handler sends it (bodies.go_on). Any other expectation fails, as aiohttp's does."""
+    expect = request.headers.get(hdrs.EXPECT, "")
+    if request.version == HttpVersion11 and expect.lower() != "100-continue":
+        raise web.HTTPExpectationFailed(text=f"Unknown Expect: {expect}")

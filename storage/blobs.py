@@ -257,6 +257,11 @@ class _Lane:
                 done.get_loop().call_soon_threadsafe(_settle, done, None)
 
 
+def _abort_made(making: asyncio.Future[_Sink]) -> None:
+    if not making.cancelled() and making.exception() is None:
+        making.result().abort()
+
+
 def _settle(future: asyncio.Future[None], exc: BaseException | None) -> None:
     if future.done():  # the stream was cancelled meanwhile
         return
@@ -287,7 +292,7 @@ class BlobStore:
         """Stream to a temporary file through a bounded buffer, computing MD5 over every
         byte. LimitExceeded past `limit` bytes, DiskFull when the disk is; either way the
         temporary file is gone."""
-        sink = await self.run(_Sink, self)  # creating a file may wait on the disk
+        sink = await self._new_sink()
         hashing, writing = _Lane(self._pool, sink.hash), _Lane(self._pool, sink.write)
         in_flight: deque[asyncio.Future[None]] = deque()  # a hash and a write per chunk
         pieces: list[bytes] = []  # as received: handed over without copying
@@ -315,6 +320,17 @@ class BlobStore:
             sink.abort()
             raise
         return Received(sink.path, size, sink.md5.digest())
+
+    async def _new_sink(self) -> _Sink:
+        """A sink, made on a worker thread (creating a file may wait on the disk). Should the
+        stream be cancelled meanwhile (a shutdown; a test server on a client hanging up), the
+        file is made all the same: it is removed once made, not left to the next start."""
+        making = self._submit(_Sink, self)
+        try:
+            return await asyncio.shield(making)
+        except asyncio.CancelledError:
+            making.add_done_callback(_abort_made)
+            raise
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """A blocking call of this store on its own threads (disk waits must not hold the

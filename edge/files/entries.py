@@ -10,6 +10,7 @@ early with a continuation key when the cap is reached before `limit` matches.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, BinaryIO
@@ -145,7 +146,7 @@ class Files:
                 raise NotFound("File not found")
         await self._sweeps.collect()
 
-    async def download(self, group_id: str, raw_path: str, query: dict[str, str]) -> Download:
+    async def download(self, group_id: str, raw_path: str, query: Mapping[str, str]) -> Download:
         """The bytes a presigned GET URL names: its signature is its guard."""
         path = values.file_path(raw_path)
         grant = self._signer.verify("GET", group_id, path, query)

@@ -70,9 +70,15 @@ class UrlSigner:
         return query
 
     def verify(self, method: str, group_id: str, path: str, query: Mapping[str, str]) -> Grant:
-        """The grant a request's URL carries; Denied if it was changed or has expired."""
-        unknown = sorted(set(query) - set(FIELDS))
-        if unknown or SIGNATURE not in query or "expires" not in query:
+        """The grant a request's URL carries; Denied if it was changed or has expired.
+
+        The query must be spelled exactly as `query` writes it: a parameter given twice
+        (the first would count, the second be ignored), an empty one, or another spelling of
+        the same value (`expires=+17..`, `rights=read,`) makes it another URL, not ours."""
+        names = set(query)  # a multidict's length counts a repeated name once per value
+        if len(query) != len(names) or names - set(FIELDS):
+            raise Denied("This is not a presigned URL of this server")
+        if SIGNATURE not in query or "expires" not in query:
             raise Denied("This is not a presigned URL of this server")
         try:
             expires, part = int(query["expires"]), int(query.get("part_number", "0"))
@@ -81,7 +87,10 @@ class UrlSigner:
         rights = tuple(r for r in query.get("rights", "").split(",") if r)
         upload_id = query.get("upload_id", "")
         grant = Grant(method, group_id, path, rights, expires, upload_id, part)
-        if not hmac.compare_digest(self._sign(grant).encode(), query[SIGNATURE].encode()):
+        expected = self.query(grant)
+        signature = expected.pop(SIGNATURE).encode()
+        spelled = {name: value for name, value in query.items() if name != SIGNATURE}
+        if spelled != expected or not hmac.compare_digest(signature, query[SIGNATURE].encode()):
             raise Denied("The presigned URL's signature does not match (changed or not ours)")
         if clock.now().timestamp() > expires:
             raise Denied("The presigned URL has expired; ask for a new one")

@@ -44,6 +44,7 @@ from storage.rows import Tx
 RIGHTS = ("write", "update", "delete")
 KEPT_FIELDS = ("content_type", *values.INDEX_FIELDS)
 GONE = "No such upload: it was completed, or it has expired"
+NOT_IN_PROGRESS = "is not an upload in progress at this path"
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,10 @@ class Uploads:
 
         try:
             replaced = await self._db.write(write)
+        except NotFound:  # completed (or swept) while this part arrived: its folder, which
+            # placing this part made again, goes with the part
+            await self._store.run(self._store.remove_upload, upload.id)
+            raise
         except BaseException:
             self._store.part_path(upload.id, name).unlink(missing_ok=True)
             raise
@@ -219,11 +224,18 @@ class Uploads:
             body, upload, self._db.read(lambda c: file_uploads.parts(c, upload.id))
         )
         fields = {**upload.fields, **_fields(body)}
-        blobs = await self._adopt(upload, chosen)
-        etag = etags.of_multipart([bytes.fromhex(p.md5) for p in chosen])
-        size = sum(p.size for p in chosen)
-        written = Written(blobs, size, etag, fields, where.principal.actor)
-        await self._commit(upload, where.group, held, written)
+        try:
+            blobs = await self._adopt(upload, chosen)
+            etag = etags.of_multipart([bytes.fromhex(p.md5) for p in chosen])
+            size = sum(p.size for p in chosen)
+            written = Written(blobs, size, etag, fields, where.principal.actor)
+            await self._commit(upload, where.group, held, written)
+        except (FileNotFoundError, NotFound):
+            # A completion beside this one finished first (its commit deleted the session,
+            # then its parts went): answered as any completion of a finished upload is.
+            if self._db.read(lambda c: file_uploads.get(c, upload.id)) is None:
+                raise ValidationError("completed_upload_id", NOT_IN_PROGRESS) from None
+            raise
         await self._store.run(self._store.remove_upload, upload.id)
         return {"message": "Success"}
 
@@ -241,7 +253,7 @@ class Uploads:
         if isinstance(upload_id, str):
             found = self._db.read(lambda c: file_uploads.get(c, upload_id))
         if found is None or (found.group_id, found.path) != (where.group.id, path):
-            raise ValidationError(field, "is not an upload in progress at this path")
+            raise ValidationError(field, NOT_IN_PROGRESS)
         if found.num_parts is None:
             raise ValidationError(field, "names a single-part upload: its own PUT completes it")
         if found.expires < clock.now_iso():

@@ -30,15 +30,23 @@ SERVER_OWNED = ("size", "etag", "uploaded_date")
 _TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 _CONTENT_TYPE = re.compile(rf"^{_TOKEN}/{_TOKEN}(\s*;\s*[ -~]*)?$")
 CONTENT_TYPE_PATTERN = _CONTENT_TYPE.pattern  # for the OpenAPI document
+# ASCII digits only: str.isdigit and int() also take other scripts' digits ('\u0663' is 3).
+_PART_NUMBER = re.compile("[0-9]+")
 
 
 def file_path(raw: str) -> str:
-    """A path with its leading '/', repeated and trailing slashes removed."""
-    path = "/" + "/".join(part for part in raw.strip().split("/") if part)
+    """A path with its leading '/', repeated and trailing slashes removed. Control
+    characters are refused wherever they are (before the ends are trimmed, which would drop
+    a tab or a CR unseen); so are '.' and '..' segments, which a URL resolves before the
+    server sees it: a file there could never be fetched through its presigned URL."""
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in raw):
+        raise ValidationError("path", "must not contain control characters")
+    segments = [part for part in raw.strip().split("/") if part]
+    if any(part in (".", "..") for part in segments):
+        raise ValidationError("path", "'.' and '..' are not path segments")
+    path = "/" + "/".join(segments)
     if len(path) > MAX_PATH:
         raise ValidationError("path", f"must be at most {MAX_PATH} characters")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
-        raise ValidationError("path", "must not contain control characters")
     return path
 
 
@@ -82,9 +90,13 @@ def _number(name: str, value: Any) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValidationError(name, "must be a number")
-    if not math.isfinite(value) or abs(value) > 1e300:
+    try:
+        number = float(value)  # JSON allows integers of any size, floats do not
+    except OverflowError:
+        raise ValidationError(name, "must be a finite number") from None
+    if not math.isfinite(number) or abs(number) > 1e300:
         raise ValidationError(name, "must be a finite number")
-    return float(value)
+    return number
 
 
 def content_type(value: Any) -> str | None:
@@ -126,9 +138,10 @@ def etag_by_part(value: Any, most: int) -> dict[int, str]:
     out: dict[int, str] = {}
     for key, etag in value.items():
         field = f"etag_by_part.{key}"
-        if not str(key).strip().isdigit():
+        if not _PART_NUMBER.fullmatch(key):
             raise ValidationError(field, "is not a part number")
-        number = int(str(key))
+        digits = key.lstrip("0")  # int() refuses thousands of digits: count them first
+        number = int(digits) if 0 < len(digits) <= len(str(most)) else 0
         if not 1 <= number <= most:
             raise ValidationError(field, f"part numbers go from 1 to {most}")
         if number in out:
