@@ -24,9 +24,19 @@ from edge.files import etags
 from edge.files.entries import Download
 
 FALLBACK_CHUNK = 1 << 20
+# Files are served from the API's own origin, with the content type their uploader gave: a
+# page among them (HTML, SVG, XML) would run its scripts there, next to whatever that
+# origin's pages keep. So every download is sandboxed (an opaque origin, no scripts, no
+# forms; it still displays), except PDF, which browsers' viewers refuse to show sandboxed.
+SANDBOX = "sandbox"
+UNSANDBOXED = frozenset({"application/pdf"})
 # One range (RFC 9110 14.1.2): `first-last`, `first-` or the suffix `-length`. aiohttp's
 # parser reads `bytes=-0` as "from byte 0", the whole file, where it is unsatisfiable.
 _ONE_RANGE = re.compile(r"bytes=(?:(\d+)-(\d*)|-(\d+))", re.IGNORECASE | re.ASCII)
+
+
+def _media_type(content_type: str) -> str:
+    return content_type.partition(";")[0].strip().lower()
 
 
 class BlobResponse(web.StreamResponse):
@@ -60,6 +70,8 @@ class BlobResponse(web.StreamResponse):
             self.set_status(206)
             self.headers[hdrs.CONTENT_RANGE] = f"bytes {offset}-{offset + count - 1}/{blob.size}"
         self.headers[hdrs.CONTENT_TYPE] = blob.content_type
+        if _media_type(blob.content_type) not in UNSANDBOXED:
+            self.headers[hdrs.CONTENT_SECURITY_POLICY] = SANDBOX
         self.content_length = count
         writer = await super().prepare(request)
         if count and writer is not None and request.method != hdrs.METH_HEAD:

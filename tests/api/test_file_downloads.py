@@ -170,3 +170,27 @@ async def test_a_multipart_file_is_served_from_its_parts(world: World) -> None:
     assert (status, got) == (200, b"".join(parts))
     assert headers["ETag"] == f'"{multipart_etag(parts)}"'
     assert headers["Content-Type"] == "application/octet-stream"
+
+
+# -- what a browser may do with a download ------------------------------------------------
+@pytest.mark.parametrize(
+    ("content_type", "sandboxed"),
+    [
+        ("text/html", True),
+        ("image/svg+xml", True),
+        ("Application/XHTML+XML; charset=utf-8", True),
+        ("text/plain", True),
+        ("application/pdf", False),
+        ("application/PDF; x=1", False),
+    ],
+)
+async def test_every_download_but_pdf_is_sandboxed(
+    world: World, content_type: str, sandboxed: bool
+) -> None:
+    status, _ = await world.upload("file_editor", "page", b"<p>x</p>", content_type=content_type)
+    assert status == 200
+    status, body = await world.files("file_reader", "GET", "page")
+    status, data, headers = await world.fetch(body["url"])
+    assert (status, data, headers["Content-Type"]) == (200, b"<p>x</p>", content_type)
+    assert headers.get("Content-Security-Policy") == ("sandbox" if sandboxed else None)
+    assert headers["X-Content-Type-Options"] == "nosniff"
