@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -161,10 +161,7 @@ class Uploads:
         grant = Grant("PUT", group.id, path, checked, expires, upload.id)
         if num_parts is None:
             return {"url": self._signer.url(base, grant)}
-        urls = [
-            self._signer.url(base, replace(grant, part_number=n)) for n in range(1, num_parts + 1)
-        ]
-        return {"upload_id": upload.id, "urls": urls}
+        return {"upload_id": upload.id, "urls": self._signer.part_urls(base, grant, num_parts)}
 
     # -- receiving -----------------------------------------------------------------------
     async def _stream(

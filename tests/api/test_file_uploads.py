@@ -4,6 +4,7 @@ URLs' guard (tampered, reused for another path or part, expired, wrong method, t
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 
 from edge import clock
 from edge.config import Config
+from edge.files.signing import UrlSigner, load_key
 from tests.conftest import make_config
 from tests.files import PART, md5, relative
 from tests.world import World
@@ -288,3 +290,23 @@ async def test_an_upload_url_issued_for_a_new_path_does_not_overwrite(world: Wor
     assert status == 403 and b"update" in body
     entry = await world.stored("race.txt")
     assert entry is not None and entry["etag"] == md5(b"first")
+
+
+async def test_every_part_url_is_the_one_its_part_alone_would_get(world: World) -> None:
+    """Part URLs are written together (the common part once); each is still exactly the URL
+    signed for its part: it takes that part, and no other part's URL carries its signature."""
+    status, reply = await world.files("file_editor", "PUT", "many.bin", json={"num_parts": 300})
+    assert status == 200
+    urls = reply["urls"]
+    signer = UrlSigner(load_key(world.site.services.config.data_dir))
+    base = urls[0].split("/v2/")[0]
+    grant = signer.verify("PUT", world.files_group_id, "/many.bin", _query(urls[41]))
+    assert grant.part_number == 42 and grant.upload_id == reply["upload_id"]
+    assert urls == [signer.url(base, replace(grant, part_number=n)) for n in range(1, 301)]
+    assert len({_query(u)["signature"] for u in urls}) == 300
+    status, etag, _ = await world.send(urls[299], b"last part")
+    assert (status, etag) == (200, f'"{md5(b"last part")}"')
+
+
+def _query(url: str) -> dict[str, str]:
+    return dict(parse_qsl(urlsplit(url).query))
