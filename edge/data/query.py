@@ -12,9 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import regex
-
-from edge import clock
+from edge import clock, patterns
 from edge.errors import ValidationError
 from edge.listing import DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT
 from storage.data import NUMBER_FIELDS, UNICODE_FIELDS
@@ -136,15 +134,7 @@ def _pattern(raw: Any) -> str | None:
     text = _text("path_filter", raw)
     if not text:
         return None
-    if len(text) > MAX_PATTERN:
-        raise ValidationError("path_filter", f"must be at most {MAX_PATTERN} characters")
-    try:
-        regex.compile(text)
-    except regex.error as exc:
-        raise ValidationError(
-            "path_filter", f"is not a valid regular expression ({exc.msg})"
-        ) from None
-    return text
+    return patterns.checked("path_filter", text, MAX_PATTERN)
 
 
 def _fields(raw: Any) -> tuple[str, ...]:

@@ -1,0 +1,34 @@
+"""The data interface under hostile input, as an outsider sends it: each test is a request
+that once answered wrongly (a crash, a hang, a wrong status), and the answer it gets now
+(docs/data.md, docs/conventions.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.world import World
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["a{1000000000}", "(?:(?:a{100}){100}){100}", "[a-z]{100000,}", "(?x)a{ 5000 }"],
+)
+async def test_a_path_filter_that_would_spell_out_a_huge_repeat_is_a_400(
+    world: World, pattern: str
+) -> None:
+    """`regex` compiles `a{n}` as n copies of `a`: `a{1000000000}` took every byte of the
+    machine's memory before any time budget began. Refused from its text, uncompiled."""
+    status, body = await world.data(
+        "org_admin", "GET", "", params={"cascade": "", "path_filter": pattern}
+    )
+    assert status == 400, body
+    assert body["message"].startswith("path_filter: repeats too much")
+
+
+async def test_a_path_filter_with_ordinary_counted_repeats_still_works(world: World) -> None:
+    await world.put_data("org_admin", "ids/2026-11-26", 1)
+    pattern = r"^/ids/\d{4}-\d{2}-\d{2}$"
+    status, body = await world.data(
+        "org_admin", "GET", "ids", params={"cascade": "", "path_filter": pattern}
+    )
+    assert (status, [e["path"] for e in body["data"]]) == (200, ["/ids/2026-11-26"])
