@@ -32,3 +32,26 @@ async def test_a_path_filter_with_ordinary_counted_repeats_still_works(world: Wo
         "org_admin", "GET", "ids", params={"cascade": "", "path_filter": pattern}
     )
     assert (status, [e["path"] for e in body["data"]]) == (200, ["/ids/2026-11-26"])
+
+
+async def test_a_bulk_number_filter_past_64_bits_is_not_a_500(world: World) -> None:
+    """A JSON integer past 64 bits went to SQLite as it was, which cannot bind it."""
+    await world.put_data("org_admin", "n/big", 1, number_1=2**63 - 1)
+    for big in (2**64, -(2**70)):
+        job = {"paths": ["/n"], "cascade": True, "number_1_lte": big}
+        status, body = await world.bulk_data("org_admin", {"method": "GET", "jobs": [job]})
+        found = [] if big < 0 else ["/n/big"]
+        assert (status, [e["path"] for e in body["data_by_path"]["/n"]]) == (200, found)
+    job = {"paths": ["/n"], "cascade": True, "number_1": 10**400}
+    status, body = await world.bulk_data("org_admin", {"method": "GET", "jobs": [job]})
+    assert (status, body) == (400, {"message": "number_1: must be a finite number"})
+
+
+async def test_an_integer_filter_matches_an_integer_past_2_to_the_53(world: World) -> None:
+    """Read as a float, 9007199254740993 became ...992 and missed the entry it names."""
+    exact = 2**53 + 1
+    await world.put_data("org_admin", "n/exact", 1, number_1=exact)
+    status, body = await world.data(
+        "org_admin", "GET", "n", params={"cascade": "", "paths_only": "", "number_1": str(exact)}
+    )
+    assert (status, body) == (200, {"paths": ["/n/exact"]})
