@@ -55,3 +55,16 @@ async def test_an_integer_filter_matches_an_integer_past_2_to_the_53(world: Worl
         "org_admin", "GET", "n", params={"cascade": "", "paths_only": "", "number_1": str(exact)}
     )
     assert (status, body) == (200, {"paths": ["/n/exact"]})
+
+
+async def test_a_bulk_read_mixing_stored_text_and_an_integer_past_64_bits(world: World) -> None:
+    """A point entry goes out as its stored text (an orjson Fragment); an integer past 64
+    bits in a cascade sent the whole answer to the fallback encoder, which knows no
+    Fragment: a 500."""
+    await world.put_data("org_admin", "point", {"small": 1})
+    await world.put_data("org_admin", "wide/x", {"big": 2**64})
+    jobs = [{"paths": ["/point"]}, {"paths": ["/wide"], "cascade": True}]
+    status, body = await world.bulk_data("org_admin", {"method": "GET", "jobs": jobs})
+    assert status == 200, body
+    assert body["data_by_path"]["/point"]["value"] == {"small": 1}
+    assert body["data_by_path"]["/wide"][0]["value"] == {"big": 2**64}
