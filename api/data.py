@@ -223,7 +223,9 @@ async def bulk_data(request: web.Request) -> web.Response:
     return json_response(SUCCESS, status=201 if method == "POST" else 200)
 
 
-_ONE = "/v2/groups/{group_id}/data/{path:.*}"
+# `[\s\S]`, not `.`: a path holding a line break must reach the path rules (a 400 naming
+# `path`), not miss the route (a 404 as if the URL were unknown).
+_ONE = r"/v2/groups/{group_id}/data/{path:[\s\S]*}"
 _TAG = "data"
 ROUTES = [
     Route(

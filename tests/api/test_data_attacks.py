@@ -5,6 +5,7 @@ that once answered wrongly (a crash, a hang, a wrong status), and the answer it 
 from __future__ import annotations
 
 import pytest
+from yarl import URL
 
 from tests.world import World
 
@@ -68,3 +69,15 @@ async def test_a_bulk_read_mixing_stored_text_and_an_integer_past_64_bits(world:
     assert status == 200, body
     assert body["data_by_path"]["/point"]["value"] == {"small": 1}
     assert body["data_by_path"]["/wide"][0]["value"] == {"big": 2**64}
+
+
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE"])
+async def test_a_line_break_in_a_path_is_refused_like_any_control_character(
+    world: World, method: str
+) -> None:
+    """The route's `{path:.*}` did not match `\\n`: the URL was an unknown route (404)."""
+    body = {"value": 1} if method == "PUT" else None
+    for escaped in ("a%0Ab", "a%0Db", "a%00b"):
+        where = URL(f"/v2/groups/{world.org_group_id}/data/{escaped}", encoded=True)
+        status, reply = await world.call("org_admin", method, where, json=body)
+        assert (status, reply) == (400, {"message": "path: must not hold control characters"})
