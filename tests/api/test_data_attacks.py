@@ -4,6 +4,8 @@ that once answered wrongly (a crash, a hang, a wrong status), and the answer it 
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from tests.world import World
@@ -94,3 +96,14 @@ async def test_a_body_that_is_not_the_encoding_it_claims_is_a_400(world: World, 
     status, body = await world.call(who, method, where, data=b"not deflate", headers=headers)
     message = "body: could not be read as sent (check its Content-Encoding)"
     assert (status, body) == (400, {"message": message})
+
+
+async def test_an_index_number_changing_only_its_sign_of_zero_is_written(world: World) -> None:
+    """0.0 == -0.0, so a PUT of 0.0 over -0.0 left the column alone while the entry was
+    signed with 0.0: the old value came back, and it no longer verified."""
+    await world.put_data("org_admin", "zero", 1, number_1=-0.0)
+    await world.put_data("org_admin", "zero", 1, number_1=0.0)
+    status, body = await world.data("org_admin", "GET", "zero", params={"verify": ""})
+    assert status == 200
+    assert math.copysign(1.0, body["data"]["number_1"]) == 1.0
+    assert body["data"]["verified"] is True
