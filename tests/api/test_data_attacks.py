@@ -107,3 +107,18 @@ async def test_an_index_number_changing_only_its_sign_of_zero_is_written(world: 
     assert status == 200
     assert math.copysign(1.0, body["data"]["number_1"]) == 1.0
     assert body["data"]["verified"] is True
+
+
+@pytest.mark.parametrize("spelling", ["/secret/", "secret/"])
+async def test_a_grant_path_with_a_trailing_slash_names_the_same_path(
+    world: World, spelling: str
+) -> None:
+    """Data paths drop one trailing '/', grant paths kept it: `{"/": read, "/secret/": {}}`
+    meant to hide /secret, and hid nothing (no data path ends in '/')."""
+    await world.put_data("org_admin", "secret/x", 1)
+    await world.put_data("org_admin", "open", 1)
+    who = await world.data_holder("peeker", {"/": {"can_read": True}, spelling: {}})
+    assert (await world.data(who, "GET", "secret/x"))[0] == 403
+    status, body = await world.data(who, "GET", "", params={"cascade": "", "paths_only": ""})
+    assert status == 200
+    assert "/secret/x" not in body["paths"] and "/open" in body["paths"]
