@@ -145,3 +145,18 @@ def test_search_matching_counts_against_the_request_budget() -> None:
     row = Walked(sort="/a", path="/a", ok=True, texts=("/t1/t2",))
     with pytest.raises(ValidationError, match="search: took too long"):
         matcher(row)
+
+
+async def test_starts_with_holds_for_text_that_holds_a_nul(world: World) -> None:
+    """SQLite's length() and substr() of text stop at the first NUL: `_sw` with one in it
+    matched nothing, not even the entry holding exactly that text."""
+    await world.put_data("org_admin", "nul/a", 1, unicode_1="a\x00b")
+    await world.put_data("org_admin", "nul/b", 1, unicode_1="a")
+    for prefix, found in (
+        ("a\x00", ["/nul/a"]),
+        ("a\x00b", ["/nul/a"]),
+        ("a", ["/nul/a", "/nul/b"]),
+    ):
+        params = {"cascade": "", "paths_only": "", "unicode_1_sw": prefix}
+        status, body = await world.data("org_admin", "GET", "nul", params=params)
+        assert (status, body) == (200, {"paths": found}), prefix
