@@ -42,12 +42,8 @@ ANY: Schema = {}
 _INT64 = 2**63
 _NUMBER: Schema = {"type": ["number", "null"], "minimum": -_INT64, "maximum": _INT64 - 1}
 _INDEX: dict[str, Schema] = {
-    **{
-        name: {
-            **_NUMBER,
-            "type": ["string", "number", "boolean", "null"],
-            "maxLength": MAX_INDEX_TEXT,
-        }
+    **{  # a number is stored as its JSON spelling, of any size (edge/data/uploads.py)
+        name: {"type": ["string", "number", "boolean", "null"], "maxLength": MAX_INDEX_TEXT}
         for name in UNICODE_FIELDS
     },
     **{name: _NUMBER for name in NUMBER_FIELDS},

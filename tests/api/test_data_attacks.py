@@ -160,3 +160,18 @@ async def test_starts_with_holds_for_text_that_holds_a_nul(world: World) -> None
         params = {"cascade": "", "paths_only": "", "unicode_1_sw": prefix}
         status, body = await world.data("org_admin", "GET", "nul", params=params)
         assert (status, body) == (200, {"paths": found}), prefix
+
+
+async def test_a_wide_integer_sent_to_a_text_index_field_is_stored_as_its_spelling(
+    world: World,
+) -> None:
+    """`unicode_*` are coerced to strings (the specification); 2**64 was refused as if it
+    were meant for a 64-bit number field."""
+    await world.put_data("org_admin", "wide", 1, unicode_1=2**64, unicode_2=-(2**70))
+    status, body = await world.data("org_admin", "GET", "wide")
+    assert status == 200
+    assert (body["data"]["unicode_1"], body["data"]["unicode_2"]) == (str(2**64), str(-(2**70)))
+    status, body = await world.data(
+        "org_admin", "PUT", "wide", json={"value": 1, "unicode_1": 10**1100}
+    )
+    assert (status, body) == (400, {"message": "unicode_1: must be at most 1024 characters"})
