@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from aiohttp import HttpVersion11, hdrs, web
 from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 
 from api import schemas, shapes
 from api.keys import SERVICES
@@ -96,13 +97,19 @@ async def read_form(request: web.Request, schema: schemas.Schema) -> dict[str, s
 
 
 async def within_body_timeout(request: web.Request, reading: Awaitable[T]) -> T:
-    """Await a read of the body, or TimedOut (408) after the configured body timeout."""
+    """Await a read of the body, or TimedOut (408) after the configured body timeout; a
+    body that cannot be read as sent (a `Content-Encoding: deflate` that is not deflate,
+    broken chunked framing) is the client's fault, a 400, not a 500."""
     seconds = request.app[SERVICES].config.body_timeout
     try:
         async with asyncio.timeout(seconds):
             return await reading
     except TimeoutError:
         raise TimedOut(f"The request body did not arrive within {seconds} seconds") from None
+    except RequestPayloadError:
+        raise ValidationError(
+            "body", "could not be read as sent (check its Content-Encoding)"
+        ) from None
 
 
 async def go_on(request: web.Request) -> None:

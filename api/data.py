@@ -42,12 +42,8 @@ ANY: Schema = {}
 _INT64 = 2**63
 _NUMBER: Schema = {"type": ["number", "null"], "minimum": -_INT64, "maximum": _INT64 - 1}
 _INDEX: dict[str, Schema] = {
-    **{
-        name: {
-            **_NUMBER,
-            "type": ["string", "number", "boolean", "null"],
-            "maxLength": MAX_INDEX_TEXT,
-        }
+    **{  # a number is stored as its JSON spelling, of any size (edge/data/uploads.py)
+        name: {"type": ["string", "number", "boolean", "null"], "maxLength": MAX_INDEX_TEXT}
         for name in UNICODE_FIELDS
     },
     **{name: _NUMBER for name in NUMBER_FIELDS},
@@ -223,7 +219,9 @@ async def bulk_data(request: web.Request) -> web.Response:
     return json_response(SUCCESS, status=201 if method == "POST" else 200)
 
 
-_ONE = "/v2/groups/{group_id}/data/{path:.*}"
+# `[\s\S]`, not `.`: a path holding a line break must reach the path rules (a 400 naming
+# `path`), not miss the route (a 404 as if the URL were unknown).
+_ONE = r"/v2/groups/{group_id}/data/{path:[\s\S]*}"
 _TAG = "data"
 ROUTES = [
     Route(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 
 from edge.errors import SchemaError, ValidationError
 
@@ -24,7 +25,7 @@ async def read_file(request: web.Request, field: str, limit: int) -> bytes:
             if isinstance(part, BodyPartReader) and part.name == field:
                 return await _read_capped(part, field, limit)
             await part.release()
-    except (ValueError, AssertionError, HttpProcessingError):
+    except (ValueError, AssertionError, HttpProcessingError, RequestPayloadError):
         raise ValidationError("body", "is not valid multipart/form-data") from None
     raise SchemaError(f"{field}: is required")
 

@@ -9,6 +9,7 @@ measured and stored is the same text.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -247,8 +248,14 @@ def _index_of(entry: DataEntry) -> tuple[str | Number | None, ...]:
 
 def _same(new: Any, old: Any) -> bool:
     """Equal as stored: 7 and 7.0 are different values of a number field (and sign
-    differently), so the type must match too."""
-    return new == old and type(new) is type(old)
+    differently), so the type must match too; so are 0.0 and -0.0, which compare equal."""
+    if new != old or type(new) is not type(old):
+        return False
+    return (
+        not isinstance(new, float)
+        or new != 0.0
+        or math.copysign(1.0, new) == math.copysign(1.0, old)
+    )
 
 
 def group_rules(conn: Tx, group_id: str) -> tuple[int, bool] | None:

@@ -190,8 +190,9 @@ def _condition(item: Condition) -> tuple[str, Sequence[Any]]:
     name, op, value = item.field, item.op, item.value
     if op == "under":
         return _covers(value)
-    if op == "sw":
-        return f"substr({name}, 1, length(?)) = ?", (value, value)
+    if op == "sw":  # as bytes: SQLite's length() and substr() of text stop at a NUL
+        prefix = str(value).encode()
+        return f"substr(CAST({name} AS BLOB), 1, ?) = ?", (len(prefix), prefix)
     if op == "contains":
         return f"instr({name}, ?) > 0", (value,)
     if op == "between":

@@ -49,6 +49,25 @@ NONE = Rights()
 ALL = Rights(True, True, True, True)
 
 
+def grant_path(raw: str) -> str:
+    """A grant's path spelled as the paths it is matched against: a leading '/', no
+    trailing one (`secret/` is `/secret`). A trailing '/' kept would match no data path
+    (they drop theirs), so a grant meant to take `/secret` away would take nothing."""
+    path = raw if raw.startswith("/") else "/" + raw
+    return path.rstrip("/") or "/"
+
+
+def _spelled(paths: Paths) -> Paths:
+    """One access object's grants with their paths as `grant_path` spells them (grants
+    stored before it did may end in '/'); where two spellings meet, the first stays."""
+    if all(p == "/" or (p.startswith("/") and not p.endswith("/")) for p in paths):
+        return paths  # the usual case: nothing to respell
+    out: dict[str, Mapping[str, bool]] = {}
+    for raw, flags in paths.items():
+        out.setdefault(grant_path(raw), flags)
+    return out
+
+
 def covers(grant: str, path: str) -> bool:
     """Whether a grant's path covers a path, on whole segments."""
     if grant == "/":
@@ -69,6 +88,9 @@ class PathGrants:
     grants: tuple[Paths, ...] = ()
     admin: bool = False
     legacy: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "grants", tuple(_spelled(paths) for paths in self.grants))
 
     def at(self, path: str) -> Rights:
         if self.admin:

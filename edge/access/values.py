@@ -13,6 +13,7 @@ from typing import Any
 
 from edge import clock, fields, ids
 from edge.access.levels import BLOCKS, BLOCKS_BY_KIND, FULL_CRUD, RESOURCES, Crud, crud_json
+from edge.access.paths import grant_path
 from edge.errors import ValidationError
 from storage.records import Access
 
@@ -27,13 +28,14 @@ Paths = dict[str, dict[str, bool]]
 
 # -- value rules -----------------------------------------------------------------------
 def normalize_path(field: str, raw: Any) -> str:
-    """A data or file path with its leading '/' (added when missing)."""
+    """A data or file path as grants spell it (edge/access/paths.py `grant_path`): a
+    leading '/' (added when missing), no trailing one."""
     if not isinstance(raw, str):
         raise ValidationError(field, "paths must be strings")
     path = raw.strip()
     if len(path) > MAX_PATH:
         raise ValidationError(field, f"paths must be at most {MAX_PATH} characters")
-    return path if path.startswith("/") else "/" + path
+    return grant_path(path)
 
 
 def path_permissions(field: str, value: Any, *, legacy: bool) -> Paths:

@@ -1,10 +1,13 @@
 """The filters a walk applies in Python: `path_filter` (a regular expression) and `search`.
 
-One time budget per request covers the time spent in every pattern match it makes
-(PATTERN_BUDGET_SECONDS, docs/data.md "Limits"): a pattern that backtracks badly runs out
-of it and the request is a 400, never a hang. The budget is the thread's CPU time, not the
-wall clock: on a loaded machine the same walk takes longer to happen, not more matching, and
-must not turn into a 400. A single match still stops at the wall-clock rest of the budget.
+One time budget per request covers the time spent in every pattern match and every
+search it makes (PATTERN_BUDGET_SECONDS, docs/data.md "Limits"): a pattern that backtracks
+badly, or a search of thousands of words (`t1 t1 t1 ...`, each looked for in every word of
+every row read: 45 s of a reader thread over the scan cap), runs out of it and the request
+is a 400, never a hang. A search's words are kept once each, at most MAX_SEARCH_WORDS.
+The budget is the thread's CPU time, not the wall clock: on a loaded machine the same
+walk takes longer to happen, not more matching, and must not turn into a 400. A single
+match still stops at the wall-clock rest of the budget.
 The list engine's `regexp` SQL function (storage/patterns.py) keeps the same kind of budget.
 """
 
@@ -20,6 +23,7 @@ from edge.errors import ValidationError
 from storage.data_walks import Walked
 
 PATTERN_BUDGET_SECONDS = 0.25
+MAX_SEARCH_WORDS = 64
 _WORD = re.compile(r"\w+")
 
 
@@ -35,7 +39,9 @@ class Matcher:
         budget: float = PATTERN_BUDGET_SECONDS,
     ) -> None:
         self._pattern = regex.compile(path_filter) if path_filter else None
-        self._terms = tuple(_WORD.findall(search.casefold())) if search else ()
+        self._terms = tuple(dict.fromkeys(_WORD.findall(search.casefold()))) if search else ()
+        if len(self._terms) > MAX_SEARCH_WORDS:
+            raise ValidationError("search", f"must hold at most {MAX_SEARCH_WORDS} words")
         self._searching = search is not None
         self.fields = tuple(fields)
         self._left = budget
@@ -67,5 +73,12 @@ class Matcher:
         """Every search word starts a word of some searched field (case-insensitive)."""
         if not self._terms:
             return False
-        words = [w for text in row.texts if text for w in _WORD.findall(str(text).casefold())]
-        return all(any(w.startswith(term) for w in words) for term in self._terms)
+        if self._left <= 0:
+            raise ValidationError("search", "took too long to match; use fewer words")
+        began = time.thread_time()
+        try:
+            texts = (str(text).casefold() for text in row.texts if text)
+            words = [w for text in texts for w in _WORD.findall(text)]
+            return all(any(w.startswith(term) for w in words) for term in self._terms)
+        finally:
+            self._left -= time.thread_time() - began

@@ -54,10 +54,15 @@ def index_value(name: str, raw: Any) -> str | int | float | None:
 
 
 def _text(name: str, raw: Any) -> str:
+    """Text as sent, or the JSON spelling of a boolean or number (the specification:
+    `unicode_*` coerced to strings), any integer included: 2**64 is "18446744073709551616",
+    not a refusal (only number fields hold 64 bits)."""
     if isinstance(raw, bool):
         return "true" if raw else "false"
+    if isinstance(raw, float) and not math.isfinite(raw):
+        raise ValidationError(name, "NaN and Infinity are not JSON numbers")
     if isinstance(raw, int | float):
-        return json.dumps(_number(name, raw))
+        raw = json.dumps(raw)
     if not isinstance(raw, str):
         raise ValidationError(name, "must be a string, a number or a boolean")
     if len(raw) > MAX_INDEX_TEXT:

@@ -96,7 +96,7 @@ async def test_new_access_has_every_field(world: World) -> None:
         "tags": ["t"],
         "user_permissions": {"can_read": True},
         "is_admin": False,
-        "data_paths": {"notes": {"can_read": True, "can_write": True}, "/x/": {}},
+        "data_paths": {"notes": {"can_read": True, "can_write": True}, "/x/": {}},  # /x
         "file_paths": {"": {"can_delete": True}},
     }
     status, reply = await world.call(
@@ -121,7 +121,7 @@ async def test_new_access_has_every_field(world: World) -> None:
         "is_active": True,
         "data_paths": {
             "/notes": {**off, "can_read": True, "can_write": True},
-            "/x/": off,
+            "/x": off,
         },
         "file_paths": {"/": {**off, "can_delete": True}},
         "created_date": access["created_date"],

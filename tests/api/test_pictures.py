@@ -179,3 +179,16 @@ async def test_readers_may_not_change_a_picture(world: World) -> None:
 async def test_staff_have_no_account_picture(world: World) -> None:
     status, body = await upload(world, "staff", image_bytes("PNG", (40, 40)))
     assert (status, body) == (403, {"message": "Only user accounts have a profile picture here"})
+
+
+async def test_a_body_that_is_not_the_encoding_it_claims_is_400(world: World) -> None:
+    """aiohttp decodes `Content-Encoding` as the parts are read; garbage raised
+    RequestPayloadError, which this reader did not expect: a 500."""
+    headers = {
+        "Content-Type": "multipart/form-data; boundary=b",
+        "Content-Encoding": "deflate",
+    }
+    status, body = await world.call(
+        "member", "PUT", "/v2/account/picture", data=b"not deflate", headers=headers
+    )
+    assert (status, body) == (400, {"message": "body: is not valid multipart/form-data"})

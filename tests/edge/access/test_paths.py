@@ -81,3 +81,12 @@ def test_what_each_write_needs(
     exists: bool, method: str, legacy: bool, delete_to_put: bool, rights: tuple[str, ...]
 ) -> None:
     assert needed(exists, method, legacy=legacy, delete_to_put=delete_to_put) == rights
+
+
+def test_a_stored_grant_path_ending_in_a_slash_names_the_path_without_it() -> None:
+    """Grants stored before grant paths were respelled may end in '/'; they match as the
+    path without it (no data or file path ends in '/')."""
+    grants = PathGrants(({"/": R, "/secret/": NOTHING, "open/": R},))
+    assert not grants.at("/secret/x").read and not grants.at("/secret").read
+    assert grants.at("/open/x").read
+    assert grants.rules("/", "read") == ([("/secret", False), ("/open", True)], True)
