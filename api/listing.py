@@ -13,14 +13,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-import regex
 from aiohttp import web
 from multidict import MultiMapping
 
 from api import params
 from api.model_fields import DATE, DATETIME, Schema
 from api.responses import json_response
-from edge import clock
+from edge import clock, patterns
 from edge.errors import ValidationError
 from edge.listing import (
     DEFAULT_LIMIT,
@@ -289,13 +288,7 @@ def _tags(key: str, items: Iterable[str]) -> tuple[str, ...]:
 
 
 def _pattern(key: str, raw: str) -> str:
-    if len(raw) > MAX_PATTERN:
-        raise ValidationError(key, f"must be at most {MAX_PATTERN} characters")
-    try:
-        regex.compile(raw)
-    except regex.error as exc:
-        raise ValidationError(key, f"is not a valid regular expression ({exc.msg})") from None
-    return raw
+    return patterns.checked(key, raw, MAX_PATTERN)
 
 
 def _literal(raw: str) -> Any:

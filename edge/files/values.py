@@ -11,8 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import regex
-
+from edge import patterns
 from edge.errors import ValidationError
 from edge.files import etags
 
@@ -154,10 +153,4 @@ def etag_by_part(value: Any, most: int) -> dict[int, str]:
 
 def pattern(field: str, raw: str) -> str:
     """A path filter: a regular expression, checked before it reaches the database."""
-    if len(raw) > MAX_PATTERN:
-        raise ValidationError(field, f"must be at most {MAX_PATTERN} characters")
-    try:
-        regex.compile(raw)
-    except regex.error as exc:
-        raise ValidationError(field, f"is not a valid regular expression ({exc.msg})") from None
-    return raw
+    return patterns.checked(field, raw, MAX_PATTERN)
