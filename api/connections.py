@@ -14,6 +14,10 @@ served with a factory that makes these protocols instead (`GuardedSite`):
   (api/bodies.py), and a body nobody reads is drained for at most aiohttp's 10 s.
 - `max_connections_per_address`: one more connection from an address that already holds
   this many is answered 503 and closed at once.
+- A request aiohttp cannot read before any handler runs (a malformed request line or
+  header, Content-Length beside chunked, an unknown Content-Encoding) is answered in the
+  Status payload, as every other error, with one INFO line: aiohttp's own answer is plain
+  text, and it logged a traceback at ERROR for each, so any client could fill the log.
 
 What the subclass reads of aiohttp's internals (`_messages`, `_waiter`, and the protocol
 arguments the server keeps in `_kwargs`) is pinned with aiohttp's version in
@@ -33,6 +37,7 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
 
 log = logging.getLogger("edge.http")
 
@@ -102,6 +107,24 @@ class GuardedProtocol(RequestHandler):
             self._started_request = True
             if self._deadline is None:
                 self._arm()
+
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        """A client's request aiohttp could not read: the Status payload, closed after."""
+        if status >= 500 or request.writer.output_size > 0:
+            return super().handle_error(request, status, exc, message)
+        said = message or (str(exc) if exc is not None else "") or "malformed request"
+        reason = said[:200].encode("ascii", "backslashreplace").decode()  # it may echo bytes
+        log.info("refused a request from %s that could not be read: %r", self._address, reason)
+        body = {"message": f"The request could not be read: {reason}"}
+        response = web.json_response(body, status=status)
+        response.force_close()
+        return response
 
     def _arm(self) -> None:
         loop = asyncio.get_running_loop()

@@ -9,6 +9,8 @@ server from hanging the suite."""
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import re
 import socket
 from collections.abc import AsyncIterator
@@ -114,6 +116,29 @@ async def test_a_body_that_does_not_arrive_is_408(server: Served) -> None:
     reply = await asyncio.wait_for(reader.readuntil(b"}"), BOUND)  # the unread rest of the
     assert reply.startswith(b"HTTP/1.1 408 "), reply  # body is drained by aiohttp (10 s)
     assert b"did not arrive" in reply
+    writer.close()
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"GET /v2/health HTTP/1.1\r\nHost: x\r\nBad Header\xff: y\r\n\r\n",
+        b"POST /v2/auth/token HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\nabc",
+        b"GET /v2/" + b"a" * 20_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+    ],
+    ids=["a broken header line", "length beside chunked", "a request line over 16 KiB"],
+)
+async def test_a_request_aiohttp_cannot_read_gets_the_status_payload_and_no_traceback(
+    server: Served, request_bytes: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    reader, writer = await server.open(request_bytes)
+    reply = await asyncio.wait_for(reader.read(), BOUND)
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert re.match(rb"HTTP/1\.[01] 400 ", head), reply
+    assert b"application/json" in head
+    assert json.loads(body)["message"].startswith("The request could not be read: ")
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
     writer.close()
 
 
