@@ -26,7 +26,7 @@ from multidict import MultiMapping
 from api import bodies, listing, schemas
 from api.keys import SERVICES
 from api.responses import json_response
-from api.routing import Route, principal
+from api.routing import PATH_SPAN, Route, principal
 from api.schemas import BOOL, Schema, obj
 from edge.access.values import MAX_PATH
 from edge.data import json_rules
@@ -219,9 +219,7 @@ async def bulk_data(request: web.Request) -> web.Response:
     return json_response(SUCCESS, status=201 if method == "POST" else 200)
 
 
-# `[\s\S]`, not `.`: a path holding a line break must reach the path rules (a 400 naming
-# `path`), not miss the route (a 404 as if the URL were unknown).
-_ONE = r"/v2/groups/{group_id}/data/{path:[\s\S]*}"
+_ONE = "/v2/groups/{group_id}/data/" + PATH_SPAN
 _TAG = "data"
 ROUTES = [
     Route(

@@ -25,7 +25,7 @@ from api import bodies, listing, params
 from api.downloads import BlobResponse
 from api.keys import SERVICES
 from api.responses import json_response
-from api.routing import Route, principal
+from api.routing import PATH_SPAN, Route, principal
 from api.schemas import STR, Schema, integer, obj
 from edge.errors import ValidationError
 from edge.files import values
@@ -81,11 +81,8 @@ LISTABLE = listing.Listable("files", TABLE.kinds(), table=TABLE, extras=EXTRAS, 
 # How far the body may be read ahead of the disk: the loop keeps reading while worker
 # threads hash and write the batch before (a few such buffers per upload, whatever its size).
 READ_AHEAD = 1 << 20
-# The path spans slashes, and line breaks too (`.` would not match one): a path holding one is
-# the 400 of edge/files/values.py, not an unknown route.
-SPAN = r"{path:[\s\S]*}"
-ONE = "/v2/groups/{group_id}/files/" + SPAN
-PRESIGNED = PREFIX + "/{group_id}/files/" + SPAN
+ONE = "/v2/groups/{group_id}/files/" + PATH_SPAN
+PRESIGNED = PREFIX + "/{group_id}/files/" + PATH_SPAN
 
 
 def _base(request: web.Request) -> str:

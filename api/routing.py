@@ -44,6 +44,12 @@ RESET_TOKEN = web.RequestKey("reset_token", str)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
+# The last part of a route that takes a data or file path: it spans slashes, and line breaks
+# too (`.*` stops at one): a path holding one must reach the path rules (a 400 naming
+# `path`), not miss the route (a 404 as if the URL were unknown).
+PATH_SPAN = r"{path:[\s\S]*}"
+
+
 @dataclass(frozen=True)
 class Route:
     """One operation. What it documents (api/openapi.py) is what it does: `responses` name
