@@ -4,7 +4,8 @@ aiohttp's FileResponse makes its own ETag from mtime and size and answers condit
 requests with it; clients of this interface compare S3 ETags (the one in the file entry),
 so this response decides If-Match, If-None-Match, If-Range and the date conditions on that
 ETag and the upload date, then hands the bytes to the kernel (`loop.sendfile`), blob by
-blob for a multipart file.
+blob for a multipart file. uvloop (the default loop) has no `sendfile` (it raises
+NotImplementedError): there the bytes are copied in FALLBACK_CHUNK pieces.
 """
 
 from __future__ import annotations
