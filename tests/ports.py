@@ -5,7 +5,10 @@ A port the kernel picks with `bind(port 0)` comes from the ephemeral range, the 
 every outgoing connection draws its local port from: between the probe closing and the server
 binding, a client connection of the same run can take it (it did, once in a few thousand
 runs, as `address already in use`). Ports below that range are never handed to outgoing
-connections, so a probe there stays free until the server binds it."""
+connections, so a probe there stays free until the server binds it. No port is handed out
+twice in one run: a test that asks for five ports at once could otherwise get one twice
+(its server then failed to bind its second listener), and a port given to an earlier
+test's server may still be held while that server shuts down."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from pathlib import Path
 
 LOWEST = 10_000
 _RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_given: set[int] = set()  # ports handed out in this run
 
 
 def _ephemeral_start() -> int:
@@ -29,10 +33,14 @@ def free_port() -> int:
     top = _ephemeral_start()
     for _ in range(200):
         port = random.randrange(LOWEST, top) if top > LOWEST + 100 else 0
+        if port in _given:
+            continue
         with socket.socket() as probe:
             try:
                 probe.bind(("127.0.0.1", port))
             except OSError:
                 continue
-            return int(probe.getsockname()[1])
+            found = int(probe.getsockname()[1])
+        _given.add(found)
+        return found
     raise RuntimeError("no free loopback port below the ephemeral range")
