@@ -3,9 +3,10 @@
 aiohttp's FileResponse makes its own ETag from mtime and size and answers conditional
 requests with it; clients of this interface compare S3 ETags (the one in the file entry),
 so this response decides If-Match, If-None-Match, If-Range and the date conditions on that
-ETag and the upload date, then hands the bytes to the kernel (`loop.sendfile`), blob by
-blob for a multipart file. uvloop (the default loop) has no `sendfile` (it raises
-NotImplementedError): there the bytes are copied in FALLBACK_CHUNK pieces.
+ETag and the upload date, then hands the bytes to the kernel's sendfile (api/sendfile.py,
+which works under uvloop, whose `loop.sendfile` does not), blob by blob for a multipart
+file. Over TLS the bytes are read and written in FALLBACK_CHUNK pieces. Either way a client
+that takes no bytes for `send_timeout` seconds is cut off.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from aiohttp import hdrs, web
 from aiohttp.abc import AbstractStreamWriter
 from aiohttp.helpers import ETAG_ANY, ETag
 
+from api import sendfile
 from api.responses import encode
 from edge.files import etags
 from edge.files.entries import Download
@@ -41,9 +43,10 @@ def _media_type(content_type: str) -> str:
 
 
 class BlobResponse(web.StreamResponse):
-    def __init__(self, download: Download) -> None:
+    def __init__(self, download: Download, stall: float) -> None:
         super().__init__()
         self._download = download
+        self._stall = stall  # seconds a client may take no bytes before it is cut off
 
     async def prepare(self, request: web.BaseRequest) -> AbstractStreamWriter | None:
         try:
@@ -83,15 +86,22 @@ class BlobResponse(web.StreamResponse):
     async def _sendfile(
         self, request: web.BaseRequest, writer: AbstractStreamWriter, offset: int, count: int
     ) -> None:
+        """Blob by blob through the kernel's sendfile on a plain socket; copied in pieces
+        over TLS, or where sendfile refuses a file."""
         transport = request.transport
         if transport is None:
             raise ConnectionResetError("Connection lost")
-        loop = asyncio.get_running_loop()
+        kernel = sendfile.usable(transport)
+        if kernel:
+            writer.send_headers()  # else they wait in the writer for the first body bytes
         for handle, start, length in _pieces(self._download.blobs, offset, count):
-            try:
-                await loop.sendfile(transport, handle, start, length)
-            except NotImplementedError:  # no sendfile on this transport: copy in chunks
-                await _copy(writer, handle, start, length)
+            if kernel:
+                try:
+                    await sendfile.send(transport, handle, start, length, self._stall)
+                    continue
+                except sendfile.Unavailable:
+                    kernel = False
+            await _copy(writer, handle, start, length, self._stall)
 
     async def _answer(
         self, request: web.BaseRequest, status: int, message: str
@@ -122,13 +132,19 @@ def _pieces(
         offset, count = 0, count - length
 
 
-async def _copy(writer: AbstractStreamWriter, handle: BinaryIO, offset: int, count: int) -> None:
+async def _copy(
+    writer: AbstractStreamWriter, handle: BinaryIO, offset: int, count: int, stall: float
+) -> None:
     await asyncio.to_thread(handle.seek, offset)
     while count > 0:
         chunk = await asyncio.to_thread(handle.read, min(FALLBACK_CHUNK, count))
         if not chunk:
-            break
-        await writer.write(chunk)
+            raise ConnectionResetError("The file is shorter than its entry")
+        try:
+            async with asyncio.timeout(stall):
+                await writer.write(chunk)
+        except TimeoutError:
+            raise sendfile.Stalled("The client stopped reading") from None
         count -= len(chunk)
 
 

@@ -162,7 +162,7 @@ async def download(request: web.Request) -> web.StreamResponse:
     found = await request.app[SERVICES].files.download(
         match["group_id"], match["path"], request.query
     )
-    return BlobResponse(found)
+    return BlobResponse(found, request.app[SERVICES].config.send_timeout)
 
 
 async def _chunks(request: web.Request) -> AsyncIterator[bytes]:

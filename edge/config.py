@@ -243,6 +243,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Seconds a client has to send a request body once it is read; else 408",
     ),
     Setting(
+        "send_timeout",
+        _seconds(0.1, 3600),
+        60.0,
+        "Seconds a client may take no bytes of a file download before it is cut off",
+    ),
+    Setting(
         "keepalive_timeout",
         _seconds(0.1, 3600),
         75.0,
@@ -511,6 +517,7 @@ class Config:
     shutdown_timeout: int
     header_timeout: float
     body_timeout: float
+    send_timeout: float
     keepalive_timeout: float
     max_connections_per_address: int
     trusted_proxies: tuple[str, ...]
