@@ -6,11 +6,15 @@ bottleneck) to and from the presigned URLs (parts in sequence through one curl, 
 connection; parts at once through a curl each); `dd conv=fsync` is the ceiling of a durable
 copy (and `dd conv=fsync` of each part in turn, of a copy made durable piece by piece, as
 a multipart upload's parts must be), MD5 over the same bytes (hashlib, as the server uses)
-the ceiling of an upload, which must hash every byte. The rows take turns, one round after
-another. The server's RSS is sampled from /proc during each transfer and shown
-above its idle RSS. Many small files: PUT for a URL plus the upload, over aiohttp at a fixed
-concurrency, against the same number of 4 KiB writes with fsync; the server's CPU share
-says whether it was the bottleneck.
+the ceiling of an upload, which must hash every byte; a bare server that answers with one
+`socket.sendfile` of the file (a thread of the bench) is what a download over loopback to
+curl comes to with no framework at all. The rows take turns, one round after another,
+and show the CPU the server and curl spent per second of transfer (a client near 100% is
+the limit). The server's RSS is sampled from /proc during each transfer and shown above
+its idle RSS.
+Many small files: PUT for a URL plus the upload, over aiohttp at a fixed concurrency,
+against the same number of 4 KiB writes with fsync; the server's CPU share says whether
+it was the bottleneck.
 
 Usage: python -m bench.files [--size-mib 256] [--parts 8] [--small 10000] [--concurrency 16]
 [--rounds 5]
@@ -22,7 +26,9 @@ import argparse
 import asyncio
 import hashlib
 import os
+import resource
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -41,6 +47,7 @@ from bench.servers import mqtt_ports
 
 MIB = 1024 * 1024
 SMALL = 4096
+BARE = "bare sendfile server, no framework"
 
 
 @dataclass
@@ -49,6 +56,8 @@ class Row:
     seconds: float
     size: int
     rss: float | None = None  # MiB above idle
+    server_cpu: float | None = None  # CPU seconds per second of transfer
+    client_cpu: float | None = None  # the same for curl (or dd)
 
     @property
     def mbps(self) -> float:
@@ -65,6 +74,40 @@ def rss_mib(pid: int) -> float:
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu() -> float:
+    """CPU seconds of the bench's finished child processes (curl, dd) so far."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+@contextmanager
+def bare_sender(path: Path) -> Iterator[str]:
+    """A URL answered with the file through one blocking `socket.sendfile`: no framework,
+    no event loop, the most loopback and curl allow. One connection at a time."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    header = f"HTTP/1.1 200 OK\r\nContent-Length: {path.stat().st_size}\r\n"
+    header += "Connection: close\r\n\r\n"
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn, path.open("rb") as handle:
+                while b"\r\n\r\n" not in conn.recv(65536):
+                    pass
+                conn.sendall(header.encode())
+                conn.sendfile(handle)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/file"
+    finally:
+        listener.close()
 
 
 @contextmanager
@@ -226,26 +269,38 @@ async def big_files(edge: Edge, work: Path, size: int, parts: int, rounds: int) 
         url = (await edge.call("GET", f"{edge.files}/{name}?url_only=true"))["url"]
         return timed(curl_get(url))
 
+    async def bare(n: int) -> float:
+        with bare_sender(source) as url:
+            return timed(curl_get(url))
+
     runs: list[tuple[str, Callable[[int], Awaitable[float]], bool]] = [
         ("dd conv=fsync (copy ceiling)", dd, False),
         ("MD5 over the bytes (upload ceiling)", md5, False),
         (f"dd conv=fsync, {parts} pieces one after another", dd_pieces, False),
+        (BARE, bare, False),
         ("upload, single part", single, True),
         ("download, single-part file", lambda n: fetch("single0.bin"), True),
         (f"upload, {parts} parts one after another + complete", one_by_one, True),
         (f"upload, {parts} parts at once + complete", at_once, True),
         (f"download, {parts}-part file", lambda n: fetch("multi0.bin"), True),
     ]
-    best = [float("inf")] * len(runs)
+    best = [Row(name, float("inf"), size) for name, _, _ in runs]
     highest = [0.0] * len(runs)
+    pid = edge.process.pid
     for n in range(rounds):
-        for index, (_, run, _) in enumerate(runs):
-            with peak_rss(edge.process.pid) as peak:
-                best[index] = min(best[index], await run(n))
+        for index, (name, run, server) in enumerate(runs):
+            server_cpu, client_cpu = cpu_seconds(pid), children_cpu()
+            with peak_rss(pid) as peak:
+                seconds = await run(n)
             highest[index] = max(highest[index], peak[0])
+            if seconds < best[index].seconds:
+                served = (cpu_seconds(pid) - server_cpu) / seconds if server else None
+                best[index] = Row(
+                    name, seconds, size, None, served, (children_cpu() - client_cpu) / seconds
+                )
     return [
-        Row(name, best[i], size, highest[i] - idle if server else None)
-        for i, (name, _, server) in enumerate(runs)
+        replace(row, rss=highest[i] - idle if server else None)
+        for i, (row, (_, _, server)) in enumerate(zip(best, runs, strict=True))
     ]
 
 
@@ -299,11 +354,17 @@ async def small_files(edge: Edge, count: int, concurrency: int) -> float:
 
 def print_big(rows: list[Row]) -> None:
     dd, md5 = rows[0].mbps, rows[1].mbps
-    print(f"{'transfer':44} {'MB/s':>8} {'vs dd':>7} {'vs MD5':>7} {'RSS +MiB':>9}")
+    head = f"{'vs dd':>7} {'vs MD5':>7} {'RSS +MiB':>9} {'srv CPU':>8} {'curl CPU':>8}"
+    print(f"{'transfer':44} {'MB/s':>8} {head}")
     for row in rows:
         rss = f"{row.rss:9.1f}" if row.rss is not None else f"{'':9}"
         vs_md5 = f"{row.mbps / md5:6.2f}x" if row.name.startswith("upload") else f"{'':7}"
-        print(f"{row.name:44} {row.mbps:8.0f} {row.mbps / dd:6.2f}x {vs_md5} {rss}")
+        cpu = f"{_share(row.server_cpu):>8} {_share(row.client_cpu):>8}"
+        print(f"{row.name:44} {row.mbps:8.0f} {row.mbps / dd:6.2f}x {vs_md5} {rss} {cpu}")
+
+
+def _share(cpu: float | None) -> str:
+    return "" if cpu is None else f"{cpu * 100:.0f}%"
 
 
 async def run(
@@ -350,26 +411,39 @@ async def run(
 
 
 def as_rows(big: list[Row], size_mib: int) -> list[out.Row]:
-    """Uploads beside MD5 over the same bytes (target: half its rate at least), downloads
-    beside dd (no target: a copy that the disk, not edge, limits), and the disk's own
-    cost of writing the file as durable pieces (dd of each part, beside dd of the whole)."""
-    dd, md5 = big[0], big[1]
+    """Uploads beside MD5 over the same bytes (target: half its rate at least); downloads
+    beside dd (target: 0.8x) and beside the bare sendfile server (how much of what loopback
+    and curl allow edge gets); the disk's own cost of writing the file as durable pieces
+    (dd of each part, beside dd of the whole)."""
+    dd, md5, bare = big[0], big[1], next(row for row in big if row.name == BARE)
     found = []
     for row in big[2:]:
+        if row is bare:
+            continue
         upload = row.name.startswith("upload")
-        ceiling = md5 if upload else dd
         rss = f" (server RSS +{row.rss:.0f} MiB)" if row.rss is not None else ""
-        found.append(
-            out.Row(
-                f"files: {row.name}, {size_mib} MiB{rss}",
-                row.mbps,
-                "MB/s",
-                ceiling.name,
-                ceiling.mbps,
-                floor=0.5 if upload else None,
+        references = [(md5, 0.5)] if upload else [(dd, None)]
+        if row.name.startswith("download"):
+            references = [(dd, 0.8), (bare, None)]
+        for reference, floor in references:
+            found.append(
+                out.Row(
+                    f"files: {row.name}, {size_mib} MiB{rss}",
+                    row.mbps,
+                    "MB/s",
+                    reference.name,
+                    reference.mbps,
+                    floor=floor,
+                    load=_load(row),
+                )
             )
-        )
     return found
+
+
+def _load(row: Row) -> str:
+    if row.server_cpu is None:
+        return ""
+    return f"srv {_share(row.server_cpu)} / curl {_share(row.client_cpu)}"
 
 
 def rows(quick: bool) -> list[out.Row]:
