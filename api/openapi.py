@@ -15,7 +15,7 @@ from typing import Any
 from api import listing
 from api.model_fields import DATE, Schema
 from api.models import MODELS
-from api.routing import Route
+from api.routing import WRITES, Route
 from edge import BUILD_VERSION, INTERFACE_VERSION
 from edge.files import values as file_values
 from edge.listing import MAX_LIMIT, MIN_LIMIT
@@ -245,7 +245,7 @@ def errors(route: Route) -> list[int]:
         codes |= {401, 403}
     if route.body is not None:  # read by api/bodies.py: a rule, time, size, shape
         codes |= {400, 406, 408, 413}
-    if route.query:
+    if route.query or (route.method in WRITES and route.auth != "public"):  # api/routing.py
         codes.add(400)
     if _PATH_PARAM.search(route.path) and route.auth != "public":
         codes.add(404)

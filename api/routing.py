@@ -11,17 +11,23 @@ the token and the guard's `Auth`:
 - "challenge": an access token, or the session of a sign-in challenge (MFA setup calls);
 - "session":   only the session of a sign-in challenge (answering it);
 - "password":  an access token, or a password reset token (as bearer or form field).
+
+A write (PUT, POST, PATCH, DELETE) takes the query parameters its route declares and no
+other, each once: anything else is a 400 here, once the caller is known. Reads check
+their own (api/listing.py: lists take many, named by their fields), and so do the public
+writes: a presigned URL's query is what its signature covers (any change is a 403), and
+the sign-in forms read their fields from the body.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from aiohttp import HttpVersion11, hdrs, web
 
-from api import bodies
+from api import bodies, params
 from api.keys import PRINCIPAL, SERVICES
 from edge.auth import bearer
 from edge.auth.bearer import Kind
@@ -151,9 +157,29 @@ async def _reset_token_field(request: web.Request, route: Route) -> str | None:
 
 def register(app: web.Application, routes: Sequence[Route]) -> None:
     for route in routes:
+        route = _query_checked(route)
         handler = route.handler if route.auth == "public" else _guard(route)
         expect = _continue_later if route.continue_later else None
         app.router.add_route(route.method, route.path, handler, expect_handler=expect)
+
+
+WRITES = frozenset({"PUT", "POST", "PATCH", "DELETE"})
+
+
+def _query_checked(route: Route) -> Route:
+    """The route whose handler first refuses a query parameter it does not declare: a
+    misspelt `?cascade` or `?force` would otherwise be ignored, and the write done as
+    if it had not been asked for."""
+    if route.method not in WRITES or route.auth == "public":  # see the module's docstring
+        return route
+    declared, handle = tuple(route.query), route.handler
+
+    async def checked(request: web.Request) -> web.StreamResponse:
+        params.only(request.query, declared)
+        return await handle(request)
+
+    checked.__name__ = handle.__name__  # the route's name (operation id) stays the handler's
+    return replace(route, handler=checked)
 
 
 async def _continue_later(request: web.Request) -> None:
