@@ -185,16 +185,22 @@ def put_state(
     return rules, _history_of(row[2:])
 
 
-def get_many(conn: Tx, group_id: str, paths: Sequence[str]) -> dict[str, DataEntry]:
-    """The entries at these paths (a page's rows), by path; missing ones are left out."""
+def get_page(conn: Tx, group_id: str, paths: Sequence[str], budget: int) -> dict[str, DataEntry]:
+    """The entries at these paths (a page's rows), in this order, until their stored values
+    would pass `budget` bytes: the entry that would is left out, unless it is the first
+    (one is always read, whatever its size). A point query each, so the values held at
+    once are the budget and one more, whatever the page's `limit`."""
+    sql = f"SELECT {_SELECT}, octet_length(value) FROM data WHERE group_id = ? AND path = ?"
     found: dict[str, DataEntry] = {}
-    for start in range(0, len(paths), 500):
-        chunk = paths[start : start + 500]
-        marks = ", ".join("?" for _ in chunk)
-        sql = f"SELECT {_SELECT} FROM data WHERE group_id = ? AND path IN ({marks})"
-        for row in conn.execute(sql, (group_id, *chunk)):
-            entry = _decode(row)
-            found[entry.path] = entry
+    used = 0
+    for path in paths:
+        row = conn.execute(sql, (group_id, path)).fetchone()
+        if row is None:
+            continue
+        used += row[-1]
+        if found and used > budget:
+            break
+        found[path] = _decode(row[:-1])
     return found
 
 

@@ -1,5 +1,6 @@
 """Filter, then paginate: read a walk until `limit` matches are found, the data ends, or
-MAX_PATH_FILTER_SCAN_ITEMS rows were read, and say exactly where the next page resumes.
+MAX_PATH_FILTER_SCAN_ITEMS rows were read, and say exactly where the next page resumes; a
+page whose values would pass PAGE_BYTES ends early, after the last entry that fits.
 
 The continuation key names the last row *read* (not the last match), so a page that stopped
 at the scan cap resumes after the rows it already rejected, and a client paging through
@@ -18,6 +19,9 @@ from edge.listing import CursorCodec, ListQuery
 from storage.data_walks import Walk, Walked
 
 Key = tuple[Any, str]
+# Stored JSON one page answers with, at most (its first entry whatever its size): a
+# thousand entries of 1 MiB would otherwise be decoded and encoded again in memory at once.
+PAGE_BYTES = 4 << 20
 
 
 @dataclass
@@ -48,6 +52,15 @@ def collect(
                 out.rows.append(row)
         last = (row.sort, row.path)
     return out
+
+
+def cut(got: Collected, kept: int) -> Collected:
+    """The page ended after its first `kept` rows (their values filled the page): the next
+    resumes after the last one kept, and reads again what this one read beyond it."""
+    if kept >= len(got.rows):
+        return got
+    rows = got.rows[:kept]
+    return Collected(rows, kept, (rows[-1].sort, rows[-1].path))
 
 
 class DataKeys:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from edge.data import plans
+from edge.data import pages, plans
 from edge.data.matchers import Matcher
 from edge.data.pages import Collected, DataKeys, collect
 from edge.data.plans import MAX_PATH_FILTER_SCAN_ITEMS
@@ -81,7 +81,9 @@ class Reads:
         got = collect(walks.walk(conn, plan), query.limit, MAX_PATH_FILTER_SCAN_ITEMS, accept)
         if query.paths_only:
             return got, {}
-        return got, store.get_many(conn, plan.group_id, [row.path for row in got.rows])
+        paths = [row.path for row in got.rows]
+        entries = store.get_page(conn, plan.group_id, paths, pages.PAGE_BYTES)
+        return pages.cut(got, len(entries)), entries
 
     async def _count(
         self, target: DataTarget, path: str, plan: Walk, matcher: Matcher, query: DataQuery

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from edge.data import pages
 from edge.data.plans import MAX_PATH_FILTER_SCAN_ITEMS
 from tests.data import seed
 from tests.world import World
@@ -43,6 +44,37 @@ async def test_cascade_lists_the_path_and_its_subtree_in_path_order(world: World
         who, "GET", "a", params={"cascade": "", "desc": "true", "paths_only": ""}
     )
     assert body["paths"] == ["/a/c/d", "/a/b", "/a"]
+
+
+async def test_a_page_ends_where_its_values_pass_the_byte_budget(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not a thousand values of 1 MiB decoded at once: a page stops at PAGE_BYTES of stored
+    JSON (its first entry whatever its size), and the next resumes right after it."""
+    monkeypatch.setattr(pages, "PAGE_BYTES", 10_000)
+    who = "org_admin"
+    sizes = {"/big/00": 3_000, "/big/01": 3_000, "/big/02": 3_000, "/big/03": 12_000}
+    sizes |= {f"/big/{i:02d}": 4_000 for i in range(4, 9)}
+    for path, size in sizes.items():
+        await world.put_data(who, path, "x" * size)
+    seen: list[str] = []
+    counts: list[int] = []
+    key: Any = None
+    while True:
+        query = {"cascade": "true", "limit": "1000"}
+        if key is not None:
+            query["last_evaluated_key"] = json.dumps(key)
+        status, body = await world.data(who, "GET", "big", params=query)
+        assert status == 200, body
+        seen += [entry["path"] for entry in body["data"]]
+        counts.append(len(body["data"]))
+        key = body.get("last_evaluated_key")
+        if key is None:
+            break
+    assert seen == list(sizes)  # each once, in order
+    assert counts == [3, 1, 2, 2, 1]  # 9,000 bytes; the 12,000 alone; then 8,000 a page
+    _, body = await world.data(who, "GET", "big", params={"cascade": "", "paths_only": ""})
+    assert len(body["paths"]) == 9 and "last_evaluated_key" not in body  # paths are small
 
 
 @pytest.mark.parametrize("limit", ["0", "1001", "ten", "-1"])
