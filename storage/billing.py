@@ -11,11 +11,12 @@ from storage.records import BILLING_ENTRIES, BillingEntry
 from storage.rows import Row, Tx, insert_record, many, one, record, scalar, update_record
 
 # What each gauge counts, per organization, in one statement each (a daily snapshot).
+# octet_length: the bytes of each value from its row's header, not by reading the value.
 _GAUGES = {
     "devices": "SELECT org_id, count(*) FROM devices GROUP BY org_id",
     "users": "SELECT org_id, count(*) FROM users GROUP BY org_id",
     "data_bytes": (
-        "SELECT groups.org_id, sum(length(CAST(data.value AS BLOB))) FROM data"
+        "SELECT groups.org_id, sum(octet_length(data.value)) FROM data"
         " JOIN groups ON groups.id = data.group_id GROUP BY groups.org_id"
     ),
     "file_bytes": "SELECT org_id, sum(size) FROM files GROUP BY org_id",
