@@ -136,3 +136,45 @@ def test_database_files_are_owner_only(tmp_path: Path) -> None:
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     finally:
         db.close()
+
+
+# -- 0019: data as a rowid table --------------------------------------------------------------
+DATA_COLUMNS = (
+    "group_id, path, value, unicode_1, number_1, created_by, created_date, last_updated_by,"
+    " last_updated_date, updated_by_list, updated_date_list, revision, signature"
+)
+
+
+def test_0019_keeps_every_entry_and_looks_entries_up_by_key(tmp_path: Path) -> None:
+    """Entries, their index fields and a value spilling onto overflow pages survive the
+    rebuild; the key stays unique; a point read goes through the key's index, never a scan."""
+    db = tmp_path / "edge.db"
+    migrate.apply_pending(db, upto=18)
+    big = '"' + "é" * 300_000 + '"'
+    rows = [
+        ("g1", "/a", big, "pump", 2.5, "u", "d1", "u", "d2", '["u"]', '["d2"]', 3, "sig-a"),
+        ("g1", "/a/b", "[1,2]", None, None, "u", "d1", "u", "d1", '["u"]', '["d1"]', 1, "sig-b"),
+        ("g2", "/a", '{"k":null}', "x", 7, "v", "d3", "v", "d3", '["v"]', '["d3"]', 1, "sig-c"),
+    ]
+    conn = apsw.Connection(str(db))
+    marks = ", ".join("?" for _ in rows[0])
+    for row in rows:
+        conn.execute(f"INSERT INTO data ({DATA_COLUMNS}) VALUES ({marks})", row)
+    conn.close()
+    assert migrate.apply_pending(db) == [m.name for m in migrate.available()[18:]]
+    conn = apsw.Connection(str(db))
+    try:
+        kept = conn.execute(f"SELECT {DATA_COLUMNS} FROM data ORDER BY group_id, path").fetchall()
+        assert kept == rows
+        with pytest.raises(apsw.ConstraintError):
+            conn.execute(f"INSERT INTO data ({DATA_COLUMNS}) VALUES ({marks})", rows[1])
+        plan = conn.execute(
+            "EXPLAIN QUERY PLAN SELECT value FROM data WHERE group_id = ? AND path = ?", ("g", "/")
+        ).fetchall()
+        assert "USING INDEX data_by_path" in plan[0][-1]
+        indexes = {n for (n,) in conn.execute("SELECT name FROM pragma_index_list('data')")}
+        assert {"data_by_path", "data_by_unicode_1", "data_by_last_updated_date"} <= indexes
+        last = conn.execute("SELECT name FROM pragma_table_info('data') ORDER BY cid DESC")
+        assert last.fetchone() == ("value",)  # no other column sits behind a long value
+    finally:
+        conn.close()
