@@ -19,7 +19,7 @@ from multidict import MultiMapping
 from api import params
 from api.model_fields import DATE, DATETIME, Schema
 from api.responses import json_response
-from edge import clock, patterns
+from edge import clock, numbers, patterns
 from edge.errors import ValidationError
 from edge.listing import (
     DEFAULT_LIMIT,
@@ -256,13 +256,7 @@ def _value(key: str, raw: str, kind: str, op: str) -> Any:
     if kind == "tags":
         return _tags(key, raw.split(","))
     if kind == "number":
-        try:
-            number = float(raw)
-        except ValueError:
-            raise ValidationError(key, "must be a number") from None
-        if not math.isfinite(number):  # SQLite binds NaN as NULL: a filter matching nothing
-            raise ValidationError(key, "must be a finite number")
-        return number
+        return numbers.filter_value(key, raw)
     return raw
 
 

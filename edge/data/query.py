@@ -8,12 +8,11 @@ form). Anything not offered is a 400 naming it.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from edge import clock, patterns
+from edge import clock, numbers, patterns
 from edge.errors import ValidationError
 from edge.listing import DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT
 from storage.data import NUMBER_FIELDS, UNICODE_FIELDS
@@ -32,7 +31,6 @@ OPS: dict[str, tuple[str, ...]] = {
 SEARCHABLE = ("path", *UNICODE_FIELDS)
 MAX_PATTERN = 256
 _SUFFIXES = ("contains", "gte", "lte", "gt", "lt", "sw")
-_INT64 = 2**63  # number index fields hold integers within 64 bits
 _TRUE, _FALSE = ("", "true", "1", "yes"), ("false", "0", "no")
 
 
@@ -174,39 +172,12 @@ def _split(key: str) -> tuple[str | None, str]:
 
 def _value(key: str, name: str, op: str, raw: Any) -> Any:
     if name in NUMBER_FIELDS:
-        return _number(key, raw)
+        return numbers.filter_value(key, raw)
     if not isinstance(raw, str):
         raise ValidationError(key, "must be a string")
     if name.endswith("_date"):
         return _moment(key, raw, op)
     return raw
-
-
-def _number(key: str, raw: Any) -> int | float:
-    """A number filter's value as the index compares it: an integer within 64 bits stays an
-    integer (as a float, 2**53 + 1 would lose its last digit and miss the entry it names);
-    any other number is a finite float (SQLite cannot bind a wider integer)."""
-    value: Any = raw
-    if isinstance(raw, bool) or not isinstance(raw, int | float | str):
-        raise ValidationError(key, "must be a number")
-    if isinstance(raw, str):
-        try:
-            value = int(raw)
-        except ValueError:
-            try:
-                value = float(raw)
-            except ValueError:
-                raise ValidationError(key, "must be a number") from None
-    if isinstance(value, int):
-        if -_INT64 <= value < _INT64:
-            return value
-        try:
-            value = float(value)
-        except OverflowError:
-            raise ValidationError(key, "must be a finite number") from None
-    if not math.isfinite(value):
-        raise ValidationError(key, "must be a finite number")
-    return float(value)
 
 
 def _moment(key: str, raw: str, op: str) -> Any:

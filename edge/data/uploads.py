@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from edge import numbers
 from edge.data.json_rules import checked_text
 from edge.errors import ValidationError
 from storage.data import INDEX_FIELDS, NUMBER_FIELDS, UNICODE_FIELDS
 
 MAX_INDEX_TEXT = 1024
-_INT64 = 2**63
 Index = dict[str, Any]
 
 
@@ -49,7 +49,7 @@ def index_value(name: str, raw: Any) -> str | int | float | None:
     if name in UNICODE_FIELDS:
         return _text(name, raw)
     if name in NUMBER_FIELDS:
-        return _number(name, raw)
+        return numbers.index_value(name, raw)
     raise ValidationError(name, "is not an index field")
 
 
@@ -71,14 +71,4 @@ def _text(name: str, raw: Any) -> str:
         raw.encode("utf-8")
     except UnicodeEncodeError:
         raise ValidationError(name, "holds a lone surrogate (not valid Unicode)") from None
-    return raw
-
-
-def _number(name: str, raw: Any) -> int | float:
-    if isinstance(raw, bool) or not isinstance(raw, int | float):
-        raise ValidationError(name, "must be a number")
-    if isinstance(raw, float) and not math.isfinite(raw):
-        raise ValidationError(name, "NaN and Infinity are not JSON numbers")
-    if isinstance(raw, int) and not -_INT64 <= raw < _INT64:
-        raise ValidationError(name, "must fit in 64 bits")
     return raw

@@ -6,12 +6,11 @@ Each rule returns the normalized value or raises ValidationError naming the fiel
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from edge import patterns
+from edge import numbers, patterns
 from edge.errors import ValidationError
 from edge.files import etags
 
@@ -66,7 +65,8 @@ def index_fields(body: Mapping[str, Any]) -> dict[str, Any]:
             out[name] = _text(name, body[name])
     for name in NUMBER_FIELDS:
         if name in body:
-            out[name] = _number(name, body[name])
+            value = body[name]  # null clears it
+            out[name] = None if value is None else numbers.index_value(name, value)
     return out
 
 
@@ -82,20 +82,6 @@ def _text(name: str, value: Any) -> str | None:
     if len(value) > MAX_INDEX_TEXT:
         raise ValidationError(name, f"must be at most {MAX_INDEX_TEXT} characters")
     return value
-
-
-def _number(name: str, value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValidationError(name, "must be a number")
-    try:
-        number = float(value)  # JSON allows integers of any size, floats do not
-    except OverflowError:
-        raise ValidationError(name, "must be a finite number") from None
-    if not math.isfinite(number) or abs(number) > 1e300:
-        raise ValidationError(name, "must be a finite number")
-    return number
 
 
 def content_type(value: Any) -> str | None:
