@@ -77,6 +77,17 @@ async def test_a_page_ends_where_its_values_pass_the_byte_budget(
     assert len(body["paths"]) == 9 and "last_evaluated_key" not in body  # paths are small
 
 
+async def test_a_key_after_the_longest_non_ascii_path_fits_in_a_url(world: World) -> None:
+    """The key names the path once (not as both row and sort value on a path walk): a
+    1,024-character path of 'é', escaped in JSON and then in the URL, is 8 KiB."""
+    who = "org_admin"
+    long = "/l/" + "é" * 1021
+    for path in ("/l/a", long, "/l/ê"):
+        await world.put_data(who, path, 1)
+    pages = await page_through(world, who, "l", limit="1")
+    assert pages == [["/l/a"], [long], ["/l/ê"]]  # the second key names the long path
+
+
 @pytest.mark.parametrize("limit", ["0", "1001", "ten", "-1"])
 async def test_limit_is_1_to_1000(world: World, limit: str) -> None:
     who = "org_admin"
