@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -188,20 +188,30 @@ def put_state(
 def get_page(conn: Tx, group_id: str, paths: Sequence[str], budget: int) -> dict[str, DataEntry]:
     """The entries at these paths (a page's rows), in this order, until their stored values
     would pass `budget` bytes: the entry that would is left out, unless it is the first
-    (one is always read, whatever its size). A point query each, so the values held at
-    once are the budget and one more, whatever the page's `limit`."""
-    sql = f"SELECT {_SELECT}, octet_length(value) FROM data WHERE group_id = ? AND path = ?"
-    found: dict[str, DataEntry] = {}
+    (one is always read, whatever its size). The sizes come first (`octet_length` reads a
+    row's header, not its value), then only the values that fit: the values held at once
+    are the budget, whatever the page's `limit`."""
+    sizes = dict(_at_paths(conn, "path, octet_length(value)", group_id, paths))
+    kept: list[str] = []
     used = 0
     for path in paths:
-        row = conn.execute(sql, (group_id, path)).fetchone()
-        if row is None:
+        if path not in sizes:
             continue
-        used += row[-1]
-        if found and used > budget:
+        used += sizes[path]
+        if kept and used > budget:
             break
-        found[path] = _decode(row[:-1])
-    return found
+        kept.append(path)
+    found = {e.path: e for e in map(_decode, _at_paths(conn, _SELECT, group_id, kept))}
+    return {path: found[path] for path in kept}
+
+
+def _at_paths(conn: Tx, columns: str, group_id: str, paths: Sequence[str]) -> Iterator[Any]:
+    """`columns` of the rows at these paths, 500 paths a statement, in no particular order."""
+    for start in range(0, len(paths), 500):
+        chunk = paths[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        sql = f"SELECT {columns} FROM data WHERE group_id = ? AND path IN ({marks})"
+        yield from conn.execute(sql, (group_id, *chunk))
 
 
 def exists(conn: Tx, group_id: str, path: str) -> bool:
