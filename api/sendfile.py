@@ -1,11 +1,11 @@
 """The kernel's sendfile(2) onto a response's socket, under uvloop as under asyncio.
 
-uvloop, edge's default loop, has no `loop.sendfile` (NotImplementedError), and neither loop
-lets a caller wait on a transport's own descriptor (`add_writer` on it is a RuntimeError:
-the transport owns it). So the socket is duplicated. The duplicate is what sendfile writes
-to and what the loop watches for room, and it is ours to close; writing through it also
-means that a descriptor number the transport has closed, and the kernel has given to
-another connection, is never written to.
+uvloop, edge's default loop, inherits `loop.sendfile` from the abstract loop, which only
+raises, and neither loop lets a caller wait on a transport's own descriptor (`add_writer`
+on it is a RuntimeError: the transport owns it). So the socket is duplicated. The
+duplicate is what sendfile writes to and what the loop watches for room, and it is ours
+to close; writing through it also means that a descriptor number the transport has
+closed, and the kernel has given to another connection, is never written to.
 
 The bytes go straight from the page cache to the socket, on the loop's thread, one step of
 at most STEP bytes at a time with a yield between steps (as the standard library's own
