@@ -177,17 +177,17 @@ def _serve(args: argparse.Namespace, config: Config) -> int:
     from storage import layout
 
     logs.setup(config.log_format, config.log_level)
-    sock = app.bind(config)  # first: a busy port must not leave a half-made site behind
+    sockets = app.bind(config)  # first: a busy port must not leave a half-made site behind
     layout.prepare(config.data_dir)
     try:
         layout.lock(config.data_dir)  # held until the process ends
     except BlockingIOError:
-        sock.close()
+        sockets.close()
         return _fail(f"another edge server is already running on {config.data_dir}", 1)
     site = app.open_site(config)
     _announce_site(site, config)
     run = uvloop.run if config.event_loop == "uvloop" else asyncio.run
-    run(app.serve(site, sock, ready=lambda: _announce_urls(config)))
+    run(app.serve(site, sockets, ready=lambda: _announce_urls(config)))
     return 0
 
 

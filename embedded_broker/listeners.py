@@ -21,6 +21,11 @@ class Listener:
     label: str
     scheme: str
 
+    @property
+    def setting(self) -> str:
+        """The setting that gives its port: mqtt_port, mqtt_tls_port, ..."""
+        return self.name.replace("-", "_") + "_port"
+
 
 def enabled(config: Config) -> list[Listener]:
     every = [

@@ -19,6 +19,7 @@ from edge import cli, config
 from edge.app import create_app, open_site
 from edge.config import ConfigError, Secret, load, settings_table
 from tests.conftest import Api, make_config
+from tests.ports import free_port
 
 ORG_PASSWORD = "clinic-admin-pass"
 REPO = Path(__file__).resolve().parents[2]
@@ -117,35 +118,30 @@ def test_bad_port_stops_the_real_serve_command(tmp_path: Path) -> None:
     assert not (tmp_path / "data").exists()
 
 
-def test_mqtt_port_in_use_is_one_line_and_exit_1(tmp_path: Path) -> None:
-    with socket.socket() as busy, socket.socket() as free:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        free.bind(("127.0.0.1", 0))
-        http = str(free.getsockname()[1])
-        where = ["--data-dir", str(tmp_path / "data"), "--port", http]
-        where += ["--mqtt-port", str(busy.getsockname()[1])]
-        free.close()
-        done = run_process("serve", *where, "--admin-password", "given-password-1")
-    assert done.returncode == 1, done.stderr
-    assert done.stderr.count("\n") == 1 and "in use" in done.stderr
-    wal = tmp_path / "data" / "edge.db-wal"
-    assert not wal.exists() or wal.stat().st_size == 0  # the database was still closed
+PORT_SETTINGS = ("port", "mqtt_port", "mqtt_tls_port", "mqtt_ws_port", "mqtt_wss_port")
 
 
-def test_port_in_use_is_one_line_and_exit_1(tmp_path: Path) -> None:
+@pytest.mark.parametrize("busy_setting", PORT_SETTINGS)
+def test_a_busy_port_on_the_first_start_makes_nothing(busy_setting: str, tmp_path: Path) -> None:
+    """Every listener is bound before anything is created: no database, keys, CA or
+    staff password (which would then belong to nobody) when any port is taken."""
+    data_dir = tmp_path / "data"
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
-        port = str(busy.getsockname()[1])
-        where = ["--data-dir", str(tmp_path / "data"), "--port", port]
-        done = run_process("serve", *where, "--admin-password", "given-password-1")
+        taken = busy.getsockname()[1]
+        ports = {name: taken if name == busy_setting else free_port() for name in PORT_SETTINGS}
+        where = ["--data-dir", str(data_dir)]
+        where += [arg for name, port in ports.items() for arg in (_flag(name), str(port))]
+        done = run_process("serve", *where)
     assert done.returncode == 1, done.stderr
-    assert done.stderr.count("\n") == 1 and "in use" in done.stderr
-    assert "Traceback" not in done.stderr
-    assert "/v2/docs" not in done.stdout  # never claims to listen when it does not
-    wal = tmp_path / "data" / "edge.db-wal"
-    assert not wal.exists() or wal.stat().st_size == 0  # the database was still closed
+    assert done.stderr == f"edge: {busy_setting} {taken}: address already in use\n"
+    assert not data_dir.exists()
+    assert done.stdout == ""  # no banner, no password
+
+
+def _flag(setting: str) -> str:
+    return "--" + setting.replace("_", "-")
 
 
 def test_unusable_data_folder_is_one_line_and_exit_1(
