@@ -321,6 +321,8 @@ async def serve(
     up (and the database closed) even when serving fails to start.
     """
     stop = _stop_on_signals()
+    for mismatch in tls.mismatches(site.services.config):
+        log.warning("%s", mismatch)
     try:
         runner = await start(site, sockets if sockets is not None else bind(site.services.config))
     except BaseException:
@@ -329,7 +331,7 @@ async def serve(
     try:
         if ready is not None:
             ready()
-        log.info("serving %s", site.services.config.base_url)
+        log.info("serving %s", site.services.config.local_url)
         await stop.wait()
         runner.app[system.HEALTH].stopping = True  # readiness answers 503 from now on
         log.info("stopping: finishing in-flight requests")

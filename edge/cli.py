@@ -13,15 +13,12 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from edge import BUILD_VERSION, INTERFACE_VERSION
+from edge import BUILD_VERSION, INTERFACE_VERSION, banner
 from edge.config import BY_NAME, SETTINGS, Config, ConfigError, load
 from edge.errors import EdgeError, ValidationError
 from edge.principal import Principal
-
-if TYPE_CHECKING:
-    from edge.auth.staff import FirstStaff
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -185,9 +182,9 @@ def _serve(args: argparse.Namespace, config: Config) -> int:
         sockets.close()
         return _fail(f"another edge server is already running on {config.data_dir}", 1)
     site = app.open_site(config)
-    _announce_site(site, config)
+    banner.site(config, site.first_staff)
     run = uvloop.run if config.event_loop == "uvloop" else asyncio.run
-    run(app.serve(site, sockets, ready=lambda: _announce_urls(config)))
+    run(app.serve(site, sockets, ready=lambda: banner.urls(config, app.mqtt_urls(config))))
     return 0
 
 
@@ -196,41 +193,8 @@ def _init(args: argparse.Namespace, config: Config) -> int:
 
     site = app.open_site(config)
     site.services.db.close()
-    _announce_site(site, config)
+    banner.site(config, site.first_staff)
     return 0
-
-
-def _announce_site(site: Any, config: Config) -> None:
-    """Once the port is bound (so a site whose port is taken is never made): the data
-    folder, and a generated staff password, shown this once."""
-    print(f"edge {BUILD_VERSION} (interface {INTERFACE_VERSION})")
-    print(f"  data folder:  {config.data_dir.resolve()}")
-    _announce_first_staff(site.first_staff)
-
-
-def _announce_urls(config: Config) -> None:
-    """After binding, so the URLs are only printed once they answer."""
-    from edge import app
-
-    base = config.base_url
-    print(f"  API:          {base}/v2")
-    print(f"  reference:    {base}/v2/docs")
-    print(f"  health:       {base}/v2/health")
-    for label, url in app.mqtt_urls(config):
-        print(f"  {label + ':':13} {url}")
-    sys.stdout.flush()
-
-
-def _announce_first_staff(first: FirstStaff | None) -> None:
-    """The generated password is printed this once; later starts find the account and stay quiet."""
-    if first is not None:
-        print("First start: created the staff account")
-        print(f"  username: {first.username}")
-        print(f"  email:    {first.email}")
-        if first.password:
-            print(f"  password: {first.password}")
-            print(f"  (also saved in {first.credentials_file}, readable by this user only)")
-    sys.stdout.flush()
 
 
 def _admin(args: argparse.Namespace, config: Config) -> int:
@@ -272,7 +236,7 @@ def _reset_password(args: argparse.Namespace, config: Config) -> int:
         asyncio.run(accounts.reset_password(site.services, account, password))
     finally:
         site.services.db.close()
-    _announce_first_staff(site.first_staff)
+    banner.first_staff(config, site.first_staff)
     then = "they choose their own at the next sign-in" if account.kind == "user" else "done"
     print(f"new password set for {account.kind} {account.username}; sessions ended; {then}")
     return 0
@@ -309,7 +273,7 @@ def _create_org(args: argparse.Namespace, config: Config) -> int:
         org_id = asyncio.run(site.services.orgs.create(principal, body, admin))
     finally:
         site.services.db.close()
-    _announce_first_staff(site.first_staff)
+    banner.first_staff(config, site.first_staff)
     print(f"created organization {org_id} with admin {args.org_admin_email}")
     return 0
 
