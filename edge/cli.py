@@ -105,11 +105,11 @@ def _parser() -> argparse.ArgumentParser:
     _setting_flags(create, only=("data_dir", "log_level"))
     create.add_argument("--name", required=True)
     create.add_argument("--alias")
-    create.add_argument("--admin-email", dest="org_admin_email", required=True)
     create.add_argument(
-        "--admin-password",
-        dest="org_admin_password",
-        help="the admin's password (default: asked for, or read from standard input)",
+        "--admin-email",
+        dest="org_admin_email",
+        required=True,
+        help="the admin's e-mail; their password is asked for, or read from standard input",
     )
     for name, text in (
         ("reset-password", "set a new password (asked for, or read from standard input)"),
@@ -261,7 +261,7 @@ def _create_org(args: argparse.Namespace, config: Config) -> int:
     from edge.ops import accounts
     from storage import staff
 
-    password = args.org_admin_password or accounts.read_password(sys.stdin)
+    password = accounts.read_password(sys.stdin)  # never from the command line (ps shows it)
     site = app.open_site(config)
     try:
         owner = site.services.db.read(staff.first)
@@ -275,7 +275,14 @@ def _create_org(args: argparse.Namespace, config: Config) -> int:
         site.services.db.close()
     banner.first_staff(config, site.first_staff)
     print(f"created organization {org_id} with admin {args.org_admin_email}")
+    _how_the_admin_signs_in(config, args.org_admin_email, args.alias or org_id)
     return 0
+
+
+def _how_the_admin_signs_in(config: Config, email: str, client_id: str) -> None:
+    """An org admin signs in like any user of the org: the org's alias (or ID) as client_id."""
+    print(f"The admin signs in with POST {config.base_url}/v2/auth/token, form fields:")
+    print(f"  grant_type=password  username={email}  password=<theirs>  client_id={client_id}")
 
 
 def _backup(args: argparse.Namespace, config: Config) -> int:

@@ -216,7 +216,8 @@ SETTINGS: tuple[Setting, ...] = (
         "admin_password",
         _optional(_secret),
         None,
-        "Password of the first staff account (default: generated and printed once)",
+        "Password of the first staff account (default: generated, saved in initial-admin.txt"
+        " and, with text logs, printed once)",
     ),
     Setting(
         "max_body_bytes",

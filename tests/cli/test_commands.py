@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import io
 import os
 import re
 import socket
@@ -11,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import apsw
 import pytest
@@ -262,18 +264,19 @@ def _assert_closed_cleanly(data_dir: Path) -> None:
 
 
 # -- admin create-org --------------------------------------------------------------------
-def create_org(capsys: pytest.CaptureFixture[str], data_dir: Path, **given: str) -> Any:
-    args = {
-        "name": "Clinic One",
-        "alias": "clinic1",
-        "admin-email": "a@b.test",
-        "admin-password": ORG_PASSWORD,
-        **given,
-    }
+def create_org(
+    capsys: pytest.CaptureFixture[str],
+    data_dir: Path,
+    password: str = ORG_PASSWORD,
+    **given: str,
+) -> Any:
+    """The admin's password comes on standard input (never on the command line)."""
+    args = {"name": "Clinic One", "alias": "clinic1", "admin-email": "a@b.test", **given}
     argv = ["admin", "create-org", "--data-dir", str(data_dir)]
     for key, value in args.items():
         argv += [f"--{key}", value]
-    return run(capsys, *argv)
+    with mock.patch("sys.stdin", io.StringIO(f"{password}\n")):
+        return run(capsys, *argv)
 
 
 async def test_create_org_then_its_admin_signs_in(
@@ -287,9 +290,21 @@ async def test_create_org_then_its_admin_signs_in(
     assert found is not None, out
     org_id = found[1]
     assert "password: " in out  # the staff account was made on this first use: shown once
+    told = re.search(r"POST (\S+)/v2/auth/token, form fields:\n  (.*)\n", out)
+    assert told is not None, out
+    assert told[1] == "http://127.0.0.1:8080"  # the base URL of this configuration
+    form = dict(field.split("=", 1) for field in told[2].split())
+    assert form == {
+        "grant_type": "password",
+        "username": "a@b.test",
+        "password": "<theirs>",
+        "client_id": "clinic1",
+    }
     site = open_site(make_config(data_dir))
     try:
         api = Api(await aiohttp_client(create_app(site)))
+        status, _ = await api.call("POST", "/v2/auth/token", data=form | {"password": ORG_PASSWORD})
+        assert status == 201  # exactly the fields it printed
         for client_id in ("clinic1", "CLINIC1", org_id):
             token = await api.token("a@b.test", ORG_PASSWORD, client_id=client_id)
             status, _ = await api.call("GET", "/v2/orgs", token)
@@ -321,7 +336,7 @@ def _staff_password(data_dir: Path) -> str:
     [
         ({"name": "Clinic Two"}, "clinic1"),  # the alias of the first org
         ({"name": "Bad<name>", "alias": "other"}, "name"),
-        ({"name": "Clinic Three", "alias": "third", "admin-password": "short"}, "password"),
+        ({"name": "Clinic Three", "alias": "third", "password": "short"}, "password"),
         ({"name": "Clinic Four", "alias": "fourth", "admin-email": "not-mail"}, "email"),
     ],
 )
@@ -339,3 +354,13 @@ def test_create_org_refusals_exit_1(
         assert conn.execute("SELECT count(*) FROM orgs").fetchall() == [(1,)]
     finally:
         conn.close()
+
+
+def test_create_org_takes_no_password_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ps` shows every argument: the flag is gone (argparse refuses it, exit code 2)."""
+    with pytest.raises(SystemExit) as exited:
+        create_org(capsys, tmp_path / "data", **{"admin-password": ORG_PASSWORD})
+    assert exited.value.code == 2
+    assert not (tmp_path / "data").exists()
