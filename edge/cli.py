@@ -1,6 +1,6 @@
 """The `edge` command: serve, init, admin (create-org, reset-password, unlock), audit
-list, backup, restore, check, selftest, version, and the tunnel helpers (tunnel connect,
-tunnel agent).
+list, device bundle, backup, restore, check, selftest, version, and the tunnel helpers
+(tunnel connect, tunnel agent).
 
 Exit codes: 0 done, 1 the operation failed, 2 bad usage or configuration.
 """
@@ -99,6 +99,7 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser(sub)
     _audit_parser(sub)
+    _device_parser(sub)
     admin = sub.add_parser("admin", help="administration commands")
     admin_sub = admin.add_subparsers(dest="admin_command", required=True)
     create = admin_sub.add_parser("create-org", help="create an organization and its first admin")
@@ -137,6 +138,19 @@ def _audit_parser(sub: Any) -> None:
     listing.add_argument("--until", help="up to this date or time (UTC; a date: its end)")
     listing.add_argument("--limit", type=int, default=100, help="at most this many (1-1000)")
     listing.add_argument("--json", action="store_true", help="one JSON object per line")
+
+
+def _device_parser(sub: Any) -> None:
+    device = sub.add_parser("device", help="device commands")
+    device_sub = device.add_subparsers(dest="device_command", required=True)
+    bundle = device_sub.add_parser(
+        "bundle",
+        help="reset a device's MQTT credentials and write its certificate, key, CA, config"
+        " and connect commands to a folder (docs/devices.md)",
+    )
+    _setting_flags(bundle)
+    bundle.add_argument("device", help="the device's ID")
+    bundle.add_argument("--out", type=Path, required=True, help="a new or empty folder")
 
 
 def _setting_flags(parser: argparse.ArgumentParser, only: tuple[str, ...] | None = None) -> None:
@@ -222,6 +236,23 @@ def _audit(args: argparse.Namespace, config: Config) -> int:
         site.services.db.close()
     for event in found:
         print(json.dumps(event, sort_keys=True) if args.json else audit_log.line(event))
+    return 0
+
+
+def _device(args: argparse.Namespace, config: Config) -> int:
+    from edge import app
+    from edge.ops import device_bundle
+
+    site = app.open_site(config)
+    try:
+        made = asyncio.run(device_bundle.make(site.services, args.device, args.out))
+    finally:
+        site.services.db.close()
+    banner.first_staff(config, site.first_staff)
+    print(f"bundle of device {made.device_id} in {made.folder}: {made.url}")
+    print("  its MQTT credentials were reset: the earlier certificate is refused from now on")
+    print(f"  {device_bundle.README} has the mosquitto and paho commands; copy the folder to")
+    print(f"  the device only ({device_bundle.KEY} is its private key) and then delete it here")
     return 0
 
 
@@ -328,4 +359,5 @@ COMMANDS = {
     "init": _init,
     "admin": _admin,
     "audit": _audit,
+    "device": _device,
 }
