@@ -93,8 +93,9 @@ def _parser() -> argparse.ArgumentParser:
         help="replace a non-empty data folder (it is moved aside, not deleted)",
     )
     check = sub.add_parser("check", help="check a data folder: database, migrations, keys, files")
-    for command in (backup, restore, check):
+    for command in (backup, restore):
         _setting_flags(command, only=("data_dir",))
+    _setting_flags(check, only=("data_dir", "tls_cert", "tls_key"))
     from edge.tunnels import commands
 
     commands.add_parser(sub)
@@ -344,7 +345,8 @@ def _check(args: argparse.Namespace, config: Config) -> int:
     from edge.ops import check
 
     print(f"checking {config.data_dir}")
-    return 0 if check.run(config.data_dir) else 1
+    tls = (config.tls_cert, config.tls_key) if config.tls_cert and config.tls_key else None
+    return 0 if check.run(config.data_dir, tls=tls) else 1
 
 
 def _mib(size: int) -> str:

@@ -202,13 +202,19 @@ def server_certificate_problem(data_dir: Path) -> str | None:
     cert_path, key_path = folder / SERVER_CERT, folder / SERVER_KEY
     if not cert_path.exists() and not key_path.exists():
         return None
+    return pair_problem(cert_path, key_path)
+
+
+def pair_problem(cert_path: Path, key_path: Path) -> str | None:
+    """Whether a certificate (the first of a chain) and its private key load and belong
+    together; what is wrong, else None."""
     try:
         cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
         key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
     except (OSError, ValueError, TypeError):
-        return f"the server certificate {cert_path} or its key {key_path} is missing or damaged"
+        return f"the certificate {cert_path} or its key {key_path} is missing or damaged"
     if cert.public_key() != key.public_key():
-        return f"the server key {key_path} does not belong to {cert_path}"
+        return f"the key {key_path} does not belong to the certificate {cert_path}"
     return None
 
 

@@ -27,9 +27,10 @@ class Finding:
     detail: str
 
 
-def run(data_dir: Path, echo: Echo = print) -> bool:
-    """Run every check, print the findings and a summary; True when nothing failed."""
-    findings = [f for check in CHECKS for f in check(data_dir)]
+def run(data_dir: Path, echo: Echo = print, tls: tuple[Path, Path] | None = None) -> bool:
+    """Run every check, print the findings and a summary; True when nothing failed.
+    `tls`: the operator's certificate and key (tls_cert, tls_key), when configured."""
+    findings = [f for check in CHECKS for f in check(data_dir)] + _operator_tls(tls)
     for finding in findings:
         echo(f"{finding.level:5} {finding.check:12} {finding.detail}")
     failed = sum(f.level == "FAIL" for f in findings)
@@ -90,6 +91,16 @@ def _keys(data_dir: Path) -> list[Finding]:
     if renewed:
         found.append(Finding("warn", "keys", f"{renewed}; the next start issues a new one"))
     return found or [Finding("ok", "keys", "every key loads and opens what it protects")]
+
+
+def _operator_tls(tls: tuple[Path, Path] | None) -> list[Finding]:
+    """tls_cert and tls_key, outside the data folder: they load and belong together."""
+    if tls is None:
+        return []
+    problem = ca.pair_problem(*tls)
+    if problem:
+        return [Finding("FAIL", "tls", f"{problem} (tls_cert, tls_key)")]
+    return [Finding("ok", "tls", f"{tls[0]} and its key load and belong together")]
 
 
 def _permissions(data_dir: Path) -> list[Finding]:

@@ -186,3 +186,20 @@ def test_a_damaged_server_certificate_is_issued_again(data_dir: Path) -> None:
     assert ok and any(line.startswith("warn  keys") and "server" in line for line in lines)
     again = ca.server_certificate(data_dir, ["localhost"])
     assert again.key.stat().st_size > 0 and ca.server_certificate_problem(data_dir) is None
+
+
+def test_check_verifies_the_operators_certificate_and_key(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """tls_cert and tls_key live outside the data folder: check loads them from the
+    configuration and says when the key is not the certificate's."""
+    from edge.ops import ca
+
+    one = ca.server_certificate(tmp_path / "one", ["localhost"])
+    other = ca.server_certificate(tmp_path / "other", ["localhost"])
+    where = ["check", "--data-dir", str(data_dir), "--tls-cert", str(one.cert)]
+    assert cli.main([*where, "--tls-key", str(one.key)]) == 0
+    assert "ok    tls" in capsys.readouterr().out
+    assert cli.main([*where, "--tls-key", str(other.key)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  tls" in out and f"{other.key} does not belong" in out
