@@ -22,8 +22,10 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test,dev,build]'
 	touch $(DEV_STAMP)
 
+# `make run` takes no flags of its own: give edge's in ARGS (make run ARGS="--port 9000").
+ARGS ?=
 run: $(RUN_STAMP)
-	$(BIN)/edge serve
+	$(BIN)/edge serve $(ARGS)
 
 test: $(DEV_STAMP) browser
 	$(BIN)/python -m pytest -q

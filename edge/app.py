@@ -52,8 +52,8 @@ from edge import clock
 from edge.auth.keys import load_or_create
 from edge.auth.staff import FirstStaff, ensure_first
 from edge.config import Config
+from edge.ops import listening, site_keys, tls
 from edge.ops import metrics as site_metrics
-from edge.ops import tls
 from edge.ops.health import Health, Probe
 from edge.services import Services
 from embedded_broker import listeners
@@ -92,7 +92,6 @@ ROUTES: list[Route] = [
     *metrics.ROUTES,
 ]
 SWEEP_SECONDS = 3600
-BACKLOG = 1024
 MQTT = web.AppKey("mqtt", MqttService)
 PROBE = web.AppKey("probe", Probe)
 
@@ -105,6 +104,7 @@ class Site:
 
 def open_site(config: Config) -> Site:
     layout.prepare(config.data_dir)
+    site_keys.require(config.data_dir)  # keys are made only where no data depends on them
     keys = load_or_create(config.data_dir)
     db = Database.open(layout.database_path(config.data_dir))
     try:
@@ -266,40 +266,44 @@ async def _close_database(app: web.Application) -> None:
     app[SERVICES].db.close()
 
 
-def bind(config: Config) -> socket.socket:
-    """Bind and listen on the configured address before anything else happens.
+@dataclass
+class Sockets:
+    """Every listener of `edge serve`, bound: HTTP, and each MQTT listener by its name."""
 
-    A first start must not create the data folder, keys and the staff account (and print
-    its password) and only then find the port taken: `edge serve` binds first. A host name
-    binds the first address it resolves to (use an address to choose).
-    """
-    family, kind, proto, _, address = socket.getaddrinfo(
-        config.host, config.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )[0]
-    sock = socket.socket(family, kind, proto)
+    http: socket.socket
+    mqtt: dict[str, socket.socket]
+
+    def close(self) -> None:
+        for sock in (self.http, *self.mqtt.values()):
+            sock.close()
+
+
+def bind(config: Config) -> Sockets:
+    """Bind every listener before anything else happens (edge/ops/listening.py): a port
+    that cannot be had fails the start before the data folder is touched."""
+    sockets = Sockets(listening.listen(config.host, config.port, "port"), {})
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-        sock.listen(BACKLOG)
-    except OSError:
-        sock.close()
+        for listener in listeners.enabled(config):
+            sock = listening.listen(config.host, listener.port, listener.setting)
+            sockets.mqtt[listener.name] = sock
+    except BaseException:
+        sockets.close()
         raise
-    sock.setblocking(False)
-    return sock
+    return sockets
 
 
-async def start(site: Site, sock: socket.socket) -> web.AppRunner:
-    """Serve the site on a bound socket, with the connection guards of api/connections.py;
+async def start(site: Site, sockets: Sockets) -> web.AppRunner:
+    """Serve the site on bound sockets, with the connection guards of api/connections.py;
     the caller stops it with `runner.cleanup()` (which also closes the database)."""
     config = site.services.config
-    runner = web.AppRunner(
-        create_app(site), shutdown_timeout=config.shutdown_timeout, access_log=None
-    )
+    app = create_app(site)
+    app[MQTT].sockets = sockets.mqtt
+    runner = web.AppRunner(app, shutdown_timeout=config.shutdown_timeout, access_log=None)
     try:
-        await runner.setup()  # starts the broker too: a port in use fails here
+        await runner.setup()  # starts the broker on its sockets too
         limits = connections.Limits(config.header_timeout, config.max_connections_per_address)
         await connections.GuardedSite(
-            runner, sock, limits, ssl_context=tls.server_context(config)
+            runner, sockets.http, limits, ssl_context=tls.server_context(config)
         ).start()
     except BaseException:
         await runner.cleanup()
@@ -308,24 +312,26 @@ async def start(site: Site, sock: socket.socket) -> web.AppRunner:
 
 
 async def serve(
-    site: Site, sock: socket.socket | None = None, ready: Callable[[], None] | None = None
+    site: Site, sockets: Sockets | None = None, ready: Callable[[], None] | None = None
 ) -> None:
     """Serve until SIGTERM or SIGINT, then finish in-flight requests and close cleanly.
 
-    `sock` is the bound socket (`bind`; bound here when not given). `ready` runs once the
-    server listens, so nothing claims to listen before it does. The runner is cleaned up
-    (and the database closed) even when serving fails to start.
+    `sockets` are the bound listeners (`bind`; bound here when not given). `ready` runs once
+    the server listens, so nothing claims to listen before it does. The runner is cleaned
+    up (and the database closed) even when serving fails to start.
     """
     stop = _stop_on_signals()
+    for mismatch in tls.mismatches(site.services.config):
+        log.warning("%s", mismatch)
     try:
-        runner = await start(site, sock if sock is not None else bind(site.services.config))
+        runner = await start(site, sockets if sockets is not None else bind(site.services.config))
     except BaseException:
         site.services.db.close()
         raise
     try:
         if ready is not None:
             ready()
-        log.info("serving %s", site.services.config.base_url)
+        log.info("serving %s", site.services.config.local_url)
         await stop.wait()
         runner.app[system.HEALTH].stopping = True  # readiness answers 503 from now on
         log.info("stopping: finishing in-flight requests")

@@ -1,6 +1,6 @@
 """The `edge` command: serve, init, admin (create-org, reset-password, unlock), audit
-list, backup, restore, check, selftest, version, and the tunnel helpers (tunnel connect,
-tunnel agent).
+list, device bundle, backup, restore, check, selftest, version, and the tunnel helpers
+(tunnel connect, tunnel agent).
 
 Exit codes: 0 done, 1 the operation failed, 2 bad usage or configuration.
 """
@@ -13,15 +13,12 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from edge import BUILD_VERSION, INTERFACE_VERSION
+from edge import BUILD_VERSION, INTERFACE_VERSION, banner
 from edge.config import BY_NAME, SETTINGS, Config, ConfigError, load
 from edge.errors import EdgeError, ValidationError
 from edge.principal import Principal
-
-if TYPE_CHECKING:
-    from edge.auth.staff import FirstStaff
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -96,23 +93,25 @@ def _parser() -> argparse.ArgumentParser:
         help="replace a non-empty data folder (it is moved aside, not deleted)",
     )
     check = sub.add_parser("check", help="check a data folder: database, migrations, keys, files")
-    for command in (backup, restore, check):
+    for command in (backup, restore):
         _setting_flags(command, only=("data_dir",))
+    _setting_flags(check, only=("data_dir", "tls_cert", "tls_key"))
     from edge.tunnels import commands
 
     commands.add_parser(sub)
     _audit_parser(sub)
+    _device_parser(sub)
     admin = sub.add_parser("admin", help="administration commands")
     admin_sub = admin.add_subparsers(dest="admin_command", required=True)
     create = admin_sub.add_parser("create-org", help="create an organization and its first admin")
     _setting_flags(create, only=("data_dir", "log_level"))
     create.add_argument("--name", required=True)
     create.add_argument("--alias")
-    create.add_argument("--admin-email", dest="org_admin_email", required=True)
     create.add_argument(
-        "--admin-password",
-        dest="org_admin_password",
-        help="the admin's password (default: asked for, or read from standard input)",
+        "--admin-email",
+        dest="org_admin_email",
+        required=True,
+        help="the admin's e-mail; their password is asked for, or read from standard input",
     )
     for name, text in (
         ("reset-password", "set a new password (asked for, or read from standard input)"),
@@ -140,6 +139,19 @@ def _audit_parser(sub: Any) -> None:
     listing.add_argument("--until", help="up to this date or time (UTC; a date: its end)")
     listing.add_argument("--limit", type=int, default=100, help="at most this many (1-1000)")
     listing.add_argument("--json", action="store_true", help="one JSON object per line")
+
+
+def _device_parser(sub: Any) -> None:
+    device = sub.add_parser("device", help="device commands")
+    device_sub = device.add_subparsers(dest="device_command", required=True)
+    bundle = device_sub.add_parser(
+        "bundle",
+        help="reset a device's MQTT credentials and write its certificate, key, CA, config"
+        " and connect commands to a folder (docs/devices.md)",
+    )
+    _setting_flags(bundle)
+    bundle.add_argument("device", help="the device's ID")
+    bundle.add_argument("--out", type=Path, required=True, help="a new or empty folder")
 
 
 def _setting_flags(parser: argparse.ArgumentParser, only: tuple[str, ...] | None = None) -> None:
@@ -177,17 +189,17 @@ def _serve(args: argparse.Namespace, config: Config) -> int:
     from storage import layout
 
     logs.setup(config.log_format, config.log_level)
-    sock = app.bind(config)  # first: a busy port must not leave a half-made site behind
+    sockets = app.bind(config)  # first: a busy port must not leave a half-made site behind
     layout.prepare(config.data_dir)
     try:
         layout.lock(config.data_dir)  # held until the process ends
     except BlockingIOError:
-        sock.close()
+        sockets.close()
         return _fail(f"another edge server is already running on {config.data_dir}", 1)
     site = app.open_site(config)
-    _announce_site(site, config)
+    banner.site(config, site.first_staff)
     run = uvloop.run if config.event_loop == "uvloop" else asyncio.run
-    run(app.serve(site, sock, ready=lambda: _announce_urls(config)))
+    run(app.serve(site, sockets, ready=lambda: banner.urls(config, app.mqtt_urls(config))))
     return 0
 
 
@@ -196,41 +208,8 @@ def _init(args: argparse.Namespace, config: Config) -> int:
 
     site = app.open_site(config)
     site.services.db.close()
-    _announce_site(site, config)
+    banner.site(config, site.first_staff)
     return 0
-
-
-def _announce_site(site: Any, config: Config) -> None:
-    """Once the port is bound (so a site whose port is taken is never made): the data
-    folder, and a generated staff password, shown this once."""
-    print(f"edge {BUILD_VERSION} (interface {INTERFACE_VERSION})")
-    print(f"  data folder:  {config.data_dir.resolve()}")
-    _announce_first_staff(site.first_staff)
-
-
-def _announce_urls(config: Config) -> None:
-    """After binding, so the URLs are only printed once they answer."""
-    from edge import app
-
-    base = config.base_url
-    print(f"  API:          {base}/v2")
-    print(f"  reference:    {base}/v2/docs")
-    print(f"  health:       {base}/v2/health")
-    for label, url in app.mqtt_urls(config):
-        print(f"  {label + ':':13} {url}")
-    sys.stdout.flush()
-
-
-def _announce_first_staff(first: FirstStaff | None) -> None:
-    """The generated password is printed this once; later starts find the account and stay quiet."""
-    if first is not None:
-        print("First start: created the staff account")
-        print(f"  username: {first.username}")
-        print(f"  email:    {first.email}")
-        if first.password:
-            print(f"  password: {first.password}")
-            print(f"  (also saved in {first.credentials_file}, readable by this user only)")
-    sys.stdout.flush()
 
 
 def _admin(args: argparse.Namespace, config: Config) -> int:
@@ -261,6 +240,23 @@ def _audit(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def _device(args: argparse.Namespace, config: Config) -> int:
+    from edge import app
+    from edge.ops import device_bundle
+
+    site = app.open_site(config)
+    try:
+        made = asyncio.run(device_bundle.make(site.services, args.device, args.out))
+    finally:
+        site.services.db.close()
+    banner.first_staff(config, site.first_staff)
+    print(f"bundle of device {made.device_id} in {made.folder}: {made.url}")
+    print("  its MQTT credentials were reset: the earlier certificate is refused from now on")
+    print(f"  {device_bundle.README} has the mosquitto and paho commands; copy the folder to")
+    print(f"  the device only ({device_bundle.KEY} is its private key) and then delete it here")
+    return 0
+
+
 def _reset_password(args: argparse.Namespace, config: Config) -> int:
     from edge import app
     from edge.ops import accounts
@@ -272,7 +268,7 @@ def _reset_password(args: argparse.Namespace, config: Config) -> int:
         asyncio.run(accounts.reset_password(site.services, account, password))
     finally:
         site.services.db.close()
-    _announce_first_staff(site.first_staff)
+    banner.first_staff(config, site.first_staff)
     then = "they choose their own at the next sign-in" if account.kind == "user" else "done"
     print(f"new password set for {account.kind} {account.username}; sessions ended; {then}")
     return 0
@@ -297,7 +293,7 @@ def _create_org(args: argparse.Namespace, config: Config) -> int:
     from edge.ops import accounts
     from storage import staff
 
-    password = args.org_admin_password or accounts.read_password(sys.stdin)
+    password = accounts.read_password(sys.stdin)  # never from the command line (ps shows it)
     site = app.open_site(config)
     try:
         owner = site.services.db.read(staff.first)
@@ -309,9 +305,16 @@ def _create_org(args: argparse.Namespace, config: Config) -> int:
         org_id = asyncio.run(site.services.orgs.create(principal, body, admin))
     finally:
         site.services.db.close()
-    _announce_first_staff(site.first_staff)
+    banner.first_staff(config, site.first_staff)
     print(f"created organization {org_id} with admin {args.org_admin_email}")
+    _how_the_admin_signs_in(config, args.org_admin_email, args.alias or org_id)
     return 0
+
+
+def _how_the_admin_signs_in(config: Config, email: str, client_id: str) -> None:
+    """An org admin signs in like any user of the org: the org's alias (or ID) as client_id."""
+    print(f"The admin signs in with POST {config.base_url}/v2/auth/token, form fields:")
+    print(f"  grant_type=password  username={email}  password=<theirs>  client_id={client_id}")
 
 
 def _backup(args: argparse.Namespace, config: Config) -> int:
@@ -342,7 +345,8 @@ def _check(args: argparse.Namespace, config: Config) -> int:
     from edge.ops import check
 
     print(f"checking {config.data_dir}")
-    return 0 if check.run(config.data_dir) else 1
+    tls = (config.tls_cert, config.tls_key) if config.tls_cert and config.tls_key else None
+    return 0 if check.run(config.data_dir, tls=tls) else 1
 
 
 def _mib(size: int) -> str:
@@ -357,4 +361,5 @@ COMMANDS = {
     "init": _init,
     "admin": _admin,
     "audit": _audit,
+    "device": _device,
 }

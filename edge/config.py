@@ -216,7 +216,8 @@ SETTINGS: tuple[Setting, ...] = (
         "admin_password",
         _optional(_secret),
         None,
-        "Password of the first staff account (default: generated and printed once)",
+        "Password of the first staff account (default: generated, saved in initial-admin.txt"
+        " and, with text logs, printed once)",
     ),
     Setting(
         "max_body_bytes",
@@ -301,9 +302,10 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "tls_hostnames",
-        _names,
-        ("localhost", "127.0.0.1"),
-        "Names and addresses the local-CA certificate is issued for (comma-separated)",
+        _optional(_names),
+        None,
+        "Names and addresses the local-CA certificate is issued for (comma-separated;"
+        " default: localhost, 127.0.0.1, the host of public_url and mqtt_broker_host)",
     ),
     Setting(
         "hsts_max_age",
@@ -528,7 +530,7 @@ class Config:
     tls_cert: Path | None
     tls_key: Path | None
     tls_local_ca: bool
-    tls_hostnames: tuple[str, ...]
+    tls_hostnames: tuple[str, ...] | None
     hsts_max_age: int
     smtp_host: str | None = None
     smtp_port: int = 587
@@ -575,7 +577,24 @@ class Config:
     def base_url(self) -> str:
         if self.public_url:
             return self.public_url.rstrip("/")
+        return self.local_url
+
+    @property
+    def certificate_names(self) -> tuple[str, ...]:
+        """The names the local-CA server certificate is issued for: `tls_hostnames` when
+        given, else localhost, 127.0.0.1 and the names clients and devices are given (the
+        host of the public URL, the broker's host), so that following public_url is enough
+        for devices to check the broker's certificate."""
+        if self.tls_hostnames:
+            return self.tls_hostnames
+        given = ("localhost", "127.0.0.1", urlsplit(self.base_url).hostname, self.broker_host)
+        return tuple(dict.fromkeys(name for name in given if name))
+
+    @property
+    def local_url(self) -> str:
+        """The URL this server answers on itself (the public URL may be a proxy's)."""
         host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host
+        host = f"[{host}]" if ":" in host else host
         return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
 
     @property

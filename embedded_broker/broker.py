@@ -5,6 +5,8 @@ still exist):
 
 - `stream_connected` / `ws_connected`: the connection limit, and our links
   (embedded_broker/links.py) as amqtt's reader and writer.
+- `_create_server_instance`: serve on the sockets `edge serve` bound before it created
+  anything (edge/ops/listening.py).
 - `_initialize_client_session`: authenticate before any session is touched (amqtt deletes
   or takes over an existing session by client ID before authenticating), namespace client
   IDs by account (two tenants' "sensor-1" never meet), take over a live connection
@@ -22,13 +24,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
+import ssl
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, NoReturn, cast
 
+import websockets
 from amqtt.adapters import ReaderAdapter, WriterAdapter
 from amqtt.broker import Broker
-from amqtt.contexts import ListenerConfig
+from amqtt.contexts import ListenerConfig, ListenerType
 from amqtt.errors import MQTTError, NoDataError
 from amqtt.mqtt.connack import NOT_AUTHORIZED, ConnackPacket
 from amqtt.session import Session
@@ -53,10 +59,17 @@ def state_of(session: Session) -> ClientSession | None:
 
 
 class EdgeBroker(Broker):
-    def __init__(self, config: dict[str, Any], router: Router, directory: ClientDirectory) -> None:
+    def __init__(
+        self,
+        config: dict[str, Any],
+        router: Router,
+        directory: ClientDirectory,
+        sockets: Mapping[str, socket.socket] | None = None,
+    ) -> None:
         super().__init__(config)
         self.router = router
         self.directory = directory
+        self.sockets = dict(sockets or {})
         self.live = 0
         self._stopping = False
 
@@ -81,6 +94,32 @@ class EdgeBroker(Broker):
             await self._client_connected(listener_name, WsReader(websocket), WsWriter(websocket))
         finally:
             self.live -= 1
+
+    async def _create_server_instance(
+        self,
+        listener_name: str,
+        listener_type: Any,
+        address: str | None,
+        port: int,
+        ssl_context: ssl.SSLContext | None,
+    ) -> Any:
+        """A listener bound beforehand (`edge serve` binds every port before it creates
+        anything) serves on its socket; any other binds its port as amqtt does."""
+        sock = self.sockets.pop(listener_name, None)
+        if sock is None:
+            return await super()._create_server_instance(
+                listener_name, listener_type, address, port, ssl_context
+            )
+        if listener_type == ListenerType.WS:
+            return await websockets.serve(
+                partial(self.ws_connected, listener_name=listener_name),
+                sock=sock,
+                ssl=ssl_context,
+                subprotocols=[websockets.Subprotocol("mqtt")],
+            )
+        return await asyncio.start_server(
+            partial(self.stream_connected, listener_name=listener_name), sock=sock, ssl=ssl_context
+        )
 
     def listening(self) -> bool:
         """Whether every listener still accepts connections (for /v2/health)."""

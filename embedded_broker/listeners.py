@@ -21,6 +21,11 @@ class Listener:
     label: str
     scheme: str
 
+    @property
+    def setting(self) -> str:
+        """The setting that gives its port: mqtt_port, mqtt_tls_port, ..."""
+        return self.name.replace("-", "_") + "_port"
+
 
 def enabled(config: Config) -> list[Listener]:
     every = [
@@ -46,7 +51,7 @@ def amqtt_config(config: Config, listeners: list[Listener]) -> dict[str, Any]:
     for listener in listeners:
         entry: dict[str, Any] = {"type": listener.kind, "bind": f"{config.host}:{listener.port}"}
         if listener.tls:
-            files = ca.server_certificate(config.data_dir, list(config.tls_hostnames))
+            files = ca.server_certificate(config.data_dir, list(config.certificate_names))
             entry.update(ssl=True, certfile=files.cert, keyfile=files.key, cafile=files.ca)
         entries[listener.name] = entry
     return {

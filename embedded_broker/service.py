@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import socket
 
 from amqtt.errors import BrokerError
 
@@ -47,6 +48,9 @@ class MqttService:
         self.directory = directory
         self.router = Router(limits(config), store, sessions)
         self.broker: EdgeBroker | None = None
+        # Listeners bound beforehand by `edge serve` (edge/app.py `bind`), by name; a
+        # listener without one binds its port at start.
+        self.sockets: dict[str, socket.socket] = {}
         self._stop = asyncio.Event()
         self._watcher: asyncio.Task[None] | None = None
 
@@ -65,7 +69,10 @@ class MqttService:
         logging.getLogger("amqtt.broker").addFilter(_no_start_traceback)
         self.router.retained.load()
         broker = EdgeBroker(
-            listeners.amqtt_config(self.config, enabled), self.router, self.directory
+            listeners.amqtt_config(self.config, enabled),
+            self.router,
+            self.directory,
+            self.sockets,
         )
         try:
             await broker.start()

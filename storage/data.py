@@ -325,3 +325,10 @@ def erase_some(conn: Tx, group_id: str, at_most: int) -> int:
     if gone < at_most:
         conn.execute("DELETE FROM data_erasures WHERE group_id = ?", (group_id,))
     return gone
+
+
+def any_signature(conn: Tx) -> str | None:
+    """One entry's signature (`<key id>.<digest>`), to prove the signing key is the one
+    that made them."""
+    found = scalar(conn, "SELECT signature FROM data LIMIT 1")
+    return None if found is None else str(found)

@@ -15,6 +15,14 @@ BLOBS_LOCK_FILE = "blobs.lock"  # held shared by a backup while it copies blobs
 BACKUPS_DIR = "backups"
 INITIAL_ADMIN_FILE = "initial-admin.txt"
 LOCK_FILE = "edge.lock"
+# The keys, in keys/ and ca/ (edge/ops/site_keys.py checks each before a site opens).
+SIGNING_KEY_PREFIX = "signing-"  # keys/signing-NNNN-<kid>.pem: token signing keys (EC P-256)
+HMAC_KEY_FILE = "hmac.key"  # signs continuation keys of lists
+MFA_KEY_FILE = "mfa.fernet.key"  # encrypts TOTP secrets at rest (they cannot be hashed)
+FILES_URL_KEY_FILE = "files-url.key"  # signs presigned file URLs
+DATA_SIGNING_KEY_FILE = "data-signing.key"  # signs data entries
+CA_KEY_FILE, CA_CERT_FILE = "ca.key", "ca.pem"  # the site CA (device and server certificates)
+SERVER_KEY_FILE, SERVER_CERT_FILE = "server.key", "server.pem"  # issued by the site CA
 SECRET_FILE_MODE = 0o600
 SECRET_DIR_MODE = 0o700
 
@@ -42,6 +50,34 @@ def prepare(data_dir: Path) -> None:
         (data_dir / name).mkdir(exist_ok=True)
     for name in SECRET_DIRS:
         private_dir(data_dir / name)
+
+
+def private_folders(data_dir: Path) -> list[Path]:
+    """The folders that must be owner-only (0700): the data folder itself, the secret
+    folders and the copies made before upgrades, with every folder inside them."""
+    tops = [data_dir / name for name in (*SECRET_DIRS, BACKUPS_DIR)]
+    inner = [p for top in tops if top.is_dir() for p in top.rglob("*") if p.is_dir()]
+    return [data_dir, *(top for top in tops if top.is_dir()), *inner]
+
+
+def secret_files(data_dir: Path) -> list[Path]:
+    """The files that must be owner-only (0600): the database and every file in a secret
+    folder or a copy, except the CA's certificates, which are public (the CA certificate
+    is served at /v2/devices/root-ca.pem)."""
+    tops = [data_dir / name for name in (*SECRET_DIRS, BACKUPS_DIR)]
+    inside = [p for top in tops if top.is_dir() for p in top.rglob("*") if p.is_file()]
+    public = [p for p in inside if p.parent.name == CA_DIR and p.suffix != ".key"]
+    database = database_path(data_dir)
+    return [*([database] if database.is_file() else []), *(p for p in inside if p not in public)]
+
+
+def protect(data_dir: Path) -> None:
+    """Put the modes right, as a first start makes them (after a restore, whose copies
+    keep whatever modes the backup's files had on the way)."""
+    for folder in private_folders(data_dir):
+        folder.chmod(SECRET_DIR_MODE)
+    for path in secret_files(data_dir):
+        path.chmod(SECRET_FILE_MODE)
 
 
 def private_dir(path: Path) -> None:

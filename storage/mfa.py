@@ -44,3 +44,13 @@ def delete(conn: apsw.Connection, user_id: str, kind: str) -> None:
 def set_user(conn: apsw.Connection, user_id: str, values: Row) -> None:
     """The MFA columns of the users row (enabled flags, preference, phone)."""
     update(conn, "users", "id", user_id, values)
+
+
+def any_secret(conn: apsw.Connection) -> str | None:
+    """One encrypted TOTP secret (set up or pending), to prove the key still opens them."""
+    sql = (
+        "SELECT coalesce(secret_enc, pending_enc) FROM mfa_factors"
+        " WHERE coalesce(secret_enc, pending_enc) IS NOT NULL LIMIT 1"
+    )
+    found = conn.execute(sql).fetchone()
+    return None if found is None else str(found[0])

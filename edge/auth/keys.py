@@ -19,9 +19,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from storage import layout
 
-SIGNING_PREFIX = "signing-"
-HMAC_FILE = "hmac.key"
-MFA_FILE = "mfa.fernet.key"  # encrypts TOTP secrets at rest (they cannot be hashed)
+SIGNING_PREFIX = layout.SIGNING_KEY_PREFIX
+HMAC_FILE = layout.HMAC_KEY_FILE
+MFA_FILE = layout.MFA_KEY_FILE
 
 
 @dataclass(frozen=True)

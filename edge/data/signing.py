@@ -26,7 +26,7 @@ import orjson
 from storage import layout
 from storage.data import NUMBER_FIELDS, UNICODE_FIELDS, DataEntry
 
-KEY_FILE = "data-signing.key"
+KEY_FILE = layout.DATA_SIGNING_KEY_FILE
 SCHEME = "edge-data/1"
 
 

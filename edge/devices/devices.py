@@ -27,7 +27,7 @@ from edge.devices.device_access import Relation
 from edge.devices.device_lists import DeviceFilters
 from edge.devices.device_view import View, present
 from edge.devices.keys import DeviceKeys
-from edge.errors import DeleteProtected, Denied, NotFound, ValidationError
+from edge.errors import Conflict, DeleteProtected, Denied, NotFound, ValidationError
 from edge.listing import CursorCodec, ListQuery, Page, fetch
 from edge.ops.ca import SiteCa
 from edge.principal import Principal
@@ -267,9 +267,28 @@ class Devices:
         refused by serial from now on."""
         target = self.target(principal, device_id)
         self.require(target, "update")
-        device = target.device
+        reset = _event("device_certificate_reset", principal, target.device)
+        return await self._reset_mqtt(target.device, reset)
+
+    async def operator_reset_mqtt_credentials(self, device_id: str) -> tuple[Device, Row]:
+        """The same reset by the operator at the box (`edge device bundle`): no account
+        acts, and the audit log says `operator`, as for `edge admin reset-password`."""
+        device = self._db.read(lambda c: store.get(c, device_id))
+        if device is None:
+            raise NotFound(f"no device has the ID {device_id!r}")
+        if not device.is_active:
+            raise Conflict("the device is suspended: reactivate it (is_active) first")
+        reset = audit.event(
+            "device_certificate_reset",
+            None,
+            org_id=device.org_id,
+            target=("device", device.id),
+            actor_kind="operator",
+        )
+        return device, await self._reset_mqtt(device, reset)
+
+    async def _reset_mqtt(self, device: Device, reset: AuditEvent) -> Row:
         issued = self._ca.issue_client(device.id, device.org_id)
-        reset = _event("device_certificate_reset", principal, device)
         await self._db.write(
             audit.along(lambda c: writes.replace_certificate(c, device.id, issued), reset)
         )

@@ -22,7 +22,7 @@ from edge import clock
 from edge.errors import Denied
 from storage import layout
 
-KEY_FILE = "files-url.key"
+KEY_FILE = layout.FILES_URL_KEY_FILE
 PREFIX = "/v2/presigned/groups"  # {PREFIX}/{group_id}/files/{path without its leading /}
 SIGNATURE = "signature"
 FIELDS = ("expires", "rights", "upload_id", "part_number", SIGNATURE)

@@ -84,10 +84,12 @@ def restore(source: Path, data_dir: Path, *, force: bool, echo: Echo = print) ->
         data_dir.rename(aside)
         echo(f"  the previous site was moved to {aside}")
     names = sorted(manifest["files"])
+    layout.private_dir(data_dir)  # owner-only before the first secret lands in it
     for number, relative in enumerate(names, 1):
         _copy(source / relative, data_dir / relative)
         _files_progress(echo, number, len(names))
     layout.prepare(data_dir)
+    layout.protect(data_dir)  # the copies keep the modes the backup's files had
     problems = snapshot.integrity_problems(layout.database_path(data_dir))
     if problems:
         raise ValidationError(None, f"the restored database is damaged: {problems[0]}")

@@ -22,8 +22,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from edge import clock
 from storage import layout
 
-CA_KEY, CA_CERT = "ca.key", "ca.pem"
-SERVER_KEY, SERVER_CERT = "server.key", "server.pem"
+CA_KEY, CA_CERT = layout.CA_KEY_FILE, layout.CA_CERT_FILE
+SERVER_KEY, SERVER_CERT = layout.SERVER_KEY_FILE, layout.SERVER_CERT_FILE
 CA_DAYS, SERVER_DAYS = 3650, 825
 # Devices sit in plants for years and are re-credentialed by a reset, not by expiry; their
 # certificates last as long as the CA that signs them.
@@ -67,7 +67,8 @@ def server_certificate(data_dir: Path, names: list[str]) -> ServerFiles:
     """The server certificate for these host names and addresses, issued when needed."""
     folder = data_dir / layout.CA_DIR
     files = ServerFiles(folder / SERVER_CERT, folder / SERVER_KEY, folder / CA_CERT)
-    if files.cert.exists() and _covers(files.cert, names):
+    sound = files.cert.exists() and server_certificate_problem(data_dir) is None
+    if sound and _covers(files.cert, names):
         return files
     ca_key, ca_cert = load_or_create_ca(data_dir)
     key = ec.generate_private_key(ec.SECP256R1())
@@ -194,11 +195,42 @@ def _alt_names(names: list[str]) -> list[x509.GeneralName]:
     return out
 
 
+def server_certificate_problem(data_dir: Path) -> str | None:
+    """What is wrong with an issued server certificate and its key (None: sound, or none
+    issued yet). It is derived from the CA, so a damaged one is simply issued again."""
+    folder = data_dir / layout.CA_DIR
+    cert_path, key_path = folder / SERVER_CERT, folder / SERVER_KEY
+    if not cert_path.exists() and not key_path.exists():
+        return None
+    return pair_problem(cert_path, key_path)
+
+
+def pair_problem(cert_path: Path, key_path: Path) -> str | None:
+    """Whether a certificate (the first of a chain) and its private key load and belong
+    together; what is wrong, else None."""
+    try:
+        cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+        key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
+    except (OSError, ValueError, TypeError):
+        return f"the certificate {cert_path} or its key {key_path} is missing or damaged"
+    if cert.public_key() != key.public_key():
+        return f"the key {key_path} does not belong to the certificate {cert_path}"
+    return None
+
+
+def certificate_names(cert_path: Path) -> set[str]:
+    """The DNS names and addresses a certificate is for (empty if it cannot be read)."""
+    try:
+        cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+        held = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except (OSError, ValueError, x509.ExtensionNotFound):
+        return set()
+    present = {str(v) for v in held.get_values_for_type(x509.DNSName)}
+    return present | {str(v) for v in held.get_values_for_type(x509.IPAddress)}
+
+
 def _covers(cert_path: Path, names: list[str]) -> bool:
     cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
     if cert.not_valid_after_utc < clock.now() + dt.timedelta(days=30):
         return False
-    held = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    present = {str(v) for v in held.get_values_for_type(x509.DNSName)}
-    present |= {str(v) for v in held.get_values_for_type(x509.IPAddress)}
-    return set(names) <= present
+    return set(names) <= certificate_names(cert_path)

@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from edge import clock
-from edge.auth.keys import HMAC_FILE, SIGNING_PREFIX, load_or_create
+from edge.ops import ca, site_keys
 from edge.printable import for_log
 from edge.tenancy.user_rules import looks_like_phone
 from storage import layout, migrate, snapshot, throttle, users
@@ -27,9 +27,10 @@ class Finding:
     detail: str
 
 
-def run(data_dir: Path, echo: Echo = print) -> bool:
-    """Run every check, print the findings and a summary; True when nothing failed."""
-    findings = [f for check in CHECKS for f in check(data_dir)]
+def run(data_dir: Path, echo: Echo = print, tls: tuple[Path, Path] | None = None) -> bool:
+    """Run every check, print the findings and a summary; True when nothing failed.
+    `tls`: the operator's certificate and key (tls_cert, tls_key), when configured."""
+    findings = [f for check in CHECKS for f in check(data_dir)] + _operator_tls(tls)
     for finding in findings:
         echo(f"{finding.level:5} {finding.check:12} {finding.detail}")
     failed = sum(f.level == "FAIL" for f in findings)
@@ -78,25 +79,37 @@ def _migrations(data_dir: Path) -> list[Finding]:
 
 
 def _keys(data_dir: Path) -> list[Finding]:
-    folder = layout.keys_dir(data_dir)
-    if not list(folder.glob(f"{SIGNING_PREFIX}*.pem")) or not (folder / HMAC_FILE).is_file():
-        return [Finding("FAIL", "keys", f"signing or HMAC key missing in {folder}")]
-    try:
-        ring = load_or_create(data_dir)
-    except (ValueError, TypeError, AssertionError) as exc:
-        return [Finding("FAIL", "keys", f"a key in {folder} does not load: {exc}")]
-    if len(ring.hmac_secret) < 32:
-        return [Finding("FAIL", "keys", "the HMAC key is shorter than 256 bits")]
-    return [Finding("ok", "keys", f"{len(ring.signing)} signing key(s) and the HMAC key load")]
+    """Every key the site depends on loads and opens what it protects (edge/ops/site_keys.py);
+    a damaged server certificate is issued again at the next start."""
+    if not layout.database_path(data_dir).is_file():
+        return []
+    found = [
+        Finding("FAIL", "keys", f"{data_dir / f.name} {f.problem}: {site_keys.RESTORE}")
+        for f in site_keys.faults(data_dir)
+    ]
+    renewed = ca.server_certificate_problem(data_dir)
+    if renewed:
+        found.append(Finding("warn", "keys", f"{renewed}; the next start issues a new one"))
+    return found or [Finding("ok", "keys", "every key loads and opens what it protects")]
+
+
+def _operator_tls(tls: tuple[Path, Path] | None) -> list[Finding]:
+    """tls_cert and tls_key, outside the data folder: they load and belong together."""
+    if tls is None:
+        return []
+    problem = ca.pair_problem(*tls)
+    if problem:
+        return [Finding("FAIL", "tls", f"{problem} (tls_cert, tls_key)")]
+    return [Finding("ok", "tls", f"{tls[0]} and its key load and belong together")]
 
 
 def _permissions(data_dir: Path) -> list[Finding]:
     """Every file that may hold a secret is owner-only: the database, the keys, the CA,
     the outbox (reset tokens, temporary passwords and codes in file mode) and the copies
-    made before upgrades; and so are their folders."""
-    folders = [data_dir / name for name in (*layout.SECRET_DIRS, layout.BACKUPS_DIR)]
-    files = [layout.database_path(data_dir), *(f for d in folders for f in _files(d) if _secret(f))]
-    folders += [d for folder in folders for d in _folders(folder)]
+    made before upgrades; and so are their folders and the data folder itself."""
+    if not data_dir.is_dir():
+        return []
+    files, folders = layout.secret_files(data_dir), layout.private_folders(data_dir)
     findings = [_open_to_others(p, 0o600) for p in files if _mode(p) & 0o077]
     findings += [_open_to_others(p, 0o700) for p in folders if _mode(p) & 0o077]
     initial = data_dir / layout.INITIAL_ADMIN_FILE
@@ -111,12 +124,6 @@ def _permissions(data_dir: Path) -> list[Finding]:
     return findings or [Finding("ok", "permissions", "secret files and folders are owner-only")]
 
 
-def _secret(path: Path) -> bool:
-    """In ca/ only the private keys are secret: the certificates are public (the CA
-    certificate is served at /v2/devices/root-ca.pem)."""
-    return path.parent.name != layout.CA_DIR or path.suffix == ".key"
-
-
 def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode) if path.exists() else 0
 
@@ -128,14 +135,6 @@ def _open_to_others(path: Path, mode: int) -> Finding:
         "permissions",
         f"the {what} {path} is open to others; run: chmod {mode:o} {path}",
     )
-
-
-def _folders(folder: Path) -> list[Path]:
-    return [p for p in folder.rglob("*") if p.is_dir()] if folder.exists() else []
-
-
-def _files(folder: Path) -> list[Path]:
-    return [p for p in folder.rglob("*") if p.is_file()] if folder.exists() else []
 
 
 def _lockouts(data_dir: Path) -> list[Finding]:

@@ -1,5 +1,7 @@
 """`edge tunnel connect` and `edge tunnel agent`: their arguments, and running them until
-SIGTERM or Ctrl-C (exit code 0). Secrets come from the environment rather than the
+SIGTERM or Ctrl-C (exit code 0); `connect` also ends, with 0, when its tunnel closes, and
+refuses to start (one line, exit code 1, or 2 for a service the tunnel does not offer) when
+it cannot be used. Secrets come from the environment rather than the
 command line (which other users of the machine can read): EDGE_TUNNEL_TOKEN for the
 client access token, EDGE_DEVICE_API_KEY for the device's API key; the flags exist for
 tests and one-off use.
@@ -31,6 +33,13 @@ def add_parser(sub: Any) -> None:
         "--listen", default="127.0.0.1:2222", help="local HOST:PORT (port 0: any free port)"
     )
     connect.add_argument("--token", help=f"client access token (default: ${TOKEN_ENV})")
+    connect.add_argument(
+        "--check-every",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="how often to ask whether the tunnel is still open (it exits once it is not)",
+    )
     agent = helpers.add_parser("agent", help="on the device: open its services to tunnels")
     agent.add_argument("--server", required=True, help="the edge server's URL")
     agent.add_argument("--device-id", required=True)
@@ -54,11 +63,16 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as bad:
         print(f"edge tunnel {args.tunnel_command}: {bad}", file=sys.stderr)
         return 2
+    from edge.tunnels.connector import Refused
+
     try:
         asyncio.run(_until_signal(main))
     except OSError as failed:
         print(f"edge tunnel {args.tunnel_command}: {failed.strerror or failed}", file=sys.stderr)
         return 1
+    except Refused as refused:
+        print(f"edge tunnel {args.tunnel_command}: {refused}", file=sys.stderr)
+        return refused.code
     return 0
 
 
@@ -73,7 +87,11 @@ def _connect(args: argparse.Namespace) -> Main:
         raise ValueError(f"give the client access token in ${TOKEN_ENV} (or --token)")
     host, port = _address(args.listen)
     context = ssl.create_default_context(cafile=args.ca) if args.ca else None
-    config = Connect(args.server, args.tunnel, token, args.service, host, port, context)
+    if not args.check_every > 0:
+        raise ValueError("--check-every: must be a positive number of seconds")
+    config = Connect(
+        args.server, args.tunnel, token, args.service, host, port, context, args.check_every
+    )
     return Connector(config).run
 
 

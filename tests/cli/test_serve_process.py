@@ -86,7 +86,7 @@ def _environment(password: str | None) -> dict[str, str]:
     return env
 
 
-def _start(data_dir: Path, password: str | None, name: str) -> Server:
+def _start(data_dir: Path, password: str | None, name: str, *extra: str) -> Server:
     port = free_port()
     stdout, stderr = data_dir.parent / f"{name}.out", data_dir.parent / f"{name}.err"
     names = ("mqtt", "mqtt-tls", "mqtt-ws", "mqtt-wss")
@@ -94,6 +94,7 @@ def _start(data_dir: Path, password: str | None, name: str) -> Server:
     command = [sys.executable, "-m", "edge", "serve", "--data-dir", str(data_dir)]
     command += ["--port", str(port), "--shutdown-timeout", str(SHUTDOWN_TIMEOUT)]
     command += [arg for name, number in mqtt.items() for arg in (f"--{name}-port", str(number))]
+    command += extra
     with stdout.open("wb") as out, stderr.open("wb") as err:
         process = subprocess.Popen(
             command, stdout=out, stderr=err, env=_environment(password), cwd=data_dir.parent
@@ -208,3 +209,31 @@ def test_generated_password_is_shown_once_and_sigint_stops_cleanly(
     assert "password:" not in second.output() and shown[0] not in second.output()
     assert f"password: {shown[0]}" in credentials.read_text()
     _assert_closed_cleanly(data_dir)
+
+
+@pytest.mark.slow
+def test_json_logs_make_the_banner_json_and_keep_the_password_off_standard_output(
+    tmp_path: Path, servers: list[Server]
+) -> None:
+    """A journal reads standard output: every banner line is a JSON object, the generated
+    password is only in initial-admin.txt, and each URL printed is one the server answers
+    (not the https:// public URL of a site that serves plain HTTP: that is a warning)."""
+    data_dir = tmp_path / "data"
+    public = "https://edge.plant.test:9443"
+    server = _start(data_dir, None, "json", "--log-format", "json", "--public-url", public)
+    servers.append(server)
+    assert server.stop(signal.SIGTERM) == 0
+    lines = [json.loads(line) for line in server.output().splitlines()]
+    assert lines and all(line["logger"] == "edge.banner" for line in lines)
+    password = re.search(r"password: (\S+)", (data_dir / "initial-admin.txt").read_text())
+    assert password is not None and password[1] not in server.output()
+    [first] = [line for line in lines if "staff account" in line["message"]]
+    assert first["password_file"] == str((data_dir / "initial-admin.txt").resolve())
+    [listening] = [line for line in lines if line["message"] == "listening"]
+    assert (
+        listening["api"] == f"{server.base}/v2"
+        and listening["health"] == f"{server.base}/v2/health"
+    )
+    assert public not in server.output()
+    warnings = [json.loads(line) for line in server.stderr.read_text().splitlines()]
+    assert any(w["level"] == "warning" and public in w["message"] for w in warnings)

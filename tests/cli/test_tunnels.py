@@ -89,7 +89,12 @@ class Helper:
 
 async def helper(*args: str, env: dict[str, str]) -> Helper:
     process = await asyncio.create_subprocess_exec(
-        EDGE, "tunnel", *args, stdout=asyncio.subprocess.PIPE, env={**os.environ, **env}
+        EDGE,
+        "tunnel",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, **env},
     )
     return Helper(process)
 
@@ -154,8 +159,8 @@ async def open_tunnel(live: Live, **body: Any) -> dict[str, Any]:
     return dict(reply["tunnel"])
 
 
-async def connect(live: Live, tunnel: dict[str, Any], service: str) -> tuple[Helper, int]:
-    process = await helper(
+async def start_connect(live: Live, tunnel: dict[str, Any], service: str) -> Helper:
+    return await helper(
         "connect",
         "--server",
         live.base,
@@ -165,10 +170,35 @@ async def connect(live: Live, tunnel: dict[str, Any], service: str) -> tuple[Hel
         service,
         "--listen",
         "127.0.0.1:0",
+        "--check-every",
+        "0.2",
         env={"EDGE_TUNNEL_TOKEN": tunnel["client_access_token"]},
     )
+
+
+async def connect(live: Live, tunnel: dict[str, Any], service: str) -> tuple[Helper, int]:
+    process = await start_connect(live, tunnel, service)
     found = await process.line(r"on 127\.0\.0\.1:(\d+)")
     return process, int(found.group(1))
+
+
+async def refused_at_start(process: Helper) -> tuple[int, str]:
+    """The exit code and standard error of a helper that refused to start."""
+    assert process.process.stdout is not None and process.process.stderr is not None
+    async with asyncio.timeout(LINE_SECONDS):
+        out, err = await process.process.stdout.read(), await process.process.stderr.read()
+        code = await process.process.wait()
+    assert out == b""  # it never listened
+    return code, err.decode()
+
+
+async def ended(process: Helper, port: int) -> None:
+    """The helper said the tunnel closed, exited with 0 and listens no more."""
+    await process.line("closed or expired")
+    async with asyncio.timeout(LINE_SECONDS):
+        assert await process.process.wait() == 0
+    with pytest.raises(ConnectionRefusedError):
+        await asyncio.open_connection("127.0.0.1", port)
 
 
 async def echo_through(port: int, size: int) -> None:
@@ -242,10 +272,7 @@ async def test_closing_the_tunnel_drops_its_streams(live: Live, agent: Helper) -
         assert await reader.read() == b""  # dropped
         writer.close()
     await agent.line(f"tunnel {tunnel['uuid']}: closed")
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    assert await reader.read() == b""  # the token is refused from now on
-    writer.close()
-    assert await process.stop() == 0
+    await ended(process, port)  # it listened on until its first connection failed
 
 
 async def test_expiry_drops_the_streams(live: Live, agent: Helper) -> None:
@@ -256,4 +283,41 @@ async def test_expiry_drops_the_streams(live: Live, agent: Helper) -> None:
     assert await reader.read() == b""
     writer.close()
     await agent.line(f"tunnel {tunnel['uuid']}: closed")
+    await ended(process, port)
+
+
+async def test_an_idle_helper_ends_when_the_tunnel_is_closed(live: Live, agent: Helper) -> None:
+    """No stream open: it notices by asking the server (every --check-every seconds)."""
+    tunnel = await open_tunnel(live)
+    process, port = await connect(live, tunnel, "HTTP")
+    world = live.world
+    path = f"/v2/devices/{world.id('device_member')}/tunnels/{tunnel['uuid']}"
+    assert (await world.call("org_admin", "DELETE", path))[0] == 200
+    await ended(process, port)
+
+
+async def test_a_service_the_tunnel_does_not_offer_is_refused_at_start(
+    live: Live, agent: Helper
+) -> None:
+    tunnel = await open_tunnel(live, services=["ECHO", "HTTP"])
+    code, err = await refused_at_start(await start_connect(live, tunnel, "CLOSED"))
+    assert code == 2
+    assert (
+        err == "edge tunnel connect: the tunnel was not opened for CLOSED: it offers ECHO, HTTP\n"
+    )
+    process, _ = await connect(live, tunnel, "echo")  # any case of an offered one is fine
     assert await process.stop() == 0
+
+
+async def test_a_closed_tunnel_or_a_wrong_token_is_refused_at_start(
+    live: Live, agent: Helper
+) -> None:
+    tunnel = await open_tunnel(live)
+    world = live.world
+    wrong = {**tunnel, "client_access_token": "etc_" + "x" * 43}
+    code, err = await refused_at_start(await start_connect(live, wrong, "ECHO"))
+    assert code == 1 and err.count("\n") == 1 and "token is wrong" in err
+    path = f"/v2/devices/{world.id('device_member')}/tunnels/{tunnel['uuid']}"
+    assert (await world.call("org_admin", "DELETE", path))[0] == 200
+    code, err = await refused_at_start(await start_connect(live, tunnel, "ECHO"))
+    assert code == 1 and "closed or expired" in err

@@ -96,6 +96,7 @@ def test_the_amqtt_methods_we_override_are_still_there() -> None:
                 "_client_connected",
                 "_initialize_client_session",
                 "_handle_client_session",
+                "_create_server_instance",
                 "_authenticate",
                 "_broadcast_message",
                 "retain_message",

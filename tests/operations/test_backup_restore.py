@@ -4,6 +4,8 @@ and access tokens signed before the backup still verify."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ import pytest
 
 from edge.app import create_app, open_site
 from edge.errors import Conflict, ValidationError
-from edge.ops import backup
+from edge.ops import backup, check
 from storage import layout
 from tests.conftest import STAFF_PASSWORD, Api, make_config
 from tests.tenants import PASSWORD, new_tenant
@@ -98,3 +100,35 @@ def test_restore_refuses_while_a_server_holds_the_folder(tmp_path: Path, data_di
     layout.lock(held)
     with pytest.raises(Conflict, match="running"):
         backup.restore(tmp_path / "copy", held, force=True, echo=lambda _: None)
+
+
+def test_restore_sets_the_modes_a_first_start_makes(tmp_path: Path, data_dir: Path) -> None:
+    """A backup copied around with `cp -r` or an archive loses its modes; the restored site
+    is owner-only again (folder 0700, secrets 0600) whatever the umask, and check agrees."""
+    backup.backup(data_dir, tmp_path / "copy", echo=lambda _: None)
+    for path in (tmp_path / "copy").rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    old_umask = os.umask(0o022)
+    try:
+        restored = tmp_path / "parent" / "restored"
+        backup.restore(tmp_path / "copy", restored, force=False, echo=lambda _: None)
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE(restored.stat().st_mode) == 0o700
+    for folder in layout.private_folders(restored):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    secrets = layout.secret_files(restored)
+    assert layout.database_path(restored) in secrets and len(secrets) >= 7
+    for path in secrets:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    lines: list[str] = []
+    assert check.run(restored, echo=lines.append), lines
+
+
+def test_check_reports_a_data_folder_open_to_others(data_dir: Path) -> None:
+    data_dir.chmod(0o755)
+    lines: list[str] = []
+    assert not check.run(data_dir, echo=lines.append)
+    assert any(
+        line.startswith("FAIL  permissions") and f"{data_dir} is open" in line for line in lines
+    )

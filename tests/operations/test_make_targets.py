@@ -42,7 +42,32 @@ def test_serving_dependencies_hold_no_tool() -> None:
 def test_make_run_installs_only_the_package(tmp_path: Path) -> None:
     commands = planned("run", tmp_path)
     assert [c.split()[-1] for c in installs(commands)] == ["."]
-    assert any(c.endswith("edge serve") for c in commands)
+    assert any(c.rstrip().endswith("edge serve") for c in commands)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_run_passes_args_to_edge_serve(tmp_path: Path) -> None:
+    """Flags after `make run` are make's own; edge's go in ARGS."""
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy(REPO / name, tmp_path / name)
+    done = subprocess.run(
+        ["make", "-n", "run", "ARGS=--port 9000 --host 0.0.0.0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert any(
+        c.endswith("edge serve --port 9000 --host 0.0.0.0") for c in done.stdout.splitlines()
+    )
+
+
+def test_the_build_asks_for_an_spdx_licence_setuptools_reads_without_warning() -> None:
+    """A licence table made setuptools print a deprecation warning three times per install."""
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert pyproject["project"]["license"] == "LicenseRef-Proprietary"
+    assert "setuptools>=77" in pyproject["build-system"]["requires"]
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
