@@ -425,6 +425,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Bytes waiting for one MQTT client: past it QoS 0 messages to it are dropped",
     ),
     Setting(
+        "mqtt_max_subscriptions",
+        _int_range(1, 100_000),
+        500,
+        "Topic filters one MQTT session may hold; SUBACK refuses more with 0x80",
+    ),
+    Setting(
         "mqtt_session_expiry_hours",
         _int_range(1, 87600),
         168,
@@ -553,6 +559,7 @@ class Config:
     mqtt_rate_limit: int = 1000
     mqtt_queue_messages: int = 1000
     mqtt_queue_bytes: int = 1024 * 1024
+    mqtt_max_subscriptions: int = 500
     mqtt_session_expiry_hours: int = 168
     files_max_upload_bytes: int = 5 * GIB
     files_min_part_bytes: int = 5 * MIB

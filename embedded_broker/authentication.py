@@ -17,6 +17,7 @@ from amqtt.mqtt.connack import BAD_USERNAME_PASSWORD, NOT_AUTHORIZED
 from amqtt.session import Session
 
 from edge.devices.mqtt_clients import ClientDirectory, MqttClient
+from embedded_broker import acl
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,9 @@ def _identify(directory: ClientDirectory, session: Session) -> MqttClient | Refu
 def _check_will(client: MqttClient, session: Session, max_message_bytes: int) -> Refusal | None:
     if not session.will_flag:
         return None
-    if not client.rights.may_publish(session.will_topic or ""):
-        return Refusal(NOT_AUTHORIZED, "will topic outside the client's rights")
+    refusal = acl.publish_refusal(client, session.will_topic or "")
+    if refusal is not None:
+        return Refusal(NOT_AUTHORIZED, f"will topic refused ({refusal})")
     if len(session.will_message or b"") > max_message_bytes:
         return Refusal(NOT_AUTHORIZED, "will message over the size limit")
     return None

@@ -35,6 +35,7 @@ from amqtt.session import Session
 from amqtt.utils import gen_client_id
 
 from edge.devices.mqtt_clients import ClientDirectory, MqttClient
+from embedded_broker import acl
 from embedded_broker.authentication import Refusal, authenticate
 from embedded_broker.frames import Message
 from embedded_broker.handler import EdgeHandler
@@ -172,10 +173,9 @@ class EdgeBroker(Broker):
             state = ClientSession(session.client_id, client, self.router.limits, self.router.stats)
             session.attributes[KEY] = state
         state.client = client
+        narrowed = [f for f in state.subscriptions if acl.subscribe_refusal(client, f)]
+        self.router.unsubscribe(state, narrowed)  # rights may have narrowed since
         self.router.make_persistent(state)
-        for topic_filter in list(state.subscriptions):  # rights may have narrowed since
-            if not client.rights.may_subscribe(topic_filter):
-                self.router.unsubscribe(state, topic_filter)
         self.router.persist(state, messages=True)  # connected again: what waits is in memory
         return session
 
@@ -234,13 +234,13 @@ class EdgeBroker(Broker):
         state = state_of(session)
         if state is None:
             return REFUSED
-        return self.router.subscribe(state, subscription[0], subscription[1])
+        return self.router.subscribe(state, [subscription])[0]
 
     def _del_subscription(self, a_filter: str, session: Session) -> int:
         state = state_of(session)
         if state is None or a_filter not in state.subscriptions:
             return 0
-        self.router.unsubscribe(state, a_filter)
+        self.router.unsubscribe(state, [a_filter])
         return 1
 
     async def _del_all_subscriptions(self, session: Session) -> None:
@@ -275,9 +275,7 @@ class EdgeBroker(Broker):
             session.clean_session = False
             session.last_disconnect_time = int(record.disconnected_at or time.time())
             state = ClientSession(record.key, client, self.router.limits, self.router.stats)
-            for topic_filter, qos in record.subscriptions.items():
-                if client.rights.may_subscribe(topic_filter):
-                    self.router.subscribe(state, topic_filter, qos)
+            self.router.subscribe(state, list(record.subscriptions.items()))  # rights as now
             state.incoming_qos2.update(record.incoming_qos2)
             state.restore(record.messages)
             self.router.make_persistent(state)
@@ -317,9 +315,8 @@ class EdgeBroker(Broker):
             and state.link is None
         ]
         stored = self.router.sessions
-        with _logged_failure():
-            if offline:
-                await stored.save(offline, True)
+        with _logged_failure():  # one write per session: no write holds the writer long
+            await asyncio.gather(*(stored.save([snapshot], True) for snapshot in offline))
         await super().shutdown()
         with _logged_failure():
             await stored.save([], False)  # every earlier write is committed too

@@ -5,14 +5,22 @@ Kept in memory as a tree of topic levels (a filter is matched by walking the tre
 testing every retained topic) and in the database through a `RetainedStore`: a message
 published at QoS 1 or 2 is committed before the publisher's PUBACK or PUBREC, so an
 acknowledged retained message survives a crash.
+
+The tree is walked with a stack of its own, never by recursion: a topic 1,500 levels deep
+(before topics were limited, embedded_broker/acl.py) raised RecursionError for every `#`
+subscriber whose filter covered it. One stored before the limit is skipped at start.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Iterable
 from typing import Protocol
 
+from embedded_broker import acl
 from embedded_broker.frames import Message
+
+log = logging.getLogger("edge.mqtt")
 
 
 class StoredRetained(Protocol):
@@ -53,6 +61,15 @@ class RetainedMessages:
 
     def load(self) -> None:
         for record in self._store.load():
+            if acl.too_deep(record.topic):
+                log.warning(
+                    "mqtt: a retained message stored on a topic over the limits (%d levels,"
+                    " %d bytes) is skipped: %.80r...",
+                    record.topic.count("/") + 1,
+                    len(record.topic.encode("utf-8")),
+                    record.topic,
+                )
+                continue
             self._put(Message.of(record.topic, record.payload, record.qos))
 
     def set(self, message: Message) -> Awaitable[None]:
@@ -65,9 +82,7 @@ class RetainedMessages:
         return self._store.save(message.topic, message.payload, message.qos)
 
     def matching(self, topic_filter: str) -> list[Message]:
-        found: list[Message] = []
-        _collect(self._root, topic_filter.split("/"), 0, found)
-        return found
+        return _collect(self._root, topic_filter.split("/"))
 
     def _put(self, message: Message) -> None:
         node = self._root
@@ -93,26 +108,36 @@ class RetainedMessages:
             del path[depth - 1].children[levels[depth - 1]]
 
 
-def _collect(node: _Node, levels: list[str], i: int, found: list[Message]) -> None:
-    if i == len(levels):
+def _collect(root: _Node, levels: list[str]) -> list[Message]:
+    """The messages of the topics a filter matches, in tree order."""
+    found: list[Message] = []
+    stack = [(root, 0)]
+    while stack:
+        node, i = stack.pop()
+        if i == len(levels):
+            if node.message is not None:
+                found.append(node.message)
+            continue
+        level = levels[i]
+        if level == "#":
+            found.extend(_everything(node, skip_dollar=i == 0))
+        elif level == "+":
+            children = reversed(node.children.items())  # popped in the tree's order
+            stack.extend((c, i + 1) for n, c in children if not (i == 0 and n.startswith("$")))
+        elif (literal := node.children.get(level)) is not None:
+            stack.append((literal, i + 1))
+    return found
+
+
+def _everything(top: _Node, skip_dollar: bool) -> list[Message]:
+    """`#` matches the level it stands under and all below (MQTT-4.7.1-2); `$` topics
+    only when the filter names their first level."""
+    found: list[Message] = []
+    stack = [(top, skip_dollar)]
+    while stack:
+        node, skip = stack.pop()
         if node.message is not None:
             found.append(node.message)
-        return
-    level = levels[i]
-    if level == "#":
-        _everything(node, found, skip_dollar=i == 0)
-    elif level == "+":
-        for name, child in node.children.items():
-            if not (i == 0 and name.startswith("$")):
-                _collect(child, levels, i + 1, found)
-    elif (literal := node.children.get(level)) is not None:
-        _collect(literal, levels, i + 1, found)
-
-
-def _everything(node: _Node, found: list[Message], skip_dollar: bool) -> None:
-    """`#` matches the level it stands under and all below (MQTT-4.7.1-2)."""
-    if node.message is not None:
-        found.append(node.message)
-    for name, child in node.children.items():
-        if not (skip_dollar and name.startswith("$")):
-            _everything(child, found, skip_dollar=False)
+        children = reversed(node.children.items())
+        stack.extend((c, False) for n, c in children if not (skip and n.startswith("$")))
+    return found

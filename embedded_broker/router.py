@@ -1,5 +1,6 @@
-"""Where messages go: subscriptions (checked against the client's topic rights),
-retained messages, and the fan-out of one published message to every matching session.
+"""Where messages go: subscriptions (checked by the broker's ACL, embedded_broker/acl.py,
+and bounded per session by `max_subscriptions`), retained messages, and the fan-out of
+one published message to every matching session.
 
 Refusals are logged with the client, the topic or filter and the size, never the payload;
 past `LOGGED_REFUSALS` only every thousandth is logged (all are counted), so a misbehaving
@@ -10,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable, Sequence
 
+from embedded_broker import acl
 from embedded_broker.frames import Message
 from embedded_broker.persistence import MessageTuple, SessionStore
 from embedded_broker.retained import RetainedMessages, RetainedStore
@@ -19,6 +21,7 @@ from embedded_broker.sessions import ClientSession, Limits, Stats
 from embedded_broker.subscriptions import SubscriptionTree
 
 REFUSED = 0x80
+_OVER_LIMIT = -1  # a filter past max_subscriptions (answered 0x80, logged once per packet)
 LOGGED_REFUSALS = 20
 log = logging.getLogger("edge.mqtt")
 
@@ -32,6 +35,8 @@ class Router:
         self._published: dict[str, int] = {}  # by organization, of sessions settled
         self.sessions = sessions
         self._journaled: list[Awaitable[None]] = []
+        self._saving: set[str] = set()  # sessions whose subscriptions are being stored
+        self._resave: set[str] = set()  # ... and changed again meanwhile
 
     def settle(self, session: ClientSession) -> None:
         """Move a session's count of published messages to its organization's."""
@@ -71,10 +76,13 @@ class Router:
     ) -> Awaitable[None]:
         """Store a persistent session (and, with `messages`, what is in flight and waiting
         in place of what was stored)."""
+        if messages:
+            self._resave.discard(session.key)  # this write carries the subscriptions too
         snapshot = session.snapshot(disconnected_at, messages)
         return _logged(self.sessions.save([snapshot], messages))
 
     def forget_stored(self, key: str) -> Awaitable[None]:
+        self._resave.discard(key)
         return _logged(self.sessions.forget(key))
 
     def route_to_device(self, device_id: str, message: Message) -> int:
@@ -93,23 +101,72 @@ class Router:
     def retain(self, message: Message) -> Awaitable[None]:
         return self.retained.set(message)
 
-    def subscribe(self, session: ClientSession, topic_filter: str, qos: int) -> int:
-        """The granted QoS, or 0x80 for a filter outside the client's rights."""
-        if not session.client.rights.may_subscribe(topic_filter):
+    def subscribe(self, session: ClientSession, wanted: Sequence[tuple[str, int]]) -> list[int]:
+        """The granted QoS of each filter, or 0x80 for one the client may not have or past
+        the session's `max_subscriptions`. A persistent session is stored once for the
+        whole packet, not once per filter."""
+        granted = [self._add(session, topic_filter, qos) for topic_filter, qos in wanted]
+        over = granted.count(_OVER_LIMIT)
+        if over:
+            granted = [REFUSED if qos == _OVER_LIMIT else qos for qos in granted]
+            log.warning(
+                "mqtt subscribe refused: client %s (%s %s), %d filters past the limit of %d"
+                " subscriptions per session",
+                session.key,
+                session.client.kind,
+                session.client.account_id,
+                over,
+                self.limits.max_subscriptions,
+            )
+        if session.persistent and any(qos != REFUSED for qos in granted):
+            self.save_subscriptions(session)
+        return granted
+
+    def unsubscribe(self, session: ClientSession, topic_filters: Iterable[str]) -> None:
+        """Remove filters (those the session does not hold are ignored); a persistent
+        session is stored once for the whole packet."""
+        removed = [f for f in topic_filters if self._remove(session, f)]
+        if removed and session.persistent:
+            self.save_subscriptions(session)
+
+    def save_subscriptions(self, session: ClientSession) -> None:
+        """Store a persistent session's subscriptions. At most one such write per session
+        waits for the writer at a time: a change made meanwhile is stored by one more write
+        once it is done, so a client sending SUBSCRIBE after SUBSCRIBE cannot queue more
+        than two writes of its session, whatever its pace."""
+        if session.key in self._saving:
+            self._resave.add(session.key)
+            return
+        self._saving.add(session.key)
+        saved = asyncio.ensure_future(self.persist(session))
+        saved.add_done_callback(lambda _: self._saved(session))
+
+    def _saved(self, session: ClientSession) -> None:
+        self._saving.discard(session.key)
+        if session.key in self._resave:
+            self._resave.discard(session.key)
+            if session.persistent and not session.revoked:
+                self.save_subscriptions(session)
+
+    def _add(self, session: ClientSession, topic_filter: str, qos: int) -> int:
+        refusal = acl.subscribe_refusal(session.client, topic_filter)
+        if refusal is not None:
             self.stats.refused_subscriptions += 1
-            self.refusal(session, "subscribe", topic_filter, qos, 0)
+            self.refusal(session, "subscribe", topic_filter, qos, 0, refusal)
             return REFUSED
-        session.subscriptions[topic_filter] = qos
+        held = session.subscriptions
+        if topic_filter not in held and len(held) >= self.limits.max_subscriptions:
+            self.stats.refused_subscriptions += 1
+            return _OVER_LIMIT
+        held[topic_filter] = qos
         self.tree.add(session, topic_filter, qos)
-        if session.persistent:
-            self.persist(session)
         return qos
 
-    def unsubscribe(self, session: ClientSession, topic_filter: str) -> None:
-        if session.subscriptions.pop(topic_filter, None) is not None:
-            self.tree.remove(session, topic_filter)
-            if session.persistent:
-                self.persist(session)
+    def _remove(self, session: ClientSession, topic_filter: str) -> bool:
+        if session.subscriptions.pop(topic_filter, None) is None:
+            return False
+        self.tree.remove(session, topic_filter)
+        return True
 
     def forget(self, session: ClientSession) -> None:
         """The session ends: its subscriptions and queues go."""
@@ -118,12 +175,15 @@ class Router:
         session.subscriptions.clear()
         session.clear()
 
-    def refusal(self, session: ClientSession, action: str, topic: str, qos: int, size: int) -> None:
+    def refusal(
+        self, session: ClientSession, action: str, topic: str, qos: int, size: int, reason: str
+    ) -> None:
         count = self.stats.refused_publishes + self.stats.refused_subscriptions
         if count <= LOGGED_REFUSALS or count % 1000 == 0:
             log.warning(
-                "mqtt %s refused: client %s (%s %s), topic %r, qos %d, %d bytes (%d refusals)",
+                "mqtt %s refused (%s): client %s (%s %s), topic %r, qos %d, %d bytes (%d refusals)",
                 action,
+                reason,
                 session.key,
                 session.client.kind,
                 session.client.account_id,

@@ -32,6 +32,7 @@ def limits(config: Config) -> Limits:
         max_message_bytes=config.mqtt_max_message_bytes,
         rate_limit=config.mqtt_rate_limit,
         max_connections=config.mqtt_max_connections,
+        max_subscriptions=config.mqtt_max_subscriptions,
     )
 
 

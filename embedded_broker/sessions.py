@@ -34,6 +34,7 @@ class Limits:
     max_message_bytes: int
     rate_limit: int
     max_connections: int
+    max_subscriptions: int = 500
 
 
 @dataclass
