@@ -5,6 +5,7 @@ still exist):
 
 - `stream_connected` / `ws_connected`: the connection limit, and our links
   (embedded_broker/links.py) as amqtt's reader and writer.
+- `_create_server_instance`: WebSocket listeners with bounded buffers.
 - `_initialize_client_session`: authenticate before any session is touched (amqtt deletes
   or takes over an existing session by client ID before authenticating), namespace client
   IDs by account (two tenants' "sensor-1" never meet), take over a live connection
@@ -21,14 +22,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+import ssl
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn, cast
 
+import websockets
+import websockets.asyncio.server
 from amqtt.adapters import ReaderAdapter, WriterAdapter
 from amqtt.broker import Broker
-from amqtt.contexts import ListenerConfig
+from amqtt.contexts import ListenerConfig, ListenerType
 from amqtt.errors import MQTTError, NoDataError
 from amqtt.mqtt.connack import NOT_AUTHORIZED, ConnackPacket
 from amqtt.session import Session
@@ -40,6 +45,7 @@ from embedded_broker.authentication import Refusal, authenticate
 from embedded_broker.frames import Message
 from embedded_broker.handler import EdgeHandler
 from embedded_broker.links import Link, TcpReader, TcpWriter, WsReader, WsWriter
+from embedded_broker.listeners import websocket_bounds
 from embedded_broker.persistence import StoredSession
 from embedded_broker.router import REFUSED, Router
 from embedded_broker.sessions import ClientSession
@@ -82,6 +88,30 @@ class EdgeBroker(Broker):
             await self._client_connected(listener_name, WsReader(websocket), WsWriter(websocket))
         finally:
             self.live -= 1
+
+    async def _create_server_instance(
+        self,
+        listener_name: str,
+        listener_type: Any,
+        address: str | None,
+        port: int,
+        ssl_context: ssl.SSLContext | None,
+    ) -> Any:
+        """WebSocket listeners bounded as TCP ones are (embedded_broker/listeners.py,
+        `websocket_bounds`): the library's defaults buffered up to 16 frames of 1 MiB per
+        client."""
+        if listener_type != ListenerType.WS:
+            return await super()._create_server_instance(
+                listener_name, listener_type, address, port, ssl_context
+            )
+        return await websockets.asyncio.server.serve(
+            functools.partial(self.ws_connected, listener_name=listener_name),
+            address,
+            port,
+            ssl=ssl_context,
+            subprotocols=[websockets.Subprotocol("mqtt")],
+            **websocket_bounds(self.router.limits.max_message_bytes),
+        )
 
     def listening(self) -> bool:
         """Whether every listener still accepts connections (for /v2/health)."""

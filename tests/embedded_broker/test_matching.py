@@ -93,6 +93,7 @@ def test_the_amqtt_methods_we_override_are_still_there() -> None:
             [
                 "stream_connected",
                 "ws_connected",
+                "_create_server_instance",
                 "_client_connected",
                 "_initialize_client_session",
                 "_handle_client_session",
