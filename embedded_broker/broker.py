@@ -35,7 +35,7 @@ from amqtt.adapters import ReaderAdapter, WriterAdapter
 from amqtt.broker import Broker
 from amqtt.contexts import ListenerConfig, ListenerType
 from amqtt.errors import MQTTError, NoDataError
-from amqtt.mqtt.connack import NOT_AUTHORIZED, ConnackPacket
+from amqtt.mqtt.connack import IDENTIFIER_REJECTED, NOT_AUTHORIZED, ConnackPacket
 from amqtt.session import Session
 from amqtt.utils import gen_client_id
 
@@ -135,6 +135,12 @@ class EdgeBroker(Broker):
         incoming.password = None  # not kept in memory any longer than needed
         if isinstance(verdict, Refusal):
             await self._refuse(writer, verdict, incoming, remote_address)
+        key = f"{verdict.account_id}:{incoming.client_id}"
+        if not incoming.clean_session and not self.router.accounts.may_keep_session(
+            verdict.account_id, key
+        ):
+            over = Refusal(IDENTIFIER_REJECTED, "the account keeps its most persistent sessions")
+            await self._refuse(writer, over, incoming, remote_address)
         session = await self._take_session(incoming, verdict)
         if self.directory.epoch() != epoch and not self.directory.still_allowed(verdict):
             revoked = Refusal(NOT_AUTHORIZED, "revoked while connecting")
@@ -185,7 +191,7 @@ class EdgeBroker(Broker):
             if old is not None:
                 await self._delete_session(key)
             incoming.parent = 0
-            state = ClientSession(key, client, self.router.limits, self.router.stats)
+            state = self.router.new_session(key, client)
             incoming.attributes[KEY] = state
             if not incoming.clean_session:
                 self.router.make_persistent(state)
@@ -200,7 +206,7 @@ class EdgeBroker(Broker):
         session.ssl_object, session.parent = incoming.ssl_object, 1
         state = state_of(session)
         if state is None:  # a session amqtt made offline (BrokerContext.add_subscription)
-            state = ClientSession(session.client_id, client, self.router.limits, self.router.stats)
+            state = self.router.new_session(session.client_id, client)
             session.attributes[KEY] = state
         state.client = client
         narrowed = [f for f in state.subscriptions if acl.subscribe_refusal(client, f)]
@@ -258,7 +264,11 @@ class EdgeBroker(Broker):
         qos: int | None = None,
     ) -> None:
         if topic_name:
-            await self.router.retain(Message.of(topic_name, bytes(data or b""), qos or 0))
+            state = state_of(source_session) if source_session is not None else None
+            owner = state.client.account_id if state is not None else None
+            stored = self.router.retain(Message.of(topic_name, bytes(data or b""), qos or 0), owner)
+            if stored is not None:
+                await stored
 
     async def add_subscription(self, subscription: tuple[str, int], session: Session) -> int:
         state = state_of(session)
@@ -304,7 +314,7 @@ class EdgeBroker(Broker):
             handler, session = self.create_offline_session(record.key)
             session.clean_session = False
             session.last_disconnect_time = int(record.disconnected_at or time.time())
-            state = ClientSession(record.key, client, self.router.limits, self.router.stats)
+            state = self.router.new_session(record.key, client)
             self.router.subscribe(state, list(record.subscriptions.items()))  # rights as now
             state.incoming_qos2.update(record.incoming_qos2)
             state.restore(record.messages)

@@ -107,7 +107,10 @@ class Inbound:
             return None
         message = Message(topic, topic_bytes, data[payload_start:end], qos)
         if first & 1:
-            stored = self.router.retain(message)
+            stored = self.router.retain(message, self.session.client.account_id)
+            if stored is None:  # past the account's retained bytes: refused and counted
+                self._acknowledge(qos, packet_id)
+                return None
             if qos:
                 return self._after_commit(stored, message, packet_id)
             asyncio.ensure_future(stored).add_done_callback(_report_store_failure)

@@ -33,21 +33,26 @@ class StoredRetained(Protocol):
     @property
     def qos(self) -> int: ...
 
+    @property
+    def account_id(self) -> str | None: ...
+
 
 class RetainedStore(Protocol):
-    def save(self, topic: str, payload: bytes, qos: int) -> Awaitable[None]:
-        """Queue the write at once (writes commit in call order); an empty payload deletes."""
+    def save(self, topic: str, payload: bytes, qos: int, account_id: str | None) -> Awaitable[None]:
+        """Queue the write at once (writes commit in call order); an empty payload deletes.
+        `account_id`: who published it (None: the server, or unknown)."""
         ...
 
     def load(self) -> Iterable[StoredRetained]: ...
 
 
 class _Node:
-    __slots__ = ("children", "message")
+    __slots__ = ("children", "message", "owner")
 
     def __init__(self) -> None:
         self.children: dict[str, _Node] = {}
         self.message: Message | None = None
+        self.owner: str | None = None  # the account that published the message
 
 
 class RetainedMessages:
@@ -59,7 +64,9 @@ class RetainedMessages:
     def __len__(self) -> int:
         return self._count
 
-    def load(self) -> None:
+    def load(self) -> dict[str, int]:
+        """Read every stored message; returns the bytes each account retains."""
+        owned: dict[str, int] = {}
         for record in self._store.load():
             if acl.too_deep(record.topic):
                 log.warning(
@@ -70,26 +77,39 @@ class RetainedMessages:
                     record.topic,
                 )
                 continue
-            self._put(Message.of(record.topic, record.payload, record.qos))
+            message = Message.of(record.topic, record.payload, record.qos)
+            self._put(message, record.account_id)
+            if record.account_id is not None:
+                owned[record.account_id] = owned.get(record.account_id, 0) + message.size
+        return owned
 
-    def set(self, message: Message) -> Awaitable[None]:
+    def set(self, message: Message, owner: str | None) -> Awaitable[None]:
         """Remember (or, for an empty payload, forget) the topic's retained message; the
         returned awaitable completes when the change is committed."""
         if message.payload:
-            self._put(message)
+            self._put(message, owner)
         else:
             self._drop(message.topic)
-        return self._store.save(message.topic, message.payload, message.qos)
+        return self._store.save(message.topic, message.payload, message.qos, owner)
+
+    def held(self, topic: str) -> tuple[str | None, int]:
+        """Who retains the topic's message and its size ((None, 0) when none is)."""
+        node: _Node | None = self._root
+        for level in topic.split("/"):
+            node = node.children.get(level) if node is not None else None
+        if node is None or node.message is None:
+            return None, 0
+        return node.owner, node.message.size
 
     def matching(self, topic_filter: str) -> list[Message]:
         return _collect(self._root, topic_filter.split("/"))
 
-    def _put(self, message: Message) -> None:
+    def _put(self, message: Message, owner: str | None) -> None:
         node = self._root
         for level in message.topic.split("/"):
             node = node.children.setdefault(level, _Node())
         self._count += node.message is None
-        node.message = message
+        node.message, node.owner = message, owner
 
     def _drop(self, topic: str) -> None:
         path, levels = [self._root], topic.split("/")

@@ -13,7 +13,9 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Iterable, Sequence
 
+from edge.devices.mqtt_clients import MqttClient
 from embedded_broker import acl
+from embedded_broker.accounts import RETAINED, AccountLimits, Accounts
 from embedded_broker.frames import Message
 from embedded_broker.persistence import MessageTuple, SessionStore
 from embedded_broker.retained import RetainedMessages, RetainedStore
@@ -27,9 +29,16 @@ log = logging.getLogger("edge.mqtt")
 
 
 class Router:
-    def __init__(self, limits: Limits, store: RetainedStore, sessions: SessionStore) -> None:
+    def __init__(
+        self,
+        limits: Limits,
+        store: RetainedStore,
+        sessions: SessionStore,
+        accounts: AccountLimits | None = None,
+    ) -> None:
         self.limits = limits
         self.stats = Stats()
+        self.accounts = Accounts(accounts or AccountLimits())
         self.tree: SubscriptionTree[ClientSession] = SubscriptionTree()
         self.retained = RetainedMessages(store)
         self._published: dict[str, int] = {}  # by organization, of sessions settled
@@ -37,6 +46,9 @@ class Router:
         self._journaled: list[Awaitable[None]] = []
         self._saving: set[str] = set()  # sessions whose subscriptions are being stored
         self._resave: set[str] = set()  # ... and changed again meanwhile
+
+    def new_session(self, key: str, client: MqttClient) -> ClientSession:
+        return ClientSession(key, client, self.limits, self.stats, self.accounts)
 
     def settle(self, session: ClientSession) -> None:
         """Move a session's count of published messages to its organization's."""
@@ -70,6 +82,7 @@ class Router:
 
     def make_persistent(self, session: ClientSession) -> None:
         session.persistent, session.journal = True, self.journal
+        self.accounts.kept(session.client.account_id, session.key)
 
     def persist(
         self, session: ClientSession, disconnected_at: float | None = None, messages: bool = False
@@ -83,6 +96,7 @@ class Router:
 
     def forget_stored(self, key: str) -> Awaitable[None]:
         self._resave.discard(key)
+        self.accounts.ended(key)
         return _logged(self.sessions.forget(key))
 
     def route_to_device(self, device_id: str, message: Message) -> int:
@@ -98,8 +112,27 @@ class Router:
         self._journaled = []  # stored in the background; no publisher waits for a notice
         return count
 
-    def retain(self, message: Message) -> Awaitable[None]:
-        return self.retained.set(message)
+    def retain(self, message: Message, owner: str | None) -> Awaitable[None] | None:
+        """Keep (or clear) the topic's retained message, published by `owner`'s account;
+        None when that would take the account past its retained bytes (refused, counted
+        and logged). The bytes of a message replaced or cleared go back to its owner."""
+        old_owner, old_size = self.retained.held(message.topic)
+        if message.payload and owner is not None:
+            usage = self.accounts.usage(owner)
+            kept = usage.retained - (old_size if old_owner == owner else 0)
+            if kept + message.size > self.accounts.limits.retained_bytes:
+                self.accounts.refuse(owner, RETAINED, f"{usage.retained} bytes retained")
+                return None
+        if old_owner is not None:
+            self.accounts.usage(old_owner).retained -= old_size
+        if message.payload and owner is not None:
+            self.accounts.usage(owner).retained += message.size
+        return self.retained.set(message, owner)
+
+    def load_retained(self) -> None:
+        """The stored retained messages, each counted against the account that published it."""
+        for owner, size in self.retained.load().items():
+            self.accounts.usage(owner).retained += size
 
     def subscribe(self, session: ClientSession, wanted: Sequence[tuple[str, int]]) -> list[int]:
         """The granted QoS of each filter, or 0x80 for one the client may not have or past

@@ -14,6 +14,7 @@ from amqtt.errors import BrokerError
 from edge.config import Config
 from edge.devices.mqtt_clients import ClientDirectory
 from embedded_broker import listeners
+from embedded_broker.accounts import AccountLimits
 from embedded_broker.broker import EdgeBroker
 from embedded_broker.frames import Message
 from embedded_broker.persistence import SessionStore
@@ -36,6 +37,14 @@ def limits(config: Config) -> Limits:
     )
 
 
+def account_limits(config: Config) -> AccountLimits:
+    return AccountLimits(
+        sessions=config.mqtt_account_sessions,
+        queue_bytes=config.mqtt_account_queue_bytes,
+        retained_bytes=config.mqtt_account_retained_bytes,
+    )
+
+
 class MqttService:
     def __init__(
         self,
@@ -46,7 +55,7 @@ class MqttService:
     ) -> None:
         self.config = config
         self.directory = directory
-        self.router = Router(limits(config), store, sessions)
+        self.router = Router(limits(config), store, sessions, account_limits(config))
         self.broker: EdgeBroker | None = None
         self._stop = asyncio.Event()
         self._watcher: asyncio.Task[None] | None = None
@@ -64,7 +73,7 @@ class MqttService:
         for noisy in ("amqtt", "transitions"):  # a line per connection and state change
             logging.getLogger(noisy).setLevel(max(logging.WARNING, log.getEffectiveLevel()))
         logging.getLogger("amqtt.broker").addFilter(_no_start_traceback)
-        self.router.retained.load()
+        self.router.load_retained()
         broker = EdgeBroker(
             listeners.amqtt_config(self.config, enabled), self.router, self.directory
         )
@@ -103,7 +112,9 @@ class MqttService:
     def figures(self) -> tuple[int, dict[str, int]]:
         """Open connections, and the counters since start (GET /metrics)."""
         live = self.broker.live if self.broker is not None else 0
-        return live, dataclasses.asdict(self.stats)
+        refused = self.router.accounts.refused
+        accounts = {f"account_{limit}_refusals": count for limit, count in refused.items()}
+        return live, {**dataclasses.asdict(self.stats), **accounts}
 
     def notify_device(self, device_id: str, topic: str, payload: bytes) -> int:
         """Publish a server notice (QoS 1, not retained) to one device's own sessions; a

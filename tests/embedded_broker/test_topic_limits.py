@@ -89,7 +89,7 @@ async def test_a_stored_retained_message_too_deep_is_skipped_at_start(
 
 
 class _Nothing:
-    def save(self, topic: str, payload: bytes, qos: int) -> Any: ...
+    def save(self, topic: str, payload: bytes, qos: int, account_id: str | None) -> Any: ...
 
     def load(self) -> list[Any]:
         return []
@@ -101,8 +101,8 @@ def test_matching_walks_a_deep_tree_without_recursion() -> None:
 
     retained = RetainedMessages(_Nothing())
     topic = "/".join(["x"] * 5000)
-    retained.set(Message.of(topic, b"deep", 0))
-    retained.set(Message.of("x/y", b"near", 0))
+    retained.set(Message.of(topic, b"deep", 0), None)
+    retained.set(Message.of("x/y", b"near", 0), None)
     assert [m.payload for m in retained.matching("#")] == [b"deep", b"near"]
     assert [m.payload for m in retained.matching("x/+")] == [b"near"]
     assert [m.payload for m in retained.matching(topic)] == [b"deep"]
