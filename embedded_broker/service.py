@@ -59,6 +59,7 @@ class MqttService:
         self.broker: EdgeBroker | None = None
         self._stop = asyncio.Event()
         self._watcher: asyncio.Task[None] | None = None
+        self._started = False  # start() was called (the broker is `starting` until then)
 
     @property
     def stats(self) -> Stats:
@@ -67,6 +68,7 @@ class MqttService:
     async def start(self) -> None:
         """Bind every enabled listener, or none: a port in use fails the start with the
         system's own error."""
+        self._started = True
         enabled = listeners.enabled(self.config)
         if not enabled:
             return
@@ -102,11 +104,12 @@ class MqttService:
         self.broker = None
 
     def state(self) -> str | None:
-        """The broker as /v2/health reports it; None when every listener is turned off."""
+        """The broker as /v2/health reports it; None when every listener is turned off.
+        `starting` only before start() (the health probe's first reading at start)."""
         if not listeners.enabled(self.config):
             return None
         if self.broker is None:
-            return "stopped"
+            return "stopped" if self._started else "starting"
         return "ok" if self.broker.listening() else "not listening"
 
     def figures(self) -> tuple[int, dict[str, int]]:
