@@ -24,6 +24,7 @@ from embedded_broker import acl
 class Refusal:
     code: int
     reason: str
+    credentials: bool = False  # the credentials did not open (audited, docs/audit.md)
 
 
 def authenticate(
@@ -39,14 +40,14 @@ def _identify(directory: ClientDirectory, session: Session) -> MqttClient | Refu
     certificate = _peer_certificate(session.ssl_object)
     if certificate is not None:
         client = directory.by_certificate(certificate)
-        return client or Refusal(NOT_AUTHORIZED, "client certificate not accepted")
+        return client or Refusal(NOT_AUTHORIZED, "client certificate not accepted", True)
     username, password = session.username, session.password
     if not password:
-        return Refusal(NOT_AUTHORIZED, "no credentials")
+        return Refusal(NOT_AUTHORIZED, "no credentials", True)
     client = directory.by_api_key(username, password) if username else None
     if client is None and password.count(".") == 2:  # a JWT: header.claims.signature
         client = directory.by_access_token(password)
-    return client or Refusal(BAD_USERNAME_PASSWORD, "user name and password not accepted")
+    return client or Refusal(BAD_USERNAME_PASSWORD, "user name and password not accepted", True)
 
 
 def _check_will(client: MqttClient, session: Session, max_message_bytes: int) -> Refusal | None:

@@ -31,20 +31,24 @@ from typing import Any, NoReturn, cast
 
 import websockets
 import websockets.asyncio.server
-from amqtt.adapters import ReaderAdapter, WriterAdapter
+from amqtt.adapters import BufferReader, ReaderAdapter, WriterAdapter
 from amqtt.broker import Broker
 from amqtt.contexts import ListenerConfig, ListenerType
-from amqtt.errors import MQTTError, NoDataError
-from amqtt.mqtt.connack import IDENTIFIER_REJECTED, NOT_AUTHORIZED, ConnackPacket
+from amqtt.mqtt.connack import (
+    IDENTIFIER_REJECTED,
+    NOT_AUTHORIZED,
+    UNACCEPTABLE_PROTOCOL_VERSION,
+    ConnackPacket,
+)
 from amqtt.session import Session
 from amqtt.utils import gen_client_id
 
 from edge.devices.mqtt_clients import ClientDirectory, MqttClient
-from embedded_broker import acl
+from embedded_broker import acl, connections
 from embedded_broker.authentication import Refusal, authenticate
 from embedded_broker.frames import Message
 from embedded_broker.handler import EdgeHandler
-from embedded_broker.links import Link, TcpReader, TcpWriter, WsReader, WsWriter
+from embedded_broker.links import TcpReader, TcpWriter, WsReader, WsWriter
 from embedded_broker.listeners import websocket_bounds
 from embedded_broker.persistence import StoredSession
 from embedded_broker.router import REFUSED, Router
@@ -75,6 +79,7 @@ class EdgeBroker(Broker):
         if not self._admit():
             writer.transport.abort()
             return
+        connections.listener.set(listener_name)  # this connection's task and its log lines
         try:
             await self._client_connected(listener_name, TcpReader(reader), TcpWriter(writer))
         finally:
@@ -84,6 +89,7 @@ class EdgeBroker(Broker):
         if not self._admit():
             websocket.transport.abort()
             return
+        connections.listener.set(listener_name)
         try:
             await self._client_connected(listener_name, WsReader(websocket), WsWriter(websocket))
         finally:
@@ -129,22 +135,25 @@ class EdgeBroker(Broker):
     async def _initialize_client_session(
         self, reader: ReaderAdapter, writer: WriterAdapter, remote_address: str, remote_port: int
     ) -> tuple[EdgeHandler, Session]:
-        handler, incoming = await self._read_connect(reader, writer)
+        address = f"{remote_address}:{remote_port}"
+        handler, incoming = await self._read_connect(reader, writer, address)
         epoch = self.directory.epoch()
         verdict = authenticate(self.directory, incoming, self.router.limits.max_message_bytes)
         incoming.password = None  # not kept in memory any longer than needed
         if isinstance(verdict, Refusal):
-            await self._refuse(writer, verdict, incoming, remote_address)
+            if verdict.credentials:
+                self.directory.refused(remote_address, incoming.username)
+            await self._refuse(writer, verdict, incoming, address)
         key = f"{verdict.account_id}:{incoming.client_id}"
         if not incoming.clean_session and not self.router.accounts.may_keep_session(
             verdict.account_id, key
         ):
             over = Refusal(IDENTIFIER_REJECTED, "the account keeps its most persistent sessions")
-            await self._refuse(writer, over, incoming, remote_address)
+            await self._refuse(writer, over, incoming, address)
         session = await self._take_session(incoming, verdict)
         if self.directory.epoch() != epoch and not self.directory.still_allowed(verdict):
             revoked = Refusal(NOT_AUTHORIZED, "revoked while connecting")
-            await self._refuse(writer, revoked, incoming, remote_address)
+            await self._refuse(writer, revoked, incoming, address)
         state = state_of(session)
         assert state is not None
         handler.prepare(self.router, state, self.directory)
@@ -153,31 +162,49 @@ class EdgeBroker(Broker):
         return handler, session
 
     async def _read_connect(
-        self, reader: ReaderAdapter, writer: WriterAdapter
+        self, reader: ReaderAdapter, writer: WriterAdapter, address: str
     ) -> tuple[EdgeHandler, Session]:
+        """The CONNECT, read whole within CONNECT_SECONDS (embedded_broker/connections.py)
+        and parsed by amqtt; any failure is logged here, once, and raised as `Refused`."""
         try:
-            connect = EdgeHandler.init_from_connect(reader, writer, self.plugins_manager)
-            return cast(
-                tuple[EdgeHandler, Session], await asyncio.wait_for(connect, CONNECT_SECONDS)
+            read = connections.read_connect(reader, self.router.limits.max_message_bytes)
+            packet = await asyncio.wait_for(read, CONNECT_SECONDS)
+            level = connections.unserved_level(packet)
+            if level is not None:
+                await self._refuse_level(writer, level, address)
+            connect = EdgeHandler.init_from_connect(
+                BufferReader(packet), writer, self.plugins_manager
             )
+            return cast(tuple[EdgeHandler, Session], await connect)
+        except connections.Refused:
+            raise
         except TimeoutError:
             await writer.close()
-            raise NoDataError("no CONNECT within the time limit") from None
+            reason = f"no CONNECT within {CONNECT_SECONDS:g} s"
+        except Exception as exc:  # amqtt's refusals (it sent a CONNACK), a malformed CONNECT
+            await writer.close()
+            reason = str(exc) if str(exc) not in ("", "None") else type(exc).__name__
+        connections.refused(reason, address)
+        raise connections.Refused(reason)
+
+    async def _refuse_level(self, writer: WriterAdapter, level: int, address: str) -> NoReturn:
+        """MQTT 3.1.1, 3.1.2.2: an unsupported protocol level gets CONNACK 1, then the
+        connection is closed (MQTT 5 clients otherwise waited 10 s for nothing)."""
+        self.router.stats.refused_connects += 1
+        connections.refused(f"MQTT protocol level {level} is not served, CONNACK 1", address)
+        await ConnackPacket.build(0, UNACCEPTABLE_PROTOCOL_VERSION).to_stream(writer)
+        await writer.close()
+        raise connections.Refused(f"protocol level {level}")
 
     async def _refuse(
         self, writer: WriterAdapter, refusal: Refusal, incoming: Session, address: str
     ) -> NoReturn:
         self.router.stats.refused_connects += 1
-        log.warning(
-            "mqtt connection refused (%s, CONNACK %d): client id %r from %s",
-            refusal.reason,
-            refusal.code,
-            incoming.client_id,
-            address,
-        )
+        reason = f"{refusal.reason}, CONNACK {refusal.code}"
+        connections.refused(reason, address, incoming.client_id)
         await ConnackPacket.build(0, refusal.code).to_stream(writer)
         await writer.close()
-        raise MQTTError(f"connection refused: {refusal.reason}")
+        raise connections.Refused(f"connection refused: {refusal.reason}")
 
     async def _take_session(self, incoming: Session, client: MqttClient) -> Session:
         """The session this connection continues (clean session false) or starts, keyed by
@@ -220,8 +247,7 @@ class EdgeBroker(Broker):
         wait until amqtt is done with it (its will sent, its session disconnected)."""
         if not isinstance(handler, EdgeHandler) or not hasattr(handler, "finished"):
             return
-        if handler.writer is not None:
-            cast(Link, handler.writer).abort()
+        handler.end("taken over by a new connection with the same client ID")
         await handler.finished.wait()
 
     async def _authenticate(self, session: Session, _: ListenerConfig) -> bool:
@@ -236,15 +262,26 @@ class EdgeBroker(Broker):
         server: Any,
         listener_name: str,
     ) -> None:
+        state = state_of(client_session)
+        assert state is not None
+        client_id = (client_session.client_id or "").split(":", 1)[-1]
+        address = f"{client_session.remote_address}:{client_session.remote_port}"
+        connections.connected(state.client, client_id, address)
         try:
             await super()._handle_client_session(
                 reader, writer, client_session, handler, server, listener_name
             )
         finally:
+            reason = handler.end_reason or self._ended_by_broker(state)
+            connections.disconnected(state.client, client_id, address, reason)
             handler.finished.set()
-            state = state_of(client_session)
-            if state is not None and state.revoked:
+            if state.revoked:
                 await self._delete_session(client_session.client_id)
+
+    def _ended_by_broker(self, state: ClientSession) -> str:
+        if state.revoked:
+            return "no longer allowed"
+        return "the server is stopping" if self._stopping else "the connection was lost"
 
     # Messages and subscriptions, from amqtt's own flows (will messages, BrokerContext)
 

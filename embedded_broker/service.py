@@ -160,5 +160,9 @@ class MqttService:
 
 
 def _no_start_traceback(record: logging.LogRecord) -> bool:
-    """A failed start (a port in use) is reported once, by `edge serve`, as one line."""
-    return record.getMessage() != "Broker startup failed"
+    """A failed start (a port in use) is reported once, by `edge serve`, as one line; a
+    refused connection once, by embedded_broker/connections.py (amqtt repeated it)."""
+    text = record.getMessage()
+    return text != "Broker startup failed" and not text.startswith(
+        "Failed to initialize client session"
+    )
