@@ -8,8 +8,9 @@ small write (`storage`: `full` while the disk has no room, so writes answer 507,
 writable` while it refuses writes, so they answer 503; an empty commit writes nothing, so
 the writer alone would not tell); the MQTT broker (`mqtt`) is
 ok while every enabled listener accepts connections (absent when all are turned off).
-A change is logged at WARNING when a part got worse, at INFO when it recovered, and the
-first reading at INFO unless a part fails: a clean start logs no warning.
+A change is logged at WARNING when a part got worse and at INFO otherwise (a recovery, the
+broker starting); the first reading only when a part fails (at WARNING). So a clean start
+logs one INFO line, once the broker listens, and a failed start nothing of health.
 While serving, /v2/health is always a 200 (the SDK's
 HealthInfo: `status` is ok, degraded, starting or stopping, and each component has its
 own entry); /v2/health/ready is 200 only when every component is ok and the server is not
@@ -89,11 +90,10 @@ class Probe:
         broker = self._broker_state()
         if broker is not None:
             found["mqtt"] = broker
-        if found != self.health.components or self.health.checked is None:
-            level = logging.WARNING if _worse(self.health.components, found) else logging.INFO
+        worse = _worse(self.health.components, found)
+        if worse or (found != self.health.components and self.health.checked is not None):
             shown = ", ".join(f"{k} {v}" for k, v in found.items())
-            when = "changed" if self.health.checked else "at start"
-            log.log(level, "health %s: %s", when, shown)
+            log.log(logging.WARNING if worse else logging.INFO, "health changed: %s", shown)
         self.health.components = found
         self.health.checked = clock.now_iso()
 
@@ -151,9 +151,8 @@ class Probe:
 
 
 def _worse(before: dict[str, str], now: dict[str, str]) -> bool:
-    """Whether a part is now in a failing state it was not in: a WARNING. A recovery, a
-    part starting (the broker is `stopped` until it listens) or the first reading when all
-    is well is only news (INFO); a first reading that finds a part failing is a WARNING."""
+    """Whether a part is now in a failing state it was not in (a first reading that finds
+    one failing included). A recovery, or a part `starting`, is not."""
     return any(v not in (OK, STARTING) and before.get(k) != v for k, v in now.items())
 
 
