@@ -34,6 +34,7 @@ SECRET_WORDS = ("password", "token", "secret", "code", "key", "hash", "otp")
 # What the actions are, by family; the list the docs and the tests name.
 ACTIONS = {
     "sign-in": ("sign_in", "sign_in_failed", "sign_in_locked", "sign_in_blocks_cleared"),
+    "mqtt": ("mqtt_auth_failed",),
     "mfa": ("mfa_enabled", "mfa_disabled"),
     "passwords": ("password_changed", "password_reset", "password_set_by_operator"),
     "users": ("user_created", "user_updated", "user_deleted"),

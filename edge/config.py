@@ -427,6 +427,30 @@ SETTINGS: tuple[Setting, ...] = (
         "Bytes waiting for one MQTT client: past it QoS 0 messages to it are dropped",
     ),
     Setting(
+        "mqtt_max_subscriptions",
+        _int_range(1, 100_000),
+        500,
+        "Topic filters one MQTT session may hold; SUBACK refuses more with 0x80",
+    ),
+    Setting(
+        "mqtt_account_sessions",
+        _int_range(1, 100_000),
+        10,
+        "Persistent MQTT sessions (clean session false) one device or user may keep",
+    ),
+    Setting(
+        "mqtt_account_queue_bytes",
+        _int_range(65536, 1 << 40),
+        64 * 1024 * 1024,
+        "Bytes of QoS 1/2 messages waiting for all the MQTT sessions of one device or user",
+    ),
+    Setting(
+        "mqtt_account_retained_bytes",
+        _int_range(0, 1 << 40),
+        16 * 1024 * 1024,
+        "Bytes of retained MQTT messages (topic and payload) one device or user may keep",
+    ),
+    Setting(
         "mqtt_session_expiry_hours",
         _int_range(1, 87600),
         168,
@@ -555,6 +579,10 @@ class Config:
     mqtt_rate_limit: int = 1000
     mqtt_queue_messages: int = 1000
     mqtt_queue_bytes: int = 1024 * 1024
+    mqtt_max_subscriptions: int = 500
+    mqtt_account_sessions: int = 10
+    mqtt_account_queue_bytes: int = 64 * 1024 * 1024
+    mqtt_account_retained_bytes: int = 16 * 1024 * 1024
     mqtt_session_expiry_hours: int = 168
     files_max_upload_bytes: int = 5 * GIB
     files_min_part_bytes: int = 5 * MIB

@@ -17,12 +17,14 @@ from amqtt.mqtt.connack import BAD_USERNAME_PASSWORD, NOT_AUTHORIZED
 from amqtt.session import Session
 
 from edge.devices.mqtt_clients import ClientDirectory, MqttClient
+from embedded_broker import acl
 
 
 @dataclass(frozen=True)
 class Refusal:
     code: int
     reason: str
+    credentials: bool = False  # the credentials did not open (audited, docs/audit.md)
 
 
 def authenticate(
@@ -38,21 +40,22 @@ def _identify(directory: ClientDirectory, session: Session) -> MqttClient | Refu
     certificate = _peer_certificate(session.ssl_object)
     if certificate is not None:
         client = directory.by_certificate(certificate)
-        return client or Refusal(NOT_AUTHORIZED, "client certificate not accepted")
+        return client or Refusal(NOT_AUTHORIZED, "client certificate not accepted", True)
     username, password = session.username, session.password
     if not password:
-        return Refusal(NOT_AUTHORIZED, "no credentials")
+        return Refusal(NOT_AUTHORIZED, "no credentials", True)
     client = directory.by_api_key(username, password) if username else None
     if client is None and password.count(".") == 2:  # a JWT: header.claims.signature
         client = directory.by_access_token(password)
-    return client or Refusal(BAD_USERNAME_PASSWORD, "user name and password not accepted")
+    return client or Refusal(BAD_USERNAME_PASSWORD, "user name and password not accepted", True)
 
 
 def _check_will(client: MqttClient, session: Session, max_message_bytes: int) -> Refusal | None:
     if not session.will_flag:
         return None
-    if not client.rights.may_publish(session.will_topic or ""):
-        return Refusal(NOT_AUTHORIZED, "will topic outside the client's rights")
+    refusal = acl.publish_refusal(client, session.will_topic or "")
+    if refusal is not None:
+        return Refusal(NOT_AUTHORIZED, f"will topic refused ({refusal})")
     if len(session.will_message or b"") > max_message_bytes:
         return Refusal(NOT_AUTHORIZED, "will message over the size limit")
     return None

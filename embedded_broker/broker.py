@@ -6,7 +6,7 @@ still exist):
 - `stream_connected` / `ws_connected`: the connection limit, and our links
   (embedded_broker/links.py) as amqtt's reader and writer.
 - `_create_server_instance`: serve on the sockets `edge serve` bound before it created
-  anything (edge/ops/listening.py).
+  anything (edge/ops/listening.py); WebSocket listeners with bounded buffers.
 - `_initialize_client_session`: authenticate before any session is touched (amqtt deletes
   or takes over an existing session by client ID before authenticating), namespace client
   IDs by account (two tenants' "sensor-1" never meet), take over a live connection
@@ -32,19 +32,26 @@ from functools import partial
 from typing import Any, NoReturn, cast
 
 import websockets
-from amqtt.adapters import ReaderAdapter, WriterAdapter
+import websockets.asyncio.server
+from amqtt.adapters import BufferReader, ReaderAdapter, WriterAdapter
 from amqtt.broker import Broker
 from amqtt.contexts import ListenerConfig, ListenerType
-from amqtt.errors import MQTTError, NoDataError
-from amqtt.mqtt.connack import NOT_AUTHORIZED, ConnackPacket
+from amqtt.mqtt.connack import (
+    IDENTIFIER_REJECTED,
+    NOT_AUTHORIZED,
+    UNACCEPTABLE_PROTOCOL_VERSION,
+    ConnackPacket,
+)
 from amqtt.session import Session
 from amqtt.utils import gen_client_id
 
 from edge.devices.mqtt_clients import ClientDirectory, MqttClient
+from embedded_broker import acl, connections
 from embedded_broker.authentication import Refusal, authenticate
 from embedded_broker.frames import Message
 from embedded_broker.handler import EdgeHandler
-from embedded_broker.links import Link, TcpReader, TcpWriter, WsReader, WsWriter
+from embedded_broker.links import TcpReader, TcpWriter, WsReader, WsWriter
+from embedded_broker.listeners import websocket_bounds
 from embedded_broker.persistence import StoredSession
 from embedded_broker.router import REFUSED, Router
 from embedded_broker.sessions import ClientSession
@@ -81,6 +88,7 @@ class EdgeBroker(Broker):
         if not self._admit():
             writer.transport.abort()
             return
+        connections.listener.set(listener_name)  # this connection's task and its log lines
         try:
             await self._client_connected(listener_name, TcpReader(reader), TcpWriter(writer))
         finally:
@@ -90,6 +98,7 @@ class EdgeBroker(Broker):
         if not self._admit():
             websocket.transport.abort()
             return
+        connections.listener.set(listener_name)
         try:
             await self._client_connected(listener_name, WsReader(websocket), WsWriter(websocket))
         finally:
@@ -104,18 +113,23 @@ class EdgeBroker(Broker):
         ssl_context: ssl.SSLContext | None,
     ) -> Any:
         """A listener bound beforehand (`edge serve` binds every port before it creates
-        anything) serves on its socket; any other binds its port as amqtt does."""
+        anything) serves on its socket; any other binds its port as amqtt does. WebSocket
+        listeners are bounded as TCP ones are (embedded_broker/listeners.py,
+        `websocket_bounds`): the library's defaults buffered up to 16 frames of 1 MiB per
+        client."""
         sock = self.sockets.pop(listener_name, None)
+        if listener_type == ListenerType.WS:
+            where: dict[str, Any] = {"sock": sock} if sock else {"host": address, "port": port}
+            return await websockets.asyncio.server.serve(
+                partial(self.ws_connected, listener_name=listener_name),
+                ssl=ssl_context,
+                subprotocols=[websockets.Subprotocol("mqtt")],
+                **where,
+                **websocket_bounds(self.router.limits.max_message_bytes),
+            )
         if sock is None:
             return await super()._create_server_instance(
                 listener_name, listener_type, address, port, ssl_context
-            )
-        if listener_type == ListenerType.WS:
-            return await websockets.serve(
-                partial(self.ws_connected, listener_name=listener_name),
-                sock=sock,
-                ssl=ssl_context,
-                subprotocols=[websockets.Subprotocol("mqtt")],
             )
         return await asyncio.start_server(
             partial(self.stream_connected, listener_name=listener_name), sock=sock, ssl=ssl_context
@@ -137,16 +151,25 @@ class EdgeBroker(Broker):
     async def _initialize_client_session(
         self, reader: ReaderAdapter, writer: WriterAdapter, remote_address: str, remote_port: int
     ) -> tuple[EdgeHandler, Session]:
-        handler, incoming = await self._read_connect(reader, writer)
+        address = f"{remote_address}:{remote_port}"
+        handler, incoming = await self._read_connect(reader, writer, address)
         epoch = self.directory.epoch()
         verdict = authenticate(self.directory, incoming, self.router.limits.max_message_bytes)
         incoming.password = None  # not kept in memory any longer than needed
         if isinstance(verdict, Refusal):
-            await self._refuse(writer, verdict, incoming, remote_address)
+            if verdict.credentials:
+                self.directory.refused(remote_address, incoming.username)
+            await self._refuse(writer, verdict, incoming, address)
+        key = f"{verdict.account_id}:{incoming.client_id}"
+        if not incoming.clean_session and not self.router.accounts.may_keep_session(
+            verdict.account_id, key
+        ):
+            over = Refusal(IDENTIFIER_REJECTED, "the account keeps its most persistent sessions")
+            await self._refuse(writer, over, incoming, address)
         session = await self._take_session(incoming, verdict)
         if self.directory.epoch() != epoch and not self.directory.still_allowed(verdict):
             revoked = Refusal(NOT_AUTHORIZED, "revoked while connecting")
-            await self._refuse(writer, revoked, incoming, remote_address)
+            await self._refuse(writer, revoked, incoming, address)
         state = state_of(session)
         assert state is not None
         handler.prepare(self.router, state, self.directory)
@@ -155,31 +178,49 @@ class EdgeBroker(Broker):
         return handler, session
 
     async def _read_connect(
-        self, reader: ReaderAdapter, writer: WriterAdapter
+        self, reader: ReaderAdapter, writer: WriterAdapter, address: str
     ) -> tuple[EdgeHandler, Session]:
+        """The CONNECT, read whole within CONNECT_SECONDS (embedded_broker/connections.py)
+        and parsed by amqtt; any failure is logged here, once, and raised as `Refused`."""
         try:
-            connect = EdgeHandler.init_from_connect(reader, writer, self.plugins_manager)
-            return cast(
-                tuple[EdgeHandler, Session], await asyncio.wait_for(connect, CONNECT_SECONDS)
+            read = connections.read_connect(reader, self.router.limits.max_message_bytes)
+            packet = await asyncio.wait_for(read, CONNECT_SECONDS)
+            level = connections.unserved_level(packet)
+            if level is not None:
+                await self._refuse_level(writer, level, address)
+            connect = EdgeHandler.init_from_connect(
+                BufferReader(packet), writer, self.plugins_manager
             )
+            return cast(tuple[EdgeHandler, Session], await connect)
+        except connections.Refused:
+            raise
         except TimeoutError:
             await writer.close()
-            raise NoDataError("no CONNECT within the time limit") from None
+            reason = f"no CONNECT within {CONNECT_SECONDS:g} s"
+        except Exception as exc:  # amqtt's refusals (it sent a CONNACK), a malformed CONNECT
+            await writer.close()
+            reason = str(exc) if str(exc) not in ("", "None") else type(exc).__name__
+        connections.refused(reason, address)
+        raise connections.Refused(reason)
+
+    async def _refuse_level(self, writer: WriterAdapter, level: int, address: str) -> NoReturn:
+        """MQTT 3.1.1, 3.1.2.2: an unsupported protocol level gets CONNACK 1, then the
+        connection is closed (MQTT 5 clients otherwise waited 10 s for nothing)."""
+        self.router.stats.refused_connects += 1
+        connections.refused(f"MQTT protocol level {level} is not served, CONNACK 1", address)
+        await ConnackPacket.build(0, UNACCEPTABLE_PROTOCOL_VERSION).to_stream(writer)
+        await writer.close()
+        raise connections.Refused(f"protocol level {level}")
 
     async def _refuse(
         self, writer: WriterAdapter, refusal: Refusal, incoming: Session, address: str
     ) -> NoReturn:
         self.router.stats.refused_connects += 1
-        log.warning(
-            "mqtt connection refused (%s, CONNACK %d): client id %r from %s",
-            refusal.reason,
-            refusal.code,
-            incoming.client_id,
-            address,
-        )
+        reason = f"{refusal.reason}, CONNACK {refusal.code}"
+        connections.refused(reason, address, incoming.client_id)
         await ConnackPacket.build(0, refusal.code).to_stream(writer)
         await writer.close()
-        raise MQTTError(f"connection refused: {refusal.reason}")
+        raise connections.Refused(f"connection refused: {refusal.reason}")
 
     async def _take_session(self, incoming: Session, client: MqttClient) -> Session:
         """The session this connection continues (clean session false) or starts, keyed by
@@ -193,7 +234,7 @@ class EdgeBroker(Broker):
             if old is not None:
                 await self._delete_session(key)
             incoming.parent = 0
-            state = ClientSession(key, client, self.router.limits, self.router.stats)
+            state = self.router.new_session(key, client)
             incoming.attributes[KEY] = state
             if not incoming.clean_session:
                 self.router.make_persistent(state)
@@ -208,13 +249,12 @@ class EdgeBroker(Broker):
         session.ssl_object, session.parent = incoming.ssl_object, 1
         state = state_of(session)
         if state is None:  # a session amqtt made offline (BrokerContext.add_subscription)
-            state = ClientSession(session.client_id, client, self.router.limits, self.router.stats)
+            state = self.router.new_session(session.client_id, client)
             session.attributes[KEY] = state
         state.client = client
+        narrowed = [f for f in state.subscriptions if acl.subscribe_refusal(client, f)]
+        self.router.unsubscribe(state, narrowed)  # rights may have narrowed since
         self.router.make_persistent(state)
-        for topic_filter in list(state.subscriptions):  # rights may have narrowed since
-            if not client.rights.may_subscribe(topic_filter):
-                self.router.unsubscribe(state, topic_filter)
         self.router.persist(state, messages=True)  # connected again: what waits is in memory
         return session
 
@@ -223,8 +263,7 @@ class EdgeBroker(Broker):
         wait until amqtt is done with it (its will sent, its session disconnected)."""
         if not isinstance(handler, EdgeHandler) or not hasattr(handler, "finished"):
             return
-        if handler.writer is not None:
-            cast(Link, handler.writer).abort()
+        handler.end("taken over by a new connection with the same client ID")
         await handler.finished.wait()
 
     async def _authenticate(self, session: Session, _: ListenerConfig) -> bool:
@@ -239,15 +278,26 @@ class EdgeBroker(Broker):
         server: Any,
         listener_name: str,
     ) -> None:
+        state = state_of(client_session)
+        assert state is not None
+        client_id = (client_session.client_id or "").split(":", 1)[-1]
+        address = f"{client_session.remote_address}:{client_session.remote_port}"
+        connections.connected(state.client, client_id, address)
         try:
             await super()._handle_client_session(
                 reader, writer, client_session, handler, server, listener_name
             )
         finally:
+            reason = handler.end_reason or self._ended_by_broker(state)
+            connections.disconnected(state.client, client_id, address, reason)
             handler.finished.set()
-            state = state_of(client_session)
-            if state is not None and state.revoked:
+            if state.revoked:
                 await self._delete_session(client_session.client_id)
+
+    def _ended_by_broker(self, state: ClientSession) -> str:
+        if state.revoked:
+            return "no longer allowed"
+        return "the server is stopping" if self._stopping else "the connection was lost"
 
     # Messages and subscriptions, from amqtt's own flows (will messages, BrokerContext)
 
@@ -267,19 +317,23 @@ class EdgeBroker(Broker):
         qos: int | None = None,
     ) -> None:
         if topic_name:
-            await self.router.retain(Message.of(topic_name, bytes(data or b""), qos or 0))
+            state = state_of(source_session) if source_session is not None else None
+            owner = state.client.account_id if state is not None else None
+            stored = self.router.retain(Message.of(topic_name, bytes(data or b""), qos or 0), owner)
+            if stored is not None:
+                await stored
 
     async def add_subscription(self, subscription: tuple[str, int], session: Session) -> int:
         state = state_of(session)
         if state is None:
             return REFUSED
-        return self.router.subscribe(state, subscription[0], subscription[1])
+        return self.router.subscribe(state, [subscription])[0]
 
     def _del_subscription(self, a_filter: str, session: Session) -> int:
         state = state_of(session)
         if state is None or a_filter not in state.subscriptions:
             return 0
-        self.router.unsubscribe(state, a_filter)
+        self.router.unsubscribe(state, [a_filter])
         return 1
 
     async def _del_all_subscriptions(self, session: Session) -> None:
@@ -313,10 +367,8 @@ class EdgeBroker(Broker):
             handler, session = self.create_offline_session(record.key)
             session.clean_session = False
             session.last_disconnect_time = int(record.disconnected_at or time.time())
-            state = ClientSession(record.key, client, self.router.limits, self.router.stats)
-            for topic_filter, qos in record.subscriptions.items():
-                if client.rights.may_subscribe(topic_filter):
-                    self.router.subscribe(state, topic_filter, qos)
+            state = self.router.new_session(record.key, client)
+            self.router.subscribe(state, list(record.subscriptions.items()))  # rights as now
             state.incoming_qos2.update(record.incoming_qos2)
             state.restore(record.messages)
             self.router.make_persistent(state)
@@ -356,9 +408,8 @@ class EdgeBroker(Broker):
             and state.link is None
         ]
         stored = self.router.sessions
-        with _logged_failure():
-            if offline:
-                await stored.save(offline, True)
+        with _logged_failure():  # one write per session: no write holds the writer long
+            await asyncio.gather(*(stored.save([snapshot], True) for snapshot in offline))
         await super().shutdown()
         with _logged_failure():
             await stored.save([], False)  # every earlier write is committed too

@@ -32,24 +32,26 @@ class EdgeHandler(BrokerProtocolHandler):
         self.finished = asyncio.Event()  # set once the broker is done with the connection
         self._idle: asyncio.TimerHandle | None = None
         self._inbound: Inbound | None = None
+        self.end_reason: str | None = None  # why the connection ended, for the log
 
     async def _reader_loop(self) -> None:
         """Replaces amqtt's: same contract (ready, then closed, then stopped)."""
         self._reader_ready.set()
         session, link = self.client_session, cast(Link, self.writer)
-        session.on_overflow = link.abort
+        session.on_overflow = lambda: self.end("its queue is full (a slow client)")
         session.attach(link)
         self._inbound = Inbound(self.router, session, link, self.directory, self._disconnect)
         self._watch_idle()
         try:
             await self._inbound.serve(cast(ChunkReader, self.reader))
         except ProtocolError as exc:
-            log.warning("mqtt client %s broke the protocol (%s): disconnected", session.key, exc)
+            self.end_reason = self.end_reason or f"broke the protocol: {exc}"
         except asyncio.CancelledError:
             pass
         except (ConnectionError, OSError):
             pass
         except Exception:
+            self.end_reason = "unexpected error"
             log.exception("mqtt client %s: unexpected error, disconnected", session.key)
         finally:
             self._closed()
@@ -70,8 +72,15 @@ class EdgeHandler(BrokerProtocolHandler):
         self.client_session.offer(Message.of(topic, bytes(data), level), level, retain)
         return OutgoingApplicationMessage(None, topic, qos, data, retain)
 
+    def end(self, reason: str) -> None:
+        """Drop the connection now (a slow client, a takeover, revocation)."""
+        self.end_reason = self.end_reason or reason
+        if self.writer is not None:
+            cast(Link, self.writer).abort()
+
     async def _disconnect(self) -> None:
         """DISCONNECT: amqtt ends the session without publishing the will (MQTT-3.14.4-3)."""
+        self.end_reason = self.end_reason or "the client disconnected"
         await self.handle_disconnect(DisconnectPacket())
 
     def _closed(self) -> None:
@@ -95,9 +104,6 @@ class EdgeHandler(BrokerProtocolHandler):
         loop = asyncio.get_running_loop()
         idle = loop.time() - self._inbound.last_read
         if idle >= limit:
-            log.info(
-                "mqtt client %s silent past its keep-alive: disconnected", self.client_session.key
-            )
-            cast(Link, self.writer).abort()
+            self.end(f"silent for {limit:g} s, past its keep-alive")
             return
         self._idle = loop.call_later(limit - idle, self._watch_idle)

@@ -22,7 +22,7 @@ from amqtt.mqtt.unsuback import UnsubackPacket
 from amqtt.mqtt.unsubscribe import UnsubscribePacket
 
 from edge.devices.mqtt_clients import ClientDirectory
-from embedded_broker import frames
+from embedded_broker import acl, frames
 from embedded_broker.frames import Message, ProtocolError
 from embedded_broker.links import ChunkReader, Link
 from embedded_broker.router import REFUSED, Router
@@ -49,7 +49,7 @@ class Inbound:
         self.link = link
         self.directory = directory
         self.on_disconnect = on_disconnect
-        self._known: dict[bytes, tuple[str, bool]] = {}  # topic -> (name, may publish)
+        self._known: dict[bytes, tuple[str, str | None]] = {}  # topic -> (name, refusal)
         self._loop = asyncio.get_running_loop()
         self._rate = router.limits.rate_limit
         self._tokens = float(self._rate)
@@ -94,11 +94,12 @@ class Inbound:
         known = self._known.get(topic_bytes)
         if known is None:
             known = self._check(topic_bytes)
-        topic, allowed = known
+        topic, refusal = known
         self.router.stats.received += 1
-        if not allowed:
+        if refusal is not None:
             self.router.stats.refused_publishes += 1
-            self.router.refusal(self.session, "publish", topic, qos, end - payload_start)
+            size = end - payload_start
+            self.router.refusal(self.session, "publish", topic, qos, size, refusal)
             self._acknowledge(qos, packet_id)
             return None
         if qos == 2 and not self._first_delivery(packet_id):
@@ -106,7 +107,10 @@ class Inbound:
             return None
         message = Message(topic, topic_bytes, data[payload_start:end], qos)
         if first & 1:
-            stored = self.router.retain(message)
+            stored = self.router.retain(message, self.session.client.account_id)
+            if stored is None:  # past the account's retained bytes: refused and counted
+                self._acknowledge(qos, packet_id)
+                return None
             if qos:
                 return self._after_commit(stored, message, packet_id)
             asyncio.ensure_future(stored).add_done_callback(_report_store_failure)
@@ -116,8 +120,8 @@ class Inbound:
         self._acknowledge(qos, packet_id)
         return None
 
-    def _check(self, topic_bytes: bytes) -> tuple[str, bool]:
-        known = (topic := _topic(topic_bytes)), self.session.client.rights.may_publish(topic)
+    def _check(self, topic_bytes: bytes) -> tuple[str, str | None]:
+        known = (topic := _topic(topic_bytes)), acl.publish_refusal(self.session.client, topic)
         if len(self._known) < CACHED_TOPICS:
             self._known[topic_bytes] = known
         return known
@@ -195,7 +199,7 @@ class Inbound:
         wanted: list[tuple[str, int]] = packet.payload.topics
         if not wanted or any(not 0 <= qos <= 2 for _, qos in wanted):
             raise ProtocolError("malformed SUBSCRIBE")
-        granted = [self.router.subscribe(self.session, f, qos) for f, qos in wanted]
+        granted = self.router.subscribe(self.session, wanted)
         packet_id = packet.variable_header.packet_id
         self.link.send(SubackPacket.build(packet_id, granted).to_bytes())
         for (topic_filter, _), qos in zip(wanted, granted, strict=True):
@@ -206,8 +210,7 @@ class Inbound:
     async def _unsubscribe(self, first: int, body: bytes) -> None:
         header = MQTTFixedHeader(frames.UNSUBSCRIBE, first & 0x0F, len(body))
         packet = await UnsubscribePacket.from_stream(BufferReader(body), fixed_header=header)
-        for topic_filter in packet.payload.topics:
-            self.router.unsubscribe(self.session, topic_filter)
+        self.router.unsubscribe(self.session, packet.payload.topics)
         self.link.send(UnsubackPacket.build(packet.variable_header.packet_id).to_bytes())
 
     async def _pace(self, published: int) -> None:

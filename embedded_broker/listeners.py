@@ -1,7 +1,13 @@
 """The listeners, from the settings: MQTT over TCP, over TLS (server certificate from the
 site CA; device client certificates requested and verified against it), over WebSockets,
 and over WebSockets with TLS (the same certificates as the TLS listener), each on HOST and
-each turned off by port 0."""
+each turned off by port 0.
+
+A WebSocket connection buffers what TCP would leave in the kernel: the `websockets`
+library's defaults let each client hold 16 incoming frames of up to 1 MiB (30 paused
+clients took 300 MiB). `websocket_bounds` holds it to what a TCP client may cost: one
+frame at most one MQTT packet of `mqtt_max_message_bytes` (its fixed header included),
+a few frames waiting, and the write buffer TCP transports have."""
 
 from __future__ import annotations
 
@@ -10,6 +16,10 @@ from typing import Any
 
 from edge.config import Config
 from edge.ops import ca
+
+WS_MAX_QUEUE = 4  # incoming frames buffered before the library stops reading the socket
+WS_WRITE_LIMIT = 64 * 1024  # asyncio's high-water mark of a TCP transport's write buffer
+MQTT_FIXED_HEADER = 5  # packet type and at most four bytes of remaining length
 
 
 @dataclass(frozen=True)
@@ -59,4 +69,13 @@ def amqtt_config(config: Config, listeners: list[Listener]) -> dict[str, Any]:
         "plugins": {},
         "timeout_disconnect_delay": 0,
         "session_expiry_interval": config.mqtt_session_expiry_hours * 3600,
+    }
+
+
+def websocket_bounds(max_message_bytes: int) -> dict[str, Any]:
+    """The `websockets.serve` arguments that bound one WebSocket client's buffers."""
+    return {
+        "max_size": max_message_bytes + MQTT_FIXED_HEADER,
+        "max_queue": WS_MAX_QUEUE,
+        "write_limit": WS_WRITE_LIMIT,
     }

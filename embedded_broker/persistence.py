@@ -4,7 +4,8 @@ session outlives its connection: the broker writes through a `SessionStore`
 
 What is written, and when (docs/mqtt.md):
 - the session (owner, credential, subscriptions, QoS 2 identifiers not yet released) when
-  it is created or resumed and whenever its subscriptions change;
+  it is created or resumed and whenever its subscriptions change: once per SUBSCRIBE or
+  UNSUBSCRIBE packet, at most one such write waiting per session (Router.save_subscriptions);
 - its QoS 1/2 messages in flight and waiting, in place of the stored ones, when its
   client goes away and when the broker stops;
 - each QoS 1/2 message queued for it while its client is away, committed before the

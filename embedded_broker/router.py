@@ -1,5 +1,6 @@
-"""Where messages go: subscriptions (checked against the client's topic rights),
-retained messages, and the fan-out of one published message to every matching session.
+"""Where messages go: subscriptions (checked by the broker's ACL, embedded_broker/acl.py,
+and bounded per session by `max_subscriptions`), retained messages, and the fan-out of
+one published message to every matching session.
 
 Refusals are logged with the client, the topic or filter and the size, never the payload;
 past `LOGGED_REFUSALS` only every thousandth is logged (all are counted), so a misbehaving
@@ -10,8 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable, Sequence
 
+from edge.devices.mqtt_clients import MqttClient
+from embedded_broker import acl
+from embedded_broker.accounts import RETAINED, AccountLimits, Accounts
 from embedded_broker.frames import Message
 from embedded_broker.persistence import MessageTuple, SessionStore
 from embedded_broker.retained import RetainedMessages, RetainedStore
@@ -19,19 +23,32 @@ from embedded_broker.sessions import ClientSession, Limits, Stats
 from embedded_broker.subscriptions import SubscriptionTree
 
 REFUSED = 0x80
+_OVER_LIMIT = -1  # a filter past max_subscriptions (answered 0x80, logged once per packet)
 LOGGED_REFUSALS = 20
 log = logging.getLogger("edge.mqtt")
 
 
 class Router:
-    def __init__(self, limits: Limits, store: RetainedStore, sessions: SessionStore) -> None:
+    def __init__(
+        self,
+        limits: Limits,
+        store: RetainedStore,
+        sessions: SessionStore,
+        accounts: AccountLimits | None = None,
+    ) -> None:
         self.limits = limits
         self.stats = Stats()
+        self.accounts = Accounts(accounts or AccountLimits())
         self.tree: SubscriptionTree[ClientSession] = SubscriptionTree()
         self.retained = RetainedMessages(store)
         self._published: dict[str, int] = {}  # by organization, of sessions settled
         self.sessions = sessions
         self._journaled: list[Awaitable[None]] = []
+        self._saving: set[str] = set()  # sessions whose subscriptions are being stored
+        self._resave: set[str] = set()  # ... and changed again meanwhile
+
+    def new_session(self, key: str, client: MqttClient) -> ClientSession:
+        return ClientSession(key, client, self.limits, self.stats, self.accounts)
 
     def settle(self, session: ClientSession) -> None:
         """Move a session's count of published messages to its organization's."""
@@ -65,16 +82,21 @@ class Router:
 
     def make_persistent(self, session: ClientSession) -> None:
         session.persistent, session.journal = True, self.journal
+        self.accounts.kept(session.client.account_id, session.key)
 
     def persist(
         self, session: ClientSession, disconnected_at: float | None = None, messages: bool = False
     ) -> Awaitable[None]:
         """Store a persistent session (and, with `messages`, what is in flight and waiting
         in place of what was stored)."""
+        if messages:
+            self._resave.discard(session.key)  # this write carries the subscriptions too
         snapshot = session.snapshot(disconnected_at, messages)
         return _logged(self.sessions.save([snapshot], messages))
 
     def forget_stored(self, key: str) -> Awaitable[None]:
+        self._resave.discard(key)
+        self.accounts.ended(key)
         return _logged(self.sessions.forget(key))
 
     def route_to_device(self, device_id: str, message: Message) -> int:
@@ -90,26 +112,94 @@ class Router:
         self._journaled = []  # stored in the background; no publisher waits for a notice
         return count
 
-    def retain(self, message: Message) -> Awaitable[None]:
-        return self.retained.set(message)
+    def retain(self, message: Message, owner: str | None) -> Awaitable[None] | None:
+        """Keep (or clear) the topic's retained message, published by `owner`'s account;
+        None when that would take the account past its retained bytes (refused, counted
+        and logged). The bytes of a message replaced or cleared go back to its owner."""
+        old_owner, old_size = self.retained.held(message.topic)
+        if message.payload and owner is not None:
+            usage = self.accounts.usage(owner)
+            kept = usage.retained - (old_size if old_owner == owner else 0)
+            if kept + message.size > self.accounts.limits.retained_bytes:
+                self.accounts.refuse(owner, RETAINED, f"{usage.retained} bytes retained")
+                return None
+        if old_owner is not None:
+            self.accounts.usage(old_owner).retained -= old_size
+        if message.payload and owner is not None:
+            self.accounts.usage(owner).retained += message.size
+        return self.retained.set(message, owner)
 
-    def subscribe(self, session: ClientSession, topic_filter: str, qos: int) -> int:
-        """The granted QoS, or 0x80 for a filter outside the client's rights."""
-        if not session.client.rights.may_subscribe(topic_filter):
+    def load_retained(self) -> None:
+        """The stored retained messages, each counted against the account that published it."""
+        for owner, size in self.retained.load().items():
+            self.accounts.usage(owner).retained += size
+
+    def subscribe(self, session: ClientSession, wanted: Sequence[tuple[str, int]]) -> list[int]:
+        """The granted QoS of each filter, or 0x80 for one the client may not have or past
+        the session's `max_subscriptions`. A persistent session is stored once for the
+        whole packet, not once per filter."""
+        granted = [self._add(session, topic_filter, qos) for topic_filter, qos in wanted]
+        over = granted.count(_OVER_LIMIT)
+        if over:
+            granted = [REFUSED if qos == _OVER_LIMIT else qos for qos in granted]
+            log.warning(
+                "mqtt subscribe refused: client %s (%s %s), %d filters past the limit of %d"
+                " subscriptions per session",
+                session.key,
+                session.client.kind,
+                session.client.account_id,
+                over,
+                self.limits.max_subscriptions,
+            )
+        if session.persistent and any(qos != REFUSED for qos in granted):
+            self.save_subscriptions(session)
+        return granted
+
+    def unsubscribe(self, session: ClientSession, topic_filters: Iterable[str]) -> None:
+        """Remove filters (those the session does not hold are ignored); a persistent
+        session is stored once for the whole packet."""
+        removed = [f for f in topic_filters if self._remove(session, f)]
+        if removed and session.persistent:
+            self.save_subscriptions(session)
+
+    def save_subscriptions(self, session: ClientSession) -> None:
+        """Store a persistent session's subscriptions. At most one such write per session
+        waits for the writer at a time: a change made meanwhile is stored by one more write
+        once it is done, so a client sending SUBSCRIBE after SUBSCRIBE cannot queue more
+        than two writes of its session, whatever its pace."""
+        if session.key in self._saving:
+            self._resave.add(session.key)
+            return
+        self._saving.add(session.key)
+        saved = asyncio.ensure_future(self.persist(session))
+        saved.add_done_callback(lambda _: self._saved(session))
+
+    def _saved(self, session: ClientSession) -> None:
+        self._saving.discard(session.key)
+        if session.key in self._resave:
+            self._resave.discard(session.key)
+            if session.persistent and not session.revoked:
+                self.save_subscriptions(session)
+
+    def _add(self, session: ClientSession, topic_filter: str, qos: int) -> int:
+        refusal = acl.subscribe_refusal(session.client, topic_filter)
+        if refusal is not None:
             self.stats.refused_subscriptions += 1
-            self.refusal(session, "subscribe", topic_filter, qos, 0)
+            self.refusal(session, "subscribe", topic_filter, qos, 0, refusal)
             return REFUSED
-        session.subscriptions[topic_filter] = qos
+        held = session.subscriptions
+        if topic_filter not in held and len(held) >= self.limits.max_subscriptions:
+            self.stats.refused_subscriptions += 1
+            return _OVER_LIMIT
+        held[topic_filter] = qos
         self.tree.add(session, topic_filter, qos)
-        if session.persistent:
-            self.persist(session)
         return qos
 
-    def unsubscribe(self, session: ClientSession, topic_filter: str) -> None:
-        if session.subscriptions.pop(topic_filter, None) is not None:
-            self.tree.remove(session, topic_filter)
-            if session.persistent:
-                self.persist(session)
+    def _remove(self, session: ClientSession, topic_filter: str) -> bool:
+        if session.subscriptions.pop(topic_filter, None) is None:
+            return False
+        self.tree.remove(session, topic_filter)
+        return True
 
     def forget(self, session: ClientSession) -> None:
         """The session ends: its subscriptions and queues go."""
@@ -118,12 +208,15 @@ class Router:
         session.subscriptions.clear()
         session.clear()
 
-    def refusal(self, session: ClientSession, action: str, topic: str, qos: int, size: int) -> None:
+    def refusal(
+        self, session: ClientSession, action: str, topic: str, qos: int, size: int, reason: str
+    ) -> None:
         count = self.stats.refused_publishes + self.stats.refused_subscriptions
         if count <= LOGGED_REFUSALS or count % 1000 == 0:
             log.warning(
-                "mqtt %s refused: client %s (%s %s), topic %r, qos %d, %d bytes (%d refusals)",
+                "mqtt %s refused (%s): client %s (%s %s), topic %r, qos %d, %d bytes (%d refusals)",
                 action,
+                reason,
                 session.key,
                 session.client.kind,
                 session.client.account_id,

@@ -15,6 +15,7 @@ from amqtt.errors import BrokerError
 from edge.config import Config
 from edge.devices.mqtt_clients import ClientDirectory
 from embedded_broker import listeners
+from embedded_broker.accounts import AccountLimits
 from embedded_broker.broker import EdgeBroker
 from embedded_broker.frames import Message
 from embedded_broker.persistence import SessionStore
@@ -33,6 +34,15 @@ def limits(config: Config) -> Limits:
         max_message_bytes=config.mqtt_max_message_bytes,
         rate_limit=config.mqtt_rate_limit,
         max_connections=config.mqtt_max_connections,
+        max_subscriptions=config.mqtt_max_subscriptions,
+    )
+
+
+def account_limits(config: Config) -> AccountLimits:
+    return AccountLimits(
+        sessions=config.mqtt_account_sessions,
+        queue_bytes=config.mqtt_account_queue_bytes,
+        retained_bytes=config.mqtt_account_retained_bytes,
     )
 
 
@@ -46,13 +56,14 @@ class MqttService:
     ) -> None:
         self.config = config
         self.directory = directory
-        self.router = Router(limits(config), store, sessions)
+        self.router = Router(limits(config), store, sessions, account_limits(config))
         self.broker: EdgeBroker | None = None
         # Listeners bound beforehand by `edge serve` (edge/app.py `bind`), by name; a
         # listener without one binds its port at start.
         self.sockets: dict[str, socket.socket] = {}
         self._stop = asyncio.Event()
         self._watcher: asyncio.Task[None] | None = None
+        self._started = False  # start() was called (the broker is `starting` until then)
 
     @property
     def stats(self) -> Stats:
@@ -61,13 +72,14 @@ class MqttService:
     async def start(self) -> None:
         """Bind every enabled listener, or none: a port in use fails the start with the
         system's own error."""
+        self._started = True
         enabled = listeners.enabled(self.config)
         if not enabled:
             return
         for noisy in ("amqtt", "transitions"):  # a line per connection and state change
             logging.getLogger(noisy).setLevel(max(logging.WARNING, log.getEffectiveLevel()))
         logging.getLogger("amqtt.broker").addFilter(_no_start_traceback)
-        self.router.retained.load()
+        self.router.load_retained()
         broker = EdgeBroker(
             listeners.amqtt_config(self.config, enabled),
             self.router,
@@ -99,17 +111,20 @@ class MqttService:
         self.broker = None
 
     def state(self) -> str | None:
-        """The broker as /v2/health reports it; None when every listener is turned off."""
+        """The broker as /v2/health reports it; None when every listener is turned off.
+        `starting` only before start() (the health probe's first reading at start)."""
         if not listeners.enabled(self.config):
             return None
         if self.broker is None:
-            return "stopped"
+            return "stopped" if self._started else "starting"
         return "ok" if self.broker.listening() else "not listening"
 
     def figures(self) -> tuple[int, dict[str, int]]:
         """Open connections, and the counters since start (GET /metrics)."""
         live = self.broker.live if self.broker is not None else 0
-        return live, dataclasses.asdict(self.stats)
+        refused = self.router.accounts.refused
+        accounts = {f"account_{limit}_refusals": count for limit, count in refused.items()}
+        return live, {**dataclasses.asdict(self.stats), **accounts}
 
     def notify_device(self, device_id: str, topic: str, payload: bytes) -> int:
         """Publish a server notice (QoS 1, not retained) to one device's own sessions; a
@@ -152,5 +167,9 @@ class MqttService:
 
 
 def _no_start_traceback(record: logging.LogRecord) -> bool:
-    """A failed start (a port in use) is reported once, by `edge serve`, as one line."""
-    return record.getMessage() != "Broker startup failed"
+    """A failed start (a port in use) is reported once, by `edge serve`, as one line; a
+    refused connection once, by embedded_broker/connections.py (amqtt repeated it)."""
+    text = record.getMessage()
+    return text != "Broker startup failed" and not text.startswith(
+        "Failed to initialize client session"
+    )

@@ -10,7 +10,9 @@ The policy (docs/mqtt.md):
   `queue_messages` messages or `queue_bytes` bytes already wait, a connected client is
   disconnected (its persistent session, if any, keeps what waits) and a message for an
   offline session is dropped.
-So a client costs at most about 2 x `queue_bytes` plus `MAX_INFLIGHT` messages.
+So a client costs at most about 2 x `queue_bytes` plus `MAX_INFLIGHT` messages. What
+waits also counts against the account's total (embedded_broker/accounts.py), which is
+treated as one more bound of the same kind.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from edge.devices.mqtt_clients import MqttClient
+from embedded_broker.accounts import QUEUE, AccountLimits, Accounts, Usage
 from embedded_broker.frames import PUBREL, Message, ack
 from embedded_broker.links import Link
 from embedded_broker.persistence import MessageTuple, Snapshot
@@ -34,6 +37,7 @@ class Limits:
     max_message_bytes: int
     rate_limit: int
     max_connections: int
+    max_subscriptions: int = 500
 
 
 @dataclass
@@ -65,11 +69,21 @@ class _Outgoing:
 class ClientSession:
     """Kept in amqtt's `Session.attributes` for as long as amqtt keeps the session."""
 
-    def __init__(self, key: str, client: MqttClient, limits: Limits, stats: Stats) -> None:
+    def __init__(
+        self,
+        key: str,
+        client: MqttClient,
+        limits: Limits,
+        stats: Stats,
+        accounts: Accounts | None = None,
+    ) -> None:
         self.key = key
         self.client = client
         self.limits = limits
         self.stats = stats
+        # The account's totals, shared by all its sessions (a private one when alone).
+        self.accounts = accounts if accounts is not None else Accounts(AccountLimits())
+        self.usage = accounts.usage(client.account_id) if accounts is not None else Usage()
         self.link: Link | None = None
         self.on_overflow: Callable[[], None] = _nothing
         self.subscriptions: dict[str, int] = {}
@@ -105,12 +119,8 @@ class ClientSession:
         out = _Outgoing(message, qos, retain)
         if link is not None and not self.waiting and len(self.inflight) < MAX_INFLIGHT:
             self._send(link, out)
-        elif (
-            len(self.waiting) < self.limits.queue_messages
-            and self.waiting_bytes + message.size <= self.limits.queue_bytes
-        ):
-            self.waiting.append(out)
-            self.waiting_bytes += message.size
+        elif self._fits(message.size):
+            self._enqueue(out)
             if link is None and self.journal is not None:
                 self.stored_seq += 1
                 self.journal(
@@ -156,6 +166,7 @@ class ClientSession:
         self.incoming_qos2.clear()
         self.inflight.clear()
         self.waiting.clear()
+        self.usage.queued -= self.waiting_bytes
         self.waiting_bytes = 0
 
     def snapshot(self, disconnected_at: float | None, with_messages: bool) -> Snapshot:
@@ -190,15 +201,10 @@ class ClientSession:
             self.stored_seq = max(self.stored_seq, seq)
             out = _Outgoing(Message.of(topic, payload, qos), qos, retain)
             out.released = released
-            size = out.message.size
             if packet_id is not None and len(self.inflight) < MAX_INFLIGHT:
                 self.inflight.setdefault(packet_id, out)
-            elif (
-                len(self.waiting) < self.limits.queue_messages
-                and self.waiting_bytes + size <= self.limits.queue_bytes
-            ):
-                self.waiting.append(out)
-                self.waiting_bytes += size
+            elif self._fits(out.message.size):
+                self._enqueue(out)
             else:
                 self.stats.dropped_offline += 1
 
@@ -207,7 +213,26 @@ class ClientSession:
         while link is not None and self.waiting and len(self.inflight) < MAX_INFLIGHT:
             out = self.waiting.popleft()
             self.waiting_bytes -= out.message.size
+            self.usage.queued -= out.message.size
             self._send(link, out)
+
+    def _fits(self, size: int) -> bool:
+        """Whether one more message of `size` bytes may wait: the session's bounds, then
+        the account's (a refusal there is counted and logged by `Accounts`)."""
+        if len(self.waiting) >= self.limits.queue_messages:
+            return False
+        if self.waiting_bytes + size > self.limits.queue_bytes:
+            return False
+        if self.accounts.may_queue(self.usage, size):
+            return True
+        detail = f"{self.usage.queued} bytes waiting for its sessions"
+        self.accounts.refuse(self.client.account_id, QUEUE, detail)
+        return False
+
+    def _enqueue(self, out: _Outgoing) -> None:
+        self.waiting.append(out)
+        self.waiting_bytes += out.message.size
+        self.usage.queued += out.message.size
 
     def _send(self, link: Link, out: _Outgoing) -> None:
         packet_id = self._next_id()

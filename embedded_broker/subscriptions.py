@@ -57,8 +57,7 @@ class SubscriptionTree(Generic[S]):
         found = self._cache.get(topic)
         if found is None:
             best: dict[S, int] = {}
-            levels = topic.split("/")
-            _walk(self._root, levels, 0, best, topic.startswith("$"))
+            _walk(self._root, topic.split("/"), best, topic.startswith("$"))
             found = list(best.items())
             if len(self._cache) >= CACHE_TOPICS:
                 self._cache.clear()
@@ -74,20 +73,26 @@ class SubscriptionTree(Generic[S]):
             del path[depth - 1].children[levels[depth - 1]]
 
 
-def _walk(node: _Node[S], levels: list[str], i: int, best: dict[S, int], dollar: bool) -> None:
-    wild = not (dollar and i == 0)  # `+` and `#` never match a leading `$` level (MQTT-4.7.2-1)
-    rest = node.children.get("#") if wild else None
-    if rest is not None:  # `a/#` matches `a` itself and everything below it
-        _merge(best, rest.subscribers)
-    if i == len(levels):
-        _merge(best, node.subscribers)
-        return
-    child = node.children.get(levels[i])
-    if child is not None:
-        _walk(child, levels, i + 1, best, dollar)
-    plus = node.children.get("+") if wild else None
-    if plus is not None:
-        _walk(plus, levels, i + 1, best, dollar)
+def _walk(root: _Node[S], levels: list[str], best: dict[S, int], dollar: bool) -> None:
+    """Every node the topic's levels reach, with a stack of its own (a topic may be as
+    deep as embedded_broker/acl.py allows; recursion would be bounded by Python's)."""
+    stack = [(root, 0)]
+    while stack:
+        node, i = stack.pop()
+        wild = not (dollar and i == 0)  # `+` and `#` never match a leading `$` (MQTT-4.7.2-1)
+        children = node.children
+        rest = children.get("#") if wild else None
+        if rest is not None:  # `a/#` matches `a` itself and everything below it
+            _merge(best, rest.subscribers)
+        if i == len(levels):
+            _merge(best, node.subscribers)
+            continue
+        child = children.get(levels[i])
+        if child is not None:
+            stack.append((child, i + 1))
+        plus = children.get("+") if wild else None
+        if plus is not None:
+            stack.append((plus, i + 1))
 
 
 def _merge(best: dict[S, int], subscribers: dict[S, int]) -> None:

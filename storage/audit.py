@@ -50,3 +50,12 @@ def prune_before(conn: Tx, cutoff: str) -> int:
         removed += changed
         if changed < PRUNE_BATCH:
             return removed
+
+
+def recount(conn: Tx, event_id: str, count: int) -> None:
+    """Set the `count` of an event that stands for several (MQTT authentication failures
+    of one address and user name in one minute, edge/devices/auth_failures.py)."""
+    conn.execute(
+        "UPDATE audit_events SET details = json_set(details, '$.count', ?) WHERE id = ?",
+        (count, event_id),
+    )

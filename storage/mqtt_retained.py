@@ -21,14 +21,16 @@ class RetainedRecord:
     topic: str
     payload: bytes
     qos: int
+    account_id: str | None = None  # who published it (None: retained before 0020)
 
 
 def put(conn: apsw.Connection, record: RetainedRecord, now: str) -> None:
     conn.execute(
-        "INSERT INTO mqtt_retained (topic, payload, qos, updated_at) VALUES (?, ?, ?, ?)"
+        "INSERT INTO mqtt_retained (topic, payload, qos, updated_at, account_id)"
+        " VALUES (?, ?, ?, ?, ?)"
         " ON CONFLICT (topic) DO UPDATE SET payload = excluded.payload, qos = excluded.qos,"
-        " updated_at = excluded.updated_at",
-        (record.topic, record.payload, record.qos, now),
+        " updated_at = excluded.updated_at, account_id = excluded.account_id",
+        (record.topic, record.payload, record.qos, now, record.account_id),
     )
 
 
@@ -37,8 +39,8 @@ def delete(conn: apsw.Connection, topic: str) -> None:
 
 
 def every(conn: apsw.Connection) -> list[RetainedRecord]:
-    rows = conn.execute("SELECT topic, payload, qos FROM mqtt_retained ORDER BY topic")
-    return [RetainedRecord(topic, bytes(payload), qos) for topic, payload, qos in rows]
+    rows = conn.execute("SELECT topic, payload, qos, account_id FROM mqtt_retained ORDER BY topic")
+    return [RetainedRecord(topic, bytes(p), qos, owner) for topic, p, qos, owner in rows]
 
 
 class RetainedMessages:
@@ -48,12 +50,14 @@ class RetainedMessages:
         self._db = db
         self._now = now
 
-    def save(self, topic: str, payload: bytes, qos: int) -> asyncio.Future[None]:
+    def save(
+        self, topic: str, payload: bytes, qos: int, account_id: str | None = None
+    ) -> asyncio.Future[None]:
         """Queued at once, in call order; the future resolves when it is committed.
         An empty payload removes the topic's retained message (MQTT-3.3.1-10)."""
         if not payload:
             return self._db.submit(lambda conn: delete(conn, topic))
-        record, now = RetainedRecord(topic, payload, qos), self._now()
+        record, now = RetainedRecord(topic, payload, qos, account_id), self._now()
         return self._db.submit(lambda conn: put(conn, record, now))
 
     def load(self) -> list[RetainedRecord]:

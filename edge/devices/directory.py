@@ -23,6 +23,7 @@ from typing import cast
 from edge import clock
 from edge.access.engine import Permissions
 from edge.auth.tokens import Tokens
+from edge.devices.auth_failures import AuthFailures
 from edge.devices.keys import DeviceKeys
 from edge.devices.last_seen import LastSeen
 from edge.devices.mqtt_clients import Credential, MqttClient
@@ -58,6 +59,7 @@ class DeviceDirectory:
         self._tokens = tokens
         self._permissions = permissions
         self._last_seen = last_seen
+        self._failures = AuthFailures(db)
 
     # -- connecting ------------------------------------------------------------------------
     def by_api_key(self, device_id: str, api_key: str) -> MqttClient | None:
@@ -88,8 +90,10 @@ class DeviceDirectory:
             return None
         root, rights = found
         stamp = principal.session_id or ""
+        user = self._db.read(lambda c: user_store.get(c, principal.account_id))
+        name = user.username if user is not None else ""
         return MqttClient(
-            "user", principal.account_id, principal.org_id, root, rights, "token", stamp
+            "user", principal.account_id, principal.org_id, root, rights, "token", stamp, name
         )
 
     # -- staying connected -----------------------------------------------------------------
@@ -113,6 +117,9 @@ class DeviceDirectory:
 
     def seen(self, account_id: str) -> None:
         self._last_seen.seen(account_id)
+
+    def refused(self, address: str, username: str | None) -> None:
+        self._failures.failed(address, username)
 
     # -- devices ---------------------------------------------------------------------------
     def _registered(self, serial: str) -> Device | None:
@@ -201,10 +208,14 @@ class DeviceDirectory:
         if found is None:
             return None
         root, rights = found
-        return MqttClient("user", user.id, user.org_id, root, rights, "token", session_id)
+        return MqttClient(
+            "user", user.id, user.org_id, root, rights, "token", session_id, user.username
+        )
 
 
 def _device_client(device: Device, credential: Credential, stamp: str) -> MqttClient:
     root = root_scope(device.org_id, device.project_id)
     rights = device_rights(root, device.id, device.iot_scopes)
-    return MqttClient("device", device.id, device.org_id, root, rights, credential, stamp)
+    return MqttClient(
+        "device", device.id, device.org_id, root, rights, credential, stamp, device.name
+    )

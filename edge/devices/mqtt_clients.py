@@ -32,6 +32,7 @@ class MqttClient:
     # What the credential was when checked (a key's last change, a certificate's serial,
     # a session ID): `still_allowed` compares it with the registry's current one.
     stamp: str
+    name: str = ""  # the device's name or the user's username, for the broker's log
 
 
 class ClientDirectory(Protocol):
@@ -63,4 +64,9 @@ class ClientDirectory(Protocol):
 
     def seen(self, account_id: str) -> None:
         """Record activity for `last_seen` (batched: no write per message)."""
+        ...
+
+    def refused(self, address: str, username: str | None) -> None:
+        """A connection whose credentials did not open, for the audit log (aggregated:
+        one event per address and user name per minute, with a count)."""
         ...

@@ -8,6 +8,9 @@ small write (`storage`: `full` while the disk has no room, so writes answer 507,
 writable` while it refuses writes, so they answer 503; an empty commit writes nothing, so
 the writer alone would not tell); the MQTT broker (`mqtt`) is
 ok while every enabled listener accepts connections (absent when all are turned off).
+A change is logged at WARNING when a part got worse and at INFO otherwise (a recovery, the
+broker starting); the first reading only when a part fails (at WARNING). So a clean start
+logs one INFO line, once the broker listens, and a failed start nothing of health.
 While serving, /v2/health is always a 200 (the SDK's
 HealthInfo: `status` is ok, degraded, starting or stopping, and each component has its
 own entry); /v2/health/ready is 200 only when every component is ok and the server is not
@@ -31,6 +34,7 @@ PROBE_SECONDS = 5.0
 WRITER_SECONDS = 5.0
 STORAGE_SECONDS = 5.0
 OK = "ok"
+STARTING = "starting"  # a part not started yet (the broker, at the probe's first reading)
 FULL, NOT_WRITABLE, STALLED = "full", "not writable", "stalled"
 log = logging.getLogger("edge.health")
 
@@ -86,8 +90,10 @@ class Probe:
         broker = self._broker_state()
         if broker is not None:
             found["mqtt"] = broker
-        if found != self.health.components and self.health.checked is not None:
-            log.warning("health changed: %s", ", ".join(f"{k} {v}" for k, v in found.items()))
+        worse = _worse(self.health.components, found)
+        if worse or (found != self.health.components and self.health.checked is not None):
+            shown = ", ".join(f"{k} {v}" for k, v in found.items())
+            log.log(logging.WARNING if worse else logging.INFO, "health changed: %s", shown)
         self.health.components = found
         self.health.checked = clock.now_iso()
 
@@ -142,6 +148,12 @@ class Probe:
         except Exception:
             return "unavailable"
         return OK
+
+
+def _worse(before: dict[str, str], now: dict[str, str]) -> bool:
+    """Whether a part is now in a failing state it was not in (a first reading that finds
+    one failing included). A recovery, or a part `starting`, is not."""
+    return any(v not in (OK, STARTING) and before.get(k) != v for k, v in now.items())
 
 
 def _retrieved(check: asyncio.Future[None]) -> None:

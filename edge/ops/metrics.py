@@ -177,6 +177,16 @@ class SiteCollector(Collector):
         for reason in ("dropped_qos0", "dropped_offline", "refused_publishes"):
             dropped.add_metric([reason.removeprefix("dropped_")], counters.get(reason, 0))
         yield dropped
+        accounts = CounterMetricFamily(
+            "edge_mqtt_account_refusals",
+            "MQTT refusals at a per-account limit: a persistent session past "
+            "mqtt_account_sessions, a message past mqtt_account_queue_bytes, a retained "
+            "message past mqtt_account_retained_bytes",
+            labels=["limit"],
+        )
+        for limit in ("sessions", "queue", "retained"):
+            accounts.add_metric([limit], counters.get(f"account_{limit}_refusals", 0))
+        yield accounts
 
     def _tunnels(self) -> Iterator[Metric]:
         live = list(self._s.tunnels.live.values())

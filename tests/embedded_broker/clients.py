@@ -82,6 +82,11 @@ class Client:
         _, mid = self.paho.subscribe(topic_filter, qos)
         return (await _wait(self._suback, mid))[0]
 
+    async def subscribe_many(self, filters: list[tuple[str, int]]) -> list[int]:
+        """One SUBSCRIBE packet listing every filter: the SUBACK's return codes."""
+        _, mid = self.paho.subscribe(filters)
+        return list(await _wait(self._suback, mid))
+
     async def publish(self, topic: str, payload: bytes, qos: int = 0, retain: bool = False) -> None:
         """Returns once sent (QoS 0) or acknowledged (QoS 1 and 2)."""
         info = self.paho.publish(topic, payload, qos, retain)

@@ -52,7 +52,7 @@ def test_subscription_tree_matches_as_mqtt_says(
 @pytest.mark.parametrize(("topic", "topic_filter", "matches"), CASES)
 def test_retained_tree_matches_as_mqtt_says(topic: str, topic_filter: str, matches: bool) -> None:
     retained = RetainedMessages(_NoStore())
-    retained.set(Message.of(topic, b"x", 0))
+    retained.set(Message.of(topic, b"x", 0), None)
     assert ([m.topic for m in retained.matching(topic_filter)] == [topic]) is matches
 
 
@@ -93,6 +93,7 @@ def test_the_amqtt_methods_we_override_are_still_there() -> None:
             [
                 "stream_connected",
                 "ws_connected",
+                "_create_server_instance",
                 "_client_connected",
                 "_initialize_client_session",
                 "_handle_client_session",
@@ -132,7 +133,7 @@ class _Done:
 
 
 class _NoStore:
-    def save(self, topic: str, payload: bytes, qos: int) -> _Done:
+    def save(self, topic: str, payload: bytes, qos: int, account_id: str | None) -> _Done:
         return _Done()
 
     def load(self) -> list[Message]:

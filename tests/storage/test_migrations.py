@@ -7,7 +7,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from storage import migrate
+from storage import migrate, mqtt_retained
 from storage.migrate import Migration, MigrationFailed
 
 LATEST = migrate.latest_version()
@@ -176,5 +176,26 @@ def test_0019_keeps_every_entry_and_looks_entries_up_by_key(tmp_path: Path) -> N
         assert {"data_by_path", "data_by_unicode_1", "data_by_last_updated_date"} <= indexes
         last = conn.execute("SELECT name FROM pragma_table_info('data') ORDER BY cid DESC")
         assert last.fetchone() == ("value",)  # no other column sits behind a long value
+    finally:
+        conn.close()
+
+
+# -- 0020: who retains each MQTT message ---------------------------------------------------------
+def test_0020_keeps_retained_messages_with_no_owner(tmp_path: Path) -> None:
+    """Messages retained before 0020 stay, owned by no account (counted against none)."""
+    db = tmp_path / "edge.db"
+    migrate.apply_pending(db, upto=19)
+    conn = apsw.Connection(str(db))
+    conn.execute(
+        "INSERT INTO mqtt_retained (topic, payload, qos, updated_at) VALUES (?, ?, ?, ?)",
+        ("org/sensors/a", b"on", 1, "2026-01-01T00:00:00Z"),
+    )
+    conn.close()
+    assert migrate.apply_pending(db) == [m.name for m in migrate.available()[19:]]
+    conn = apsw.Connection(str(db))
+    try:
+        assert mqtt_retained.every(conn) == [
+            mqtt_retained.RetainedRecord("org/sensors/a", b"on", 1, None)
+        ]
     finally:
         conn.close()

@@ -1,0 +1,88 @@
+"""What a client may publish to and subscribe to, as the broker decides it (docs/mqtt.md,
+"Topics and rights"): the client's topic rights from the device registry
+(edge/devices/topics.py), then two rules of the broker's own.
+
+- Size: a topic name or filter has at most `MAX_LEVELS` levels and `MAX_TOPIC_BYTES`
+  bytes. Topic trees are walked level by level; a topic 1,500 levels deep once cut off
+  every `#` subscriber, and a filter's length is what a stored session is made of.
+- Reserved topics: under each device's own namespace, `<root>/devices/<device_id>/`,
+  some topics are the server's alone (it publishes there, e.g. tunnel notices) and some
+  accept publishes from that device's own sessions only (its requests to the server),
+  whatever another client's rights say. `RESERVED` is the table: one line per topic
+  pattern, relative to the namespace, as an MQTT filter.
+
+Each check answers None (allowed) or the reason of the refusal, for the log line.
+"""
+
+from __future__ import annotations
+
+from edge.devices.mqtt_clients import MqttClient
+
+MAX_LEVELS = 128
+MAX_TOPIC_BYTES = 1024
+SERVER, DEVICE = "server", "device"
+
+# Under <root>/devices/<device_id>/: who may publish there (the server itself does not
+# go through these checks). Topics to come (docs/mqtt.md, "Reserved topics") are one
+# line each here.
+RESERVED: tuple[tuple[str, str], ...] = (
+    ("tunnels/#", SERVER),  # tunnel notices (edge/tunnels/notices.py)
+)
+
+
+def publish_refusal(client: MqttClient, topic: str) -> str | None:
+    """Why `client` may not publish to `topic`, or None."""
+    return (
+        _size_refusal(topic)
+        or _reserved_refusal(client, topic, RESERVED)
+        or (None if client.rights.may_publish(topic) else "outside the client's rights")
+    )
+
+
+def subscribe_refusal(client: MqttClient, topic_filter: str) -> str | None:
+    """Why `client` may not subscribe to `topic_filter`, or None."""
+    if (refusal := _size_refusal(topic_filter)) is not None:
+        return refusal
+    return None if client.rights.may_subscribe(topic_filter) else "outside the client's rights"
+
+
+def too_deep(topic: str) -> bool:
+    """Over the size rule (a retained message stored before the rule existed)."""
+    return _size_refusal(topic) is not None
+
+
+def _size_refusal(topic: str) -> str | None:
+    if topic.count("/") >= MAX_LEVELS:
+        return f"more than {MAX_LEVELS} levels"
+    if len(topic.encode("utf-8")) > MAX_TOPIC_BYTES:
+        return f"longer than {MAX_TOPIC_BYTES} bytes"
+    return None
+
+
+def _reserved_refusal(
+    client: MqttClient, topic: str, table: tuple[tuple[str, str], ...]
+) -> str | None:
+    """A topic of a device's namespace that the table reserves, published by someone it
+    is not reserved for. The root is the org (one level) or org/project (two): both
+    readings are checked, so neither can be used to slip past the other."""
+    levels = topic.split("/")
+    for start in (1, 2):
+        if len(levels) > start + 2 and levels[start] == "devices":
+            device_id, rest = levels[start + 1], levels[start + 2 :]
+            for pattern, owner in table:
+                if _matches(pattern.split("/"), rest):
+                    if owner == SERVER:
+                        return "reserved for the server"
+                    if client.kind != "device" or client.account_id != device_id:
+                        return "reserved for the device's own sessions"
+    return None
+
+
+def _matches(pattern: list[str], levels: list[str]) -> bool:
+    """MQTT filter matching (`+` one level, `#` this level and all below)."""
+    for i, want in enumerate(pattern):
+        if want == "#":
+            return True
+        if i >= len(levels) or (want != "+" and want != levels[i]):
+            return False
+    return len(levels) == len(pattern)
