@@ -22,6 +22,7 @@ from edge.principal import Principal
 
 if TYPE_CHECKING:
     from edge.auth.staff import FirstStaff
+    from edge.ops.backup import Summary
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -87,7 +88,14 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("version", help="print the interface and build versions")
     sub.add_parser("selftest", help="start each part of the runtime stack once and report")
     backup = sub.add_parser("backup", help="copy a site (safe while the server runs)")
-    backup.add_argument("dest", type=Path, help="a new or empty folder for the copy")
+    where = backup.add_mutually_exclusive_group(required=True)
+    where.add_argument("dest", type=Path, nargs="?", help="a new or empty folder for the copy")
+    where.add_argument(
+        "--into",
+        type=Path,
+        metavar="FOLDER",
+        help="make edge-<UTC time> in FOLDER, then remove the oldest beyond backup_keep",
+    )
     restore = sub.add_parser("restore", help="make a site from a backup")
     restore.add_argument("source", type=Path, help="a folder made by `edge backup`")
     restore.add_argument(
@@ -96,7 +104,8 @@ def _parser() -> argparse.ArgumentParser:
         help="replace a non-empty data folder (it is moved aside, not deleted)",
     )
     check = sub.add_parser("check", help="check a data folder: database, migrations, keys, files")
-    for command in (backup, restore, check):
+    _setting_flags(backup, only=("data_dir", "backup_keep"))
+    for command in (restore, check):
         _setting_flags(command, only=("data_dir",))
     from edge.tunnels import commands
 
@@ -317,13 +326,30 @@ def _create_org(args: argparse.Namespace, config: Config) -> int:
 def _backup(args: argparse.Namespace, config: Config) -> int:
     from edge.ops import backup
 
+    if args.into is not None:
+        return _backup_into(args.into, config)
     print(f"backing up {config.data_dir} to {args.dest}")
-    done = backup.backup(config.data_dir, args.dest)
+    _backup_done(backup.backup(config.data_dir, args.dest))
+    return 0
+
+
+def _backup_into(folder: Path, config: Config) -> int:
+    from edge.ops import backup_rotation
+
+    print(f"backing up {config.data_dir} into {folder}")
+    done = backup_rotation.into(config.data_dir, folder, config.backup_keep)
+    _backup_done(done.summary)
+    print(f"  written to {done.path}")
+    for path in done.removed:
+        print(f"  removed {path.name} (keeping the newest {config.backup_keep})")
+    return 0
+
+
+def _backup_done(done: Summary) -> None:
     print(
         f"backup complete: {done.files} files, {_mib(done.bytes)}, schema {done.schema}, "
         f"in {done.seconds:.1f} s"
     )
-    return 0
 
 
 def _restore(args: argparse.Namespace, config: Config) -> int:
