@@ -51,6 +51,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, config: Config) -> int:
     """Run a command; every expected failure becomes one line on stderr and an exit code."""
+    from edge.ops import ownership
+
+    refused = ownership.refusal(config.data_dir, _command_words(args))
+    if refused:
+        return _fail(refused, 2)  # before the command touches anything in the folder
     try:
         return int(COMMANDS[args.command](args, config))
     except ValidationError as exc:
@@ -61,6 +66,12 @@ def _run(args: argparse.Namespace, config: Config) -> int:
         return _fail(exc.message, 1)
     except OSError as exc:
         return _fail(_os_message(exc), 1)
+
+
+def _command_words(args: argparse.Namespace) -> str:
+    """`backup`, `admin unlock`, `audit list`: the command as typed, for a hint."""
+    sub = getattr(args, "admin_command", None) or getattr(args, "audit_command", None)
+    return f"{args.command} {sub}" if sub else str(args.command)
 
 
 def _is_setting_error(args: argparse.Namespace, exc: ValidationError) -> bool:
