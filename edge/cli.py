@@ -168,8 +168,7 @@ def _setting_flags(parser: argparse.ArgumentParser, only: tuple[str, ...] | None
         "--config-if-exists",
         type=Path,
         metavar="FILE",
-        help="TOML config file read only when it exists (the service unit's optional"
-        " /etc/edge/edge.toml); --config and EDGE_CONFIG must exist",
+        help="TOML config file read only when it exists; --config and EDGE_CONFIG must exist",
     )
     for setting in SETTINGS:
         if only is None or setting.name in only:
@@ -207,7 +206,7 @@ def _serve(args: argparse.Namespace, config: Config) -> int:
     site = app.open_site(config)
     _announce_site(site, config)
     run = uvloop.run if config.event_loop == "uvloop" else asyncio.run
-    run(app.serve(site, sock, ready=lambda: _announce_urls(config)))
+    run(app.serve(site, sock, ready=lambda: _ready(config)))
     return 0
 
 
@@ -226,6 +225,13 @@ def _announce_site(site: Any, config: Config) -> None:
     print(f"edge {BUILD_VERSION} (interface {INTERFACE_VERSION})")
     print(f"  data folder:  {config.data_dir.resolve()}")
     _announce_first_staff(site.first_staff)
+
+
+def _ready(config: Config) -> None:
+    from edge.ops import readiness
+
+    _announce_urls(config)
+    readiness.ready()
 
 
 def _announce_urls(config: Config) -> None:
