@@ -24,7 +24,7 @@ def refusal(data_dir: Path, command: str) -> str | None:
         return None
     try:
         owner = data_dir.stat().st_uid
-    except FileNotFoundError:
+    except OSError:  # missing or unusable: the command itself says what is wrong
         return None
     if owner == 0:
         return None
