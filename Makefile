@@ -1,4 +1,4 @@
-# The single entry point: make run | test | lint | fmt | typecheck | bench | binary
+# The single entry point: make run | test | lint | fmt | typecheck | bench | binary | deb
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test browser binary lint fmt typecheck bench bench-data bench-tools clean
+.PHONY: run test browser binary deb lint fmt typecheck bench bench-data bench-tools clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -28,7 +28,7 @@ run: $(RUN_STAMP)
 	$(BIN)/edge serve $(ARGS)
 
 test: $(DEV_STAMP) browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not long"
 
 # The page tests drive a real headless Chromium (Debian's package; PyPI has none).
 browser:
@@ -39,6 +39,15 @@ browser:
 
 binary: $(DEV_STAMP)
 	PYTHON=$(BIN)/python packaging/build.sh
+
+# The Debian package of dist/edge: dist/edge_<version>_<arch>.deb (packaging/deb/build.sh;
+# docs/operating.md). It packages the dist/edge that is there, made by `make binary` when
+# missing: run `make binary deb` for one built from the source as it is now.
+deb: $(RUN_STAMP) dist/edge
+	PYTHON=$(BIN)/python packaging/deb/build.sh
+
+dist/edge:
+	$(MAKE) binary
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check edge api storage embedded_broker tests bench

@@ -13,12 +13,15 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edge import BUILD_VERSION, INTERFACE_VERSION, banner
 from edge.config import BY_NAME, SETTINGS, Config, ConfigError, load
 from edge.errors import EdgeError, ValidationError
 from edge.principal import Principal
+
+if TYPE_CHECKING:
+    from edge.ops.backup import Summary
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -47,6 +50,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, config: Config) -> int:
     """Run a command; every expected failure becomes one line on stderr and an exit code."""
+    from edge.ops import ownership
+
+    refused = ownership.refusal(config.data_dir, _command_words(args))
+    if refused:
+        return _fail(refused, 2)  # before the command touches anything in the folder
     try:
         return int(COMMANDS[args.command](args, config))
     except ValidationError as exc:
@@ -57,6 +65,12 @@ def _run(args: argparse.Namespace, config: Config) -> int:
         return _fail(exc.message, 1)
     except OSError as exc:
         return _fail(_os_message(exc), 1)
+
+
+def _command_words(args: argparse.Namespace) -> str:
+    """`backup`, `admin unlock`, `audit list`: the command as typed, for a hint."""
+    sub = getattr(args, "admin_command", None) or getattr(args, "audit_command", None)
+    return f"{args.command} {sub}" if sub else str(args.command)
 
 
 def _is_setting_error(args: argparse.Namespace, exc: ValidationError) -> bool:
@@ -84,7 +98,14 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("version", help="print the interface and build versions")
     sub.add_parser("selftest", help="start each part of the runtime stack once and report")
     backup = sub.add_parser("backup", help="copy a site (safe while the server runs)")
-    backup.add_argument("dest", type=Path, help="a new or empty folder for the copy")
+    where = backup.add_mutually_exclusive_group(required=True)
+    where.add_argument("dest", type=Path, nargs="?", help="a new or empty folder for the copy")
+    where.add_argument(
+        "--into",
+        type=Path,
+        metavar="FOLDER",
+        help="make edge-<UTC time> in FOLDER, then remove the oldest beyond backup_keep",
+    )
     restore = sub.add_parser("restore", help="make a site from a backup")
     restore.add_argument("source", type=Path, help="a folder made by `edge backup`")
     restore.add_argument(
@@ -93,8 +114,8 @@ def _parser() -> argparse.ArgumentParser:
         help="replace a non-empty data folder (it is moved aside, not deleted)",
     )
     check = sub.add_parser("check", help="check a data folder: database, migrations, keys, files")
-    for command in (backup, restore):
-        _setting_flags(command, only=("data_dir",))
+    _setting_flags(backup, only=("data_dir", "backup_keep"))
+    _setting_flags(restore, only=("data_dir",))
     _setting_flags(check, only=("data_dir", "tls_cert", "tls_key"))
     from edge.tunnels import commands
 
@@ -160,8 +181,7 @@ def _setting_flags(parser: argparse.ArgumentParser, only: tuple[str, ...] | None
         "--config-if-exists",
         type=Path,
         metavar="FILE",
-        help="TOML config file read only when it exists (the service unit's optional"
-        " /etc/edge/edge.toml); --config and EDGE_CONFIG must exist",
+        help="TOML config file read only when it exists; --config and EDGE_CONFIG must exist",
     )
     for setting in SETTINGS:
         if only is None or setting.name in only:
@@ -199,7 +219,7 @@ def _serve(args: argparse.Namespace, config: Config) -> int:
     site = app.open_site(config)
     banner.site(config, site.first_staff)
     run = uvloop.run if config.event_loop == "uvloop" else asyncio.run
-    run(app.serve(site, sockets, ready=lambda: banner.urls(config, app.mqtt_urls(config))))
+    run(app.serve(site, sockets, ready=lambda: _ready(config)))
     return 0
 
 
@@ -210,6 +230,15 @@ def _init(args: argparse.Namespace, config: Config) -> int:
     site.services.db.close()
     banner.site(config, site.first_staff)
     return 0
+
+
+def _ready(config: Config) -> None:
+    """Once every listener answers: the URLs, then systemd's READY=1 (a `Type=notify` unit)."""
+    from edge import app
+    from edge.ops import readiness
+
+    banner.urls(config, app.mqtt_urls(config))
+    readiness.ready()
 
 
 def _admin(args: argparse.Namespace, config: Config) -> int:
@@ -320,13 +349,30 @@ def _how_the_admin_signs_in(config: Config, email: str, client_id: str) -> None:
 def _backup(args: argparse.Namespace, config: Config) -> int:
     from edge.ops import backup
 
+    if args.into is not None:
+        return _backup_into(args.into, config)
     print(f"backing up {config.data_dir} to {args.dest}")
-    done = backup.backup(config.data_dir, args.dest)
+    _backup_done(backup.backup(config.data_dir, args.dest))
+    return 0
+
+
+def _backup_into(folder: Path, config: Config) -> int:
+    from edge.ops import backup_rotation
+
+    print(f"backing up {config.data_dir} into {folder}")
+    done = backup_rotation.into(config.data_dir, folder, config.backup_keep)
+    _backup_done(done.summary)
+    print(f"  written to {done.path}")
+    for path in done.removed:
+        print(f"  removed {path.name} (keeping the newest {config.backup_keep})")
+    return 0
+
+
+def _backup_done(done: Summary) -> None:
     print(
         f"backup complete: {done.files} files, {_mib(done.bytes)}, schema {done.schema}, "
         f"in {done.seconds:.1f} s"
     )
-    return 0
 
 
 def _restore(args: argparse.Namespace, config: Config) -> int:

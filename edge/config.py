@@ -513,6 +513,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Days an audit log event is kept before the hourly sweep deletes it",
     ),
     Setting(
+        "backup_keep",
+        _int_range(1, 3650),
+        7,
+        "Backups `edge backup --into FOLDER` keeps there: the oldest beyond this are removed",
+    ),
+    Setting(
         "metrics",
         _bool,
         True,
@@ -594,6 +600,7 @@ class Config:
     tunnel_idle_timeout: float = 900.0
     tunnel_connect_timeout: float = 15.0
     audit_retention_days: int = 365
+    backup_keep: int = 7
     metrics: bool = True
     metrics_token: Secret | None = None
 
