@@ -26,7 +26,9 @@ from edge.ops.admin.verbs import Flags
 
 def add_parser(sub: Any, flags: Flags) -> None:
     admin = sub.add_parser(
-        "admin", help="administration: orgs, users, groups, devices (docs/operating.md)"
+        "admin",
+        help="administration: orgs, users, groups, devices (docs/operating.md)",
+        epilog="each command's --help shows an example, e.g. edge admin users create --help",
     )
     kinds = admin.add_subparsers(dest="admin_command", required=True)
     for module in (orgs, users, groups, devices):
