@@ -83,16 +83,18 @@ def event(
     actor_kind: str | None = None,
 ) -> AuditEvent:
     """An event of `actor` (None: an anonymous caller, or `actor_kind` 'operator' for
-    the command line); its organization is the actor's unless named."""
+    the command line); its organization is the actor's unless named. The operator has
+    no account, so its events name no actor ID, whichever way they are recorded."""
     where = origin()
     kind = actor_kind or (actor.kind if actor is not None else "anonymous")
+    account = actor.account_id if actor is not None and kind != "operator" else None
     return AuditEvent(
         id=new_id(),
         created_date=clock.now_iso(),
         org_id=org_id if org_id is not None or actor is None else actor.org_id,
         action=action,
         actor_kind=kind,
-        actor_id=actor.account_id if actor is not None else None,
+        actor_id=account,
         target_kind=target[0] if target else None,
         target_id=target[1] if target else None,
         client=where.client,

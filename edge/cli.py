@@ -1,4 +1,4 @@
-"""The `edge` command: serve, init, admin (create-org, reset-password, unlock), audit
+"""The `edge` command: serve, init, admin (orgs, users, groups, devices: edge/ops/admin/), audit
 list, device bundle, backup, restore, check, selftest, version, and the tunnel helpers
 (tunnel connect, tunnel agent).
 
@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from edge import BUILD_VERSION, INTERFACE_VERSION, banner
 from edge.config import BY_NAME, SETTINGS, Config, ConfigError, load
 from edge.errors import EdgeError, ValidationError
-from edge.principal import Principal
 
 if TYPE_CHECKING:
     from edge.ops.backup import Summary
@@ -122,26 +121,9 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser(sub)
     _audit_parser(sub)
     _device_parser(sub)
-    admin = sub.add_parser("admin", help="administration commands")
-    admin_sub = admin.add_subparsers(dest="admin_command", required=True)
-    create = admin_sub.add_parser("create-org", help="create an organization and its first admin")
-    _setting_flags(create, only=("data_dir", "log_level"))
-    create.add_argument("--name", required=True)
-    create.add_argument("--alias")
-    create.add_argument(
-        "--admin-email",
-        dest="org_admin_email",
-        required=True,
-        help="the admin's e-mail; their password is asked for, or read from standard input",
-    )
-    for name, text in (
-        ("reset-password", "set a new password (asked for, or read from standard input)"),
-        ("unlock", "lift every sign-in block of an account"),
-    ):
-        command = admin_sub.add_parser(name, help=text)
-        _setting_flags(command, only=("data_dir", "log_level"))
-        command.add_argument("login", help="username or e-mail (of staff, unless --org)")
-        command.add_argument("--org", help="the user's org (or project): its ID or alias")
+    from edge.ops import admin
+
+    admin.add_parser(sub, lambda command: _setting_flags(command, only=("data_dir", "log_level")))
     return parser
 
 
@@ -242,12 +224,9 @@ def _ready(config: Config) -> None:
 
 
 def _admin(args: argparse.Namespace, config: Config) -> int:
-    command = {
-        "create-org": _create_org,
-        "reset-password": _reset_password,
-        "unlock": _unlock,
-    }[args.admin_command]
-    return command(args, config)
+    from edge.ops import admin
+
+    return admin.run(args, config)
 
 
 def _audit(args: argparse.Namespace, config: Config) -> int:
@@ -284,66 +263,6 @@ def _device(args: argparse.Namespace, config: Config) -> int:
     print(f"  {device_bundle.README} has the mosquitto and paho commands; copy the folder to")
     print(f"  the device only ({device_bundle.KEY} is its private key) and then delete it here")
     return 0
-
-
-def _reset_password(args: argparse.Namespace, config: Config) -> int:
-    from edge import app
-    from edge.ops import accounts
-
-    password = accounts.read_password(sys.stdin)
-    site = app.open_site(config)
-    try:
-        account = accounts.find(site.services, args.login, args.org)
-        asyncio.run(accounts.reset_password(site.services, account, password))
-    finally:
-        site.services.db.close()
-    banner.first_staff(config, site.first_staff)
-    then = "they choose their own at the next sign-in" if account.kind == "user" else "done"
-    print(f"new password set for {account.kind} {account.username}; sessions ended; {then}")
-    return 0
-
-
-def _unlock(args: argparse.Namespace, config: Config) -> int:
-    from edge import app
-    from edge.ops import accounts
-
-    site = app.open_site(config)
-    try:
-        account = accounts.find(site.services, args.login, args.org)
-        cleared = asyncio.run(accounts.unlock(site.services, account))
-    finally:
-        site.services.db.close()
-    print(f"lifted {cleared} sign-in block(s) of {account.kind} {account.username}")
-    return 0
-
-
-def _create_org(args: argparse.Namespace, config: Config) -> int:
-    from edge import app
-    from edge.ops import accounts
-    from storage import staff
-
-    password = accounts.read_password(sys.stdin)  # never from the command line (ps shows it)
-    site = app.open_site(config)
-    try:
-        owner = site.services.db.read(staff.first)
-        principal = Principal("staff", owner["id"], None)
-        body: dict[str, Any] = {"name": args.name}
-        if args.alias:
-            body["alias"] = args.alias
-        admin = {"email": args.org_admin_email, "password": password}
-        org_id = asyncio.run(site.services.orgs.create(principal, body, admin))
-    finally:
-        site.services.db.close()
-    banner.first_staff(config, site.first_staff)
-    print(f"created organization {org_id} with admin {args.org_admin_email}")
-    _how_the_admin_signs_in(config, args.org_admin_email, args.alias or org_id)
-    return 0
-
-
-def _how_the_admin_signs_in(config: Config, email: str, client_id: str) -> None:
-    """An org admin signs in like any user of the org: the org's alias (or ID) as client_id."""
-    print(f"The admin signs in with POST {config.base_url}/v2/auth/token, form fields:")
-    print(f"  grant_type=password  username={email}  password=<theirs>  client_id={client_id}")
 
 
 def _backup(args: argparse.Namespace, config: Config) -> int:

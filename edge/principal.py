@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Kind = Literal["staff", "user", "device"]
+# "operator": the person at the server's own shell (`edge admin ...`). No account of its own
+# and no token: it acts with staff's powers, and the audit log names it `operator`.
+Kind = Literal["staff", "user", "device", "operator"]
 
 
 @dataclass(frozen=True)
@@ -18,7 +20,8 @@ class Principal:
 
     @property
     def is_staff(self) -> bool:
-        return self.kind == "staff"
+        """Staff, or the operator, who may do whatever staff may."""
+        return self.kind in ("staff", "operator")
 
     @property
     def actor(self) -> str:

@@ -8,7 +8,6 @@ import asyncio
 import getpass
 import io
 import logging
-import os
 import socket
 import subprocess
 import sys
@@ -26,12 +25,6 @@ from tests.conftest import STAFF_PASSWORD, make_config
 from tests.tenants import PASSWORD
 
 NEW = "operator-chose-this-1"
-
-
-@pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in [n for n in os.environ if n.startswith("EDGE_")]:
-        monkeypatch.delenv(name)
 
 
 class Terminal(io.StringIO):

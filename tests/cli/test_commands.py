@@ -27,13 +27,6 @@ ORG_PASSWORD = "clinic-admin-pass"
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No EDGE_* variable of the developer's shell may leak into a test."""
-    for name in [n for n in os.environ if n.startswith("EDGE_")]:
-        monkeypatch.delenv(name)
-
-
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = cli.main(list(argv))
     out, err = capsys.readouterr()
