@@ -177,6 +177,48 @@ async def test_access_values_are_checked(world: World, body: Any, status: int) -
     assert set(reply) == {"message"}
 
 
+UNREACHABLE = {  # grant paths no data entry or file can have, and why
+    "//secret": "'//secret' has an empty segment",
+    "/./secret": "'.' and '..' are not path segments",
+    "/x/../secret": "'.' and '..' are not path segments",
+    "/secret/.": "'.' and '..' are not path segments",
+    "secret//": "'/secret/' has an empty segment",
+    "/se\x01cret": "must not hold control characters",
+}
+
+
+@pytest.mark.parametrize("column", ["data_paths", "file_paths"])
+@pytest.mark.parametrize("spelling", list(UNREACHABLE))
+async def test_a_grant_path_no_data_or_file_can_have_is_refused(
+    world: World, column: str, spelling: str
+) -> None:
+    """Such a grant was stored and matched nothing: `{"/": read, "//secret": {}}` meant to
+    hide /secret and hid nothing. Refused on create and on patch, naming the path."""
+    message = f"{column}: '{spelling}' is not a path any data or file can have: "
+    body = {column: {"/": {"can_read": True}, spelling: {}}}
+    where = path(world.org_group_id, world.id("plain"))
+    got = await world.call("org_admin", "POST", where, json=body)
+    assert got == (400, {"message": message + UNREACHABLE[spelling]})
+    assert await read_access(world, world.org_group_id, world.id("plain")) is None
+    where = path(world.org_group_id, world.id("member"))
+    got = await world.call("group_admin", "PATCH", where, json=body)
+    assert got == (400, {"message": message + UNREACHABLE[spelling]})
+    stored = await read_access(world, world.org_group_id, world.id("member"))
+    assert stored is not None and stored[column] == {}
+
+
+async def test_grant_paths_keep_their_one_spelling(world: World) -> None:
+    """A leading '/' added, one trailing '/' dropped, as data paths are spelled."""
+    body = {"data_paths": {"a/b/": {"can_read": True}, "/": {}, "": {"can_read": True}}}
+    where = path(world.org_group_id, world.id("plain"))
+    got, reply = await world.call("org_admin", "POST", where, json=body)
+    assert (got, reply) == (400, {"message": "data_paths: '' names the path '/' twice"})
+    body = {"data_paths": {"a/b/": {"can_read": True}, "c.d/..e": {}}}
+    assert (await world.call("org_admin", "POST", where, json=body))[0] == 201
+    stored = await read_access(world, world.org_group_id, world.id("plain"))
+    assert stored is not None and sorted(stored["data_paths"]) == ["/a/b", "/c.d/..e"]
+
+
 async def test_existing_access_is_a_conflict(world: World) -> None:
     status, body = await world.call(
         "org_admin", "POST", path(world.org_group_id, world.id("member")), json={}
