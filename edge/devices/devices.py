@@ -95,6 +95,14 @@ class Devices:
         held = holdings.of_account(self._db, device.org_id, device_id)
         return Target(grants, device, held, self._relation(grants, device, held, {}))
 
+    def readable(self, grants: Caller, device_id: str) -> bool:
+        """Whether the caller may read this device (its GET is not a 404)."""
+        device = self._db.read(lambda c: store.get(c, device_id))
+        if device is None or device.org_id != grants.principal.org_id:
+            return False
+        held = holdings.of_account(self._db, device.org_id, device_id)
+        return self._relation(grants, device, held, {}).read
+
     def _relation(
         self, grants: Caller, device: Device, held: Holdings, memo: dict[str | None, bool]
     ) -> Relation:
@@ -208,8 +216,9 @@ class Devices:
         device, rel = target.device, target.rel
         if set(body) - {"project_permissions", "owner_id"} or not body:
             self.require(target, "update")
-        if "owner_id" in body:
+        if "owner_id" in body or "project_permissions" in body:  # never out of sight
             self.require(target, "read")
+        if "owner_id" in body:
             if not (rel.admin or rel.is_owner):
                 raise Denied("owner_id: only admins or the device's owner may change it")
         _require_admin_fields(body, rel.admin, ("restricted_custom_attributes", "iot_scopes"))

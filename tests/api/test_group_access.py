@@ -66,12 +66,22 @@ async def read_access(world: World, group_id: str, grantee_id: str) -> dict[str,
     return dict(body["group_access"])
 
 
+async def in_sight(world: World, *grantees: tuple[str, str]) -> None:
+    """Put (grantee ID, kind) in Annex, a group group_admin administers, so that it reads
+    them: an admin gives access only to what it can read (tests/api/test_grant_reach.py)."""
+    annex = await world.new_group(name="Annex")
+    await world.grant("group", annex, world.id("group_admin"), is_admin=True)
+    for grantee_id, kind in grantees:
+        await world.grant("group", annex, grantee_id, kind)
+
+
 # -- create ------------------------------------------------------------------------------
 @pytest.mark.parametrize(("who", "expected"), table(MANAGERS))
 async def test_who_may_give_access_to_an_org_level_group(
     world: World, who: str, expected: int
 ) -> None:
     target = world.id("plain")
+    await in_sight(world, (target, "user"))
     status, body = await world.call(who, "POST", path(world.org_group_id, target), json={})
     assert status == expected, body
     created = await read_access(world, world.org_group_id, target)
@@ -84,13 +94,14 @@ async def test_who_may_give_access_to_an_org_level_group(
 async def test_who_may_give_access_to_a_project_level_group(
     world: World, who: str, expected: int
 ) -> None:
-    target = world.id("plain")
+    target = world.id("member")  # of Apollo, not in Lab: Apollo's admins read it
     status, body = await world.call(who, "POST", path(world.project_group_id, target), json={})
     assert status == expected, body
 
 
 async def test_new_access_has_every_field(world: World) -> None:
     grantee = world.id("plain")
+    await in_sight(world, (grantee, "user"))
     body = {
         "can_read": True,
         "tags": ["t"],
@@ -262,6 +273,7 @@ async def test_group_admins_never_grant_to_admins(
         target = await world.new_role(name="Admins", org_permissions={"is_admin": True})
     else:
         target = world.id(grantee)
+    await in_sight(world, (target, "role" if grantee == "admin_role" else "user"))
     status, body = await world.call(who, "POST", path(world.org_group_id, target), json={})
     assert status == expected, body
 
@@ -296,13 +308,14 @@ async def test_who_may_change_whose_access_in_a_project_group(
 
 async def test_group_admins_make_group_admins(world: World) -> None:
     plain = world.id("plain")
+    await in_sight(world, (plain, "user"))
     body = {"is_admin": True}
     status, _ = await world.call("group_admin", "POST", path(world.org_group_id, plain), json=body)
     assert status == 201
-    status, _ = await world.call(
-        "plain", "POST", path(world.org_group_id, world.id("project_group_role_perms")), json={}
-    )
-    assert status == 201
+    member = path(world.org_group_id, world.id("member"))
+    assert (await world.call("plain", "PATCH", member, json={"can_read": True}))[0] == 200
+    outsider = path(world.org_group_id, world.id("project_group_role_perms"))
+    assert (await world.call("plain", "POST", outsider, json={}))[0] == 404  # out of sight
 
 
 # -- read --------------------------------------------------------------------------------
