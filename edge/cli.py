@@ -306,7 +306,8 @@ def _create_org(args: argparse.Namespace, config: Config) -> int:
         if args.alias:
             body["alias"] = args.alias
         admin = {"email": args.org_admin_email, "password": password}
-        org_id = asyncio.run(site.services.orgs.create(principal, body, admin))
+        made = site.services.orgs.create(principal, body, admin, by_operator=True)
+        org_id = asyncio.run(made)
     finally:
         site.services.db.close()
     _announce_first_staff(site.first_staff)

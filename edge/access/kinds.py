@@ -83,7 +83,9 @@ class _Defaults:
 class GroupAccessKind(_Defaults):
     name = "group"
     missing = "Access not found"
-    unknown_grantee = "Grantee not found: no user, device or role you can see in this organization has that ID"
+    unknown_grantee = (
+        "Grantee not found: no user, device or role you can see in this organization has that ID"
+    )
 
     def __init__(self, db: Database, permissions: Permissions, setting: Setting) -> None:
         self._db = db
@@ -186,7 +188,9 @@ class ProjectAccessKind(_Defaults):
 class RoleAccessKind(_Defaults):
     name = "role"
     missing = "Access not found"
-    unknown_grantee = "Account not found: no user or device you can see in this organization has that ID"
+    unknown_grantee = (
+        "Account not found: no user or device you can see in this organization has that ID"
+    )
 
     def __init__(
         self, db: Database, permissions: Permissions, tokens: Revoker, limit: RoleLimit

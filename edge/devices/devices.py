@@ -208,7 +208,8 @@ class Devices:
                 write_access(conn, org.id, made.id, principal.actor, change, "device")
             return made
 
-        made = await self._db.write(write)
+        created = _event("device_created", principal, row, _as_set(body, columns))
+        made = await self._db.write(audit.along(write, created))
         return credentials.new_device_info(made, key, issued, self._endpoints)
 
     async def patch(self, principal: Principal, device_id: str, body: dict[str, Any]) -> None:
@@ -237,7 +238,8 @@ class Devices:
             for change in changes:
                 write_access(conn, device.org_id, device_id, principal.actor, change, "device")
 
-        await self._db.write(write)
+        updated = _event("device_updated", principal, device, _as_set(body, columns))
+        await self._db.write(audit.along(write, updated))
 
     async def delete(
         self, principal: Principal, device_id: str, *, force: bool, permanent: bool
@@ -312,6 +314,16 @@ def _check_suspension(body: dict[str, Any], rel: Relation) -> None:
     raise Denied("is_active: only admins may set it (a device may deactivate itself)")
 
 
-def _event(action: str, principal: Principal, device: Device) -> AuditEvent:
+def _as_set(body: dict[str, Any], columns: dict[str, Any]) -> dict[str, Any]:
+    """The body with `iot_scopes` as stored (normalized), for the audit log."""
+    return {**body, "iot_scopes": columns["iot_scopes"]} if "iot_scopes" in columns else body
+
+
+def _event(
+    action: str, principal: Principal, device: Device, body: dict[str, Any] | None = None
+) -> AuditEvent:
+    """What was done to a device; for a create or update, which fields were sent and the
+    values that change its standing (edge/audit.py `changed_fields`)."""
     target = ("device", device.id)
-    return audit.event(action, principal, org_id=device.org_id, target=target)
+    details = audit.changed_fields(body) if body is not None else None
+    return audit.event(action, principal, org_id=device.org_id, target=target, details=details)

@@ -367,8 +367,5 @@ def _event(
     action: str, principal: Principal, org_id: str, user_id: str, body: dict[str, Any]
 ) -> AuditEvent:
     """What an admin changed: the names of the fields sent, never their values."""
-    fields = sorted(k for k in body if not any(w in k for w in audit.SECRET_WORDS))
-    details: dict[str, Any] = {"fields": fields}
-    if "is_active" in body:
-        details["is_active"] = bool(body["is_active"])
+    details = audit.changed_fields(body)
     return audit.event(action, principal, org_id=org_id, target=("user", user_id), details=details)

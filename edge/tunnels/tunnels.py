@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -25,6 +25,7 @@ from edge import audit, clock
 from edge.delivery.messages import Messages
 from edge.devices.devices import Devices, Target
 from edge.errors import Conflict, Denied, NotFound, Unauthenticated, ValidationError
+from edge.ids import new_id
 from edge.principal import Principal
 from edge.tenancy import settings
 from edge.tunnels import notices, rules, tokens, views
@@ -33,7 +34,7 @@ from edge.tunnels.relay import Hub
 from edge.tunnels.tokens import End
 from storage import tunnels as store
 from storage.database import Database
-from storage.records import Device, Tunnel
+from storage.records import AuditEvent, Device, Tunnel
 from storage.rows import Tx
 
 log = logging.getLogger("edge.tunnels")
@@ -152,9 +153,15 @@ class Tunnels:
         target = self._target(principal, device_id, "manage")
         wanted = None if tunnel_id is None else [tunnel_id]
         now = clock.now_iso()
+        device = target.device
+        closing = audit.event(  # one per tunnel closed, made here where the request is known
+            "tunnel_closed", principal, org_id=device.org_id, target=("device", device.id)
+        )
 
         def write(conn: Tx) -> list[str]:
-            return store.close(conn, device_id, wanted, now, principal.actor)
+            closed = store.close(conn, device_id, wanted, now, principal.actor)
+            audit.add(conn, *(_closed_event(closing, done) for done in closed))
+            return closed
 
         closed = await self._db.write(write)
         if tunnel_id is not None and not closed:
@@ -218,6 +225,10 @@ class Tunnels:
         reached = self.notify(device.id, notices.topic(device), payload)
         if reached == 0:
             log.info("tunnel notice to device %s: no session of it is subscribed", device.id)
+
+
+def _closed_event(template: AuditEvent, tunnel_id: str) -> AuditEvent:
+    return replace(template, id=new_id(), details={"tunnel_id": tunnel_id})
 
 
 def _is_open(tunnel: Tunnel) -> bool:

@@ -198,7 +198,9 @@ async def test_project_admins_grant_roles_within_their_reach(
     world: World, levels: dict[str, Any], expected: int
 ) -> None:
     role = await world.new_role(world.project_id, name="Scoped", **levels)
-    status, body = await world.call("project_admin", "POST", path(role, world.id("member")), json={})
+    status, body = await world.call(
+        "project_admin", "POST", path(role, world.id("member")), json={}
+    )
     assert status == expected, body
 
 
