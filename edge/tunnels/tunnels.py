@@ -7,10 +7,13 @@ allows it (the project's setting over its org's). Reading its tunnels is also fo
 and for the device itself, which may close them too. A device the caller cannot see is a
 404; one it sees but may not tunnel to, a 403.
 
-Opening writes the tunnel with the SHA-256 of both tokens, queues the mail to
+Opening writes the tunnel with the SHA-256 of the client token, queues the mail to
 `sendto_user_id` (the only plaintext copy of the client token, removed from the outbox once
-delivered), tells the device over MQTT, and logs who opened it. Closing marks it closed and
-drops both ends in the relay at once.
+delivered), tells the device over MQTT, and logs who opened it. The notice names the tunnel
+and no token (one queued for an offline agent is stored with its session, so a backup would
+hold it): the device asks for its end's token itself, with its own credentials
+(`device_token`), and each ask replaces the one before. Closing marks it closed and drops
+both ends in the relay at once.
 """
 
 from __future__ import annotations
@@ -94,7 +97,7 @@ class Tunnels:
         minutes = rules.timeout_minutes(body.get("timeout"))
         to = self._recipient(device, body.get("sendto_user_id"))
         client_token, client_hash = tokens.new_token("client")
-        device_token, device_hash = tokens.new_token("device")
+        _, device_hash = tokens.new_token("device")  # told to no one: the device asks for one
         now = clock.now()
         tunnel = Tunnel(
             id=str(uuid.uuid4()),
@@ -132,7 +135,7 @@ class Tunnels:
         )
         if to:
             await self._mail(to, device, tunnel, client_token)
-        self._notify(device, notices.opened(device, tunnel, device_token, self._base_url))
+        self._notify(device, notices.opened(device, tunnel, self._base_url))
         return {
             "tunnel": {"uuid": tunnel.id, "timeout": minutes, "client_access_token": client_token}
         }
@@ -177,6 +180,24 @@ class Tunnels:
             await self.hub.drop(done, f"closed by {principal.actor}")
             self._notify(target.device, notices.closed(done))
         return len(closed)
+
+    async def device_token(self, principal: Principal, tunnel_id: str) -> Row:
+        """A new token for the device end of one of the caller's open tunnels (the caller
+        is that device, signed in with its own credentials); it replaces the one before, so
+        only the latest ask connects. 404 for anything else: another device's tunnel, a
+        closed or expired one, or a caller that is not a device."""
+        if principal.kind != "device" or principal.org_id is None:
+            raise NotFound("Tunnel not found")
+        token, digest = tokens.new_token("device")
+        now, device_id = clock.now_iso(), principal.account_id
+
+        def write(conn: Tx) -> bool:
+            return store.set_device_token(conn, tunnel_id, device_id, digest, now)
+
+        if not await self._db.write(write):
+            raise NotFound("Tunnel not found")
+        log.info("tunnel %s: device %s took its end's token", tunnel_id, device_id)
+        return {"destination_token": token}
 
     # -- the ends ------------------------------------------------------------------------
     def authenticate(self, tunnel_id: str, token: str | None, end: End) -> Tunnel:
