@@ -4,8 +4,8 @@ Routes:
 - GET /v2/audit   "token": org admins and scoped staff (their organization's events),
                   staff without a scope (every event); other users and devices get
                   403. The shared list engine: filters on action, actor_id,
-                  actor_kind, target_id, target_kind, org_id, client, request_id and
-                  created_date ranges; pages.
+                  actor_name, actor_kind, target_id, target_name, target_kind,
+                  org_id, client, request_id and created_date ranges; pages.
 
 `/v2/audit` rather than under `/v2/orgs/{org_id}`: an org admin reads it without knowing
 their org's ID, and unscoped staff read the events of the site (sign-ins of staff, events of
@@ -35,8 +35,10 @@ _EVENT: Schema = obj(
             "enum": ["staff", "user", "device", "anonymous", "operator", "system"],
         },
         "actor_id": STR,
+        "actor_name": STR,
         "target_kind": STR,
         "target_id": STR,
+        "target_name": STR,
         "client": STR,
         "request_id": STR,
         "details": {"type": "object"},

@@ -44,6 +44,11 @@ EDGE_MODELS: dict[str, Schema] = {
         "Entries of the trash", "trash page_count object_count", trash=list_of(ref("TrashEntry"))
     ),
     "OpenApiDocument": {"type": "object", "description": "This OpenAPI document"},
+    "DestinationToken": model(
+        "A new token for the device end of a tunnel (the one before stops working)",
+        "destination_token*",
+        destination_token=STR,
+    ),
     **billing.MODELS,
     **audit.MODELS,
 }

@@ -9,6 +9,8 @@ WebSocket routes the two ends of a tunnel connect to.
 - DELETE /v2/devices/{device_id}/tunnels/{tunnel_uuid}  the same
 - GET    /v2/tunnels/{tunnel_id}/connect?service=S      the client's token (WebSocket: one
                                                         stream, one TCP connection)
+- POST   /v2/tunnels/{tunnel_id}/agent/token            the tunnel's device itself (its API
+                                                        key): a new token for its end
 - GET    /v2/tunnels/{tunnel_id}/agent                  the device's token (WebSocket: the
                                                         control channel of the agent)
 - GET    /v2/tunnels/{tunnel_id}/agent/streams/{id}     the device's token (WebSocket: the
@@ -90,6 +92,11 @@ async def close_tunnel(request: web.Request) -> web.Response:
 async def close_all_tunnels(request: web.Request) -> web.Response:
     await _tunnels(request).close(principal(request), request.match_info["device_id"], None)
     return json_response({"message": "Success"})
+
+
+async def take_device_token(request: web.Request) -> web.Response:
+    made = await _tunnels(request).device_token(principal(request), request.match_info["tunnel_id"])
+    return json_response(made, status=201)
 
 
 # -- the ends ----------------------------------------------------------------------------
@@ -254,6 +261,17 @@ ROUTES = [
         responses={101: "WebSocket"},
         operation_id="connect_tunnel",
         errors=(401,),
+    ),
+    Route(
+        "POST",
+        "/v2/tunnels/{tunnel_id}/agent/token",
+        take_device_token,
+        "token",
+        "A new token for the device end of a tunnel: the tunnel's device alone, with its own"
+        " credentials (the open notice carries none); the token before stops working",
+        "tunnels",
+        responses={201: "DestinationToken"},
+        operation_id="take_tunnel_device_token",
     ),
     Route(
         "GET",

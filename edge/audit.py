@@ -9,13 +9,17 @@ that has no write to ride along with (none does today).
 
 An event never holds a secret: `details` come from the code that records the event, never
 from a request body, and keys that name a secret are dropped here as a last guard.
+
+Names: an event keeps its actor's and target's names beside their IDs, read in the write
+that records it (after the action, so a new account is found; a deleted one by the name
+its event carries in `details`), so the log reads the same after a rename or a deletion.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -37,12 +41,22 @@ ACTIONS = {
     "mqtt": ("mqtt_auth_failed",),
     "mfa": ("mfa_enabled", "mfa_disabled"),
     "passwords": ("password_changed", "password_reset", "password_set_by_operator"),
-    "users": ("user_created", "user_updated", "user_deleted"),
-    "roles": ("role_created", "role_updated", "role_deleted"),
+    "orgs": ("org_created",),
+    "users": ("user_created", "user_updated", "user_deleted", "user_restored"),
+    "groups": ("group_created",),
+    "roles": ("role_created", "role_updated", "role_deleted", "role_restored"),
     "access": ("access_granted", "access_updated", "access_revoked"),
-    "devices": ("device_api_key_reset", "device_certificate_reset", "device_deleted"),
-    "tunnels": ("tunnel_opened",),
+    "devices": (
+        "device_created",
+        "device_updated",
+        "device_api_key_reset",
+        "device_certificate_reset",
+        "device_deleted",
+        "device_restored",
+    ),
+    "tunnels": ("tunnel_opened", "tunnel_closed"),
 }
+OPERATOR = "operator"  # the name of the command line's actor
 
 
 @dataclass(frozen=True)
@@ -103,6 +117,26 @@ def event(
     )
 
 
+def changed_fields(body: Mapping[str, Any]) -> dict[str, Any]:
+    """What a create or update of an account records: the names of the fields sent (never
+    their values), and the values that change its standing: `is_active` (suspension),
+    admin status given or taken through `org_permissions` / `project_permissions`
+    (`org_admin`, `project_admin`), and a device's `iot_scopes` (no secret: the topics it
+    may use)."""
+    details: dict[str, Any] = {
+        "fields": sorted(k for k in body if not any(w in k for w in SECRET_WORDS))
+    }
+    if "is_active" in body:
+        details["is_active"] = bool(body["is_active"])
+    for block, name in (("org_permissions", "org_admin"), ("project_permissions", "project_admin")):
+        given = body.get(block)
+        if isinstance(given, Mapping) and "is_admin" in given:
+            details[name] = bool(given["is_admin"])
+    if isinstance(body.get("iot_scopes"), Mapping):
+        details["iot_scopes"] = sorted(str(scope) for scope in body["iot_scopes"])
+    return details
+
+
 def _clean(details: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in details.items() if not any(word in k.lower() for word in SECRET_WORDS)}
 
@@ -112,17 +146,42 @@ def along(write: Callable[[Tx], T], *events: AuditEvent) -> Callable[[Tx], T]:
 
     def both(conn: Tx) -> T:
         result = write(conn)
-        for item in events:
-            store.add(conn, item)
+        add(conn, *events)
         return result
 
     return both
 
 
 def add(conn: Tx, *events: AuditEvent) -> None:
-    """Record events inside a write already running."""
+    """Record events inside a write already running, with their names."""
     for item in events:
-        store.add(conn, item)
+        store.add(conn, named(conn, item))
+
+
+def named(conn: Tx, item: AuditEvent) -> AuditEvent:
+    """The event with its actor's and target's names as they are in this transaction."""
+    actor = item.actor_name or _actor_name(conn, item)
+    target = item.target_name or _target_name(conn, item)
+    return replace(item, actor_name=actor, target_name=target)
+
+
+def _actor_name(conn: Tx, item: AuditEvent) -> str | None:
+    if item.actor_kind == OPERATOR:
+        return OPERATOR
+    return store.name_of(conn, item.actor_kind, item.actor_id)
+
+
+def _target_name(conn: Tx, item: AuditEvent) -> str | None:
+    """An access object is named by its grantee and what it is on ('ann on Ward'); an
+    account, role, group or org by its own name, or the one its event carries."""
+    details = item.details
+    if item.target_kind == "access":
+        grantee = store.name_of(conn, details.get("grantee_kind"), details.get("grantee_id"))
+        on = store.name_of(conn, details.get("kind"), details.get("on"))
+        return f"{grantee} on {on}" if grantee and on else grantee or on
+    found = store.name_of(conn, item.target_kind, item.target_id)
+    shown = details.get("name")
+    return found or (str(shown) if shown is not None else None)
 
 
 class Audit:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from edge import clock
-from edge.access.engine import Permissions
-from edge.access.kinds import GroupAccessKind, ProjectAccessKind, RoleAccessKind
+from edge.access.engine import Caller, Permissions
+from edge.access.kinds import GroupAccessKind, ProjectAccessKind, RoleAccessKind, sees_role
 from edge.access.objects import AccessObjects
 from edge.audit import Audit
 from edge.auth.keys import KeyRing
@@ -116,15 +116,6 @@ class Services:
             return settings.effective(db, org_id, project_id, name)
 
         role_kind = RoleAccessKind(db, permissions, tokens, settings.role_limit)
-        access = AccessObjects(
-            db,
-            permissions,
-            {
-                "group": GroupAccessKind(db, permissions, setting),
-                "project": ProjectAccessKind(db, permissions, tokens),
-                "role": role_kind,
-            },
-        )
         groups = Groups(db, cursors, permissions, trash)
         roles = Roles(db, cursors, permissions, tokens, role_kind, trash)
         messages = Messages(db, config.base_url)
@@ -137,6 +128,22 @@ class Services:
         device_keys = DeviceKeys(db, last_seen)
         endpoints = Endpoints.of(config.base_url, config.broker_host)
         devices = Devices(db, cursors, orgs, permissions, trash, site_ca, endpoints, device_keys)
+
+        def reads(caller: Caller, kind: str, grantee_id: str) -> bool:
+            if kind == "role":
+                return sees_role(permissions, db, caller, grantee_id)
+            return (users if kind == "user" else devices).readable(caller, grantee_id)
+
+        access = AccessObjects(
+            db,
+            permissions,
+            {
+                "group": GroupAccessKind(db, permissions, setting),
+                "project": ProjectAccessKind(db, permissions, tokens),
+                "role": role_kind,
+            },
+            reads,
+        )
 
         def data_settings(
             org_id: str, project_id: str | None, names: tuple[str, ...]

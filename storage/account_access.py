@@ -112,6 +112,9 @@ def target_active(kind: str) -> Clause:
 
 
 def target_in_project(kind: str, project_id: str) -> Clause:
+    """Access to this project (a project is its own project), or to a group or role of it."""
+    if kind == "project":
+        return "access.target_id = ?", (project_id,)
     table = TARGET_TABLES[kind]
     return f"(SELECT t.project_id FROM {table} t WHERE t.id = access.target_id) = ?", (project_id,)
 

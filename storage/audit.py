@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from storage.listing import Field, Table, column
 from storage.records import AUDIT_EVENTS, AuditEvent
-from storage.rows import Tx, insert_record
+from storage.rows import Tx, insert_record, scalar
 
 PRUNE_BATCH = 5000  # rows deleted per statement, so one prune never holds the writer long
 
@@ -27,14 +27,38 @@ LIST = Table(
         "target_id": _field("id", "target_id"),
         "client": _field("text", "client"),
         "request_id": _field("id", "request_id"),
+        "actor_name": _field("text", "actor_name"),
+        "target_name": _field("text", "target_name"),
     },
     codec=AUDIT_EVENTS,
 )
 SCOPE = "audit_events.org_id = ?"
 
 
+# What names each kind of actor or target, by ID.
+_NAMES = {
+    "user": "SELECT username FROM users WHERE id = ?",
+    "device": "SELECT name FROM devices WHERE id = ?",
+    "staff": "SELECT username FROM staff WHERE id = ?",
+    "role": "SELECT name FROM roles WHERE id = ?",
+    "group": "SELECT name FROM groups WHERE id = ?",
+    "project": "SELECT name FROM projects WHERE id = ?",
+    "org": "SELECT name FROM orgs WHERE id = ?",
+}
+
+
 def add(conn: Tx, event: AuditEvent) -> None:
     insert_record(conn, AUDIT_EVENTS, event)
+
+
+def name_of(conn: Tx, kind: str | None, item_id: str | None) -> str | None:
+    """The name of a user, device, staff account, role, group, project or org as it is in
+    this transaction; None for another kind or an ID that names nothing (now)."""
+    sql = _NAMES.get(kind or "")
+    if sql is None or not item_id:
+        return None
+    found = scalar(conn, sql, (item_id,))
+    return str(found) if found is not None else None
 
 
 def prune_before(conn: Tx, cutoff: str) -> int:

@@ -55,6 +55,10 @@ class Table:
     json_columns: tuple[str, ...] = ()
     # Pages of records (storage/records.py) rather than dictionaries of every column.
     codec: Codec[Any] | None = None
+    # One row per value of this expression (the first stored of those that match), for
+    # lists of IDs where two rows may name the same thing (access held directly and
+    # through a role).
+    one_per: str | None = None
 
     def kinds(self) -> dict[str, str]:
         return {name: f.kind for name, f in self.fields.items()}
@@ -206,7 +210,21 @@ def _build_where(
         _add_filter(where, table, item)
     if query.search:
         _add_search(where, table, query.search, query.search_fields)
+    if table.one_per is not None:
+        _add_one_per(where, table, table.one_per)
     return where
+
+
+def _add_one_per(where: _Where, table: Table, key: str) -> None:
+    """Keep the first stored row of each `key` among the rows that match everything else.
+    The subquery reads the same table under the same name, so every field expression
+    inside it names the subquery's own row; its rows are the caller's few, by index."""
+    name = table.name
+    where.add(
+        f"{name}.rowid IN (SELECT min({name}.rowid) FROM {name} WHERE {where.sql()}"
+        f" GROUP BY {key})",
+        *where.params,
+    )
 
 
 def _add_filter(where: _Where, table: Table, item: Filter) -> None:

@@ -422,6 +422,8 @@ class AuditEvent(Record):
     client: str | None
     request_id: str | None
     details: dict[str, Any]
+    actor_name: str | None = None  # as it was when the event was written (migration 0021)
+    target_name: str | None = None
 
 
 AUDIT_EVENTS = Codec(AuditEvent, "audit_events")

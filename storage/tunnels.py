@@ -23,6 +23,16 @@ def get(conn: Tx, device_id: str, tunnel_id: str) -> Tunnel | None:
     return record(conn, TUNNELS, "id = ? AND device_id = ?", (tunnel_id, device_id))
 
 
+def set_device_token(conn: Tx, tunnel_id: str, device_id: str, token_hash: str, now: str) -> bool:
+    """Replace the device end's token hash of an open tunnel of this device; False when
+    there is none (closed, expired, another device's, or no such tunnel)."""
+    conn.execute(
+        f"UPDATE tunnels SET device_token_hash = ? WHERE id = ? AND device_id = ? AND {_OPEN}",
+        (token_hash, tunnel_id, device_id, now),
+    )
+    return conn.changes() == 1
+
+
 def open_by_token(conn: Tx, column: str, token_hash: str, now_iso: str) -> Tunnel | None:
     """The open tunnel, of an active device, whose client or device token (`column`) has
     this SHA-256."""

@@ -70,8 +70,9 @@ user, legacy_writer, holds {/: read, write} on Archive.
 
 Tunnels: `device_owners_can_tunnel` is off in Clinic and in its projects (the default),
 so `owner` only reads the tunnels of its devices until a test turns it on. A test that
-reads what the tunnels tell a device (the device end's token) calls `keep_notices()`:
-the notices are then kept instead of going out over MQTT; `open_tunnel()` opens one.
+reads what the tunnels tell a device calls `keep_notices()`: the notices are then kept
+instead of going out over MQTT; `open_tunnel()` opens one, and `destination_token()` asks
+for its device end's token as the device does.
 """
 
 from __future__ import annotations
@@ -200,11 +201,11 @@ class Notices:
         self.sent.append((device_id, topic, json.loads(payload)))
         return 1
 
-    def token_of(self, tunnel_id: str) -> str:
-        """The device end's token of a tunnel, from the notice that opened it."""
+    def opened(self, tunnel_id: str) -> dict[str, Any]:
+        """The notice that told the device of a tunnel."""
         for _, _, body in self.sent:
             if body.get("uuid") == tunnel_id and body["action"] == "open":
-                return str(body["destination_token"])
+                return body
         raise AssertionError(f"no notice for {tunnel_id}")
 
 
@@ -414,6 +415,14 @@ class World:
         status, reply = await self.call(who, "POST", path, json=body)
         assert status == 201, reply
         return dict(reply["tunnel"])
+
+    async def destination_token(self, tunnel_id: str, device: str = "device_member") -> str:
+        """The device end's token of a tunnel, asked for as the device does (with its API
+        key, at the `token_url` its notice names)."""
+        path = f"/v2/tunnels/{tunnel_id}/agent/token"
+        status, body = await self.call(device, "POST", path)
+        assert status == 201, body
+        return str(body["destination_token"])
 
     def bound(self, site: Site, api: Api | None) -> World:
         """This world on a test's own site (its copy of the data folder)."""

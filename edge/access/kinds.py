@@ -48,6 +48,14 @@ def _grantee(db: Database, target: Target, grantee_id: str, missing: str) -> str
     return kind
 
 
+def sees_role(permissions: Permissions, db: Database, caller: Caller, role_id: str) -> bool:
+    """Whether the caller knows the role exists (its GET is not a 404)."""
+    role = db.read(lambda c: role_store.get(c, role_id))
+    if role is None or role.org_id != caller.principal.org_id:
+        return False
+    return RoleStanding(db, caller, role, permissions.grantee(role.org_id, role.id)).sees()
+
+
 def _check_home(db: Database, field: str, kind: str, account_id: str, project_id: Any) -> None:
     """A user or role of one project gets access only to that project's targets (or the org's)."""
     _, home = db.read(lambda c: project_store.account_project(c, account_id))
@@ -75,6 +83,9 @@ class _Defaults:
 class GroupAccessKind(_Defaults):
     name = "group"
     missing = "Access not found"
+    unknown_grantee = (
+        "Grantee not found: no user, device or role you can see in this organization has that ID"
+    )
 
     def __init__(self, db: Database, permissions: Permissions, setting: Setting) -> None:
         self._db = db
@@ -97,8 +108,7 @@ class GroupAccessKind(_Defaults):
         )
 
     def grantee_kind(self, target: Target, grantee_id: str) -> str:
-        missing = "Grantee not found: no user or role of this organization has that ID"
-        kind = _grantee(self._db, target, grantee_id, missing)
+        kind = _grantee(self._db, target, grantee_id, self.unknown_grantee)
         _check_home(self._db, "grantee_id", kind, grantee_id, target.project_id)
         return kind
 
@@ -124,6 +134,7 @@ class GroupAccessKind(_Defaults):
 class ProjectAccessKind(_Defaults):
     name = "project"
     missing = "Project access not found"
+    unknown_grantee = "Grantee not found"
 
     def __init__(self, db: Database, permissions: Permissions, tokens: Revoker) -> None:
         self._db = db
@@ -150,7 +161,7 @@ class ProjectAccessKind(_Defaults):
         return Target(project.id, org_id, project.id, where.read, where.admin, refuse, extra)
 
     def grantee_kind(self, target: Target, grantee_id: str) -> str:
-        kind = _grantee(self._db, target, grantee_id, "Grantee not found")
+        kind = _grantee(self._db, target, grantee_id, self.unknown_grantee)
         _check_home(self._db, "grantee_id", kind, grantee_id, target.id)
         return kind
 
@@ -177,6 +188,9 @@ class ProjectAccessKind(_Defaults):
 class RoleAccessKind(_Defaults):
     name = "role"
     missing = "Access not found"
+    unknown_grantee = (
+        "Account not found: no user or device you can see in this organization has that ID"
+    )
 
     def __init__(
         self, db: Database, permissions: Permissions, tokens: Revoker, limit: RoleLimit
@@ -207,7 +221,7 @@ class RoleAccessKind(_Defaults):
     def grantee_kind(self, target: Target, grantee_id: str) -> str:
         kind = self._db.read(lambda c: accounts.kind_of(c, target.org_id, grantee_id))
         if kind is None:
-            raise NotFound("Account not found: no user or device of this organization has that ID")
+            raise NotFound(self.unknown_grantee)
         if kind == "role":
             raise ValidationError("account_id", "roles cannot be granted to other roles")
         _check_home(self._db, "account_id", kind, grantee_id, target.project_id)

@@ -41,9 +41,15 @@ class Target:
     extra: dict[str, Any] = field(default_factory=dict)  # fields every answer carries
 
 
+# (caller, grantee kind, grantee ID) -> whether the caller may read that user, device or
+# role (its GET is not a 404).
+Reads = Callable[[Caller, str, str], bool]
+
+
 class Kind(Protocol):
     name: str  # 'group', 'project' or 'role'
     missing: str  # the 404 message of an access object that does not exist
+    unknown_grantee: str  # the 404 message of a grantee that does not exist (or is unseen)
 
     def open(self, caller: Caller, target_id: str) -> Target: ...
 
@@ -61,10 +67,18 @@ class Kind(Protocol):
 
 
 class AccessObjects:
-    def __init__(self, db: Database, permissions: Permissions, kinds: Mapping[str, Kind]):
+    """Access objects of every kind. `reads` answers whether a caller may read a grantee:
+    access is given, or turned on, only to accounts and roles the caller can see, since
+    access to what the caller manages makes the caller the grantee's admin (a group admin
+    of its members); an account it cannot see is a 404, as if it did not exist."""
+
+    def __init__(
+        self, db: Database, permissions: Permissions, kinds: Mapping[str, Kind], reads: Reads
+    ):
         self._db = db
         self._permissions = permissions
         self._kinds = dict(kinds)
+        self._reads = reads
 
     def get(self, principal: Principal, kind: str, target_id: str, grantee_id: str) -> Any:
         spec, caller = self._kinds[kind], self._caller(principal)
@@ -80,6 +94,7 @@ class AccessObjects:
         spec, caller = self._kinds[kind], self._caller(principal)
         target = self._managed(spec, caller, target_id)
         grantee_kind = spec.grantee_kind(target, grantee_id)
+        self._require_seen(spec, caller, grantee_kind, grantee_id)
         spec.check_rank(caller, target, grantee_id)
         values = spec.values(target, body)
         row = rules.new_access(
@@ -109,6 +124,8 @@ class AccessObjects:
         current = self._find(spec, target, grantee_id)
         spec.check_rank(caller, target, grantee_id)
         changes = rules.changes_of(spec.name, current, spec.values(target, body), principal.actor)
+        if current.replace(**changes).is_active:  # in force after the patch
+            self._require_seen(spec, caller, current.grantee_kind, grantee_id)
 
         def write(conn: Tx) -> None:
             if not store.patch(conn, current.id, changes):
@@ -140,6 +157,12 @@ class AccessObjects:
         if principal.org_id is None:
             raise Denied("Sign in to an organization first (staff: with a scope)")
         return self._permissions.caller(principal)
+
+    def _require_seen(self, spec: Kind, caller: Caller, grantee_kind: str, grantee_id: str) -> None:
+        """No setting widens this: a grantee the caller cannot read is as unknown as one
+        that does not exist (docs/permissions.md, "Who may give access to whom")."""
+        if not self._reads(caller, grantee_kind, grantee_id):
+            raise NotFound(spec.unknown_grantee)
 
     @staticmethod
     def _managed(spec: Kind, caller: Caller, target_id: str) -> Target:

@@ -24,11 +24,15 @@ What each operation needs:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from edge.errors import ValidationError
+
 RIGHTS = ("read", "write", "update", "delete")
 Paths = Mapping[str, Mapping[str, bool]]
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,39 @@ def grant_path(raw: str) -> str:
     (they drop theirs), so a grant meant to take `/secret` away would take nothing."""
     path = raw if raw.startswith("/") else "/" + raw
     return path.rstrip("/") or "/"
+
+
+def requested_grant_path(field: str, raw: str) -> str:
+    """A grant path from a request, as `grant_path` spells it; a 400 naming it when no
+    data or file path could ever be it (`//secret`, `/./secret`, `/x/../secret`,
+    `/secret/.`): such a grant would match nothing, so one meant to take a path away
+    would take nothing. Refused rather than respelled: the interface adds the leading
+    '/' and nothing more, and a grant should say what it covers (docs/permissions.md)."""
+    path = raw if raw.startswith("/") else "/" + raw
+    if len(path) > 1 and path.endswith("/"):
+        path = path[:-1]  # one, as data paths drop one
+    problem = segment_problem(path) if path != "/" else None
+    if problem is not None:
+        raise ValidationError(field, f"'{raw}' is not a path any data or file can have: {problem}")
+    return path
+
+
+def segment_problem(path: str) -> str | None:
+    """What makes a path (with its leading '/', not the root) one that no data entry or
+    file can have, or None: an empty segment, a '.' or '..' segment (URLs resolve those
+    before the server sees them), a control character, a lone surrogate."""
+    for segment in path[1:].split("/"):
+        if not segment:
+            return f"'{path}' has an empty segment"
+        if segment in (".", ".."):
+            return "'.' and '..' are not path segments"
+    if _CONTROL.search(path):
+        return "must not hold control characters"
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return "holds a lone surrogate (not valid Unicode)"
+    return None
 
 
 def _spelled(paths: Paths) -> Paths:

@@ -13,7 +13,7 @@ from typing import Any
 
 from edge import clock, fields, ids
 from edge.access.levels import BLOCKS, BLOCKS_BY_KIND, FULL_CRUD, RESOURCES, Crud, crud_json
-from edge.access.paths import grant_path
+from edge.access.paths import requested_grant_path
 from edge.errors import ValidationError
 from storage.records import Access
 
@@ -28,14 +28,15 @@ Paths = dict[str, dict[str, bool]]
 
 # -- value rules -----------------------------------------------------------------------
 def normalize_path(field: str, raw: Any) -> str:
-    """A data or file path as grants spell it (edge/access/paths.py `grant_path`): a
-    leading '/' (added when missing), no trailing one."""
+    """A data or file path as grants spell it (edge/access/paths.py `requested_grant_path`):
+    a leading '/' (added when missing), no trailing one, and none that no data or file
+    could have."""
     if not isinstance(raw, str):
         raise ValidationError(field, "paths must be strings")
     path = raw.strip()
     if len(path) > MAX_PATH:
         raise ValidationError(field, f"paths must be at most {MAX_PATH} characters")
-    return grant_path(path)
+    return requested_grant_path(field, path)
 
 
 def path_permissions(field: str, value: Any, *, legacy: bool) -> Paths:

@@ -7,13 +7,11 @@ resolve those before the server sees them), no control characters, no lone surro
 
 from __future__ import annotations
 
-import re
-
+from edge.access.paths import segment_problem
 from edge.access.values import MAX_PATH
 from edge.errors import ValidationError
 
 ROOT = "/"
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def normalize(raw: str, field: str = "path") -> str:
@@ -28,17 +26,9 @@ def normalize(raw: str, field: str = "path") -> str:
 
 
 def _check_segments(field: str, path: str) -> None:
-    for segment in path[1:].split("/"):
-        if not segment:
-            raise ValidationError(field, f"'{path}' has an empty segment")
-        if segment in (".", ".."):
-            raise ValidationError(field, "'.' and '..' are not path segments")
-    if _CONTROL.search(path):
-        raise ValidationError(field, "must not hold control characters")
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValidationError(field, "holds a lone surrogate (not valid Unicode)") from None
+    problem = segment_problem(path)
+    if problem is not None:
+        raise ValidationError(field, problem)
 
 
 def entry_path(raw: str, field: str = "path") -> str:

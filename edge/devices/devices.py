@@ -95,6 +95,14 @@ class Devices:
         held = holdings.of_account(self._db, device.org_id, device_id)
         return Target(grants, device, held, self._relation(grants, device, held, {}))
 
+    def readable(self, grants: Caller, device_id: str) -> bool:
+        """Whether the caller may read this device (its GET is not a 404)."""
+        device = self._db.read(lambda c: store.get(c, device_id))
+        if device is None or device.org_id != grants.principal.org_id:
+            return False
+        held = holdings.of_account(self._db, device.org_id, device_id)
+        return self._relation(grants, device, held, {}).read
+
     def _relation(
         self, grants: Caller, device: Device, held: Holdings, memo: dict[str | None, bool]
     ) -> Relation:
@@ -200,7 +208,8 @@ class Devices:
                 write_access(conn, org.id, made.id, principal.actor, change, "device")
             return made
 
-        made = await self._db.write(write)
+        created = _event("device_created", principal, row, _as_set(body, columns))
+        made = await self._db.write(audit.along(write, created))
         return credentials.new_device_info(made, key, issued, self._endpoints)
 
     async def patch(self, principal: Principal, device_id: str, body: dict[str, Any]) -> None:
@@ -208,8 +217,9 @@ class Devices:
         device, rel = target.device, target.rel
         if set(body) - {"project_permissions", "owner_id"} or not body:
             self.require(target, "update")
-        if "owner_id" in body:
+        if "owner_id" in body or "project_permissions" in body:  # never out of sight
             self.require(target, "read")
+        if "owner_id" in body:
             if not (rel.admin or rel.is_owner):
                 raise Denied("owner_id: only admins or the device's owner may change it")
         _require_admin_fields(body, rel.admin, ("restricted_custom_attributes", "iot_scopes"))
@@ -228,7 +238,8 @@ class Devices:
             for change in changes:
                 write_access(conn, device.org_id, device_id, principal.actor, change, "device")
 
-        await self._db.write(write)
+        updated = _event("device_updated", principal, device, _as_set(body, columns))
+        await self._db.write(audit.along(write, updated))
 
     async def delete(
         self, principal: Principal, device_id: str, *, force: bool, permanent: bool
@@ -322,6 +333,16 @@ def _check_suspension(body: dict[str, Any], rel: Relation) -> None:
     raise Denied("is_active: only admins may set it (a device may deactivate itself)")
 
 
-def _event(action: str, principal: Principal, device: Device) -> AuditEvent:
+def _as_set(body: dict[str, Any], columns: dict[str, Any]) -> dict[str, Any]:
+    """The body with `iot_scopes` as stored (normalized), for the audit log."""
+    return {**body, "iot_scopes": columns["iot_scopes"]} if "iot_scopes" in columns else body
+
+
+def _event(
+    action: str, principal: Principal, device: Device, body: dict[str, Any] | None = None
+) -> AuditEvent:
+    """What was done to a device; for a create or update, which fields were sent and the
+    values that change its standing (edge/audit.py `changed_fields`)."""
     target = ("device", device.id)
-    return audit.event(action, principal, org_id=device.org_id, target=target)
+    details = audit.changed_fields(body) if body is not None else None
+    return audit.event(action, principal, org_id=device.org_id, target=target, details=details)

@@ -78,8 +78,12 @@ def _moment(name: str, text: str, op: str) -> str:
 
 
 def line(event: dict[str, Any]) -> str:
+    """One event on one line; a name stands beside its ID, as it was when written:
+    `actor=user:<id>(ann)`."""
     actor = event["actor_kind"] + (f":{event['actor_id']}" if "actor_id" in event else "")
+    actor += _named(event.get("actor_name"), event["actor_kind"])
     target = f"{event['target_kind']}:{event['target_id']}" if "target_id" in event else "-"
+    target += _named(event.get("target_name"), "-") if "target_id" in event else ""
     details = json.dumps(event["details"], sort_keys=True) if event["details"] else ""
     return "  ".join(
         (
@@ -92,3 +96,7 @@ def line(event: dict[str, Any]) -> str:
             details,
         )
     ).rstrip()
+
+
+def _named(name: Any, same: str) -> str:
+    return f"({name})" if name and name != same else ""

@@ -77,7 +77,10 @@ class Account:
             scope.add(store.role_holds_group(options.group_id))
         query = _search_in_scope(kind, query, scope)
         sql, params = scope.sql()
-        page = await fetch(self._db, TABLES[kind], query, sql, params)
+        table = TABLES[kind]
+        if options.ids_only:  # a target held directly and through a role: its ID once
+            table = replace(table, one_per="access.target_id")
+        page = await fetch(self._db, table, query, sql, params)
         page.rows = self._present_page(principal, kind, page.rows, options.ids_only)
         return page
 

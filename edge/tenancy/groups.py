@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from edge import clock, fields, ids
+from edge import audit, clock, fields, ids
 from edge.access import values as access_values
 from edge.access.engine import Permissions
 from edge.access.standing import GroupStanding
@@ -103,7 +103,13 @@ class Groups:
             if own is not None:
                 access_store.create(conn, own)
 
-        await self._db.write(write)
+        details = {"name": group.name, "own_access": own is not None}
+        if project_id is not None:
+            details["project_id"] = project_id
+        made = audit.event(
+            "group_created", principal, org_id=org_id, target=("group", group.id), details=details
+        )
+        await self._db.write(audit.along(write, made))
         return group.id
 
     async def patch(self, principal: Principal, group_id: str, body: dict[str, Any]) -> None:

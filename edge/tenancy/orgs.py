@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from edge import clock, fields, ids
+from edge import audit, clock, fields, ids
 from edge.access import values as access_values
 from edge.auth import hashing
 from edge.auth.tokens import Lifetimes
@@ -19,7 +19,7 @@ from storage import aliases
 from storage import orgs as store
 from storage import users as user_store
 from storage.database import Database
-from storage.records import Org, User
+from storage.records import AuditEvent, Org, User
 from storage.rows import Tx
 
 LOGIN_FIELDS = ("username", "email", "phone_number")
@@ -121,8 +121,13 @@ class Orgs:
 
     # -- writing -----------------------------------------------------------------------
     async def create(
-        self, principal: Principal, body: dict[str, Any], admin: dict[str, str] | None = None
+        self,
+        principal: Principal,
+        body: dict[str, Any],
+        admin: dict[str, str] | None = None,
     ) -> str:
+        """A new organization (and its first admin, when given), by staff or the operator
+        (`edge admin orgs create`), whom the audit log names as the actor."""
         _require_staff(principal)
         if "name" not in body:
             raise ValidationError("name", "is required")
@@ -140,7 +145,8 @@ class Orgs:
                     conn, access_values.org_admin(row.id, admin_row.id, principal.actor)
                 )
 
-        await self._db.write(write)
+        events = _created(principal, row, admin_row)
+        await self._db.write(audit.along(write, *events))
         return row.id
 
     async def patch(self, principal: Principal, org_id: str, body: dict[str, Any]) -> None:
@@ -208,6 +214,25 @@ class Orgs:
             "password_last_changed": clock.now_iso(),
         }
         return new_user(org_id, principal.actor, values)
+
+
+def _created(actor: Principal, org: Org, admin: User | None) -> list[AuditEvent]:
+    """The organization made, and its first admin (an account made an org admin)."""
+    details = {"name": org.name, **({"alias": org.alias} if org.alias else {})}
+    made = [
+        audit.event(
+            "org_created",
+            actor,
+            org_id=org.id,
+            target=("org", org.id),
+            details=details,
+        )
+    ]
+    if admin is not None:
+        first = {"fields": ["email"], "org_admin": True}
+        target = ("user", admin.id)
+        made.append(audit.event("user_created", actor, org_id=org.id, target=target, details=first))
+    return made
 
 
 def _require_staff(principal: Principal) -> None:

@@ -122,7 +122,8 @@ class Trash:
             except store.RestoreConflict as exc:
                 raise RestoreBlocked(exc.table) from None
 
-        await self._db.write(write)
+        events = _restored(principal, entry)
+        await self._db.write(audit.along(write, *events))
 
     async def erase(self, principal: Principal, entry_id: str) -> None:
         self._entry(principal, entry_id)
@@ -184,4 +185,17 @@ def _audited(
         audit.event(
             f"{kind}_deleted", principal, org_id=record.org_id, target=target, details=details
         ),
+    )
+
+
+def _restored(principal: Principal, entry: Row) -> tuple[AuditEvent, ...]:
+    """An account or role brought back from the trash (with the access it held)."""
+    kind = str(entry["kind"])
+    if kind not in AUDITED:
+        return ()
+    target = (kind, str(entry["id"]))
+    details = {"name": entry["name"]}
+    org_id = str(entry["org_id"])
+    return (
+        audit.event(f"{kind}_restored", principal, org_id=org_id, target=target, details=details),
     )

@@ -116,6 +116,13 @@ class Users:
         user, held = facts.user, facts.held
         return Target(grants, user, held, relation(grants, user, held), facts)
 
+    def readable(self, grants: Caller, user_id: str) -> bool:
+        """Whether the caller may read this user (its GET is not a 404)."""
+        facts = self.facts.of(user_id)
+        if facts is None or facts.user.org_id != grants.principal.org_id:
+            return False
+        return relation(grants, facts.user, facts.held).read
+
     def require(self, target: Target, action: str) -> None:
         allowed = {"read": target.rel.read, "update": target.rel.update}.get(
             action, target.rel.delete
@@ -235,6 +242,9 @@ class Users:
         project_id = principal.project_id or user.project_id
         if set(body) - {"project_permissions"} or not body:
             self.require(target, "update")
+        if "project_permissions" in body:  # access given: only to a user the caller can see
+            self.require(target, "read")
+            _check_home(user, project_id)
         changes = self._access_changes(target.grants, body, project_id, user.org_id)
         _require_admin_fields(body, target.rel.admin, ("restricted_custom_attributes",))
         columns = user_rules.columns(body)
@@ -289,6 +299,13 @@ def _require_admin_fields(body: dict[str, Any], is_admin: bool, names: Sequence[
     for name in names:
         if name in body and not is_admin:
             raise Denied(f"{name}: only admins may set it")
+
+
+def _check_home(user: User, project_id: str | None) -> None:
+    """A user of one project gets access to that project only (as through the access
+    routes, edge/access/kinds.py)."""
+    if user.project_id is not None and project_id not in (None, user.project_id):
+        raise ValidationError("project_permissions", "this user belongs to another project")
 
 
 def _check_phone_change(user: User) -> None:
@@ -350,8 +367,5 @@ def _event(
     action: str, principal: Principal, org_id: str, user_id: str, body: dict[str, Any]
 ) -> AuditEvent:
     """What an admin changed: the names of the fields sent, never their values."""
-    fields = sorted(k for k in body if not any(w in k for w in audit.SECRET_WORDS))
-    details: dict[str, Any] = {"fields": fields}
-    if "is_active" in body:
-        details["is_active"] = bool(body["is_active"])
+    details = audit.changed_fields(body)
     return audit.event(action, principal, org_id=org_id, target=("user", user_id), details=details)

@@ -2,10 +2,11 @@
 
 Connects to the site's MQTT broker as the device (its ID and API key), with a persistent
 session, and subscribes to `<root_scope>/devices/<device_id>/tunnels`. For each `open`
-notice it connects out to the server's control channel for that tunnel with the notice's
-destination token; when a client opens a stream, it connects to the local service the name
-maps to (`--service SSH=22`) and opens the stream's WebSocket. Nothing listens on the
-device. A `close` notice, or the server dropping the control channel, ends the tunnel here.
+notice it asks the server for its end's token (with its API key: the notice carries none),
+then connects out to the server's control channel for that tunnel with it; when a client
+opens a stream, it connects to the local service the name maps to (`--service SSH=22`) and
+opens the stream's WebSocket. Nothing listens on the device. A `close` notice, or the server
+dropping the control channel, ends the tunnel here.
 If the broker goes away the agent connects again, every few seconds.
 """
 
@@ -108,19 +109,28 @@ class Agent:
             _say("ignored a notice that is not a tunnel notice")
             return
         if action == "open" and tunnel_id not in self.tunnels:
-            token = str(notice["destination_token"])
-            task = asyncio.create_task(self._tunnel(tunnel_id, token))
+            task = asyncio.create_task(self._tunnel(tunnel_id))
             self.tunnels[tunnel_id] = task
             task.add_done_callback(lambda _: self.tunnels.pop(tunnel_id, None))
         elif action == "close" and tunnel_id in self.tunnels:
             self.tunnels[tunnel_id].cancel()
 
-    async def _tunnel(self, tunnel_id: str, token: str) -> None:
+    async def _token(self, url: str) -> str:
+        """The device end's token, asked for with the device's API key."""
+        assert self._session is not None
+        key = {"Authorization": f"Bearer {self.config.api_key}"}
+        async with self._session.post(f"{url}/agent/token", headers=key, ssl=self._ssl()) as r:
+            body = await r.json(content_type=None)
+            if r.status != 201:
+                raise aiohttp.ClientError(f"{r.status} {body.get('message', '')}".strip())
+            return str(body["destination_token"])
+
+    async def _tunnel(self, tunnel_id: str) -> None:
         assert self._session is not None
         url = f"{self.config.server.rstrip('/')}/v2/tunnels/{tunnel_id}"
-        headers = {"Authorization": f"Bearer {token}"}
         streams: set[asyncio.Task[None]] = set()
         try:
+            headers = {"Authorization": f"Bearer {await self._token(url)}"}
             control = await self._session.ws_connect(
                 f"{url}/agent", headers=headers, heartbeat=HEARTBEAT, ssl=self._ssl()
             )

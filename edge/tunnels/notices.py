@@ -2,9 +2,12 @@
 
 The notice goes to `<root_scope>/devices/<device_id>/tunnels`, the device's own namespace
 (every device may subscribe there whatever its scopes), at QoS 1, to the device's own
-sessions only: it carries the device end's token, which user tools subscribed to the org's
-root must not see. An `open` notice names the tunnel, its services, where to connect and
-the token; a `close` notice names the tunnel (the relay has dropped it already).
+sessions only. An `open` notice names the tunnel, its services, where to connect and where
+the device gets its end's token (`token_url`); a `close` notice names the tunnel (the relay
+has dropped it already). A notice never carries a token: one queued for an offline agent
+is written to the database (its persistent session), and a backup must not hold a live
+token; the device fetches its token with its own credentials (edge/tunnels/tunnels.py
+`device_token`).
 """
 
 from __future__ import annotations
@@ -19,21 +22,23 @@ from storage.records import Device, Tunnel
 # (device ID, topic, payload) -> how many of the device's sessions got it
 Notify = Callable[[str, str, bytes], int]
 TUNNEL_PATH = "/v2/tunnels/{tunnel_id}"
+TOKEN_SUFFIX = "/agent/token"  # POST, as the device: its end's token (docs/tunnels.md)
 
 
 def topic(device: Device) -> str:
     return f"{root_scope(device.org_id, device.project_id)}/devices/{device.id}/tunnels"
 
 
-def opened(device: Device, tunnel: Tunnel, device_token: str, base_url: str) -> bytes:
+def opened(device: Device, tunnel: Tunnel, base_url: str) -> bytes:
+    url = base_url.rstrip("/") + TUNNEL_PATH.format(tunnel_id=tunnel.id)
     body: dict[str, Any] = {
         "action": "open",
         "uuid": tunnel.id,
         "device_id": device.id,
         "services": tunnel.services,
         "expires_date": tunnel.expires_date,
-        "url": base_url.rstrip("/") + TUNNEL_PATH.format(tunnel_id=tunnel.id),
-        "destination_token": device_token,
+        "url": url,
+        "token_url": url + TOKEN_SUFFIX,
     }
     return json.dumps(body).encode()
 

@@ -7,17 +7,20 @@ allows it (the project's setting over its org's). Reading its tunnels is also fo
 and for the device itself, which may close them too. A device the caller cannot see is a
 404; one it sees but may not tunnel to, a 403.
 
-Opening writes the tunnel with the SHA-256 of both tokens, queues the mail to
+Opening writes the tunnel with the SHA-256 of the client token, queues the mail to
 `sendto_user_id` (the only plaintext copy of the client token, removed from the outbox once
-delivered), tells the device over MQTT, and logs who opened it. Closing marks it closed and
-drops both ends in the relay at once.
+delivered), tells the device over MQTT, and logs who opened it. The notice names the tunnel
+and no token (one queued for an offline agent is stored with its session, so a backup would
+hold it): the device asks for its end's token itself, with its own credentials
+(`device_token`), and each ask replaces the one before. Closing marks it closed and drops
+both ends in the relay at once.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -25,6 +28,7 @@ from edge import audit, clock
 from edge.delivery.messages import Messages
 from edge.devices.devices import Devices, Target
 from edge.errors import Conflict, Denied, NotFound, Unauthenticated, ValidationError
+from edge.ids import new_id
 from edge.principal import Principal
 from edge.tenancy import settings
 from edge.tunnels import notices, rules, tokens, views
@@ -33,7 +37,7 @@ from edge.tunnels.relay import Hub
 from edge.tunnels.tokens import End
 from storage import tunnels as store
 from storage.database import Database
-from storage.records import Device, Tunnel
+from storage.records import AuditEvent, Device, Tunnel
 from storage.rows import Tx
 
 log = logging.getLogger("edge.tunnels")
@@ -93,7 +97,7 @@ class Tunnels:
         minutes = rules.timeout_minutes(body.get("timeout"))
         to = self._recipient(device, body.get("sendto_user_id"))
         client_token, client_hash = tokens.new_token("client")
-        device_token, device_hash = tokens.new_token("device")
+        _, device_hash = tokens.new_token("device")  # told to no one: the device asks for one
         now = clock.now()
         tunnel = Tunnel(
             id=str(uuid.uuid4()),
@@ -131,7 +135,7 @@ class Tunnels:
         )
         if to:
             await self._mail(to, device, tunnel, client_token)
-        self._notify(device, notices.opened(device, tunnel, device_token, self._base_url))
+        self._notify(device, notices.opened(device, tunnel, self._base_url))
         return {
             "tunnel": {"uuid": tunnel.id, "timeout": minutes, "client_access_token": client_token}
         }
@@ -152,9 +156,15 @@ class Tunnels:
         target = self._target(principal, device_id, "manage")
         wanted = None if tunnel_id is None else [tunnel_id]
         now = clock.now_iso()
+        device = target.device
+        closing = audit.event(  # one per tunnel closed, made here where the request is known
+            "tunnel_closed", principal, org_id=device.org_id, target=("device", device.id)
+        )
 
         def write(conn: Tx) -> list[str]:
-            return store.close(conn, device_id, wanted, now, principal.actor)
+            closed = store.close(conn, device_id, wanted, now, principal.actor)
+            audit.add(conn, *(_closed_event(closing, done) for done in closed))
+            return closed
 
         closed = await self._db.write(write)
         if tunnel_id is not None and not closed:
@@ -170,6 +180,24 @@ class Tunnels:
             await self.hub.drop(done, f"closed by {principal.actor}")
             self._notify(target.device, notices.closed(done))
         return len(closed)
+
+    async def device_token(self, principal: Principal, tunnel_id: str) -> Row:
+        """A new token for the device end of one of the caller's open tunnels (the caller
+        is that device, signed in with its own credentials); it replaces the one before, so
+        only the latest ask connects. 404 for anything else: another device's tunnel, a
+        closed or expired one, or a caller that is not a device."""
+        if principal.kind != "device" or principal.org_id is None:
+            raise NotFound("Tunnel not found")
+        token, digest = tokens.new_token("device")
+        now, device_id = clock.now_iso(), principal.account_id
+
+        def write(conn: Tx) -> bool:
+            return store.set_device_token(conn, tunnel_id, device_id, digest, now)
+
+        if not await self._db.write(write):
+            raise NotFound("Tunnel not found")
+        log.info("tunnel %s: device %s took its end's token", tunnel_id, device_id)
+        return {"destination_token": token}
 
     # -- the ends ------------------------------------------------------------------------
     def authenticate(self, tunnel_id: str, token: str | None, end: End) -> Tunnel:
@@ -218,6 +246,10 @@ class Tunnels:
         reached = self.notify(device.id, notices.topic(device), payload)
         if reached == 0:
             log.info("tunnel notice to device %s: no session of it is subscribed", device.id)
+
+
+def _closed_event(template: AuditEvent, tunnel_id: str) -> AuditEvent:
+    return replace(template, id=new_id(), details={"tunnel_id": tunnel_id})
 
 
 def _is_open(tunnel: Tunnel) -> bool:

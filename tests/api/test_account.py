@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -134,6 +136,111 @@ async def test_project_session_lists_only_that_projects_groups(world: World) -> 
 async def test_unknown_access_filters_are_400(world: World) -> None:
     status, body = await world.call("member", "GET", "/v2/account/access/groups?colour=red")
     assert (status, body) == (400, {"message": "colour: is not a query parameter of this list"})
+
+
+# -- every route, in an org session and in a project session ---------------------------------
+SCOPES = ("org", "project")
+ACCOUNT_READS = (
+    "/v2/account/access/org",
+    "/v2/account/access/projects",
+    "/v2/account/access/groups",
+    "/v2/account/access/roles",
+    "/v2/account/access/current-session",
+    "/v2/account/dashboard",
+)
+
+
+async def session(world: World, who: str, scope: str) -> str | None:
+    """`who`'s token: an org session, or one signed in with Apollo's alias."""
+    return await world.token(who, project_id=world.project_id if scope == "project" else None)
+
+
+async def get_in(world: World, who: str, scope: str, path: str) -> Any:
+    status, body = await world.api.call("GET", path, await session(world, who, scope))
+    assert status == 200, (path, body)
+    return body
+
+
+@pytest.mark.parametrize("scope", SCOPES)
+@pytest.mark.parametrize("path", ACCOUNT_READS)
+@pytest.mark.parametrize("who", ["org_admin", "project_admin", "role_admin", "member", "plain"])
+async def test_every_account_read_answers_both_sessions(
+    world: World, who: str, path: str, scope: str
+) -> None:
+    body = await get_in(world, who, scope, path)
+    assert isinstance(body, dict) and "message" not in body
+    for query in ("?ids_only=true", "?object_count=true"):
+        if path.split("/")[-1] in ("projects", "groups", "roles"):
+            assert isinstance(await get_in(world, who, scope, path + query), dict)
+
+
+@pytest.mark.parametrize("scope", SCOPES)
+async def test_account_writes_answer_both_sessions(world: World, scope: str) -> None:
+    token = await session(world, "member", scope)
+    body = {"widgets": WIDGETS}
+    status, reply = await world.api.call("PUT", "/v2/account/dashboard", token, json=body)
+    assert (status, reply) == (200, {"message": "Success"})
+    assert await get_in(world, "member", scope, "/v2/account/dashboard") == body
+    status, reply = await world.api.call("DELETE", "/v2/account/picture", token)
+    assert status in (200, 404), reply
+
+
+@pytest.mark.parametrize("scope", SCOPES)
+async def test_project_access_in_either_session(world: World, scope: str) -> None:
+    """A project session lists the access held on its own project only."""
+    second = await world.new_project(name="Clinic Two")
+    await world.grant("project", second, world.id("project_admin"), can_read=True)
+    body = await get_in(world, "project_admin", scope, "/v2/account/access/projects")
+    shown = [r["project_id"] for r in body["project_access"]]
+    wanted = [world.project_id] if scope == "project" else [world.project_id, second]
+    assert shown == wanted
+    assert body["project_access"][0]["project_name"] == "Apollo"
+    body = await get_in(world, "role_admin", scope, "/v2/account/access/projects?ids_only=true")
+    assert body == {"project_ids": [world.project_id]}  # held through Project admins
+
+
+@pytest.mark.parametrize("scope", SCOPES)
+async def test_group_and_role_access_in_either_session(world: World, scope: str) -> None:
+    lab = world.project_group_id
+    await world.grant("group", lab, world.id("member"))
+    await world.grant("role", world.project_role_id, world.id("member"))
+    body = await get_in(world, "member", scope, "/v2/account/access/groups?ids_only=true")
+    wanted = [lab] if scope == "project" else [world.org_group_id, lab]
+    assert body == {"group_ids": wanted}
+    body = await get_in(world, "member", scope, "/v2/account/access/roles?ids_only=true")
+    assert body == {"role_ids": [world.project_role_id]}
+
+
+@pytest.mark.parametrize("scope", SCOPES)
+async def test_ids_only_names_a_target_held_twice_once(world: World, scope: str) -> None:
+    """Held directly and through one or two roles: one ID, in lists, pages and counts."""
+    who = world.id("project_admin")
+    await world.grant("role", world.admin_role_id, who)  # Apollo again, through the role
+    second_role = await world.new_role(name="Deputies")
+    await world.grant("project", world.project_id, second_role, "role", can_read=True)
+    await world.grant("role", second_role, who)
+    path = "/v2/account/access/projects"
+    body = await get_in(world, "project_admin", scope, path + "?ids_only=true")
+    assert body == {"project_ids": [world.project_id]}
+    body = await get_in(world, "project_admin", scope, path + "?ids_only=true&can_read=true")
+    assert body == {"project_ids": [world.project_id]}  # the row that matches is the one kept
+    body = await get_in(world, "project_admin", scope, path + "?ids_only=true&object_count=true")
+    assert body == {"object_count": 1}
+    rows = (await get_in(world, "project_admin", scope, path))["project_access"]
+    assert len(rows) == 3  # the full list still shows each access object
+    member = world.id("member")
+    await world.grant("role", world.org_role_id, member)  # Nurses hold Ward too
+    lab = world.project_group_id
+    await world.grant("group", lab, member)
+    await world.grant("group", lab, world.org_role_id, "role")
+    path = "/v2/account/access/groups?ids_only=true&limit=1"
+    body = await get_in(world, "member", scope, path)
+    ids = list(body["group_ids"])
+    while "last_evaluated_key" in body:
+        key = json.dumps(body["last_evaluated_key"])
+        body = await get_in(world, "member", scope, f"{path}&last_evaluated_key={quote(key)}")
+        ids += body["group_ids"]
+    assert ids == ([lab] if scope == "project" else [world.org_group_id, lab])
 
 
 # -- role access -----------------------------------------------------------------------------

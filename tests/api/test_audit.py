@@ -203,6 +203,139 @@ async def test_admin_changes_to_users_roles_and_access(world: World) -> None:
     granted = events(world, "access_granted")[0]["details"]
     assert (granted["kind"], granted["grantee_id"], granted["is_admin"]) == ("group", user_id, True)
     assert NEW_PASSWORD not in stored_text(world)
+    names = [(e["actor_name"], e["target_name"]) for e in events(world)]
+    admin, user = world.tenant.admin_email, "new@clinic.test"
+    assert names == [  # as they were when written: the role renamed, the user deleted
+        (admin, user),
+        (admin, user),
+        (admin, "Auditors"),
+        (admin, "Audit"),
+        (admin, f"{user} on Ward"),
+        (admin, f"{user} on Ward"),
+        (admin, f"{user} on Ward"),
+        (admin, "Audit"),
+        (admin, user),
+    ]
+
+
+# -- every security-relevant write of an account, users and devices alike -----------------
+ACCOUNT_WRITES = [  # (who, body, details recorded)
+    ("user", {"is_active": False}, {"fields": ["is_active"], "is_active": False}),
+    ("user", {"email": "moved@clinic.test"}, {"fields": ["email"]}),
+    ("user", {"phone_number": "+15550102000"}, {"fields": ["phone_number"]}),
+    (
+        "user",
+        {"org_permissions": {"is_admin": True}},
+        {"fields": ["org_permissions"], "org_admin": True},
+    ),
+    ("device", {"is_active": False}, {"fields": ["is_active"], "is_active": False}),
+    (
+        "device",
+        {"org_permissions": {"is_admin": True}},
+        {"fields": ["org_permissions"], "org_admin": True},
+    ),
+    (
+        "device",
+        {"org_permissions": {"is_admin": False}},
+        {"fields": ["org_permissions"], "org_admin": False},
+    ),
+    (
+        "device",
+        {"iot_scopes": {"telemetry/": {"can_subscribe": True}}},
+        {"fields": ["iot_scopes"], "iot_scopes": ["/telemetry"]},
+    ),
+    ("device", {"owner_id": None}, {"fields": ["owner_id"]}),
+    ("device", {"name": "Pump 2"}, {"fields": ["name"]}),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "body", "details"),
+    [pytest.param(*row, id=f"{row[0]}-{next(iter(row[1]))}") for row in ACCOUNT_WRITES],
+)
+async def test_every_change_of_an_account_is_recorded(
+    world: World, kind: str, body: dict[str, Any], details: dict[str, Any]
+) -> None:
+    """Suspending a device, making it an org admin or changing its iot_scopes left no
+    record (only resets and deletion did); users and devices now alike."""
+    target = world.id("loner" if kind == "user" else "device_loner")
+    path = f"/v2/{kind}s/{target}"
+    status, reply = await world.call("org_admin", "PATCH", path, json=body)
+    assert status == 200, reply
+    (event,) = events(world)
+    assert (event["action"], event["target_kind"], event["target_id"]) == (
+        f"{kind}_updated",
+        kind,
+        target,
+    )
+    assert event["details"] == details
+    assert (event["actor_id"], event["actor_name"]) == (
+        world.tenant.admin_id,
+        world.tenant.admin_email,
+    )
+
+
+async def test_devices_made_restored_and_refused_writes(world: World) -> None:
+    body = {"name": "Pump", "iot_scopes": {"alarms/": {"can_publish": True}}}
+    status, made = await world.call("org_admin", "POST", "/v2/devices", json=body)
+    assert status == 201, made
+    device = made["device"]["id"] if "device" in made else made["id"]
+    (created,) = events(world, "device_created")
+    assert (created["target_id"], created["target_name"]) == (device, "Pump")
+    assert created["details"] == {"fields": ["iot_scopes", "name"], "iot_scopes": ["/alarms"]}
+    for secret in _strings(made):  # the new key, certificate and private key
+        if len(secret) >= 40:
+            assert secret not in stored_text(world)
+    taken = {"name": "device_member"}  # a conflict: the write fails, and so does its record
+    status, _ = await world.call("org_admin", "PATCH", f"/v2/devices/{device}", json=taken)
+    assert status == 409 and events(world, "device_updated") == []
+    loner = world.id("device_loner")
+    assert (await world.call("org_admin", "DELETE", f"/v2/devices/{loner}"))[0] == 200
+    assert (await world.call("org_admin", "POST", f"/v2/trash/{loner}/restore"))[0] == 200
+    (restored,) = events(world, "device_restored")
+    assert (restored["target_id"], restored["target_name"]) == (loner, "device_loner")
+    (deleted,) = events(world, "device_deleted")
+    assert deleted["target_name"] == "device_loner"  # gone when written: from the record
+
+
+async def test_orgs_groups_and_tunnel_closes_are_recorded(world: World) -> None:
+    status, made = await world.call(
+        "staff_unscoped", "POST", "/v2/orgs", json={"name": "Lab Co", "alias": "labco"}
+    )
+    assert status == 201, made
+    (org,) = events(world, "org_created")
+    assert (org["actor_kind"], org["target_kind"], org["target_name"]) == ("staff", "org", "Lab Co")
+    assert org["actor_name"] == "admin" and org["details"] == {"name": "Lab Co", "alias": "labco"}
+    status, group = await world.call("member", "POST", "/v2/groups", json={"name": "No"})
+    assert status == 403 and events(world, "group_created") == []  # refused: nothing made
+    status, group = await world.call(
+        "org_admin", "POST", "/v2/groups", json={"name": "Night shift"}
+    )
+    assert status == 201, group
+    (made,) = events(world, "group_created")
+    assert (made["target_name"], made["details"]) == (
+        "Night shift",
+        {"name": "Night shift", "own_access": True},
+    )
+    device = world.id("device_member")
+    opened = await world.open_tunnel("org_admin", "device_member")
+    path = f"/v2/devices/{device}/tunnels/{opened['uuid']}"
+    assert (await world.call("org_admin", "DELETE", path))[0] == 200
+    (closed,) = events(world, "tunnel_closed")
+    assert (closed["target_id"], closed["target_name"]) == (device, "device_member")
+    assert closed["details"] == {"tunnel_id": opened["uuid"]}
+    for _ in range(2):
+        await world.open_tunnel("org_admin", "device_member")
+    assert (await world.call("org_admin", "DELETE", f"/v2/devices/{device}/tunnels"))[0] == 200
+    assert len(events(world, "tunnel_closed")) == 3  # one record per tunnel closed
+
+
+async def test_names_are_shown_by_the_api(world: World) -> None:
+    await sign_in(world, "member", PASSWORD, client_id="clinic")
+    status, body = await world.call("org_admin", "GET", "/v2/audit?actor_name=member")
+    assert status == 200, body
+    (event,) = body["audit_events"]
+    assert (event["actor_name"], event["target_name"]) == ("member", "member")
 
 
 async def test_device_credential_resets_and_tunnels(world: World) -> None:
@@ -360,6 +493,26 @@ async def test_the_command_line_prints_the_log(
         ["sign_in_blocks_cleared", "actor=operator"],
     ]
     assert "wrong-password" not in Path(folder, "edge.db").read_bytes().decode("latin-1")
+    code, out = await asyncio.to_thread(run, "--action", "sign_in")
+    assert f"actor=user:{world.id('member')}(member)" in out
+    assert f"target=user:{world.id('member')}(member)" in out
+
+
+def test_the_command_line_records_the_organizations_it_makes(
+    world: World, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = str(world.site.services.config.data_dir)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(NEW_PASSWORD + "\n"))
+    argv = ["admin", "create-org", "--data-dir", folder, "--name", "Depot", "--alias", "depot"]
+    assert cli.main([*argv, "--admin-email", "boss@depot.test"]) == 0
+    made = [e for e in events(world) if e["action"] in ("org_created", "user_created")]
+    assert [(e["action"], e["actor_kind"], e["actor_name"]) for e in made] == [
+        ("org_created", "operator", "operator"),
+        ("user_created", "operator", "operator"),
+    ]
+    assert made[0]["target_name"] == "Depot" and made[1]["target_name"] == "boss@depot.test"
+    assert made[1]["details"] == {"fields": ["email"], "org_admin": True}
+    assert NEW_PASSWORD not in stored_text(world)
 
 
 def test_the_docs_name_every_action() -> None:

@@ -66,12 +66,22 @@ async def read_access(world: World, group_id: str, grantee_id: str) -> dict[str,
     return dict(body["group_access"])
 
 
+async def in_sight(world: World, *grantees: tuple[str, str]) -> None:
+    """Put (grantee ID, kind) in Annex, a group group_admin administers, so that it reads
+    them: an admin gives access only to what it can read (tests/api/test_grant_reach.py)."""
+    annex = await world.new_group(name="Annex")
+    await world.grant("group", annex, world.id("group_admin"), is_admin=True)
+    for grantee_id, kind in grantees:
+        await world.grant("group", annex, grantee_id, kind)
+
+
 # -- create ------------------------------------------------------------------------------
 @pytest.mark.parametrize(("who", "expected"), table(MANAGERS))
 async def test_who_may_give_access_to_an_org_level_group(
     world: World, who: str, expected: int
 ) -> None:
     target = world.id("plain")
+    await in_sight(world, (target, "user"))
     status, body = await world.call(who, "POST", path(world.org_group_id, target), json={})
     assert status == expected, body
     created = await read_access(world, world.org_group_id, target)
@@ -84,13 +94,14 @@ async def test_who_may_give_access_to_an_org_level_group(
 async def test_who_may_give_access_to_a_project_level_group(
     world: World, who: str, expected: int
 ) -> None:
-    target = world.id("plain")
+    target = world.id("member")  # of Apollo, not in Lab: Apollo's admins read it
     status, body = await world.call(who, "POST", path(world.project_group_id, target), json={})
     assert status == expected, body
 
 
 async def test_new_access_has_every_field(world: World) -> None:
     grantee = world.id("plain")
+    await in_sight(world, (grantee, "user"))
     body = {
         "can_read": True,
         "tags": ["t"],
@@ -177,6 +188,48 @@ async def test_access_values_are_checked(world: World, body: Any, status: int) -
     assert set(reply) == {"message"}
 
 
+UNREACHABLE = {  # grant paths no data entry or file can have, and why
+    "//secret": "'//secret' has an empty segment",
+    "/./secret": "'.' and '..' are not path segments",
+    "/x/../secret": "'.' and '..' are not path segments",
+    "/secret/.": "'.' and '..' are not path segments",
+    "secret//": "'/secret/' has an empty segment",
+    "/se\x01cret": "must not hold control characters",
+}
+
+
+@pytest.mark.parametrize("column", ["data_paths", "file_paths"])
+@pytest.mark.parametrize("spelling", list(UNREACHABLE))
+async def test_a_grant_path_no_data_or_file_can_have_is_refused(
+    world: World, column: str, spelling: str
+) -> None:
+    """Such a grant was stored and matched nothing: `{"/": read, "//secret": {}}` meant to
+    hide /secret and hid nothing. Refused on create and on patch, naming the path."""
+    message = f"{column}: '{spelling}' is not a path any data or file can have: "
+    body = {column: {"/": {"can_read": True}, spelling: {}}}
+    where = path(world.org_group_id, world.id("plain"))
+    got = await world.call("org_admin", "POST", where, json=body)
+    assert got == (400, {"message": message + UNREACHABLE[spelling]})
+    assert await read_access(world, world.org_group_id, world.id("plain")) is None
+    where = path(world.org_group_id, world.id("member"))
+    got = await world.call("group_admin", "PATCH", where, json=body)
+    assert got == (400, {"message": message + UNREACHABLE[spelling]})
+    stored = await read_access(world, world.org_group_id, world.id("member"))
+    assert stored is not None and stored[column] == {}
+
+
+async def test_grant_paths_keep_their_one_spelling(world: World) -> None:
+    """A leading '/' added, one trailing '/' dropped, as data paths are spelled."""
+    body = {"data_paths": {"a/b/": {"can_read": True}, "/": {}, "": {"can_read": True}}}
+    where = path(world.org_group_id, world.id("plain"))
+    got, reply = await world.call("org_admin", "POST", where, json=body)
+    assert (got, reply) == (400, {"message": "data_paths: '' names the path '/' twice"})
+    body = {"data_paths": {"a/b/": {"can_read": True}, "c.d/..e": {}}}
+    assert (await world.call("org_admin", "POST", where, json=body))[0] == 201
+    stored = await read_access(world, world.org_group_id, world.id("plain"))
+    assert stored is not None and sorted(stored["data_paths"]) == ["/a/b", "/c.d/..e"]
+
+
 async def test_existing_access_is_a_conflict(world: World) -> None:
     status, body = await world.call(
         "org_admin", "POST", path(world.org_group_id, world.id("member")), json={}
@@ -220,6 +273,7 @@ async def test_group_admins_never_grant_to_admins(
         target = await world.new_role(name="Admins", org_permissions={"is_admin": True})
     else:
         target = world.id(grantee)
+    await in_sight(world, (target, "role" if grantee == "admin_role" else "user"))
     status, body = await world.call(who, "POST", path(world.org_group_id, target), json={})
     assert status == expected, body
 
@@ -254,13 +308,14 @@ async def test_who_may_change_whose_access_in_a_project_group(
 
 async def test_group_admins_make_group_admins(world: World) -> None:
     plain = world.id("plain")
+    await in_sight(world, (plain, "user"))
     body = {"is_admin": True}
     status, _ = await world.call("group_admin", "POST", path(world.org_group_id, plain), json=body)
     assert status == 201
-    status, _ = await world.call(
-        "plain", "POST", path(world.org_group_id, world.id("project_group_role_perms")), json={}
-    )
-    assert status == 201
+    member = path(world.org_group_id, world.id("member"))
+    assert (await world.call("plain", "PATCH", member, json={"can_read": True}))[0] == 200
+    outsider = path(world.org_group_id, world.id("project_group_role_perms"))
+    assert (await world.call("plain", "POST", outsider, json={}))[0] == 404  # out of sight
 
 
 # -- read --------------------------------------------------------------------------------

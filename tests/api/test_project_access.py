@@ -69,7 +69,7 @@ CREATE = {who: 201 if status == 200 else status for who, status in MANAGE.items(
 
 @pytest.mark.parametrize(("who", "expected"), table(CREATE))
 async def test_create_by_role(world: World, who: str, expected: int) -> None:
-    newbie = await world.add_user("newbie")
+    newbie = await world.add_user("newbie", project_id=world.project_id)  # in sight
     token = await world.token(who)
     body = {"can_read": True}
     status, reply = await world.api.call("POST", path(world, newbie), token, json=body)
@@ -118,7 +118,7 @@ async def test_delete_by_role(world: World, who: str, expected: int) -> None:
 
 # -- shape and rules ------------------------------------------------------------------------------
 async def test_created_access_reads_back_in_full(world: World) -> None:
-    newbie = await world.add_user("newbie")
+    newbie = await world.add_user("newbie", project_id=world.project_id)  # in sight
     token = await world.token("project_admin")
     body = {
         "is_admin": False,
@@ -158,7 +158,7 @@ async def test_created_access_reads_back_in_full(world: World) -> None:
 
 
 async def test_is_active_cannot_be_set_on_create_and_only_admins_see_it(world: World) -> None:
-    newbie = await world.add_user("newbie")
+    newbie = await world.add_user("newbie", project_id=world.project_id)  # in sight
     admin = await world.token("org_admin")
     status, body = await world.api.call(
         "POST", path(world, newbie), admin, json={"is_active": False}

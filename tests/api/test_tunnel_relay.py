@@ -109,7 +109,7 @@ async def test_bytes_cross_intact_on_concurrent_streams(
 ) -> None:
     session, base = http
     opened = await world.open_tunnel()
-    agent = FakeAgent(session, base, opened["uuid"], notices.token_of(opened["uuid"]))
+    agent = FakeAgent(session, base, opened["uuid"], await world.destination_token(opened["uuid"]))
     await agent.start()
     try:
 
@@ -132,7 +132,7 @@ async def test_wrong_tokens_are_refused(
 ) -> None:
     session, base = http
     first, second = await world.open_tunnel(), await world.open_tunnel()
-    device_token = notices.token_of(first["uuid"])
+    device_token = await world.destination_token(first["uuid"])
     connect = f"{base}/v2/tunnels/{first['uuid']}/connect"
     agent = f"{base}/v2/tunnels/{first['uuid']}/agent"
     for url, token in [
@@ -141,7 +141,7 @@ async def test_wrong_tokens_are_refused(
         (connect, device_token),  # the other end's
         (connect, second["client_access_token"]),  # another tunnel's
         (agent, first["client_access_token"]),  # the client's token at the device's end
-        (agent, notices.token_of(second["uuid"])),
+        (agent, await world.destination_token(second["uuid"])),
         (f"{base}/v2/tunnels/{first['uuid']}/agent/streams/s1", first["client_access_token"]),
     ]:
         status, body = await refused(session, url, token, service="SSH")
@@ -155,6 +155,7 @@ async def test_tokens_die_with_their_tunnel(
 ) -> None:
     session, base = http
     closed, expired = await world.open_tunnel(), await world.open_tunnel(timeout=1)
+    tokens = {t["uuid"]: await world.destination_token(t["uuid"]) for t in (closed, expired)}
     path = f"/v2/devices/{world.id('device_member')}/tunnels/{closed['uuid']}"
     assert (await world.call("org_admin", "DELETE", path))[0] == 200
     clock.advance(timedelta(minutes=1, seconds=1))
@@ -164,9 +165,10 @@ async def test_tokens_die_with_their_tunnel(
             session, f"{base}/v2/tunnels/{tunnel}/connect", opened["client_access_token"]
         )
         assert status == 401
-        device_token = notices.token_of(tunnel)
-        status, _ = await refused(session, f"{base}/v2/tunnels/{tunnel}/agent", device_token)
+        status, _ = await refused(session, f"{base}/v2/tunnels/{tunnel}/agent", tokens[tunnel])
         assert status == 401
+        status, _ = await world.call("device_member", "POST", f"/v2/tunnels/{tunnel}/agent/token")
+        assert status == 404  # and no new one is given
 
 
 async def test_closing_drops_both_ends_at_once(
@@ -174,7 +176,7 @@ async def test_closing_drops_both_ends_at_once(
 ) -> None:
     session, base = http
     opened = await world.open_tunnel()
-    agent = FakeAgent(session, base, opened["uuid"], notices.token_of(opened["uuid"]))
+    agent = FakeAgent(session, base, opened["uuid"], await world.destination_token(opened["uuid"]))
     await agent.start()
     streams = [
         await stream(session, base, opened["uuid"], opened["client_access_token"]) for _ in range(2)
@@ -190,7 +192,7 @@ async def test_expiry_drops_every_stream(
 ) -> None:
     session, base = http
     opened = await world.open_tunnel(timeout=1)
-    agent = FakeAgent(session, base, opened["uuid"], notices.token_of(opened["uuid"]))
+    agent = FakeAgent(session, base, opened["uuid"], await world.destination_token(opened["uuid"]))
     await agent.start()
     ws = await stream(session, base, opened["uuid"], opened["client_access_token"])
     clock.advance(timedelta(minutes=2))  # the watch reads the clock once a second
@@ -211,7 +213,7 @@ async def test_stream_limit_and_refusals(
     )
     status, body = await refused(session, connect, token, service="SSH")
     assert (status, body) == (503, {"message": "The device has not connected to this tunnel"})
-    agent = FakeAgent(session, base, tunnel, notices.token_of(tunnel))
+    agent = FakeAgent(session, base, tunnel, await world.destination_token(tunnel))
     agent.refuse.add("HTTP")
     await agent.start()
     status, body = await refused(session, connect, token, service="http")
@@ -238,7 +240,7 @@ async def test_an_idle_stream_is_closed(
     hub = site.services.tunnels.hub
     hub.limits = hub.limits.__class__(idle_seconds=0.5)
     opened = await world.open_tunnel()
-    agent = FakeAgent(session, base, opened["uuid"], notices.token_of(opened["uuid"]))
+    agent = FakeAgent(session, base, opened["uuid"], await world.destination_token(opened["uuid"]))
     await agent.start()
     ws = await stream(session, base, opened["uuid"], opened["client_access_token"])
     await until_closed(ws)
@@ -252,7 +254,7 @@ async def test_suspending_or_deleting_the_device_drops_its_tunnels(
     session, base = http
     member = world.id("device_member")
     opened = await world.open_tunnel()
-    agent = FakeAgent(session, base, opened["uuid"], notices.token_of(opened["uuid"]))
+    agent = FakeAgent(session, base, opened["uuid"], await world.destination_token(opened["uuid"]))
     await agent.start()
     ws = await stream(session, base, opened["uuid"], opened["client_access_token"])
     assert (

@@ -10,6 +10,7 @@ device_member itself calls with its own API key.
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 
 from edge import clock
 from edge.app import Site
+from edge.errors import Unauthenticated
 from storage import outbox
 from storage.rows import many
 from tests.world import Notices, World, table
@@ -249,7 +251,7 @@ async def test_sendto_must_be_a_user_of_the_org(world: World) -> None:
 
 async def test_tokens_are_kept_only_as_hashes(world: World, notices: Notices, site: Site) -> None:
     opened = await world.open_tunnel()
-    device_token = notices.token_of(opened["uuid"])
+    device_token = await world.destination_token(opened["uuid"])
     rows = site.services.db.read(lambda c: many(c, "SELECT * FROM tunnels"))
     (row,) = rows
     text = repr(rows)
@@ -270,6 +272,50 @@ async def test_the_device_is_told_on_its_own_topic(world: World, notices: Notice
     assert body["action"] == "open" and body["uuid"] == opened["uuid"]
     assert body["services"] == ["SSH", "HTTP"]
     assert body["url"].endswith(f"/v2/tunnels/{opened['uuid']}")
+    assert body["token_url"] == body["url"] + "/agent/token"
+    assert "destination_token" not in body and "etd_" not in json.dumps(body)  # no token
+
+
+TAKERS = [  # who asks for the device end's token of a tunnel to device_member
+    ("device_member", 201),  # the tunnel's device itself
+    ("device_boss", 404),  # another device, even an org admin
+    ("org_admin", 404),  # users never hold the device end
+    ("owner", 404),
+    ("anonymous", 401),
+]
+
+
+@pytest.mark.parametrize(("who", "expected"), TAKERS)
+async def test_only_the_tunnels_device_takes_its_token(
+    world: World, notices: Notices, who: str, expected: int
+) -> None:
+    opened = await world.open_tunnel()
+    path = f"/v2/tunnels/{opened['uuid']}/agent/token"
+    status, body = await world.call(who, "POST", path)
+    assert status == expected, body
+    if expected != 201:
+        assert set(body) == {"message"}
+
+
+async def test_each_token_taken_replaces_the_one_before(
+    world: World, notices: Notices, site: Site
+) -> None:
+    """Taking again (an agent restarted) leaves one token working: the latest. A closed
+    tunnel gives none."""
+    opened = await world.open_tunnel()
+    first = await world.destination_token(opened["uuid"])
+    second = await world.destination_token(opened["uuid"])
+    assert first != second
+    tunnels = site.services.tunnels
+    with pytest.raises(Unauthenticated):
+        tunnels.authenticate(opened["uuid"], first, "device")
+    assert tunnels.authenticate(opened["uuid"], second, "device").id == opened["uuid"]
+    path = f"/v2/devices/{world.id('device_member')}/tunnels/{opened['uuid']}"
+    assert (await world.call("org_admin", "DELETE", path))[0] == 200
+    status, _ = await world.call(
+        "device_member", "POST", f"/v2/tunnels/{opened['uuid']}/agent/token"
+    )
+    assert status == 404
 
 
 async def test_the_mail_carries_the_token_until_delivered(world: World, site: Site) -> None:

@@ -520,6 +520,9 @@ async def test_project_admins_set_project_permissions_in_their_project(world: Wo
     )
     token = await world.token("project_admin", project_id=world.project_id)
     status, reply = await world.api.call("PATCH", member, token, json=body)
+    assert status == 404, reply  # out of its sight (tests/api/test_grant_reach.py)
+    token = await world.token("org_admin", project_id=world.project_id)
+    status, reply = await world.api.call("PATCH", member, token, json=body)
     assert status == 200, reply  # an org-level user joins the project through its access
     user = await get_user(world, "org_admin", "loner")
     assert user["project_ids"] == [world.project_id]

@@ -15,7 +15,7 @@ import re
 import signal
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ class Live:
     base: str
     world: World
     mqtt_port: int
+    services: dict[str, int] = field(default_factory=dict)  # what the agent offers
 
 
 @pytest.fixture
@@ -127,11 +128,10 @@ async def services(aiohttp_server: Any) -> AsyncIterator[dict[str, int]]:
     echo_server.close()
 
 
-@pytest.fixture
-async def agent(live: Live, services: dict[str, int]) -> AsyncIterator[Helper]:
-    world = live.world
-    device = world.device("device_member")
-    process = await helper(
+def agent_args(live: Live) -> list[str]:
+    """`edge tunnel agent` as device_member, offering the test's services."""
+    device = live.world.device("device_member")
+    return [
         "agent",
         "--server",
         live.base,
@@ -141,10 +141,19 @@ async def agent(live: Live, services: dict[str, int]) -> AsyncIterator[Helper]:
         root_scope(device.org_id, device.project_id),
         "--mqtt",
         f"mqtt://127.0.0.1:{live.mqtt_port}",
-        *(f"--service={name}={port}" for name, port in services.items()),
+        *(f"--service={name}={port}" for name, port in live.services.items()),
         "--service=CLOSED=1",  # nothing listens there
-        env={"EDGE_DEVICE_API_KEY": world.keys["device_member"]},
-    )
+    ]
+
+
+def agent_env(live: Live) -> dict[str, str]:
+    return {"EDGE_DEVICE_API_KEY": live.world.keys["device_member"]}
+
+
+@pytest.fixture
+async def agent(live: Live, services: dict[str, int]) -> AsyncIterator[Helper]:
+    live.services = services
+    process = await helper(*agent_args(live), env=agent_env(live))
     await process.line("waiting on")
     yield process
     assert await process.stop() == 0
@@ -321,3 +330,43 @@ async def test_a_closed_tunnel_or_a_wrong_token_is_refused_at_start(
     assert (await world.call("org_admin", "DELETE", path))[0] == 200
     code, err = await refused_at_start(await start_connect(live, tunnel, "ECHO"))
     assert code == 1 and "closed or expired" in err
+
+
+def folder_bytes(site: Site) -> dict[str, bytes]:
+    """The raw bytes of the database and its WAL, as a backup would copy them."""
+    folder = site.services.config.data_dir
+    return {name: (folder / name).read_bytes() for name in ("edge.db", "edge.db-wal")}
+
+
+async def test_a_notice_queued_for_an_offline_agent_holds_no_token(
+    live: Live, agent: Helper, site: Site
+) -> None:
+    """The notice waiting for an offline agent is stored with its persistent session (in
+    edge.db and its WAL): it carried the live destination token, so a backup held one. It
+    names the tunnel only; the agent takes its token when it comes back, and connects."""
+    assert await agent.stop() == 0  # offline; its persistent session stays
+    tunnel = await open_tunnel(live)
+    uuid = tunnel["uuid"].encode()
+
+    def queued() -> bool:
+        sql = "SELECT payload FROM mqtt_session_messages"
+        rows = site.services.db.read(lambda c: c.execute(sql).fetchall())
+        return any(uuid in bytes(payload) for (payload,) in rows)
+
+    for _ in range(750):  # the broker notices the agent went away on its own
+        if queued():
+            break
+        await asyncio.sleep(0.02)
+    assert queued(), "the notice was not queued for the offline agent"
+    for name, raw in folder_bytes(site).items():
+        assert b"etd_" not in raw, name  # no destination token, in any row or WAL page
+    back = await helper(*agent_args(live), env=agent_env(live))
+    try:
+        await back.line(f"tunnel {tunnel['uuid']}: connected")
+        process, port = await connect(live, tunnel, "ECHO")
+        await echo_through(port, 1000)
+        assert await process.stop() == 0
+    finally:
+        assert await back.stop() == 0
+    for name, raw in folder_bytes(site).items():
+        assert b"etd_" not in raw, name  # the token it took is kept as its hash only

@@ -199,3 +199,30 @@ def test_0020_keeps_retained_messages_with_no_owner(tmp_path: Path) -> None:
         ]
     finally:
         conn.close()
+
+
+# -- 0021: names beside IDs in the audit log ---------------------------------------------------
+def test_0021_keeps_events_and_adds_their_names(tmp_path: Path) -> None:
+    """Events written before 0021 stay as they were, with no names; new ones take both."""
+    db = tmp_path / "edge.db"
+    migrate.apply_pending(db, upto=20)
+    conn = apsw.Connection(str(db))
+    conn.execute(
+        "INSERT INTO audit_events (id, created_date, action, actor_kind, details)"
+        " VALUES ('e1', '2026-01-01T00:00:00.000000Z', 'sign_in', 'user', '{\"a\": 1}')"
+    )
+    conn.close()
+    assert migrate.apply_pending(db) == [m.name for m in migrate.available()[20:]]
+    conn = apsw.Connection(str(db))
+    try:
+        row = conn.execute(
+            "SELECT action, details, actor_name, target_name FROM audit_events"
+        ).fetchall()
+        assert row == [("sign_in", '{"a": 1}', None, None)]
+        conn.execute(
+            "INSERT INTO audit_events (id, created_date, action, actor_kind, actor_name,"
+            " target_name) VALUES ('e2', '2026-01-02T00:00:00.000000Z', 'sign_in', 'user',"
+            " 'ann', 'ann')"
+        )
+    finally:
+        conn.close()
