@@ -84,6 +84,9 @@ class Route:
     # The handler answers `Expect: 100-continue` itself (bodies.go_on), once it has checked
     # what it can before the body: a refusal then reaches the client before its body goes.
     continue_later: bool = False
+    # Edge's own, beyond interface v2.3.18: the document tags it `extensions`, so a reader
+    # can tell what a client of the interface will not find elsewhere.
+    extension: bool = False
 
     @property
     def name(self) -> str:

@@ -253,6 +253,7 @@ ROUTES = [
         query=("service",),
         responses={101: "WebSocket"},
         operation_id="connect_tunnel",
+        extension=True,
         errors=(401,),
     ),
     Route(
@@ -264,6 +265,7 @@ ROUTES = [
         "tunnels",
         responses={101: "WebSocket"},
         operation_id="tunnel_agent",
+        extension=True,
         errors=(401,),
     ),
     Route(
@@ -275,6 +277,7 @@ ROUTES = [
         "tunnels",
         responses={101: "WebSocket"},
         operation_id="tunnel_agent_stream",
+        extension=True,
         errors=(401,),
     ),
 ]

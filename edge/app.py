@@ -26,6 +26,7 @@ from api import (
     data,
     devices,
     email_templates,
+    entry,
     files,
     groups,
     metrics,
@@ -67,6 +68,7 @@ from storage.rows import Tx
 
 log = logging.getLogger("edge")
 ROUTES: list[Route] = [
+    *entry.ROUTES,
     *system.ROUTES,
     *auth.ROUTES,
     *mfa.ROUTES,
