@@ -166,6 +166,7 @@ async def test_unexpected_error_is_a_safe_500_with_request_id(
     assert response.status == 500
     assert body == {"message": "Internal server error (request ID req-123)"}
     assert response.headers["X-Request-ID"] == "req-123"
+    assert response.headers.getall("Server") == ["edge"]
     assert "secret internals" in caplog.text and "req-123" in caplog.text
 
 
@@ -204,6 +205,27 @@ async def test_every_response_carries_a_request_id_and_safe_headers(api: Api) ->
     response = await api.client.get("/v2/health")
     assert re.fullmatch(r"[0-9a-f]{32}", response.headers["X-Request-ID"])
     assert response.headers["X-Content-Type-Options"] == "nosniff"
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/v2/version"),
+        ("HEAD", "/v2/health"),
+        ("GET", "/"),  # a redirect
+        ("GET", "/v2/docs/assets/docs.js"),  # a static file
+        ("GET", "/v2/no-such-thing"),
+        ("DELETE", "/v2/version"),
+        ("GET", "/v2/orgs"),  # no token
+        ("POST", "/v2/auth/token"),  # a bad form
+    ],
+)
+async def test_answers_name_the_server_edge_and_no_versions(
+    api: Api, method: str, path: str
+) -> None:
+    """Not aiohttp's `Python/3.11 aiohttp/3.x`, which tells a scanner what to try."""
+    response = await api.client.request(method, path, allow_redirects=False)
+    assert response.headers.getall("Server") == ["edge"]
 
 
 async def test_catastrophic_regex_is_a_400_not_a_stuck_thread(api: Api, staff_token: str) -> None:
