@@ -148,7 +148,7 @@ def parse(
     )
     base = ListQuery(
         limit=limit,
-        order_by=common.get("order_by", "").strip() or listable.default_order,
+        order_by=_order_by(common, listable.default_order),
         desc=params.flag(common, "desc"),
         filters=tuple(filters),
         search=common.get("search", "").strip() or None,
@@ -203,6 +203,17 @@ def _position(
 
 def _replace(query: ListQuery, **changes: Any) -> ListQuery:
     return replace(query, **changes)
+
+
+def _order_by(common: Mapping[str, str], default: str) -> str:
+    """The field named, else the list's default. Named empty (`?order_by=`) is a 400: the
+    document's enum of fields has no empty name."""
+    if "order_by" not in common:
+        return default
+    name = common["order_by"].strip()
+    if not name:
+        raise ValidationError("order_by", "must name a field to sort by")
+    return name
 
 
 def _names(raw: str) -> tuple[str, ...]:

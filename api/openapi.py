@@ -57,7 +57,6 @@ QUERY_TYPES: dict[str, Schema] = {
             "object_count",
             "page_count",
             "desc",
-            "bust_cache",
             "ids_only",
             "include_inactive_groups",
             "exclude_admins",
@@ -73,6 +72,8 @@ QUERY_TYPES: dict[str, Schema] = {
         "type": "string",
         "description": "The `last_evaluated_key` of the previous page, JSON-encoded",
     },
+    # A cache buster (a time stamp, say): any value is taken and ignored, reads are never cached.
+    "bust_cache": {"type": "string", "description": "Any value: taken and ignored"},
     "order_by": TEXT,
     "search": TEXT,
     "search_fields": {"type": "string", "description": "Field names, comma-separated"},

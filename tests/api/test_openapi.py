@@ -89,6 +89,7 @@ def test_list_parameters_carry_their_ranges(document: dict[str, Any]) -> None:
     params = {p["name"]: p["schema"] for p in operation["parameters"]}
     assert params["limit"] == {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}
     assert params["object_count"] == {"type": "boolean"}
+    assert params["bust_cache"]["type"] == "string"  # any value is taken (a cache buster)
     assert params["is_active"] == {"type": "boolean"}
     assert params["created_date_gte"]["format"] == "date-time"
     assert params["name_regex"] == {"type": "string", "format": "regex", "maxLength": 256}
@@ -127,6 +128,18 @@ def test_enum_members_have_names_of_their_own(document: dict[str, Any]) -> None:
         if len(set(generated)) != len(generated):
             clashes.append(values[:3])
     assert not clashes
+
+
+def test_the_dashboard_states_the_services_rules(document: dict[str, Any]) -> None:
+    """Found by schemathesis: a widget's `order` out of 32 bits, or an empty `widget_type`,
+    was valid for the document and a 400 from the service."""
+    body = document["paths"]["/v2/account/dashboard"]["put"]["requestBody"]
+    schema = body["content"]["application/json"]["schema"]
+    if "$ref" in schema:
+        schema = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    widget = schema["properties"]["widgets"]["items"]["properties"]
+    assert (widget["order"]["minimum"], widget["order"]["maximum"]) == (-(2**31), 2**31 - 1)
+    assert widget["widget_type"]["pattern"] == "\\S" and widget["widget_title"]["maxLength"]
 
 
 def _schemas(node: Any) -> list[dict[str, Any]]:
