@@ -74,17 +74,8 @@ def handlers(spec: AccessSpec) -> dict[str, Handler]:
     return {"POST": create, "GET": get, "PATCH": patch, "DELETE": delete}
 
 
-def routes(
-    spec: AccessSpec,
-    get: Handler | None = None,
-    *,
-    summary: str | None = None,
-    query: tuple[str, ...] = (),
-    got: str | None = None,
-    description: str = "",
-) -> list[Route]:
-    """The four routes of one kind of access; `get` replaces the GET handler (roles share
-    their GET path with the lists of what a role holds, answered with `got`)."""
+def routes(spec: AccessSpec) -> list[Route]:
+    """The four routes of one kind of access."""
     made = handlers(spec)
     noun = f"{spec.kind} access"
     model = f"{spec.kind.capitalize()}AccessInfo"
@@ -104,14 +95,12 @@ def routes(
         Route(
             "GET",
             spec.path,
-            get or made["GET"],
+            made["GET"],
             "token",
-            summary or f"Get a {noun}",
+            f"Get a {noun}",
             spec.tag,
-            query=query,
-            responses={200: got or f"Admin{model} | {model}"},
+            responses={200: f"Admin{model} | {model}"},
             operation_id=f"get_{spec.kind}_access_by_id",
-            description=description,
         ),
         Route(
             "PATCH",

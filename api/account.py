@@ -21,8 +21,8 @@ from api import bodies, listing, params, uploads
 from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import Handler, Route, principal
-from api.schemas import INT, OBJECT, STR, Schema, obj
-from edge.tenancy.account import TABLES, AccessOptions
+from api.schemas import OBJECT, Schema, integer, obj, text
+from edge.tenancy.account import MAX_WIDGETS, TABLES, AccessOptions
 from edge.tenancy.pictures import MAX_BYTES
 
 _LISTS = {
@@ -47,11 +47,19 @@ _LISTS = {
 }
 WIDGET: Schema = {
     "type": "object",
-    "properties": {"order": INT, "widget_type": STR, "widget_title": STR, "config": OBJECT},
+    "properties": {
+        # edge/tenancy/account.py's rules
+        "order": integer(-(2**31), 2**31 - 1),
+        "widget_type": text(),
+        "widget_title": text(required=False),
+        "config": OBJECT,
+    },
     "required": ["order", "widget_type", "widget_title", "config"],
 }
 DASHBOARD = obj(
-    {"widgets": {"type": "array", "items": WIDGET}}, ("widgets",), title="DashboardConfig"
+    {"widgets": {"type": "array", "items": WIDGET, "maxItems": MAX_WIDGETS}},
+    ("widgets",),
+    title="DashboardConfig",
 )
 PICTURE_FORM = obj({"file": {"type": "string", "format": "binary"}}, ("file",))
 

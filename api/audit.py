@@ -79,5 +79,6 @@ ROUTES = [
         query_types=LISTABLE.query_types(),
         responses={200: "AuditEventList"},
         operation_id="get_audit_events",
+        extension=True,
     ),
 ]

@@ -35,9 +35,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiohttp import web
+from aiohttp import hdrs, web
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
+
+from api.middleware import SERVER_NAME
 
 log = logging.getLogger("edge.http")
 
@@ -117,12 +119,14 @@ class GuardedProtocol(RequestHandler):
     ) -> web.StreamResponse:
         """A client's request aiohttp could not read: the Status payload, closed after."""
         if status >= 500 or request.writer.output_size > 0:
-            return super().handle_error(request, status, exc, message)
+            answer = super().handle_error(request, status, exc, message)
+            answer.headers[hdrs.SERVER] = SERVER_NAME
+            return answer
         said = message or (str(exc) if exc is not None else "") or "malformed request"
         reason = said[:200].encode("ascii", "backslashreplace").decode()  # it may echo bytes
         log.info("refused a request from %s that could not be read: %r", self._address, reason)
         body = {"message": f"The request could not be read: {reason}"}
-        response = web.json_response(body, status=status)
+        response = web.json_response(body, status=status, headers={hdrs.SERVER: SERVER_NAME})
         response.force_close()
         return response
 

@@ -20,7 +20,7 @@ the caller may do to which device is decided by the permission engine with
 
 from __future__ import annotations
 
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from api import bodies, listing, params
 from api.keys import SERVICES
@@ -68,6 +68,7 @@ LISTABLE = listing.Listable(
     "devices", TABLE.kinds(), table=TABLE, json_columns=TABLE.json_columns, extras=EXTRAS
 )
 PEM = "application/x-pem-file"
+TEXT = "text/plain"
 
 
 def _filters(extras: dict[str, str]) -> DeviceFilters:
@@ -84,7 +85,15 @@ def _filters(extras: dict[str, str]) -> DeviceFilters:
 
 
 async def root_ca(request: web.Request) -> web.Response:
-    return web.Response(body=request.app[SERVICES].site_ca.pem, content_type=PEM)
+    kind = _pem_type(request.headers.get(hdrs.ACCEPT, ""))
+    return web.Response(body=request.app[SERVICES].site_ca.pem, content_type=kind)
+
+
+def _pem_type(accept: str) -> str:
+    """The PEM type (a browser saves the file), or `text/plain` for a client that asks for
+    it and not for the PEM type: a generated client reads the certificate as text."""
+    asked = {part.partition(";")[0].strip().lower() for part in accept.split(",")}
+    return TEXT if TEXT in asked and PEM not in asked else PEM
 
 
 async def create_device(request: web.Request) -> web.Response:
@@ -145,8 +154,9 @@ ROUTES = [
         "The site CA certificate (PEM) that signs device certificates and the broker's",
         "devices",
         responses={200: "PEM certificate"},
-        response_type=PEM,
+        response_type=f"{PEM} | {TEXT}",
         operation_id="get_root_ca",
+        extension=True,
     ),
     Route(
         "POST",

@@ -24,7 +24,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from api import bodies, listing, params
 from api.downloads import BlobResponse
 from api.keys import SERVICES
-from api.responses import json_response
+from api.responses import NO_STORE, json_response
 from api.routing import PATH_SPAN, Route, principal
 from api.schemas import STR, Schema, integer, obj
 from edge.errors import ValidationError
@@ -104,7 +104,8 @@ async def get_files(request: web.Request) -> web.StreamResponse:
         principal(request), match["group_id"], match["path"], query, options, _base(request)
     )
     if isinstance(found, Redirect):
-        return web.Response(status=308, headers={"Location": found.url})
+        # The URL carries a signature that expires: no cache may keep it past that.
+        return web.Response(status=308, headers={"Location": found.url, **NO_STORE})
     if isinstance(found, dict):
         return json_response(found)
     return listing.respond(found.key, found.page, query, services.cursors, LISTABLE.resource)
@@ -264,7 +265,9 @@ ROUTES = [
         "files",
         query=("expires", "rights", "signature"),
         responses={200: "The file's bytes", 206: "A byte range", 304: "Not modified"},
-        response_type="*/*",
+        # The file's own type, which is application/octet-stream for a file given none (and
+        # the type a generated client reads bytes of: it knows no `*/*`).
+        response_type="*/* | application/octet-stream",
         operation_id="download_presigned",
         query_types={"path": PATH},
         errors=(403, 404, 412, 416),

@@ -17,7 +17,7 @@ from aiohttp import web
 from multidict import MultiMapping
 
 from api import params
-from api.model_fields import DATE, DATETIME, Schema
+from api.model_fields import DATETIME, Schema
 from api.responses import json_response
 from edge import clock, numbers, patterns
 from edge.errors import ValidationError
@@ -57,7 +57,12 @@ KIND_TYPES: dict[str, Schema] = {
     "id": {"type": "string"},
     "text": {"type": "string"},
     "bool": {"type": "boolean"},
-    "datetime": {"anyOf": [DATETIME, DATE], "description": "A date-time, or a date (that UTC day)"},
+    # A date (`2026-01-31`: that UTC day) is taken too, but the document says date-time, as
+    # the SDK's parameters do: most generators type a parameter with `anyOf` as a plain string.
+    "datetime": {
+        **DATETIME,
+        "description": "A date-time (RFC 3339); a date (YYYY-MM-DD) is taken too: that UTC day",
+    },
     "tags": {"type": "string", "pattern": "[^,\\s]", "description": "Tags, comma-separated"},
     "number": {"type": "number"},
     "json": {"type": "string"},
@@ -143,7 +148,7 @@ def parse(
     )
     base = ListQuery(
         limit=limit,
-        order_by=common.get("order_by", "").strip() or listable.default_order,
+        order_by=_order_by(common, listable.default_order),
         desc=params.flag(common, "desc"),
         filters=tuple(filters),
         search=common.get("search", "").strip() or None,
@@ -198,6 +203,17 @@ def _position(
 
 def _replace(query: ListQuery, **changes: Any) -> ListQuery:
     return replace(query, **changes)
+
+
+def _order_by(common: Mapping[str, str], default: str) -> str:
+    """The field named, else the list's default. Named empty (`?order_by=`) is a 400: the
+    document's enum of fields has no empty name."""
+    if "order_by" not in common:
+        return default
+    name = common["order_by"].strip()
+    if not name:
+        raise ValidationError("order_by", "must name a field to sort by")
+    return name
 
 
 def _names(raw: str) -> tuple[str, ...]:

@@ -65,6 +65,7 @@ ROUTES = [
         response_type="text/plain",
         responses={200: "Prometheus text exposition format"},
         operation_id="get_metrics",
+        extension=True,
         errors=(401, 403, 404),
     ),
 ]

@@ -11,7 +11,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from aiohttp import web
+from aiohttp import hdrs, web
 from aiohttp.typedefs import Middleware
 from multidict import istr
 
@@ -25,6 +25,7 @@ from edge.ops.metrics import UNMATCHED, RequestStats
 
 _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._\-]{1,64}")
 X_REQUEST_ID = istr("X-Request-ID")
+SERVER_NAME = "edge"
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
@@ -112,6 +113,15 @@ def _access(request: web.Request, status: int, seconds: float, rid: str) -> None
         client_address(request),
         who.account_id if who is not None else None,
     )
+
+
+async def name_the_server(request: web.Request, response: web.StreamResponse) -> None:
+    """Every answer says `Server: edge`, never aiohttp's `Python/3.11 aiohttp/3.x`, which
+    tells a scanner which versions to try. A response-prepare hook, not a layer of the
+    chain: it reaches streamed answers (downloads, WebSockets) prepared inside a handler.
+    (Answers to requests aiohttp cannot read never reach the application:
+    api/connections.py names the server on those.)"""
+    response.headers[hdrs.SERVER] = SERVER_NAME
 
 
 def chain(on_server_error: ErrorHook | None = None) -> list[Middleware]:

@@ -12,7 +12,7 @@ what every caller gets; models stay open to fields added later, as the SDK's are
 
 from __future__ import annotations
 
-from api import audit, billing
+from api import audit, billing, entry
 from api.access_models import ACCESS_MODELS
 from api.model_fields import DATETIME, INT, OBJECT, STR, Schema, list_of, model, ref
 from api.sdk_models import SDK_MODELS
@@ -51,6 +51,7 @@ EDGE_MODELS: dict[str, Schema] = {
     ),
     **billing.MODELS,
     **audit.MODELS,
+    **entry.MODELS,
 }
 
 

@@ -22,6 +22,11 @@ from edge.listing import MAX_LIMIT, MIN_LIMIT
 
 # A path parameter, with the pattern aiohttp may carry after a colon (`{path:.*}`).
 _PATH_PARAM = re.compile(r"{(\w+)(?::[^{}]*)?}")
+# Enum members: a value that is a plain name names itself; others are named by their words,
+# with a sign before a digit spelt out (`GMT+0`, `GMT-0`).
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_WORD = re.compile(r"[A-Za-z0-9]+|[+-](?=[0-9])")
+_SIGNS = {"+": "PLUS", "-": "MINUS"}
 STATUS_REF = {"$ref": "#/components/schemas/Status"}
 ERRORS = {
     400: "A value breaks a rule: the message names the field (`<field>: <message>`)",
@@ -52,7 +57,6 @@ QUERY_TYPES: dict[str, Schema] = {
             "object_count",
             "page_count",
             "desc",
-            "bust_cache",
             "ids_only",
             "include_inactive_groups",
             "exclude_admins",
@@ -68,6 +72,8 @@ QUERY_TYPES: dict[str, Schema] = {
         "type": "string",
         "description": "The `last_evaluated_key` of the previous page, JSON-encoded",
     },
+    # A cache buster (a time stamp, say): any value is taken and ignored, reads are never cached.
+    "bust_cache": {"type": "string", "description": "Any value: taken and ignored"},
     "order_by": TEXT,
     "search": TEXT,
     "search_fields": {"type": "string", "description": "Field names, comma-separated"},
@@ -87,6 +93,13 @@ QUERY_TYPES: dict[str, Schema] = {
     "to": DATE,
 }
 NO_CONTENT = (101, 204, 304)
+# The second tag of every operation beyond the interface (a generated client files an
+# operation under its first tag, so its module stays the SDK's).
+EXTENSIONS = {
+    "name": "extensions",
+    "description": f"edge's own operations, beyond interface {INTERFACE_VERSION}: a client of"
+    " the interface will not find them on another server",
+}
 
 
 # Documents built, by route list and server URL: an application is made per test, and the
@@ -109,22 +122,64 @@ def _build(routes: Sequence[Route], server_url: str) -> dict[str, Any]:
     for route in routes:
         operation = _operation(route, bodies)
         paths.setdefault(canonical(route.path), {})[route.method.lower()] = operation
-    return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "edge: identity, data, files and device management",
-            "version": INTERFACE_VERSION,
-            "description": f"Interface {INTERFACE_VERSION}, served by edge {BUILD_VERSION}. "
-            "See the [changelog](/v2/changelog).",
-        },
-        "servers": [{"url": server_url}],
-        "tags": [{"name": tag} for tag in sorted({route.tag for route in routes})],
-        "paths": paths,
-        "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {**MODELS, **bodies},
-        },
-    }
+    document: dict[str, Any] = _member_names(
+        {
+            "openapi": "3.1.0",
+            "info": {
+                # A generator names its client after the title: `edge-client`, `edge_client`.
+                "title": "edge",
+                "version": INTERFACE_VERSION,
+                "description": "Identity, data, files and device management: interface"
+                f" {INTERFACE_VERSION}, served by edge {BUILD_VERSION}. See the"
+                " [changelog](/v2/changelog).",
+            },
+            "servers": [{"url": server_url}],
+            "tags": [
+                *({"name": tag} for tag in sorted({route.tag for route in routes})),
+                EXTENSIONS,
+            ],
+            "paths": paths,
+            "components": {
+                "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+                "schemas": {**MODELS, **bodies},
+            },
+        }
+    )
+    return document
+
+
+def _member_names(node: Any) -> Any:
+    """A copy of the document in which every string enum with a value that is not a plain
+    name (time zones: `Etc/GMT+1`) names its members (`x-enum-varnames`). A generator's own
+    names for `GMT+0`, `GMT-0` and `GMT0` are one name: openapi-python-client stops on them
+    (or, worse, keeps one member of `Etc/GMT+1` and `Etc/GMT-1`)."""
+    if isinstance(node, list):
+        return [_member_names(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    found = {key: _member_names(value) for key, value in node.items()}
+    values = node.get("enum")
+    if isinstance(values, list) and all(isinstance(value, str) for value in values):
+        if not all(_PLAIN.fullmatch(value) for value in values):
+            found["x-enum-varnames"] = member_names(values)
+    return found
+
+
+def member_names(values: Sequence[str]) -> list[str]:
+    """`Etc/GMT+1` -> `ETC_GMT_PLUS_1`, `America/Port-au-Prince` -> `AMERICA_PORT_AU_PRINCE`;
+    each name once (a later clash gets `_2`, `_3`)."""
+    names: list[str] = []
+    taken: set[str] = set()
+    for value in values:
+        words = [_SIGNS.get(word, word.upper()) for word in _WORD.findall(value)]
+        name = "_".join(words) if words and words[0][0].isalpha() else "_".join(["VALUE", *words])
+        unique, count = name, 1
+        while unique in taken:
+            count += 1
+            unique = f"{name}_{count}"
+        taken.add(unique)
+        names.append(unique)
+    return names
 
 
 def canonical(path: str) -> str:
@@ -136,7 +191,7 @@ def _operation(route: Route, bodies: dict[str, Schema]) -> dict[str, Any]:
     operation: dict[str, Any] = {
         "operationId": route.name,
         "summary": route.summary,
-        "tags": [route.tag],
+        "tags": [route.tag, EXTENSIONS["name"]] if route.extension else [route.tag],
         "parameters": _parameters(route),
         "responses": _responses(route),
     }

@@ -20,6 +20,8 @@ import orjson
 from aiohttp import web
 
 _ORJSON_INTS = range(-(2**63), 2**64)  # what orjson writes as integers
+# For an answer no cache may keep: a secret, a signed URL that expires, a temporary redirect.
+NO_STORE = {"Cache-Control": "no-store"}
 
 
 def encode(value: Any) -> bytes:

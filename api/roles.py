@@ -14,9 +14,10 @@
 - GET    /v2/roles/{role_id}/access/org | projects | groups
                                                  plain read permission on the role
 
-The three lists of what a role holds share the path of role access: account IDs are 16
-characters, so `org`, `projects` and `groups` never name an account, and one route serves
-both (separate routes would shadow each other's methods).
+The three lists of what a role holds have routes of their own (the SDK's
+`get_role_org_access`, `get_role_project_access`, `get_role_group_access`), declared before
+role access: account IDs are 16 characters, so `org`, `projects` and `groups` never name
+an account, and a write to those paths reaches role access (which finds no such account).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from api import access, bodies, listing, params
 from api.groups import CRUD
 from api.keys import SERVICES
 from api.responses import json_response
-from api.routing import Route, principal
+from api.routing import Handler, Route, principal
 from api.schemas import (
     BOOL,
     DESCRIPTION,
@@ -133,62 +134,60 @@ async def delete_role(request: web.Request) -> web.Response:
     return json_response({"message": "Success"})
 
 
+_ONE = "/v2/roles/{role_id}"
 ACCESS = access.AccessSpec(
     "role",
-    "/v2/roles/{role_id}/access/{account_id}",
+    _ONE + "/access/{account_id}",
     "account_id",
     "roles",
     CREATE_ACCESS,
     PATCH_ACCESS,
     "a user or device",
 )
-_get_role_access = access.handlers(ACCESS)["GET"]
-_ACCESS_QUERY = listing.Listable("role_access", {}, extras=("ids_only",))
 
 
-async def get_access(request: web.Request) -> web.StreamResponse:
-    role_id, account_id = request.match_info["role_id"], request.match_info["account_id"]
-    if account_id == "org":
-        org_access = request.app[SERVICES].roles.org_access(principal(request), role_id)
-        return json_response({"org_access": org_access})
-    if account_id in HELD:
-        return await _held_access(request, role_id, account_id)
-    _checked_list_parameters(request)
-    return await _get_role_access(request)
+async def get_role_org_access(request: web.Request) -> web.Response:
+    role_id = request.match_info["role_id"]
+    org_access = request.app[SERVICES].roles.org_access(principal(request), role_id)
+    return json_response({"org_access": org_access})
 
 
-def _checked_list_parameters(request: web.Request) -> None:
-    """One account's access is not a list: the list parameters (documented for the lists
-    this path also serves) are checked as a list's would be, then have nothing to do."""
-    _, extras = listing.parse(request.query, _ACCESS_QUERY, request.app[SERVICES].cursors)
-    if "ids_only" in extras:
-        params.boolean("ids_only", extras["ids_only"])
-
-
-async def _held_access(request: web.Request, role_id: str, plural: str) -> web.Response:
-    """The group or project access a role holds (RoleGroupAccessList, RoleProjectAccessList)."""
-    services = request.app[SERVICES]
+def _held_access(plural: str) -> Handler:
+    """The group or project access a role holds (RoleGroupAccessList, RoleProjectAccessList;
+    with `ids_only`, their IDs)."""
     kind, listable = HELD[plural]
-    query, extras = listing.parse(request.query, listable, services.cursors)
-    page = await services.roles.held_access(principal(request), role_id, kind, query)
-    key = f"{kind}_access"
-    if "ids_only" in extras and params.boolean("ids_only", extras["ids_only"]):
-        page.rows = [row[f"{kind}_id"] for row in page.rows]
-        key = f"{kind}_ids"
-    return listing.respond(key, page, query, services.cursors, listable.resource)
+
+    async def held(request: web.Request) -> web.Response:
+        services = request.app[SERVICES]
+        query, extras = listing.parse(request.query, listable, services.cursors)
+        role_id = request.match_info["role_id"]
+        page = await services.roles.held_access(principal(request), role_id, kind, query)
+        key = f"{kind}_access"
+        if "ids_only" in extras and params.boolean("ids_only", extras["ids_only"]):
+            page.rows = [row[f"{kind}_id"] for row in page.rows]
+            key = f"{kind}_ids"
+        return listing.respond(key, page, query, services.cursors, listable.resource)
+
+    held.__name__ = f"get_role_{kind}_access"  # the SDK's name
+    return held
 
 
-ROLE_ACCESS_MODELS = (
-    "AdminRoleAccessInfo",
-    "RoleAccessInfo",
-    "RoleOrgAccessInfo",
-    "RoleProjectAccessList",
-    "RoleGroupAccessList",
-    "ProjectIdList",
-    "GroupIdList",
-    "ListCounts",
-)
-_ONE = "/v2/roles/{role_id}"
+def _held_route(plural: str, noun: str) -> Route:
+    kind, listable = HELD[plural]
+    model = f"Role{kind.capitalize()}AccessList"
+    return Route(
+        "GET",
+        f"{_ONE}/access/{plural}",
+        _held_access(plural),
+        "token",
+        f"List the {noun} access the role holds",
+        "roles",
+        query=("list", *listable.kinds, *listable.extras),
+        query_types=listable.query_types(),
+        responses={200: f"{model} | {kind.capitalize()}IdList | ListCounts"},
+    )
+
+
 ROUTES = [
     Route(
         "POST",
@@ -234,15 +233,17 @@ ROUTES = [
         operation_id="delete_role_by_id",
         errors=(409,),
     ),
-    *access.routes(
-        ACCESS,
-        get_access,
-        summary="Get an account's access to a role, or what the role holds",
-        query=("list", "ids_only"),
-        got=" | ".join(ROLE_ACCESS_MODELS),
-        description="With `account_id` `org`, `projects` or `groups`: the access the role"
-        " holds (the SDK's `get_role_org_access`, `get_role_project_access` and"
-        " `get_role_group_access`; with `ids_only`, their IDs). Any other `account_id`: that"
-        " account's access to the role.",
+    # Before the role access routes: `org`, `projects` and `groups` are not account IDs.
+    Route(
+        "GET",
+        f"{_ONE}/access/org",
+        get_role_org_access,
+        "token",
+        "Get the organization access the role holds",
+        "roles",
+        responses={200: "RoleOrgAccessInfo"},
     ),
+    _held_route("projects", "project"),
+    _held_route("groups", "group"),
+    *access.routes(ACCESS),
 ]

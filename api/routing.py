@@ -21,7 +21,7 @@ the sign-in forms read their fields from the body.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -84,6 +84,9 @@ class Route:
     # The handler answers `Expect: 100-continue` itself (bodies.go_on), once it has checked
     # what it can before the body: a refusal then reaches the client before its body goes.
     continue_later: bool = False
+    # Edge's own, beyond interface v2.3.18: the document tags it `extensions`, so a reader
+    # can tell what a client of the interface will not find elsewhere.
+    extension: bool = False
 
     @property
     def name(self) -> str:
@@ -156,11 +159,26 @@ async def _reset_token_field(request: web.Request, route: Route) -> str | None:
 
 
 def register(app: web.Application, routes: Sequence[Route]) -> None:
-    for route in routes:
+    for route in with_heads(routes):
         route = _query_checked(route)
         handler = route.handler if route.auth == "public" else _guard(route)
         expect = _continue_later if route.continue_later else None
         app.router.add_route(route.method, route.path, handler, expect_handler=expect)
+
+
+def with_heads(routes: Sequence[Route]) -> Iterator[Route]:
+    """The routes, each GET followed by its HEAD: RFC 9110 asks every GET resource to answer
+    HEAD with the same status and headers and no body (aiohttp then sends none). Registered
+    right after its GET, the HEAD shares its resource. Not added where a HEAD of its own is
+    declared (downloads, health), nor to a WebSocket upgrade (its only answer is 101, and
+    only a GET can upgrade: RFC 6455). The OpenAPI document lists only the declared HEADs
+    (docs/openapi.md says why)."""
+    declared = {route.path for route in routes if route.method == "HEAD"}
+    for route in routes:
+        yield route
+        upgrade = set(route.responses) == {101}
+        if route.method == "GET" and route.path not in declared and not upgrade:
+            yield replace(route, method="HEAD")
 
 
 WRITES = frozenset({"PUT", "POST", "PATCH", "DELETE"})

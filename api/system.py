@@ -183,6 +183,7 @@ ROUTES = [
             "system",
             responses={200: "HealthInfo", 503: "Status"},
             operation_id="health_ready" if method == "GET" else "health_ready_head",
+            extension=True,
         )
         for method in ("GET", "HEAD")
     ),
@@ -214,6 +215,7 @@ ROUTES = [
         "This OpenAPI document",
         "system",
         operation_id="get_openapi",
+        extension=True,
         responses={200: "OpenApiDocument"},
     ),
     Route(
@@ -235,6 +237,7 @@ ROUTES = [
         "system",
         response_type="text/javascript | text/css | image/png",
         operation_id="get_docs_asset",
+        extension=True,
         errors=(404,),
     ),
     Route(

@@ -58,6 +58,7 @@ ROUTES = [
         query_types=LISTABLE.query_types(),
         responses={200: "TrashList"},
         operation_id="get_trash",
+        extension=True,
     ),
     Route(
         "GET",
@@ -67,6 +68,7 @@ ROUTES = [
         "Get a deleted record",
         "trash",
         operation_id="get_trash_entry",
+        extension=True,
         responses={200: "TrashInfo"},
     ),
     Route(
@@ -77,6 +79,7 @@ ROUTES = [
         "Restore a deleted record and what belonged to it",
         "trash",
         operation_id="restore_trash_entry",
+        extension=True,
         errors=(409,),
     ),
     Route(
@@ -87,5 +90,6 @@ ROUTES = [
         "Erase a deleted record now",
         "trash",
         operation_id="erase_trash_entry",
+        extension=True,
     ),
 ]

@@ -260,6 +260,7 @@ ROUTES = [
         query=("service",),
         responses={101: "WebSocket"},
         operation_id="connect_tunnel",
+        extension=True,
         errors=(401,),
     ),
     Route(
@@ -272,6 +273,7 @@ ROUTES = [
         "tunnels",
         responses={201: "DestinationToken"},
         operation_id="take_tunnel_device_token",
+        extension=True,
     ),
     Route(
         "GET",
@@ -282,6 +284,7 @@ ROUTES = [
         "tunnels",
         responses={101: "WebSocket"},
         operation_id="tunnel_agent",
+        extension=True,
         errors=(401,),
     ),
     Route(
@@ -293,6 +296,7 @@ ROUTES = [
         "tunnels",
         responses={101: "WebSocket"},
         operation_id="tunnel_agent_stream",
+        extension=True,
         errors=(401,),
     ),
 ]

@@ -87,5 +87,6 @@ ROUTES = [
         "token",
         "Lift a user's sign-in blocks from every address (admins)",
         "users",
+        extension=True,
     ),
 ]

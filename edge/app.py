@@ -26,6 +26,7 @@ from api import (
     data,
     devices,
     email_templates,
+    entry,
     files,
     groups,
     metrics,
@@ -67,6 +68,7 @@ from storage.rows import Tx
 
 log = logging.getLogger("edge")
 ROUTES: list[Route] = [
+    *entry.ROUTES,
     *system.ROUTES,
     *auth.ROUTES,
     *mfa.ROUTES,
@@ -134,6 +136,7 @@ def create_app(site: Site) -> web.Application:
     app[system.HEALTH] = Health()
     app[system.OPENAPI] = openapi.build(ROUTES, _server_url(services.config))
     routing.register(app, ROUTES)
+    app.on_response_prepare.append(middleware.name_the_server)
     app[MQTT] = _broker(services)
     services.tunnels.notify = app[MQTT].notify_device  # tunnel notices go to devices
     app[PROBE] = Probe(services.db, app[system.HEALTH], app[MQTT].state)

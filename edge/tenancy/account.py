@@ -231,9 +231,15 @@ def _widgets(items: list[Row]) -> list[Row]:
         where = f"widgets.{n}"
         widget = dict(item)
         widget["order"] = fields.integer(f"{where}.order", item["order"], -(2**31), 2**31 - 1)
-        widget["widget_type"] = fields.text(f"{where}.widget_type", item["widget_type"])
-        widget["widget_title"] = fields.text(
-            f"{where}.widget_title", item["widget_title"], required=False
-        )
+        for name, required in (("widget_type", True), ("widget_title", False)):
+            widget[name] = _widget_text(f"{where}.{name}", item[name], required)
         out.append(widget)
     return out
+
+
+def _widget_text(field: str, value: Any, required: bool) -> str:
+    """Stripped text whose length is counted as sent, as the document's `maxLength` is:
+    a title that fits only once stripped would pass here and break the document."""
+    if isinstance(value, str) and len(value) > fields.MAX_NAME:
+        raise ValidationError(field, f"must be at most {fields.MAX_NAME} characters")
+    return fields.text(field, value, required=required)

@@ -341,6 +341,16 @@ async def test_dashboard_starts_empty_and_round_trips(world: World) -> None:
             400,
             "widgets.0.widget_type: must not be empty",
         ),
+        (  # the document's maxLength counts what is sent, stripped or not
+            {"widgets": [{**WIDGETS[0], "widget_title": "\n" + "x" * 128}]},
+            400,
+            "widgets.0.widget_title: must be at most 128 characters",
+        ),
+        (
+            {"widgets": [{**WIDGETS[0], "order": 2**31}]},
+            400,
+            "widgets.0.order: must be between -2147483648 and 2147483647",
+        ),
     ],
 )
 async def test_dashboard_shape_and_values(

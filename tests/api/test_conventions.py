@@ -29,6 +29,11 @@ def concrete(path: str) -> str:
     return re.sub(r"{\w+(?::[^{}]*)?}", "abcdefghijklmnop", path)  # `{path:.*}` too
 
 
+def pattern(path: str) -> str:
+    """A route's path as a regular expression, as aiohttp matches it."""
+    return re.sub(r"{\w+(?::([^{}]*))?}", lambda m: m.group(1) or "[^/]+", path)
+
+
 def assert_status_payload(body: Any) -> None:
     assert isinstance(body, dict) and set(body) == {"message"}, body
     assert isinstance(body["message"], str) and body["message"]
@@ -42,7 +47,8 @@ async def test_unknown_route_is_404_json(api: Api) -> None:
 
 @pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.path}")
 async def test_wrong_method_is_405_with_allow(api: Api, route: Any) -> None:
-    allowed = {r.method for r in ROUTES if r.path == route.path}
+    # every route the concrete path reaches (`.../access/org` is role access's path too)
+    allowed = {r.method for r in ROUTES if re.fullmatch(pattern(r.path), concrete(route.path))}
     wrong = next(m for m in METHODS if m not in allowed and not (m == "GET" and "HEAD" in allowed))
     status, body = await api.call(wrong, concrete(route.path))
     assert status == 405
@@ -160,6 +166,7 @@ async def test_unexpected_error_is_a_safe_500_with_request_id(
     assert response.status == 500
     assert body == {"message": "Internal server error (request ID req-123)"}
     assert response.headers["X-Request-ID"] == "req-123"
+    assert response.headers.getall("Server") == ["edge"]
     assert "secret internals" in caplog.text and "req-123" in caplog.text
 
 
@@ -198,6 +205,27 @@ async def test_every_response_carries_a_request_id_and_safe_headers(api: Api) ->
     response = await api.client.get("/v2/health")
     assert re.fullmatch(r"[0-9a-f]{32}", response.headers["X-Request-ID"])
     assert response.headers["X-Content-Type-Options"] == "nosniff"
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/v2/version"),
+        ("HEAD", "/v2/health"),
+        ("GET", "/"),  # a redirect
+        ("GET", "/v2/docs/assets/docs.js"),  # a static file
+        ("GET", "/v2/no-such-thing"),
+        ("DELETE", "/v2/version"),
+        ("GET", "/v2/orgs"),  # no token
+        ("POST", "/v2/auth/token"),  # a bad form
+    ],
+)
+async def test_answers_name_the_server_edge_and_no_versions(
+    api: Api, method: str, path: str
+) -> None:
+    """Not aiohttp's `Python/3.11 aiohttp/3.x`, which tells a scanner what to try."""
+    response = await api.client.request(method, path, allow_redirects=False)
+    assert response.headers.getall("Server") == ["edge"]
 
 
 async def test_catastrophic_regex_is_a_400_not_a_stuck_thread(api: Api, staff_token: str) -> None:

@@ -183,6 +183,25 @@ async def test_root_ca_is_public_pem_and_signs_device_certificates(world: World,
     assert key_file.stat().st_mode & 0o077 == 0  # the CA key is owner-only
 
 
+@pytest.mark.parametrize(
+    ("accept", "kind"),
+    [
+        ("text/plain", "text/plain"),
+        ("text/plain;q=0.9, */*;q=0.1", "text/plain"),
+        ("application/x-pem-file, text/plain", "application/x-pem-file"),
+        ("*/*", "application/x-pem-file"),
+    ],
+)
+async def test_root_ca_is_text_for_a_client_that_asks_for_text(
+    api: Api, accept: str, kind: str
+) -> None:
+    """The document lists both types (a generated client knows text/plain, not the PEM
+    type); the bytes are the same."""
+    response = await api.client.get("/v2/devices/root-ca.pem", headers={"Accept": accept})
+    assert (response.status, response.content_type) == (200, kind)
+    assert (await response.text()).startswith("-----BEGIN CERTIFICATE-----")
+
+
 def test_broker_host_is_configurable(site: Site, tmp_path: Path) -> None:
     """`broker`: the mqtt_broker_host setting, else the host of the public URL."""
     assert site.services.config.broker_host == "127.0.0.1"

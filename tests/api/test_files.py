@@ -179,8 +179,16 @@ async def test_redirect_is_308_and_real_clients_follow_it(world: World) -> None:
         where, headers={"Authorization": f"Bearer {token}"}, allow_redirects=False
     )
     assert response.status == 308 and "/v2/presigned/" in response.headers["Location"]
+    # The Location's signature expires: no cache may keep the redirect (a shared one would
+    # hand one reader's URL to others, and keep answering with it after it has expired).
+    assert response.headers["Cache-Control"] == "no-store"
+    head = await world.api.client.head(
+        where, headers={"Authorization": f"Bearer {token}"}, allow_redirects=False
+    )
+    assert (head.status, head.headers["Cache-Control"]) == (308, "no-store")
     followed = await world.api.client.get(where, headers={"Authorization": f"Bearer {token}"})
     assert (followed.status, await followed.read()) == (200, b"jpeg bytes")
+    assert followed.headers.getall("Server") == ["edge"]  # a streamed answer names it too
     assert followed.history[0].status == 308
     base = str(world.api.client.make_url("")).rstrip("/")
     async with httpx.AsyncClient(base_url=base, follow_redirects=True) as client:

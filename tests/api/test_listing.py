@@ -623,6 +623,7 @@ async def test_order_by_a_flag_breaks_ties_on_id(
 async def test_unknown_order_by(api: Api, staff_token: str) -> None:
     values = ("bogus", "tags", "custom_attributes.x", "name.gte", "settings", "name_folded")
     table = [({"order_by": v}, f"order_by: cannot sort by '{v}'") for v in values]
+    table.append(({"order_by": " "}, "order_by: must name a field to sort by"))
     assert await wrong_refusals(api, staff_token, table) == []
 
 

@@ -136,7 +136,8 @@ async def test_a_request_aiohttp_cannot_read_gets_the_status_payload_and_no_trac
     reply = await asyncio.wait_for(reader.read(), BOUND)
     head, _, body = reply.partition(b"\r\n\r\n")
     assert re.match(rb"HTTP/1\.[01] 400 ", head), reply
-    assert b"application/json" in head
+    assert b"application/json" in head and b"\r\nServer: edge\r\n" in head
+    assert b"aiohttp" not in head.lower()
     assert json.loads(body)["message"].startswith("The request could not be read: ")
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
     writer.close()

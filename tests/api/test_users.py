@@ -703,6 +703,15 @@ async def test_field_filters_search_and_sort(world: World) -> None:
     assert status == 200 and set(body) == {"object_count"} and body["object_count"] >= 12
 
 
+@pytest.mark.parametrize("query", ["search=a&search_fields=bogus", "search_fields=bogus"])
+async def test_an_unknown_search_field_is_400_with_or_without_search(
+    world: World, query: str
+) -> None:
+    """Named alone it was ignored, although the document lists the fields it may name."""
+    status, body = await world.call("org_admin", "GET", f"/v2/users?{query}")
+    assert status == 400 and body["message"].startswith("search_fields: 'bogus' is not")
+
+
 async def test_role_filter_and_role_ids_in_lists(world: World) -> None:
     await world.grant("role", world.project_role_id, world.id("loner"))
     status, body = await world.call(
