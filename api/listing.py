@@ -141,6 +141,8 @@ def parse(
         if "limit" in common
         else DEFAULT_LIMIT
     )
+    if "order_by" in common and not common["order_by"].strip():
+        raise ValidationError("order_by", "must name a field")
     base = ListQuery(
         limit=limit,
         order_by=common.get("order_by", "").strip() or listable.default_order,

@@ -52,7 +52,6 @@ QUERY_TYPES: dict[str, Schema] = {
             "object_count",
             "page_count",
             "desc",
-            "bust_cache",
             "ids_only",
             "include_inactive_groups",
             "exclude_admins",
@@ -62,6 +61,8 @@ QUERY_TYPES: dict[str, Schema] = {
         ),
         BOOLEAN,
     ),
+    # Any value, as cache-busting clients send (a time stamp): accepted and ignored.
+    "bust_cache": {"type": "string", "description": "Accepted and ignored: nothing is cached"},
     "limit": {"type": "integer", "minimum": MIN_LIMIT, "maximum": MAX_LIMIT, "default": 100},
     "page": {"type": "integer", "minimum": 1, "maximum": listing.MAX_PAGE},
     "last_evaluated_key": {
@@ -151,7 +152,9 @@ def _operation(route: Route, bodies: dict[str, Schema]) -> dict[str, Any]:
             "multipart": "multipart/form-data",
         }[route.body_type]
         schema = _named(route.body, bodies)
-        operation["requestBody"] = {"required": True, "content": {media: {"schema": schema}}}
+        # A form that requires no field may be left out (the SDK sends none to remove MFA).
+        required = route.body_type != "form" or bool(route.body.get("required"))
+        operation["requestBody"] = {"required": required, "content": {media: {"schema": schema}}}
     return operation
 
 

@@ -326,14 +326,14 @@ def _normalized(query: ListQuery, conditions: scopes.Conditions) -> ListQuery:
     """Phone filters compare cleaned numbers; search moves into the scope, so it can reach
     custom attributes, which the full-text index does not hold."""
     filters = tuple(_clean_phone(f) for f in query.filters)
+    chosen = query.search_fields or SEARCHABLE
+    unknown = [n for n in chosen if n not in SEARCHABLE]
+    if unknown:  # without a search too: a misspelt name is a 400 wherever it is
+        raise ValidationError(
+            "search_fields",
+            f"'{unknown[0]}' is not searchable (choose from {', '.join(SEARCHABLE)})",
+        )
     if query.search:
-        chosen = query.search_fields or SEARCHABLE
-        unknown = [n for n in chosen if n not in SEARCHABLE]
-        if unknown:
-            raise ValidationError(
-                "search_fields",
-                f"'{unknown[0]}' is not searchable (choose from {', '.join(SEARCHABLE)})",
-            )
         fts = [n for n in chosen if n in TABLE.fts_columns]
         json_columns = [n for n in chosen if n in TABLE.json_columns]
         conditions.add(scopes.search(query.search, fts, json_columns))
