@@ -69,7 +69,7 @@ QUERY_TYPES: dict[str, Schema] = {
         "type": "string",
         "description": "The `last_evaluated_key` of the previous page, JSON-encoded",
     },
-    "order_by": TEXT,
+    "order_by": {"type": "string", "pattern": "\\S"},  # a field's name: never blank
     "search": TEXT,
     "search_fields": {"type": "string", "description": "Field names, comma-separated"},
     "path_filter": TEXT,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from jsonschema import Draft202012Validator
+
 from api import openapi
 from edge.app import ROUTES
 from tests.world import World
@@ -61,3 +63,21 @@ async def test_a_blank_widget_type_is_documented_as_refused(world: World) -> Non
     )
     assert (status, body) == (400, {"message": "widgets.0.widget_type: must not be empty"})
     assert "\\S" in str(operation(document(), "PUT", "/v2/account/dashboard"))
+
+
+def test_a_null_alias_is_documented_as_allowed() -> None:
+    """The server takes `alias: null` (no alias); the document's `not` (an ID-shaped
+    pattern, which null passes vacuously) refused it."""
+    schema = document()["components"]["schemas"]["CreateProjectBody"]["properties"]["alias"]
+    validator = Draft202012Validator(schema)
+    assert validator.is_valid(None) and validator.is_valid("apollo")
+    assert not validator.is_valid("AbCdEfGhIjKlMnOp")  # shaped like an ID
+
+
+def test_order_by_is_documented_as_never_blank_everywhere() -> None:
+    for path, methods in document()["paths"].items():
+        for method, found in methods.items():
+            for param in found.get("parameters", []):
+                if param["name"] == "order_by":
+                    schema = Draft202012Validator(param["schema"])
+                    assert not schema.is_valid(""), (method, path)
