@@ -21,7 +21,7 @@ from api import bodies, listing, params, uploads
 from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import Handler, Route, principal
-from api.schemas import INT, OBJECT, STR, Schema, obj, text
+from api.schemas import OBJECT, STR, Schema, integer, obj, text
 from edge.tenancy.account import TABLES, AccessOptions
 from edge.tenancy.pictures import MAX_BYTES
 
@@ -47,7 +47,12 @@ _LISTS = {
 }
 WIDGET: Schema = {
     "type": "object",
-    "properties": {"order": INT, "widget_type": text(), "widget_title": STR, "config": OBJECT},
+    "properties": {
+        "order": integer(-(2**31), 2**31 - 1),
+        "widget_type": text(),
+        "widget_title": STR,
+        "config": OBJECT,
+    },
     "required": ["order", "widget_type", "widget_title", "config"],
 }
 DASHBOARD = obj(

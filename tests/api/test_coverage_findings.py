@@ -81,3 +81,12 @@ def test_order_by_is_documented_as_never_blank_everywhere() -> None:
                 if param["name"] == "order_by":
                     schema = Draft202012Validator(param["schema"])
                     assert not schema.is_valid(""), (method, path)
+
+
+def test_a_widget_order_is_documented_within_32_bits() -> None:
+    """The server refuses an order past 32 bits (a 400); the document allowed any integer,
+    which fuzzing found once the widget's other fields were documented."""
+    body = operation(document(), "PUT", "/v2/account/dashboard")["requestBody"]
+    schema = body["content"]["application/json"]["schema"]
+    order = schema["properties"]["widgets"]["items"]["properties"]["order"]
+    assert (order["minimum"], order["maximum"]) == (-(2**31), 2**31 - 1)
