@@ -1,4 +1,4 @@
-# The single entry point: make run | test | lint | fmt | typecheck | bench | binary | deb
+# The single entry point: make run | test | test-long | lint | fmt | typecheck | bench | binary | deb
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test browser binary deb lint fmt typecheck bench bench-data bench-tools clean
+.PHONY: run test test-long browser binary deb lint fmt typecheck bench bench-data bench-tools clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -27,8 +27,15 @@ ARGS ?=
 run: $(RUN_STAMP)
 	$(BIN)/edge serve $(ARGS)
 
+# The everyday suite: every test but those marked `long` (pyproject.toml deselects them).
 test: $(DEV_STAMP) browser
 	$(BIN)/python -m pytest -q -m "not long"
+
+# The slow but thorough runs, and only those (`-m long`): schemathesis' coverage phase, the
+# property tests with many more examples; later the browser matrix and the PostgreSQL suite.
+# Under 25 minutes on two cores, so that `make test` and this fit CI's 90 (docs/testing.md).
+test-long: $(DEV_STAMP) browser
+	$(BIN)/python -m pytest -q -m long
 
 # The page tests drive a real headless Chromium (Debian's package; PyPI has none).
 browser:

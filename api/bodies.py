@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from aiohttp import HttpVersion11, hdrs, web
@@ -123,22 +124,35 @@ async def go_on(request: web.Request) -> None:
 
 class StallWatch:
     """A streamed body's guard (a presigned upload may take as long as its size needs): when
-    its reader has waited `body_timeout` seconds for the next chunk, the stream fails with
-    TimedOut (408). One timer per body, moved on only when it fires: a timer armed for every
-    chunk (asyncio.timeout) costs several times the reading of a chunk."""
+    its reader has waited `body_timeout` seconds for the next chunk (nginx's
+    client_body_timeout), or a window of that length brought fewer than `body_min_rate`
+    bytes a second while the reader waited for most of it, the stream fails with TimedOut
+    (408). A per-read timeout alone lets one byte every 59 s hold an upload open for ever;
+    a window in which the server was the slow one (the reader busy, not waiting) is never
+    held against the client. One timer per body, moved on only when it fires: a timer
+    armed for every chunk (asyncio.timeout) costs several times the reading of a chunk."""
 
     def __init__(self, request: web.Request) -> None:
+        config = request.app[SERVICES].config
         self._content = request.content
-        self._seconds = request.app[SERVICES].config.body_timeout
+        self._seconds = config.body_timeout
+        self._min_rate = config.body_min_rate
         self._loop = asyncio.get_running_loop()
         self._since: float | None = None  # when the reader began to wait, while it waits
+        self._window = _Window(self._loop.time())
         self._timer = self._loop.call_later(self._seconds, self._check)
 
     def waiting(self) -> None:
         self._since = self._loop.time()
 
-    def arrived(self) -> None:
+    def arrived(self, size: int = 0) -> None:
+        self._window.waited += self._waited_in_window(self._loop.time())
         self._since = None
+        self._window.size += size
+
+    def _waited_in_window(self, now: float) -> float:
+        """How long the reader has been waiting, within the current window."""
+        return 0.0 if self._since is None else now - max(self._since, self._window.start)
 
     def close(self) -> None:
         self._timer.cancel()
@@ -149,5 +163,27 @@ class StallWatch:
             message = f"The request body stopped arriving for {self._seconds} seconds"
             self._content.set_exception(TimedOut(message))  # the waiting read raises it
             return
+        if self._trickles(now):
+            message = f"The request body arrived at less than {self._min_rate} bytes a second"
+            self._content.set_exception(TimedOut(message))
+            return
         start = now if self._since is None else self._since
         self._timer = self._loop.call_at(start + self._seconds, self._check)
+
+    def _trickles(self, now: float) -> bool:
+        """Whether the window now ending brought too few bytes while the reader waited for
+        most of it; a new window begins either way (once one is long enough to judge)."""
+        window = self._window
+        length = now - window.start
+        if length < self._seconds:
+            return False
+        waited = window.waited + self._waited_in_window(now)
+        self._window = _Window(now)
+        return waited * 2 >= length and window.size < self._min_rate * length
+
+
+@dataclass
+class _Window:
+    start: float
+    size: int = 0  # bytes arrived in it
+    waited: float = 0.0  # seconds the reader spent waiting for them

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from api import routing
 from api.keys import REQUEST_ID
 from api.responses import json_response
 from edge import errors
@@ -74,6 +75,8 @@ def http_error(request: web.Request, exc: web.HTTPException) -> web.Response:
     else:
         message = HTTP_MESSAGES.get(status, exc.reason)
     headers = {k: v for k, v in exc.headers.items() if k in ("Allow", "Location")}
+    if status == 405:
+        headers["Allow"] = routing.allowed_methods(request)
     return payload(status, message, headers)
 
 

@@ -170,15 +170,16 @@ async def _chunks(request: web.Request) -> AsyncIterator[bytes]:
     """The request body as it arrives, chunk by chunk as the transport read it (never joined:
     a join would copy every byte once more on the event loop); a connection that breaks off
     is the client's fault. An upload may take as long as its size needs, but a client that
-    stops sending is a 408 after `body_timeout` (bodies.StallWatch): it must not hold its
-    connection and its temporary file for ever."""
+    stops sending is a 408 after `body_timeout`, and so is one that trickles (under
+    `body_min_rate` bytes a second over such a window; bodies.StallWatch): it must not hold
+    its connection and its temporary file for ever."""
     await bodies.go_on(request)  # everything the body does not tell has been checked
     request.content.set_read_chunk_size(READ_AHEAD)
     watch = bodies.StallWatch(request)
     try:
         watch.waiting()
         async for chunk, _ in request.content.iter_chunks():
-            watch.arrived()
+            watch.arrived(len(chunk))
             if chunk:
                 yield chunk
             watch.waiting()

@@ -10,6 +10,7 @@ import os
 import re
 import time
 from dataclasses import dataclass
+from urllib.parse import unquote_to_bytes
 
 from aiohttp import hdrs, web
 from aiohttp.typedefs import Middleware
@@ -21,6 +22,7 @@ from api.errors import ErrorHook, Handler
 from api.keys import PRINCIPAL, REQUEST_ID, SERVICES
 from edge import audit, logs
 from edge.config import Config
+from edge.errors import ValidationError
 from edge.ops.metrics import UNMATCHED, RequestStats
 
 _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._\-]{1,64}")
@@ -124,8 +126,26 @@ async def name_the_server(request: web.Request, response: web.StreamResponse) ->
     response.headers[hdrs.SERVER] = SERVER_NAME
 
 
+@web.middleware
+async def utf8_escapes(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A URL's percent-escapes must spell UTF-8. One that does not (`%FF`) is kept by the
+    URL parser as its three characters, so `/files/a%FF` and `/files/a%25FF` (the escape of
+    a literal `%FF`) named the same file: two spellings, one name. It is a 400 instead; a
+    literal `%` is written `%25`."""
+    raw = request.rel_url.raw_path
+    if "%" in raw:
+        try:
+            unquote_to_bytes(raw).decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValidationError(
+                "path", "holds a percent-escape that is not UTF-8 (write a literal % as %25)"
+            ) from None
+    return await handler(request)
+
+
 def chain(on_server_error: ErrorHook | None = None) -> list[Middleware]:
     return [
         framing(),  # outermost: the ID exists before anything can fail; every answer framed
         errors.middleware(on_server_error),  # every failure below becomes a Status payload
+        utf8_escapes,  # before routing's handlers read a path: one spelling per name
     ]

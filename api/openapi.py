@@ -66,15 +66,15 @@ QUERY_TYPES: dict[str, Schema] = {
         ),
         BOOLEAN,
     ),
+    # Any value, as cache-busting clients send (a time stamp): accepted and ignored.
+    "bust_cache": {"type": "string", "description": "Accepted and ignored: nothing is cached"},
     "limit": {"type": "integer", "minimum": MIN_LIMIT, "maximum": MAX_LIMIT, "default": 100},
     "page": {"type": "integer", "minimum": 1, "maximum": listing.MAX_PAGE},
     "last_evaluated_key": {
         "type": "string",
         "description": "The `last_evaluated_key` of the previous page, JSON-encoded",
     },
-    # A cache buster (a time stamp, say): any value is taken and ignored, reads are never cached.
-    "bust_cache": {"type": "string", "description": "Any value: taken and ignored"},
-    "order_by": TEXT,
+    "order_by": {"type": "string", "pattern": "\\S"},  # a field's name: never blank
     "search": TEXT,
     "search_fields": {"type": "string", "description": "Field names, comma-separated"},
     "path_filter": TEXT,
@@ -206,7 +206,9 @@ def _operation(route: Route, bodies: dict[str, Schema]) -> dict[str, Any]:
             "multipart": "multipart/form-data",
         }[route.body_type]
         schema = _named(route.body, bodies)
-        operation["requestBody"] = {"required": True, "content": {media: {"schema": schema}}}
+        # A form that requires no field may be left out (the SDK sends none to remove MFA).
+        required = route.body_type != "form" or bool(route.body.get("required"))
+        operation["requestBody"] = {"required": required, "content": {media: {"schema": schema}}}
     return operation
 
 

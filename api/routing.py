@@ -200,6 +200,32 @@ def _query_checked(route: Route) -> Route:
     return replace(route, handler=checked)
 
 
+def allowed_methods(request: web.Request) -> str:
+    """The `Allow` of a 405: the methods of the route whose path matched, the first aiohttp
+    tries (the longest literal start first, then in the order added). aiohttp lists those of
+    every route whose path matches: `/v2/devices/root-ca.pem` allowed DELETE and PATCH, the
+    methods of `/v2/devices/{device_id}`. Read from the router, so every route counts."""
+    path = request.rel_url.path_safe
+    resources = request.app.router.resources()
+    for resource in sorted(resources, key=_tried_late):
+        info = resource.get_info()
+        pattern = info.get("pattern")
+        if info.get("path") == path or (pattern is not None and pattern.fullmatch(path)):
+            same = (r for r in resources if r.canonical == resource.canonical)  # added apart
+            return ",".join(sorted({route.method for r in same for route in r}))
+    return ""
+
+
+def _tried_late(resource: web.AbstractResource) -> int:
+    """aiohttp looks a path up by its literal start, longest first (`/v2/devices/root-ca.pem`
+    before `/v2/devices` + `{device_id}`): the shorter, the later (a stable sort keeps the
+    order of registration among equals)."""
+    literal = resource.canonical.partition("{")[0]
+    if "{" in resource.canonical:
+        literal = literal.rpartition("/")[0]
+    return -len(literal.rstrip("/") or "/")
+
+
 async def _continue_later(request: web.Request) -> None:
     """aiohttp answers `Expect: 100-continue` before the handler runs, so a client sends a
     body (gigabytes, for an upload) that the handler then refuses unread; on these routes

@@ -141,7 +141,8 @@ ORG_NAME: Schema = {**text(), "pattern": "^[\\w .,\\-]*\\w[\\w .,\\-]*$"}
 ALIAS: Schema = {
     "type": ["string", "null"],
     "pattern": "^([a-z0-9][a-z0-9_\\-]{1,62})?$",
-    "not": {"pattern": f"^[A-Za-z0-9]{{{ids.ID_LENGTH}}}$"},  # never shaped like an ID
+    # never shaped like an ID; "type" here, or the `not` of a vacuous pattern refuses null
+    "not": {"type": "string", "pattern": f"^[A-Za-z0-9]{{{ids.ID_LENGTH}}}$"},
 }
 EMAIL: Schema = {
     "type": "string",

@@ -244,6 +244,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Seconds a client has to send a request body once it is read; else 408",
     ),
     Setting(
+        "body_min_rate",
+        _int_range(0, 1 << 30),
+        500,
+        "Bytes a second a streamed upload must bring over each body_timeout; else 408 (0: off)",
+    ),
+    Setting(
         "send_timeout",
         _seconds(0.1, 3600),
         60.0,
@@ -549,6 +555,7 @@ class Config:
     shutdown_timeout: int
     header_timeout: float
     body_timeout: float
+    body_min_rate: int
     send_timeout: float
     keepalive_timeout: float
     max_connections_per_address: int

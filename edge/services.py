@@ -108,7 +108,10 @@ class Services:
         permissions = Permissions(db)
         trash = Trash(db, permissions, tokens, config.trash_retention_days)
         orgs = Orgs(db, cursors)
-        alerts = OperatorAlerts(db, config.admin_email, config.base_url)
+        outbox_worker = OutboxWorker(db, config)
+        alerts = OperatorAlerts(
+            db, config.admin_email, config.base_url, outbox_worker.mailer, config.mail_from
+        )
         projects = Projects(db, cursors, orgs, permissions, trash)
         signin = SignIn(db, tokens, orgs, projects)
 
@@ -184,7 +187,7 @@ class Services:
             my_org=MyOrg(db, orgs, permissions),
             messages=messages,
             email_templates=EmailTemplates(db, cursors, permissions),
-            outbox_worker=OutboxWorker(db, config),
+            outbox_worker=outbox_worker,
             mfa=software_mfa,
             sms_mfa=sms_mfa,
             passwords=Passwords(db, tokens, projects, messages),

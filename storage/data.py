@@ -185,24 +185,31 @@ def put_state(
     return rules, _history_of(row[2:])
 
 
-def get_page(conn: Tx, group_id: str, paths: Sequence[str], budget: int) -> dict[str, DataEntry]:
+def get_page(
+    conn: Tx, group_id: str, paths: Sequence[str], budget: int, *, first_free: bool = True
+) -> tuple[dict[str, DataEntry], int]:
     """The entries at these paths (a page's rows), in this order, until their stored values
-    would pass `budget` bytes: the entry that would is left out, unless it is the first
-    (one is always read, whatever its size). The sizes come first (`octet_length` reads a
-    row's header, not its value), then only the values that fit: the values held at once
-    are the budget, whatever the page's `limit`."""
-    sizes = dict(_at_paths(conn, "path, octet_length(value)", group_id, paths))
+    would pass `budget` bytes, and the bytes they hold: the entry that would is left out,
+    unless it is the first and `first_free` (one is always read, whatever its size). The
+    sizes come first (`octet_length` reads a row's header, not its value), then only the
+    values that fit: the values held at once are the budget, whatever the page's `limit`."""
+    sizes = value_sizes(conn, group_id, paths)
     kept: list[str] = []
     used = 0
     for path in paths:
         if path not in sizes:
             continue
-        used += sizes[path]
-        if kept and used > budget:
+        if (kept or not first_free) and used + sizes[path] > budget:
             break
+        used += sizes[path]
         kept.append(path)
     found = {e.path: e for e in map(_decode, _at_paths(conn, _SELECT, group_id, kept))}
-    return {path: found[path] for path in kept}
+    return {path: found[path] for path in kept}, used
+
+
+def value_sizes(conn: Tx, group_id: str, paths: Sequence[str]) -> dict[str, int]:
+    """The stored size of the value at each of these paths that has an entry."""
+    return dict(_at_paths(conn, "path, octet_length(value)", group_id, paths))
 
 
 def _at_paths(conn: Tx, columns: str, group_id: str, paths: Sequence[str]) -> Iterator[Any]:

@@ -31,6 +31,7 @@ import apsw
 
 from storage import layout, migrate, snapshot
 from storage.pragmas import configure
+from storage.rows import scalar
 from storage.space import DiskFull, NotWritable
 from storage.writer import WriteFn, Writer
 
@@ -89,9 +90,20 @@ def _refused(exc: apsw.Error) -> DiskFull | NotWritable:
     return NotWritable(f"the database refused a write: {exc}")
 
 
+def heartbeat(conn: apsw.Connection) -> None:
+    """A real write of one page that changes nothing: the header's `user_version` set to the
+    value it holds (SQLite writes the page all the same). The health probe commits it: an
+    empty transaction writes nothing, so it commits on a full or read-only disk too."""
+    version = int(scalar(conn, "PRAGMA user_version"))
+    conn.execute(f"PRAGMA user_version = {version}")
+
+
 class Database:
     def __init__(self, path: Path) -> None:
         self.path = path
+        # The last write the disk refused, and how many were (the health probe reads them).
+        self.refused: DiskFull | NotWritable | None = None
+        self.refusals = 0
         self._writer = Writer(path)
         self._local = threading.local()
         self._connections: list[apsw.Connection] = []
@@ -142,7 +154,7 @@ class Database:
         try:
             return await self._writer.run(fn, savepoint=savepoint)
         except DISK_REFUSALS as exc:
-            raise _refused(exc) from None
+            raise self._refused(exc) from None
         finally:
             self.end_snapshot()
 
@@ -157,7 +169,7 @@ class Database:
         try:
             return self._writer.run_sync(fn)
         except DISK_REFUSALS as exc:
-            raise _refused(exc) from None
+            raise self._refused(exc) from None
         finally:
             self.end_snapshot()
 
@@ -241,6 +253,11 @@ class Database:
             yield counts
         finally:
             conn.trace_v2(0, None)
+
+    def _refused(self, exc: apsw.Error) -> DiskFull | NotWritable:
+        self.refused = _refused(exc)
+        self.refusals += 1
+        return self.refused
 
     def ping(self) -> None:
         """Raise unless the database answers a trivial query on this thread's reader."""

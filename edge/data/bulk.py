@@ -8,6 +8,10 @@ path the entry (DataSchema), the list of entries of a cascade, or, for `paths_on
 counts, `{paths, object_count, last_evaluated_key}` (DataInfo). A path with no entry is
 left out and listed in `missing_paths`, without failing the request; the continuation key
 of a cascade page of entries is in `last_evaluated_key_by_path`.
+
+The jobs of a GET share one `ReadBudget` (the scan cap, PAGE_BYTES, the pattern time): a
+job that finds it spent answers as a page cut short does (edge/data/pages.py), and an
+entry named alone whose value no longer fits is left out and listed in `unread_paths`.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from typing import Any
 
 from edge import clock
 from edge.data import paths, query, uploads
-from edge.data.reads import Body, Reads
+from edge.data.pages import ReadBudget
+from edge.data.reads import Body, BudgetSpent, Reads
 from edge.data.target import DataTarget, Targets
 from edge.data.uploads import Upload
 from edge.data.writes import EntryWrites, Stamp
@@ -125,28 +130,34 @@ class Bulk:
         self, target: DataTarget, jobs: Sequence[dict[str, Any]], names: list[tuple[str, ...]]
     ) -> Body:
         by_path: dict[str, Any] = {}
-        missing: list[str] = []
+        left_out: dict[str, list[str]] = {"missing_paths": [], "unread_paths": []}
         keys: dict[str, Any] = {}
+        budget = ReadBudget()  # one for the whole request, whatever the number of jobs
         for job, found in zip(jobs, names, strict=True):
             params = query.parse({k: v for k, v in job.items() if k != "paths"})
             if params.key and len(found) > 1:
                 raise ValidationError("last_evaluated_key", "needs a job that names one path")
             for path in found:
-                body = await self._one(target, path, params)
+                try:
+                    body = await self._one(target, path, params, budget)
+                except BudgetSpent:
+                    left_out["unread_paths"].append(path)
+                    continue
                 if body is None:
-                    missing.append(path)
+                    left_out["missing_paths"].append(path)
                     continue
                 if "data" in body and "last_evaluated_key" in body:
                     keys[path] = body.pop("last_evaluated_key")
                 by_path[path] = body.get("data", body)
         out: Body = {"data_by_path": by_path}
-        if missing:
-            out["missing_paths"] = missing
+        out |= {name: found for name, found in left_out.items() if found}
         if keys:
             out["last_evaluated_key_by_path"] = keys
         return out
 
-    async def _one(self, target: DataTarget, path: str, params: query.DataQuery) -> Body | None:
+    async def _one(
+        self, target: DataTarget, path: str, params: query.DataQuery, budget: ReadBudget
+    ) -> Body | None:
         if params.cascade:
-            return await self._reads.many(target, path, params)
-        return self._reads.one(target, path, params)
+            return await self._reads.many(target, path, params, budget)
+        return self._reads.one(target, path, params, budget)

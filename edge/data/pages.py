@@ -15,13 +15,37 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from edge.data.plans import MAX_PATH_FILTER_SCAN_ITEMS
 from edge.listing import CursorCodec, ListQuery
 from storage.data_walks import Walk, Walked
+from storage.patterns import PatternBudget
 
 Key = tuple[Any, str]
-# Stored JSON one page answers with, at most (its first entry whatever its size): a
+START: Key = ("", "")  # the key of a page that read nothing: resume from the beginning
+# Stored JSON one request answers with, at most (its first entry whatever its size): a
 # thousand entries of 1 MiB would otherwise be decoded and encoded again in memory at once.
 PAGE_BYTES = 4 << 20
+
+
+@dataclass
+class ReadBudget:
+    """What one request may still read and answer, across all of its pages: rows walked
+    (the scan cap), stored JSON sent (PAGE_BYTES; the request's first entry whatever its
+    size) and pattern-matching time."""
+
+    rows_left: int = MAX_PATH_FILTER_SCAN_ITEMS
+    bytes_left: int = field(default_factory=lambda: PAGE_BYTES)  # read late: tests patch it
+    answered: bool = False  # whether an entry was sent yet (the first always is)
+    patterns: PatternBudget = field(default_factory=PatternBudget)
+
+    def spent(self, values: bool) -> bool:
+        """Whether a page can read nothing more (`values`: a page of entries, not paths)."""
+        return self.rows_left <= 0 or (values and self.answered and self.bytes_left <= 0)
+
+    def charge(self, rows: int, sent: int = 0, entries: int = 0) -> None:
+        self.rows_left -= rows
+        self.bytes_left -= sent
+        self.answered = self.answered or entries > 0
 
 
 @dataclass
@@ -29,6 +53,7 @@ class Collected:
     rows: list[Walked] = field(default_factory=list)
     count: int = 0
     resume: Key | None = None  # where the next page starts (None: nothing is left)
+    read: int = 0  # rows read, matching or not
 
 
 def collect(
@@ -37,12 +62,11 @@ def collect(
     """Matches of a walk, in order. `limit` None counts instead of keeping rows."""
     out = Collected()
     last: Key | None = None
-    read = 0
     for row in rows:
-        if read == cap:
+        if out.read == cap:
             out.resume = last
             return out
-        read += 1
+        out.read += 1
         if row.ok and accept(row):
             if limit is not None and out.count == limit:
                 out.resume = last
@@ -54,13 +78,15 @@ def collect(
     return out
 
 
-def cut(got: Collected, kept: int) -> Collected:
+def cut(got: Collected, kept: int, start: Key | None) -> Collected:
     """The page ended after its first `kept` rows (their values filled the page): the next
-    resumes after the last one kept, and reads again what this one read beyond it."""
+    resumes after the last one kept, and reads again what this one read beyond it; after
+    `start` (where this page began; None: the beginning) when none was kept."""
     if kept >= len(got.rows):
         return got
     rows = got.rows[:kept]
-    return Collected(rows, kept, (rows[-1].sort, rows[-1].path))
+    resume = (rows[-1].sort, rows[-1].path) if rows else start or START
+    return Collected(rows, kept, resume, got.read)
 
 
 class DataKeys:

@@ -3,8 +3,9 @@ reader thread), or a count (docs/data.md, "Reading").
 
 A list is filtered inside its walk: the subtree, the index filters and the caller's path
 grants are checked on every row read in SQL; `path_filter` and `search` in Python, under
-one time budget (edge/data/matchers.py). Every list reads at most
-MAX_PATH_FILTER_SCAN_ITEMS rows per request, whatever its filters.
+one time budget (edge/data/matchers.py). Every request reads at most
+MAX_PATH_FILTER_SCAN_ITEMS rows and answers at most PAGE_BYTES of values, whatever its
+filters and however many jobs it has: one `ReadBudget` (edge/data/pages.py) for all.
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from typing import Any
 
 from edge.data import pages, plans
 from edge.data.matchers import Matcher
-from edge.data.pages import Collected, DataKeys, collect
-from edge.data.plans import MAX_PATH_FILTER_SCAN_ITEMS
+from edge.data.pages import START, Collected, DataKeys, ReadBudget, collect
 from edge.data.query import SEARCHABLE, DataQuery
 from edge.data.signing import DataSigner
 from edge.data.target import DataTarget
@@ -33,15 +33,24 @@ def _everything(row: Walked) -> bool:
     return True
 
 
+class BudgetSpent(Exception):
+    """The request's values budget is spent: the entry at this path was not read."""
+
+
 class Reads:
     def __init__(self, db: Database, keys: DataKeys, signer: DataSigner) -> None:
         self._db = db
         self._keys = keys
         self._signer = signer
 
-    def one(self, target: DataTarget, path: str, query: DataQuery) -> Body | None:
-        """The entry at a path (None when there is none): a point query on this thread."""
+    def one(
+        self, target: DataTarget, path: str, query: DataQuery, budget: ReadBudget | None = None
+    ) -> Body | None:
+        """The entry at a path (None when there is none): a point query on this thread.
+        With a request's `budget`, its value is charged to it, or BudgetSpent."""
         target.require(path, ("read",))
+        if budget is not None and not query.paths_only:
+            self._reserve(target.group_id, path, budget)
         row = self._db.read(lambda c: store.get_stored(c, target.group_id, path))
         if row is None:
             return None
@@ -52,20 +61,39 @@ class Reads:
         entry = store.decode(row)
         return {"data": present(entry, self._signer.verify(entry))}
 
-    async def many(self, target: DataTarget, path: str, query: DataQuery) -> Body:
-        """A page of the subtree at `path` (the path itself included), or its count."""
+    def _reserve(self, group_id: str, path: str, budget: ReadBudget) -> None:
+        """Charge the value at `path` to `budget` before it is read (its size first)."""
+        size = self._db.read(lambda c: store.value_sizes(c, group_id, [path])).get(path)
+        if size is None:
+            return
+        if budget.answered and size > budget.bytes_left:
+            raise BudgetSpent(path)
+        budget.charge(0, size, 1)
+
+    async def many(
+        self, target: DataTarget, path: str, query: DataQuery, budget: ReadBudget | None = None
+    ) -> Body:
+        """A page of the subtree at `path` (the path itself included), or its count, within
+        the request's `budget` (a fresh one when the request has this one page)."""
+        budget = budget or ReadBudget()
         rules, default = target.grants.rules(path, "read")
         if not default and not any(allowed for _, allowed in rules):
             target.refuse(f"Not permitted to read data at {path}")
         fields = query.search_fields or SEARCHABLE
-        matcher = Matcher(query.path_filter, query.search, fields)
+        matcher = Matcher(query.path_filter, query.search, fields, budget.patterns)
         texts = matcher.fields if query.search is not None else ()
         plan = plans.build(target.group_id, path, query, rules, default, texts)
         if query.key:
-            plan = plans.after(plan, self._keys.decode(target.group_id, path, plan, query.key))
+            plan = self._after(plan, self._keys.decode(target.group_id, path, plan, query.key))
         if query.counts_only:
-            return await self._count(target, path, plan, matcher, query)
-        got, entries = await self._db.scan(lambda c: self._page(c, plan, matcher, query))
+            return await self._count(target, path, plan, matcher, query, budget)
+        entries: dict[str, store.DataEntry] = {}
+        if budget.spent(values=not query.paths_only):
+            got = Collected(resume=plan.after or START)
+        else:
+            got, entries = await self._db.scan(
+                lambda c: self._page(c, plan, matcher, query, budget)
+            )
         body: Body
         if query.paths_only:
             body = {"paths": [row.path for row in got.rows]}
@@ -74,29 +102,48 @@ class Reads:
             body = {"data": [present(e, query.verify and self._signer.verify(e)) for e in found]}
         return self._resume(body, target, path, plan, got)
 
+    @staticmethod
+    def _after(plan: Walk, key: pages.Key) -> Walk:
+        """The walk after a continuation key; from the beginning after START."""
+        return plan if key == START else plans.after(plan, key)
+
     def _page(
-        self, conn: Tx, plan: Walk, matcher: Matcher, query: DataQuery
+        self, conn: Tx, plan: Walk, matcher: Matcher, query: DataQuery, budget: ReadBudget
     ) -> tuple[Collected, dict[str, store.DataEntry]]:
         accept = matcher if matcher.active else _everything
-        got = collect(walks.walk(conn, plan), query.limit, MAX_PATH_FILTER_SCAN_ITEMS, accept)
+        got = collect(walks.walk(conn, plan), query.limit, budget.rows_left, accept)
         if query.paths_only:
+            budget.charge(got.read)
             return got, {}
         paths = [row.path for row in got.rows]
-        entries = store.get_page(conn, plan.group_id, paths, pages.PAGE_BYTES)
-        return pages.cut(got, len(entries)), entries
+        first = not budget.answered
+        entries, used = store.get_page(
+            conn, plan.group_id, paths, budget.bytes_left, first_free=first
+        )
+        budget.charge(got.read, used, len(entries))
+        return pages.cut(got, len(entries), plan.after), entries
 
     async def _count(
-        self, target: DataTarget, path: str, plan: Walk, matcher: Matcher, query: DataQuery
+        self,
+        target: DataTarget,
+        path: str,
+        plan: Walk,
+        matcher: Matcher,
+        query: DataQuery,
+        budget: ReadBudget,
     ) -> Body:
         """Without filters a count is one SQL count over the walked range; with them it
-        reads rows like a page (the same scan cap) and may answer a continuation key."""
+        reads rows like a page (the request's scan cap) and may answer a continuation key."""
         got = Collected()
         if not plan.filtered and not matcher.active:
             got.count = await self._db.scan(lambda c: walks.count(c, plan))
+        elif budget.spent(values=False):
+            got.resume = plan.after or START
         else:
-            cap = MAX_PATH_FILTER_SCAN_ITEMS
+            cap = budget.rows_left
             accept = matcher if matcher.active else _everything
             got = await self._db.scan(lambda c: collect(walks.walk(c, plan), None, cap, accept))
+            budget.charge(got.read)
         body: Body = {}
         if query.object_count:
             body["object_count"] = got.count

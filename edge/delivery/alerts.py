@@ -7,8 +7,11 @@ The window is kept per process; a repeat from another worker costs one extra mai
 
 An alert goes out through the outbox, which is in the database: while the disk is full or
 the data folder refuses writes, the very failure being reported keeps the alert from being
-queued. Such an alert is held in memory (at most HELD_LIMIT; past that each one is logged
-and dropped), logged as an error at once, and queued every RETRY_SECONDS until a write
+queued. Such an alert is sent at once, straight through the mailer (SMTP needs no disk), so
+the operator hears of a full disk while it is full. Only when that fails too (no SMTP
+server set, so mail goes to files in the same refusing folder, or the server does not
+answer) is it held in memory (at most HELD_LIMIT; past that each one is logged and
+dropped), logged as an error at once, and queued every RETRY_SECONDS until a write
 succeeds. One still held when the server stops is logged, whole, as lost.
 """
 
@@ -20,6 +23,7 @@ import logging
 from datetime import datetime, timedelta
 
 from edge import clock, ids
+from edge.delivery.mailer import DeliveryError, Mailer, build_message
 from storage import outbox
 from storage.database import Database
 from storage.rows import Tx
@@ -35,10 +39,20 @@ Message = dict[str, object]
 
 
 class OperatorAlerts:
-    def __init__(self, db: Database, recipient: str, site_url: str) -> None:
+    def __init__(
+        self,
+        db: Database,
+        recipient: str,
+        site_url: str,
+        mailer: Mailer | None = None,
+        mail_from: str = "",
+    ) -> None:
         self._db = db
         self._recipient = recipient
         self._site_url = site_url
+        self._mailer = mailer  # for an alert the outbox cannot take (None: hold it)
+        self._from = mail_from
+        self.sent_directly = 0
         self._last: dict[tuple[int, str], datetime] = {}
         self._pending: set[asyncio.Task[None]] = set()
         self.held: list[Message] = []  # refused by the disk, oldest first
@@ -80,9 +94,32 @@ class OperatorAlerts:
         try:
             await self._db.write(lambda c: outbox.enqueue(c, message))
         except (DiskFull, NotWritable) as exc:
-            self._hold(message, exc)
+            if not await self._send_directly(message, exc):
+                self._hold(message, exc)
         except Exception:
             log.exception("could not queue the operator alert")
+
+    async def _send_directly(self, message: Message, reason: Exception) -> bool:
+        """Send an alert the outbox refused straight through the mailer; whether it went."""
+        if self._mailer is None:
+            return False
+        note = (
+            "\nThis alert was sent directly: the disk refused to queue it (full, or\n"
+            "read-only), so it is not in the outbox.\n"
+        )
+        mail = build_message({**message, "body_text": f"{message['body_text']}{note}"}, self._from)
+        try:
+            await self._mailer.send(mail)
+        except (DeliveryError, DiskFull, NotWritable, OSError) as exc:
+            log.error("operator alert could not be sent directly either (%s)", exc)
+            return False
+        self.sent_directly += 1
+        log.error(
+            "operator alert sent directly, the disk refusing to queue it (%s): %s",
+            reason,
+            message["subject"],
+        )
+        return True
 
     def _hold(self, message: Message, reason: Exception) -> None:
         if len(self.held) >= HELD_LIMIT:

@@ -34,12 +34,13 @@ _PART_NUMBER = re.compile("[0-9]+")
 
 def file_path(raw: str) -> str:
     """A path with its leading '/', repeated and trailing slashes removed. Control
-    characters are refused wherever they are (before the ends are trimmed, which would drop
-    a tab or a CR unseen); so are '.' and '..' segments, which a URL resolves before the
-    server sees it: a file there could never be fetched through its presigned URL."""
+    characters are refused wherever they are; so are '.' and '..' segments, which a URL
+    resolves before the server sees it: a file there could never be fetched through its
+    presigned URL. Spaces are kept where they are, at the ends too (as data paths and S3
+    keys keep them): `report.pdf ` was silently stored as `report.pdf`, overwriting it."""
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in raw):
         raise ValidationError("path", "must not contain control characters")
-    segments = [part for part in raw.strip().split("/") if part]
+    segments = [part for part in raw.split("/") if part]
     if any(part in (".", "..") for part in segments):
         raise ValidationError("path", "'.' and '..' are not path segments")
     path = "/" + "/".join(segments)

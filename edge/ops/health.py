@@ -2,11 +2,13 @@
 found by a background probe so that answering stays as cheap as a constant.
 
 The probe runs at start (before the first request is served) and then every
-PROBE_SECONDS: the database answers a query on the event loop's reader, the writer
-thread commits an empty transaction within WRITER_SECONDS, and the data folder takes a
-small write (`storage`: `full` while the disk has no room, so writes answer 507, `not
-writable` while it refuses writes, so they answer 503; an empty commit writes nothing, so
-the writer alone would not tell); the MQTT broker (`mqtt`) is
+PROBE_SECONDS: the database answers a query on the event loop's reader; the writer
+thread commits a one-page write within WRITER_SECONDS (`writer`: `full` or `not writable`
+when SQLite refuses it, or refused any client's write since the last probe: it once
+committed an empty transaction, which writes nothing and so succeeded on a full disk);
+and the data folder takes a small write of a new block (`storage`: `full` while the disk
+has no room, so writes answer 507, `not writable` while it refuses writes, so they answer
+503; the writer's page may land in WAL space the file already has); the MQTT broker (`mqtt`) is
 ok while every enabled listener accepts connections (absent when all are turned off).
 A change is logged at WARNING when a part got worse and at INFO otherwise (a recovery, the
 broker starting); the first reading only when a part fails (at WARNING). So a clean start
@@ -28,7 +30,7 @@ from typing import Any
 
 from edge import clock
 from storage import layout, space
-from storage.database import Database
+from storage.database import Database, heartbeat
 
 PROBE_SECONDS = 5.0
 WRITER_SECONDS = 5.0
@@ -80,6 +82,7 @@ class Probe:
         self._broker = broker
         self._folder = db.path.parent / layout.TMP_DIR  # beside the blobs' temporary files
         self._storage_check: asyncio.Future[None] | None = None
+        self._refusals_seen = db.refusals
 
     async def once(self) -> None:
         found = {
@@ -141,10 +144,23 @@ class Probe:
         return OK
 
     async def _writer(self) -> str:
+        """The heartbeat's outcome; when it went through, a refusal any client's write met
+        since the last probe (a large write may need room the one page did not)."""
+        state = await self._heartbeat()
+        seen, self._refusals_seen = self._refusals_seen, self._db.refusals
+        if state != OK or self._db.refusals == seen:
+            return state
+        return FULL if isinstance(self._db.refused, space.DiskFull) else NOT_WRITABLE
+
+    async def _heartbeat(self) -> str:
         try:
-            await asyncio.wait_for(self._db.write(lambda c: None), WRITER_SECONDS)
+            await asyncio.wait_for(self._db.write(heartbeat), WRITER_SECONDS)
         except TimeoutError:
-            return "stalled"
+            return STALLED
+        except space.DiskFull:
+            return FULL
+        except space.NotWritable:
+            return NOT_WRITABLE
         except Exception:
             return "unavailable"
         return OK

@@ -11,6 +11,7 @@ import pytest
 from edge.data.matchers import Matcher
 from edge.errors import ValidationError
 from storage.data_walks import Walked
+from storage.patterns import PatternBudget
 from tests.data import seed
 from tests.world import World
 
@@ -141,7 +142,7 @@ async def test_a_search_of_thousands_of_words_is_bounded(world: World) -> None:
 
 
 def test_search_matching_counts_against_the_request_budget() -> None:
-    matcher = Matcher(None, "t1 t2", ("path",), budget=0.0)
+    matcher = Matcher(None, "t1 t2", ("path",), PatternBudget(0.0))
     row = Walked(sort="/a", path="/a", ok=True, texts=("/t1/t2",))
     with pytest.raises(ValidationError, match="search: took too long"):
         matcher(row)

@@ -1,6 +1,7 @@
 """Property tests (hypothesis): PUT then GET returns the same value for arbitrary JSON at
 arbitrary valid paths; paging with any `limit` and `path_filter` returns every match
-exactly once, across the scan cap.
+exactly once, across the scan cap. Each runs a few examples in `make test` and many more in
+`make test-long` (tests/properties.py).
 
 Hypothesis drives plain (synchronous) tests, so the server runs on a loop of its own in a
 thread, started once for the module; each example is a real HTTP request.
@@ -23,7 +24,6 @@ import httpx
 import pytest
 import regex
 from aiohttp import web
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from edge import clock
@@ -34,6 +34,7 @@ from edge.principal import Principal
 from storage import data as store
 from storage.data import INDEX_FIELDS, DataEntry
 from tests.conftest import make_config
+from tests.properties import everyday_and_long
 from tests.tenants import new_tenant
 
 T = TypeVar("T")
@@ -158,9 +159,7 @@ def url(group_id: str, segments: list[str]) -> str:
     return f"/v2/groups/{group_id}/data/" + "/".join(quote(s, safe="") for s in segments)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(value=JSON, segments=PATHS)
-def test_put_then_get_returns_the_same_value(
+def put_then_get_returns_the_same_value(
     http: httpx.Client, live: Live, value: Any, segments: list[str]
 ) -> None:
     target = url(live.free_group, segments)
@@ -175,17 +174,16 @@ def test_put_then_get_returns_the_same_value(
     assert entry["path"] == "/" + "/".join(segments)
 
 
+test_put_then_get_returns_the_same_value, test_put_then_get_long = everyday_and_long(
+    60, 1500, value=JSON, segments=PATHS
+)(put_then_get_returns_the_same_value)
+
+
 PATTERNS = [r"999$", r"^/k/0000", r"(012|345)6$", r"^/k/1[01]9", r"/k/(?!0).*55$", r"nomatch"]
 ALL_PATHS = [f"/k/{i:05d}" for i in range(SEEDED)]
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    limit=st.integers(min_value=1, max_value=1000),
-    pattern=st.sampled_from(PATTERNS),
-    desc=st.booleans(),
-)
-def test_paging_with_any_limit_and_path_filter_returns_every_match_once(
+def paging_with_any_limit_and_path_filter_returns_every_match_once(
     http: httpx.Client, live: Live, limit: int, pattern: str, desc: bool
 ) -> None:
     seen: list[str] = []
@@ -211,3 +209,15 @@ def test_paging_with_any_limit_and_path_filter_returns_every_match_once(
             break
     expected = [p for p in ALL_PATHS if regex.search(pattern, p)]
     assert seen == (expected[::-1] if desc else expected)
+
+
+(
+    test_paging_with_any_limit_and_path_filter_returns_every_match_once,
+    test_paging_with_any_limit_and_path_filter_long,
+) = everyday_and_long(
+    20,
+    150,
+    limit=st.integers(min_value=1, max_value=1000),
+    pattern=st.sampled_from(PATTERNS),
+    desc=st.booleans(),
+)(paging_with_any_limit_and_path_filter_returns_every_match_once)

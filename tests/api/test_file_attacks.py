@@ -5,6 +5,7 @@ each a request an outsider can send, each answered with the status docs/files.md
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import hashlib
 import json
@@ -260,28 +261,50 @@ async def test_a_part_that_arrives_after_its_upload_completed_leaves_nothing(
     assert (await world.stored("late.bin") or {}).get("size") == len(b"first")
 
 
-async def test_an_upload_that_keeps_coming_may_take_longer_than_body_timeout(
-    world: World, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def trickle(world: World, name: str, body_min_rate: int) -> bytes:
+    """An upload of 6 bytes, one every 0.25 s (1.5 s in all, never 0.5 s without a byte:
+    4 bytes a second), with `body_timeout` 0.5 s: the status line it is answered."""
     services = world.site.services
-    monkeypatch.setattr(services, "config", replace(services.config, body_timeout=0.5))
-    status, reply = await world.files("file_editor", "PUT", "steady.bin", json={})
+    config = replace(services.config, body_timeout=0.5, body_min_rate=body_min_rate)
+    services.config = config
+    status, reply = await world.files("file_editor", "PUT", name, json={})
     server = world.api.client.server if world.api else None
     assert status == 200 and server is not None
     reader, writer = await asyncio.open_connection(server.host, server.port)
     target = relative(reply["url"])
     writer.write(f"PUT {target} HTTP/1.1\r\nHost: edge\r\nContent-Length: 6\r\n\r\n".encode())
     try:
-        for byte in b"steady":  # 1.5 s in all, never 0.5 s without a byte
+        for byte in b"steady":
             writer.write(bytes([byte]))
             await writer.drain()
-            await asyncio.sleep(0.25)
+            with contextlib.suppress(TimeoutError):  # wait 0.25 s, reading: an early answer
+                return await asyncio.wait_for(reader.readline(), 0.25)  # is read, not reset
         async with asyncio.timeout(10):
-            status_line = await reader.readline()
+            return await reader.readline()
     finally:
         writer.close()
+
+
+async def test_an_upload_that_keeps_coming_may_take_longer_than_body_timeout(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(world.site.services, "config", world.site.services.config)
+    status_line = await trickle(world, "steady.bin", body_min_rate=1)
     assert status_line.split()[1] == b"200", status_line
     assert (await world.stored("steady.bin") or {}).get("size") == 6
+
+
+async def test_an_upload_that_trickles_under_the_minimum_rate_is_408(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A byte just inside every `body_timeout` (one every 59 s against 60 s) passed the
+    per-read timeout and held the upload open for as long as the client liked: a window of
+    `body_timeout` must bring `body_min_rate` bytes a second."""
+    monkeypatch.setattr(world.site.services, "config", world.site.services.config)
+    status_line = await trickle(world, "trickle.bin", body_min_rate=100)
+    assert status_line.split()[1] == b"408", status_line
+    assert await world.stored("trickle.bin") is None
+    assert not list(world.site.services.blobs.tmp.iterdir())
 
 
 async def test_a_client_that_hangs_up_at_once_leaves_no_temporary_file(world: World) -> None:

@@ -7,6 +7,10 @@ The server runs in this test's event loop (so tests/documented.py checks its res
 the schemathesis CLI runs as a subprocess. The number of examples per operation is small
 (EXAMPLES) to keep the run within about a minute per caller on two cores. The world's IDs
 are given as path parameters, so operations reach real resources and not only 404s.
+
+The coverage phase (every boundary and missing or wrong-typed value of every parameter,
+every undocumented method of every path) takes several minutes a caller: it runs in
+`make test-long` (the `long` marker), not in `make test`.
 """
 
 from __future__ import annotations
@@ -61,11 +65,24 @@ async def base_url(aiohttp_server: Any, app: web.Application) -> str:
     return str(server.make_url("")).rstrip("/")
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(240)
+PHASES = [
+    # every change: examples and fuzzing, a few examples per operation
+    pytest.param("examples,fuzzing", marks=[pytest.mark.slow, pytest.mark.timeout(240)]),
+    # make test-long: the coverage phase (every boundary, every undocumented method)
+    pytest.param("coverage", marks=[pytest.mark.long, pytest.mark.timeout(900)]),
+]
+
+
+@pytest.mark.parametrize("phases", PHASES)
 @pytest.mark.parametrize("who", ["staff", "org_admin", "device_member"])
 async def test_schemathesis_every_operation(
-    who: str, world: World, base_url: str, tmp_path: Path
+    who: str, phases: str, world: World, base_url: str, tmp_path: Path
+) -> None:
+    await _schemathesis(who, world, base_url, tmp_path, phases, EXAMPLES)
+
+
+async def _schemathesis(
+    who: str, world: World, base_url: str, tmp_path: Path, phases: str, examples: int
 ) -> None:
     token = await world.token(who)
     config = _config(tmp_path, _parameters(world, who))
@@ -80,9 +97,9 @@ async def test_schemathesis_every_operation(
         "--checks",
         "all",
         "--max-examples",
-        str(EXAMPLES),
+        str(examples),
         "--phases",
-        "examples,fuzzing",
+        phases,
         "--no-shrink",
         "--seed",
         "14",

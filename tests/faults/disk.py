@@ -9,7 +9,10 @@ injected where the server meets the disk instead:
   read-only one. Reads keep working, as they do on a real read-only filesystem.
 - Blobs: the `os` that storage/blobs.py calls, wrapped: opening for writing, writing,
   fsync, rename and link fail with ENOSPC or EROFS while a fault is on; and the same for
-  the `os` of storage/space.py, whose small write is the health probe's check.
+  the `os` of storage/space.py, whose small write is the health probe's check, and of
+  storage/layout.py, through which mail in file mode is written.
+- `sqlite_only`: the fault is in SQLite alone (the folder still takes a small file), as
+  when a large write needs room the disk no longer has but a block is still free.
 
 Turning the fault off is all it takes to give the space or the write access back.
 """
@@ -24,7 +27,7 @@ from typing import Any
 import apsw
 import pytest
 
-from storage import blobs, space
+from storage import blobs, layout, space
 
 FULL, READ_ONLY, IO_ERROR = "full", "read-only", "io-error"
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT
@@ -33,6 +36,7 @@ WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT
 class Disk:
     def __init__(self) -> None:
         self.fault: str | None = None
+        self.sqlite_only = False
         self.refused = 0  # writes refused while a fault was on
 
     def check_sqlite(self) -> None:
@@ -46,7 +50,7 @@ class Disk:
         raise apsw.exception_for(apsw.SQLITE_IOERR_WRITE)
 
     def check_os(self) -> None:
-        if self.fault is None:
+        if self.fault is None or self.sqlite_only:
             return
         self.refused += 1
         code = errno.ENOSPC if self.fault == FULL else errno.EROFS
@@ -129,6 +133,7 @@ def disk(monkeypatch: pytest.MonkeyPatch) -> Iterator[Disk]:
     vfs = FaultyVFS(found)
     monkeypatch.setattr(blobs, "os", FaultyOs(found))
     monkeypatch.setattr(space, "os", FaultyOs(found))
+    monkeypatch.setattr(layout, "os", FaultyOs(found))
     try:
         yield found
     finally:

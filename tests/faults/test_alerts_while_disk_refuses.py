@@ -74,12 +74,13 @@ async def test_held_alerts_are_bounded(
     for n in range(5):
         alerts.report(503, "PUT", f"/v2/route-{n}", f"req-{n}")
     await until(lambda: len(alerts.held) + alerts.dropped == 5)
-    assert [m["subject"] for m in alerts.held] == [
-        "edge: 503 on PUT /v2/route-0",
-        "edge: 503 on PUT /v2/route-1",
-    ]
+    # The five refusals come back from the writer in any order: two are held, three dropped.
+    subjects = {f"edge: 503 on PUT /v2/route-{n}" for n in range(5)}
+    held = {str(m["subject"]) for m in alerts.held}
+    assert len(held) == 2 and held <= subjects
     assert alerts.dropped == 3
-    assert "operator alert dropped" in caplog.text and "/v2/route-4" in caplog.text
+    dropped = [line for line in caplog.text.splitlines() if "operator alert dropped" in line]
+    assert {line.split("writes): ", 1)[1] for line in dropped} == subjects - held
     disk.fault = None
     assert await alerts.flush() == 2
     assert len(queued(site)) == 2 and alerts.held == []

@@ -1,6 +1,7 @@
 """/v2/health says when the disk is full or the data folder refuses writes (the probe's
-small write meets the same faults as every client's write), and says ok again once the
-disk is back, without a restart; meanwhile /v2/health/ready is a 503 naming the reason."""
+small write and the writer's one-page commit meet the same faults as every client's write),
+and says ok again once the disk is back, without a restart; meanwhile /v2/health/ready is
+a 503 naming the reason."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from api.keys import SERVICES
 from edge.app import PROBE
 from edge.config import Config
 from storage import layout
+from storage.space import NotWritable
 from tests.conftest import Api, make_config
 from tests.faults.disk import FULL, IO_ERROR, READ_ONLY, Disk, disk  # noqa: F401
 
@@ -36,15 +39,53 @@ async def test_health_names_a_disk_that_refuses_writes_then_recovers(
     await app[PROBE].once()
     status, body = await api.call("GET", "/v2/health")
     assert status == 200
-    assert (body["status"], body["storage"]) == ("degraded", state)
-    assert (body["database"], body["writer"]) == ("ok", "ok")  # reads and empty commits work
+    assert (body["status"], body["storage"], body["writer"]) == ("degraded", state, state)
+    assert body["database"] == "ok"  # reads work
     assert await api.call("GET", "/v2/health/ready") == (
         503,
-        {"message": f"Not ready: storage {state}"},
+        {"message": f"Not ready: writer {state}, storage {state}"},
     )
     disk.fault = None  # space (or write access) returns
     await app[PROBE].once()
     status, body = await api.call("GET", "/v2/health")
-    assert (body["status"], body["storage"]) == ("ok", "ok")
+    assert (body["status"], body["storage"], body["writer"]) == ("ok", "ok", "ok")
     assert (await api.call("GET", "/v2/health/ready"))[0] == 200
     assert list((data_dir / layout.TMP_DIR).iterdir()) == []  # the check leaves no file
+
+
+async def test_a_database_that_alone_refuses_writes_fails_the_writer_probe(
+    api: Api,
+    app: web.Application,
+    disk: Disk,  # noqa: F811
+) -> None:
+    """The folder still takes a block, SQLite takes nothing: the writer probe committed an
+    empty transaction, which writes nothing, and called such a disk ok."""
+    disk.sqlite_only, disk.fault = True, FULL
+    await app[PROBE].once()
+    _, body = await api.call("GET", "/v2/health")
+    assert (body["status"], body["writer"], body["storage"]) == ("degraded", "full", "ok")
+    disk.fault = None
+    await app[PROBE].once()
+    _, body = await api.call("GET", "/v2/health")
+    assert (body["status"], body["writer"]) == ("ok", "ok")
+
+
+async def test_a_client_write_refused_between_two_probes_shows_at_the_next(
+    api: Api,
+    app: web.Application,
+    disk: Disk,  # noqa: F811
+) -> None:
+    """A large write may need room the probe's one page does not: a refusal any write met
+    since the last probe is reported by the next one, then cleared by the one after."""
+    await app[PROBE].once()
+    db = app[SERVICES].db
+    disk.sqlite_only, disk.fault = True, READ_ONLY
+    with pytest.raises(NotWritable):
+        await db.write(lambda c: c.execute("CREATE TABLE refused (a)"))
+    disk.fault = None  # before the probe: its own write goes through
+    await app[PROBE].once()
+    _, body = await api.call("GET", "/v2/health")
+    assert (body["status"], body["writer"]) == ("degraded", "not writable")
+    await app[PROBE].once()
+    _, body = await api.call("GET", "/v2/health")
+    assert (body["status"], body["writer"]) == ("ok", "ok")

@@ -13,7 +13,7 @@ from edge.files import etags, values
 
 @pytest.mark.parametrize(
     ("raw", "path"),
-    [("a/b.txt", "/a/b.txt"), ("//a//b/", "/a/b"), (" /x ", "/x"), ("", "/"), ("ü/é", "/ü/é")],
+    [("a/b.txt", "/a/b.txt"), ("//a//b/", "/a/b"), (" /x ", "/ /x "), ("", "/"), ("ü/é", "/ü/é")],
 )
 def test_paths_are_normalized(raw: str, path: str) -> None:
     assert values.file_path(raw) == path
