@@ -14,6 +14,7 @@ import signal
 import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from aiohttp import web
 
@@ -52,8 +53,8 @@ from edge import clock
 from edge.auth.keys import load_or_create
 from edge.auth.staff import FirstStaff, ensure_first
 from edge.config import Config
+from edge.ops import memory, tls
 from edge.ops import metrics as site_metrics
-from edge.ops import tls
 from edge.ops.health import Health, Probe
 from edge.services import Services
 from embedded_broker import listeners
@@ -317,6 +318,7 @@ async def serve(
     (and the database closed) even when serving fails to start.
     """
     stop = _stop_on_signals()
+    _report_memory_on_signal(site.services.config.data_dir)
     try:
         runner = await start(site, sock if sock is not None else bind(site.services.config))
     except BaseException:
@@ -341,3 +343,17 @@ def _stop_on_signals() -> asyncio.Event:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     return stop
+
+
+def _report_memory_on_signal(data_dir: Path) -> None:
+    """SIGUSR2 writes a memory report (edge/ops/memory.py) into the data folder; a report
+    that cannot be written is a warning, never the end of the server."""
+    reports = memory.MemoryReports(data_dir)
+
+    def report() -> None:
+        try:
+            reports.write()
+        except OSError as exc:
+            log.warning("the memory report could not be written: %s", exc)
+
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR2, report)

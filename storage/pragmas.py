@@ -8,7 +8,7 @@ from storage.patterns import PatternTooSlow, regexp
 
 BUSY_TIMEOUT_MS = 5000
 WAL_SIZE_LIMIT = 64 << 20
-__all__ = ["BUSY_TIMEOUT_MS", "PatternTooSlow", "configure"]
+__all__ = ["BUSY_TIMEOUT_MS", "PatternTooSlow", "configure", "sqlite_memory"]
 
 
 def configure(conn: apsw.Connection, *, writer: bool) -> None:
@@ -38,3 +38,9 @@ def configure_checkpointer(conn: apsw.Connection) -> None:
     conn.set_busy_timeout(BUSY_TIMEOUT_MS)
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
+
+
+def sqlite_memory() -> tuple[int, int]:
+    """The bytes SQLite holds for this process (page caches, prepared statements, schemas)
+    by its own count, and the most it has held: what the memory report shows beside RSS."""
+    return apsw.memory_used(), apsw.memory_high_water()
