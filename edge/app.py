@@ -346,14 +346,6 @@ def _stop_on_signals() -> asyncio.Event:
 
 
 def _report_memory_on_signal(data_dir: Path) -> None:
-    """SIGUSR2 writes a memory report (edge/ops/memory.py) into the data folder; a report
-    that cannot be written is a warning, never the end of the server."""
+    """SIGUSR2 writes a memory report (edge/ops/memory.py) into the data folder."""
     reports = memory.MemoryReports(data_dir)
-
-    def report() -> None:
-        try:
-            reports.write()
-        except OSError as exc:
-            log.warning("the memory report could not be written: %s", exc)
-
-    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR2, report)
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR2, reports.start)

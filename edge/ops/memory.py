@@ -7,8 +7,8 @@ fragmentation, or free memory not handed back). The report gives all three besid
 RSS, so the kind is plain before anyone reads a traceback.
 
 Tracing allocations slows every allocation, so it is off unless `memory_trace_frames` is
-set (a restart); the report then adds the biggest changes, by traceback, since the last
-report and since the start. Without it the report still has the figures. Reports go to
+set (a restart); the report then adds the biggest changes, by traceback, since the report
+before. Without it the report still has the figures. Reports go to
 `diagnostics/` in the data folder, one file each, and the log names the file.
 """
 
@@ -17,9 +17,9 @@ from __future__ import annotations
 import ctypes
 import linecache
 import logging
+import threading
 import time
 import tracemalloc
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from storage import layout
@@ -29,6 +29,7 @@ TOP = 25  # differences listed per comparison
 MIB = 1 << 20
 # What tracing and its report allocate, and imports: never the cause of a climb in a server.
 IGNORED = (tracemalloc.__file__, linecache.__file__, "<frozen importlib._bootstrap>", "<unknown>")
+Groups = dict[tracemalloc.Traceback, tuple[int, int]]  # bytes and blocks by traceback
 log = logging.getLogger("edge.memory")
 
 
@@ -73,62 +74,84 @@ def figures() -> list[str]:
     return lines
 
 
-@dataclass
 class MemoryReports:
-    """Writes a report on each `write`; keeps the snapshots its comparisons need."""
+    """Writes a report on each `write`, comparing with the allocations of the one before.
 
-    data_dir: Path
-    first: tracemalloc.Snapshot | None = None
-    last: tracemalloc.Snapshot | None = None
-    written: int = field(default=0)
+    Grouping a traced heap's allocations by traceback is Python work over every one of
+    them (seconds for a server's heap), so `start` writes on a thread of its own: the
+    loop keeps serving, only slower, meanwhile. Only the groups are kept between reports
+    (a snapshot of every allocation would hold tens of MiB).
+    """
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.written = 0
+        self._last: Groups | None = None
+        self._busy = threading.Lock()
+
+    def start(self) -> bool:
+        """Write a report on a thread; False (and nothing started) while one is written."""
+        if not self._busy.acquire(blocking=False):
+            log.warning("a memory report is still being written: this request is ignored")
+            return False
+        threading.Thread(target=self._write_then_release, name="edge-memory", daemon=True).start()
+        return True
 
     def write(self) -> Path:
         """Take a snapshot (when tracing), write the report and name its file in the log."""
         lines = [time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), *figures()]
         if tracemalloc.is_tracing():
-            lines += self._differences(_snapshot())
+            lines += self._differences(_groups())
         folder = self.data_dir / layout.DIAGNOSTICS_DIR
         layout.private_dir(folder)
         self.written += 1
         path = folder / f"memory-{time.strftime('%Y%m%dT%H%M%S')}-{self.written}.txt"
-        path.write_text("\n".join(lines) + "\n")
+        layout.write_secret(path, ("\n".join(lines) + "\n").encode())  # whole or not at all
         log.info("memory report written to %s (%s)", path, lines[1])
         return path
 
-    def _differences(self, now: tracemalloc.Snapshot) -> list[str]:
-        lines: list[str] = []
-        if self.last is not None:
-            lines += ["", "Since the last report:", *_top(now, self.last)]
-        if self.first is not None and self.first is not self.last:
-            lines += ["", "Since the first report:", *_top(now, self.first)]
-        if self.first is None:
-            lines += ["", "The first report: the next ones compare with it.", *_largest(now)]
-        self.first, self.last = self.first or now, now
-        return lines
+    def _write_then_release(self) -> None:
+        try:
+            self.write()
+        except OSError as exc:
+            log.warning("the memory report could not be written: %s", exc)
+        finally:
+            self._busy.release()
+
+    def _differences(self, now: Groups) -> list[str]:
+        last, self._last = self._last, now
+        if last is None:
+            return ["", "The first report: the next one compares with it.", *_top(now, {})]
+        return ["", "Since the last report:", *_top(now, last)]
 
 
-def _snapshot() -> tracemalloc.Snapshot:
-    filters = [tracemalloc.Filter(False, name) for name in IGNORED]
-    return tracemalloc.take_snapshot().filter_traces(filters)
+def _groups() -> Groups:
+    """The traced allocations by traceback: (bytes, blocks) each, without those of tracing,
+    its report and imports (left out after grouping: a filter on the snapshot would match
+    every frame of every trace, a minute's work on a server's heap)."""
+    stats = tracemalloc.take_snapshot().statistics("traceback")
+    return {s.traceback: (s.size, s.count) for s in stats if not _own(s.traceback)}
 
 
-def _top(now: tracemalloc.Snapshot, then: tracemalloc.Snapshot) -> list[str]:
+def _own(traceback: tracemalloc.Traceback) -> bool:
+    return any(frame.filename in IGNORED for frame in traceback)
+
+
+def _top(now: Groups, then: Groups) -> list[str]:
     """The biggest changes by traceback, each with its traceback, most recent call last."""
+    changes = [
+        (size - then.get(traceback, (0, 0))[0], traceback) for traceback, (size, _) in now.items()
+    ]
+    changes += [(-size, traceback) for traceback, (size, _) in then.items() if traceback not in now]
     lines = []
-    for stat in now.compare_to(then, "traceback")[:TOP]:
+    for diff, traceback in sorted(changes, key=lambda c: abs(c[0]), reverse=True)[:TOP]:
+        size, count = now.get(traceback, (0, 0))
+        blocks = count - then.get(traceback, (0, 0))[1]
         lines.append(
-            f"{stat.size_diff / 1024:+.1f} KiB ({stat.count_diff:+d} blocks),"
-            f" now {stat.size / 1024:.1f} KiB in {stat.count} blocks"
+            f"{diff / 1024:+.1f} KiB ({blocks:+d} blocks), now {size / 1024:.1f} KiB in {count}"
+            " blocks"
         )
-        lines += [f"    {line}" for line in stat.traceback.format()]
-    return lines
-
-
-def _largest(now: tracemalloc.Snapshot) -> list[str]:
-    lines = []
-    for stat in now.statistics("traceback")[:TOP]:
-        lines.append(f"{stat.size / 1024:.1f} KiB in {stat.count} blocks")
-        lines += [f"    {line}" for line in stat.traceback.format()]
+        lines += [f"    {line}" for line in traceback.format()]
     return lines
 
 

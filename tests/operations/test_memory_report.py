@@ -4,6 +4,7 @@ grew by the traceback that allocated it."""
 from __future__ import annotations
 
 import stat
+import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,9 +68,21 @@ def test_a_traced_report_names_what_grew_since_the_last_one(tmp_path: Path) -> N
     top = entries(second.split("Since the last report:")[1])[0]  # the biggest change
     assert top.startswith("+"), top
     assert "test_memory_report.py" in top and "KEPT.extend" in top, top
+    KEPT.clear()
     third = reports.write().read_text()
-    assert "Since the last report:" in third and "Since the first report:" in third
-    assert "test_memory_report.py" in third.split("Since the first report:")[1]
+    freed = entries(third.split("Since the last report:")[1])
+    assert any(e.startswith("-") and "KEPT.extend" in e for e in freed), third
+
+
+@pytest.mark.usefixtures("tracing")
+def test_start_writes_on_a_thread_of_its_own(tmp_path: Path) -> None:
+    reports = memory.MemoryReports(tmp_path)
+    assert reports.start()
+    deadline = time.monotonic() + 30
+    while not list(tmp_path.glob("diagnostics/memory-*.txt")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (report,) = tmp_path.glob("diagnostics/memory-*.txt")
+    assert "The first report" in report.read_text()
 
 
 @pytest.mark.usefixtures("tracing")
