@@ -35,8 +35,13 @@ when over the second half of the run:
 Growth is the slope of a Theil-Sen line (the median of the slopes between every pair of
 reports: one stray report cannot tilt it) times the half's length.
 
+With --memory-reports DIR the server writes its memory report (docs/operating.md) at the
+start, every minute and at the end, and the reports are copied to DIR; --trace-frames N
+turns on allocation tracing, so that they show what grew by traceback (tracing slows the
+server: such a run's latencies are not the server's).
+
 Usage: python -m bench.soak [--seconds 600] (or SOAK_SECONDS) [--rate 400] [--devices 300]
-[--json FILE]
+[--json FILE] [--memory-reports DIR [--trace-frames N]]
 """
 
 from __future__ import annotations
@@ -46,11 +51,15 @@ import asyncio
 import json
 import os
 import resource
+import shutil
+import signal
 import statistics
 import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -62,6 +71,7 @@ from bench.soak_site import ENTRIES, Devices, Site, Tunnel, build, cpu_seconds, 
 RSS_LIMIT = 0.05
 P99_LIMIT = 0.50
 P99_FLOOR_MS = 5.0
+REPORTS_PER_MEMORY_REPORT = 6  # with --memory-reports: one a minute
 CONNECTIONS = 32  # of the HTTP mix; sign-ins take SIGN_IN_CONNECTIONS
 SIGN_IN_CONNECTIONS = 4
 
@@ -114,8 +124,9 @@ async def soak(args: argparse.Namespace, folder: Path) -> tuple[list[Report], Ve
         "EDGE_MQTT_TLS_PORT": "0",
         "EDGE_MQTT_WS_PORT": "0",
         "EDGE_MQTT_WSS_PORT": "0",
+        "EDGE_MEMORY_TRACE_FRAMES": str(args.trace_frames),
     }
-    with servers.edge(folder, env) as server:
+    with servers.edge(folder, env) as server, memory_reports(args, folder, server):
         site = await build(server.url, args.devices)
         log(f"site ready: {args.devices} MQTT devices, {ENTRIES} data entries")
         tunnel = await Tunnel.open(site, mqtt_port, args.seconds)
@@ -164,6 +175,8 @@ async def drive(
             report = meter.report(time.monotonic() - began, http, signed, ops, failures)
             reports.append(report)
             log(line(report))
+            if args.memory_reports and len(reports) % REPORTS_PER_MEMORY_REPORT == 0:
+                os.kill(server.pid, signal.SIGUSR2)
     finally:
         stop.set()
         await asyncio.gather(*background, return_exceptions=True)
@@ -187,6 +200,26 @@ def write_scripts(
     for name, (requests, connections, rate) in scripts.items():
         (folder / f"{name}.lua").write_text(soak_load.script(requests, connections, rate))
     return scripts
+
+
+@contextmanager
+def memory_reports(
+    args: argparse.Namespace, folder: Path, server: servers.Server
+) -> Iterator[None]:
+    """With --memory-reports: the server's memory report (SIGUSR2, docs/operating.md) at
+    the start, every REPORTS_PER_MEMORY_REPORT reports and at the end, copied out of the
+    temporary data folder when the run ends."""
+    if args.memory_reports:
+        os.kill(server.pid, signal.SIGUSR2)
+    try:
+        yield
+    finally:
+        if args.memory_reports:
+            os.kill(server.pid, signal.SIGUSR2)
+            time.sleep(5)  # a traced snapshot of the whole heap takes a moment
+            args.memory_reports.mkdir(parents=True, exist_ok=True)
+            for report in sorted((folder / "data" / "diagnostics").glob("memory-*.txt")):
+                shutil.copy(report, args.memory_reports)
 
 
 def transfers(
@@ -428,6 +461,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--streams", type=float, default=1.0, help="tunnel streams per second")
     parser.add_argument("--stream-kib", type=int, default=1024)
     parser.add_argument("--json", type=Path, help="also write the reports and verdict here")
+    parser.add_argument(
+        "--memory-reports", type=Path, help="the server's memory reports, each minute, go here"
+    )
+    parser.add_argument(
+        "--trace-frames", type=int, default=0, help="traceback frames the reports show (slower)"
+    )
     return parser.parse_args(argv)
 
 

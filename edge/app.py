@@ -14,6 +14,7 @@ import signal
 import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from aiohttp import web
 
@@ -53,7 +54,7 @@ from edge import clock
 from edge.auth.keys import load_or_create
 from edge.auth.staff import FirstStaff, ensure_first
 from edge.config import Config
-from edge.ops import listening, site_keys, tls
+from edge.ops import listening, memory, site_keys, tls
 from edge.ops import metrics as site_metrics
 from edge.ops.health import Health, Probe
 from edge.services import Services
@@ -326,6 +327,7 @@ async def serve(
     stop = _stop_on_signals()
     for mismatch in tls.mismatches(site.services.config):
         log.warning("%s", mismatch)
+    _report_memory_on_signal(site.services.config.data_dir)
     try:
         runner = await start(site, sockets if sockets is not None else bind(site.services.config))
     except BaseException:
@@ -350,3 +352,9 @@ def _stop_on_signals() -> asyncio.Event:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     return stop
+
+
+def _report_memory_on_signal(data_dir: Path) -> None:
+    """SIGUSR2 writes a memory report (edge/ops/memory.py) into the data folder."""
+    reports = memory.MemoryReports(data_dir)
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR2, reports.start)

@@ -188,9 +188,11 @@ def _serve(args: argparse.Namespace, config: Config) -> int:
     import uvloop
 
     from edge import app, logs
+    from edge.ops import memory
     from storage import layout
 
     logs.setup(config.log_format, config.log_level)
+    memory.start_tracing(config.memory_trace_frames)  # before the site is built: trace it too
     sockets = app.bind(config)  # first: a busy port must not leave a half-made site behind
     layout.prepare(config.data_dir)
     try:

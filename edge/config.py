@@ -536,6 +536,13 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         "Bearer token a Prometheus scraper sends to GET /metrics (staff tokens work too)",
     ),
+    Setting(
+        "memory_trace_frames",
+        _int_range(0, 100),
+        0,
+        "Trace Python allocations (this many frames each) for the SIGUSR2 memory report;"
+        " 0: off (tracing slows the server)",
+    ),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 
@@ -610,6 +617,7 @@ class Config:
     backup_keep: int = 7
     metrics: bool = True
     metrics_token: Secret | None = None
+    memory_trace_frames: int = 0
 
     @property
     def tls(self) -> bool:

@@ -106,7 +106,7 @@ class Database:
         self.refusals = 0
         self._writer = Writer(path)
         self._local = threading.local()
-        self._connections: list[apsw.Connection] = []
+        self._connections: dict[threading.Thread, apsw.Connection] = {}  # by reading thread
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(SCAN_WORKERS, thread_name_prefix="edge-reader")
         self._closed = False
@@ -143,7 +143,7 @@ class Database:
         self._pool.shutdown(wait=True)
         self._writer.stop()
         with self._lock:
-            for conn in self._connections:
+            for conn in self._connections.values():
                 conn.close()
             self._connections.clear()
 
@@ -276,5 +276,18 @@ class Database:
             configure(conn, writer=False)
             self._local.conn = conn
             with self._lock:
-                self._connections.append(conn)
+                self._close_readers_of_ended_threads()
+                self._connections[threading.current_thread()] = conn
         return conn
+
+    def _close_readers_of_ended_threads(self) -> None:
+        """A thread that read and ended left its connection, page cache and statements
+        behind: close them, so the readers open are at most the threads alive that read."""
+        for thread in [t for t in self._connections if not t.is_alive()]:
+            self._connections.pop(thread).close()
+
+    def readers(self) -> int:
+        """Reader connections open: one per live thread that has read (and ended threads'
+        until the next reader opens)."""
+        with self._lock:
+            return len(self._connections)

@@ -13,6 +13,7 @@ TMP_DIR = "tmp"
 UPLOADS_DIR = "uploads"  # parts of multipart uploads in progress (not backed up)
 BLOBS_LOCK_FILE = "blobs.lock"  # held shared by a backup while it copies blobs
 BACKUPS_DIR = "backups"
+DIAGNOSTICS_DIR = "diagnostics"  # memory reports asked for with SIGUSR2 (not backed up)
 INITIAL_ADMIN_FILE = "initial-admin.txt"
 LOCK_FILE = "edge.lock"
 # The keys, in keys/ and ca/ (edge/ops/site_keys.py checks each before a site opens).

@@ -38,7 +38,13 @@ SKIPPED = {
     layout.BLOBS_LOCK_FILE,
     layout.INITIAL_ADMIN_FILE,
 }
-SKIPPED_DIRS = {layout.TMP_DIR, layout.BACKUPS_DIR, layout.BLOBS_DIR, layout.UPLOADS_DIR}
+SKIPPED_DIRS = {
+    layout.TMP_DIR,
+    layout.BACKUPS_DIR,
+    layout.BLOBS_DIR,
+    layout.UPLOADS_DIR,
+    layout.DIAGNOSTICS_DIR,
+}
 Echo = Callable[[str], None]
 
 

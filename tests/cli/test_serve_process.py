@@ -86,7 +86,13 @@ def _environment(password: str | None) -> dict[str, str]:
     return env
 
 
-def _start(data_dir: Path, password: str | None, name: str, *extra: str) -> Server:
+def _start(
+    data_dir: Path,
+    password: str | None,
+    name: str,
+    *extra: str,
+    settings: dict[str, str] | None = None,
+) -> Server:
     port = free_port()
     stdout, stderr = data_dir.parent / f"{name}.out", data_dir.parent / f"{name}.err"
     names = ("mqtt", "mqtt-tls", "mqtt-ws", "mqtt-wss")
@@ -97,7 +103,11 @@ def _start(data_dir: Path, password: str | None, name: str, *extra: str) -> Serv
     command += extra
     with stdout.open("wb") as out, stderr.open("wb") as err:
         process = subprocess.Popen(
-            command, stdout=out, stderr=err, env=_environment(password), cwd=data_dir.parent
+            command,
+            stdout=out,
+            stderr=err,
+            env={**_environment(password), **(settings or {})},
+            cwd=data_dir.parent,
         )
     server = Server(process, f"http://127.0.0.1:{port}", data_dir, stdout, stderr, mqtt)
     _wait_healthy(server)
@@ -237,3 +247,48 @@ def test_json_logs_make_the_banner_json_and_keep_the_password_off_standard_outpu
     assert public not in server.output()
     warnings = [json.loads(line) for line in server.stderr.read_text().splitlines()]
     assert any(w["level"] == "warning" and public in w["message"] for w in warnings)
+
+
+def _reports(data_dir: Path, count: int) -> list[Path]:
+    """The memory reports in the data folder, once there are `count` of them."""
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        found = sorted((data_dir / "diagnostics").glob("memory-*.txt"))
+        if len(found) >= count:
+            return found
+        time.sleep(0.1)
+    pytest.fail(f"fewer than {count} memory reports within {STARTUP_SECONDS}s")
+
+
+@pytest.mark.slow
+def test_sigusr2_writes_a_memory_report_and_the_server_serves_on(
+    tmp_path: Path, servers: list[Server]
+) -> None:
+    settings = {"EDGE_MEMORY_TRACE_FRAMES": "4"}
+    server = _start(tmp_path / "data", PASSWORD, "traced", settings=settings)
+    servers.append(server)
+    server.process.send_signal(signal.SIGUSR2)
+    _reports(server.data_dir, 1)
+    assert server.sign_in(PASSWORD).status == 201
+    server.process.send_signal(signal.SIGUSR2)
+    first, second = _reports(server.data_dir, 2)
+    assert "Python (traced)" in first.read_text() and "The first report" in first.read_text()
+    text = second.read_text()
+    assert "RSS " in text and "SQLite " in text and "Since the last report:" in text
+    assert re.search(r'File ".*/(edge|api|storage)/', text), text  # the server's own code
+    assert server.get("/v2/health").status == 200
+    assert server.stop(signal.SIGTERM) == 0
+    assert f"memory report written to {second}" in server.stderr.read_text()
+
+
+@pytest.mark.slow
+def test_without_tracing_sigusr2_still_writes_the_figures(
+    tmp_path: Path, servers: list[Server]
+) -> None:
+    server = _start(tmp_path / "data", PASSWORD, "untraced")
+    servers.append(server)
+    server.process.send_signal(signal.SIGUSR2)
+    (report,) = _reports(server.data_dir, 1)
+    text = report.read_text()
+    assert "RSS " in text and "SQLite " in text and "File " not in text
+    assert server.stop(signal.SIGTERM) == 0

@@ -70,6 +70,16 @@ def test_backup_refuses_a_non_empty_destination(tmp_path: Path, data_dir: Path) 
         backup.backup(data_dir, tmp_path / "busy", echo=lambda _: None)
 
 
+def test_backup_leaves_out_the_memory_reports(tmp_path: Path, data_dir: Path) -> None:
+    reports = data_dir / layout.DIAGNOSTICS_DIR
+    reports.mkdir()
+    (reports / "memory-20261127T120000-1.txt").write_text("RSS 100.0 MiB\n")
+    backup.backup(data_dir, tmp_path / "copy", echo=lambda _: None)
+    manifest = json.loads((tmp_path / "copy" / backup.MANIFEST).read_text())
+    assert manifest["files"] and not any(n.startswith("diagnostics") for n in manifest["files"])
+    assert not (tmp_path / "copy" / layout.DIAGNOSTICS_DIR).exists()
+
+
 def test_restore_refuses_a_damaged_backup(tmp_path: Path, data_dir: Path) -> None:
     backup.backup(data_dir, tmp_path / "copy", echo=lambda _: None)
     manifest = json.loads((tmp_path / "copy" / backup.MANIFEST).read_text())
