@@ -21,7 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from edge.app import open_site, start
+from edge.app import Sockets, open_site, start
 from tests.conftest import make_config
 
 BOUND = 30  # seconds: a safety net, never the thing tested
@@ -53,7 +53,7 @@ async def serve(data_dir: Path, **settings: Any) -> AsyncIterator[Served]:
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     sock.setblocking(False)
-    runner = await start(site, sock)
+    runner = await start(site, Sockets(sock, {}))
     served = Served("127.0.0.1", sock.getsockname()[1])
     try:
         yield served
