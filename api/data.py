@@ -21,9 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
-from multidict import MultiMapping
 
-from api import bodies, listing, schemas
+from api import bodies, listing, params, schemas
 from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import PATH_SPAN, Route, principal
@@ -147,16 +146,6 @@ BULK = {
 }
 
 
-def single_values(query: MultiMapping[str]) -> dict[str, str]:
-    seen: dict[str, str] = {}
-    for key in query:
-        values = query.getall(key)
-        if len(values) > 1:
-            raise ValidationError(key, "was given more than once")
-        seen[key] = values[0]
-    return seen
-
-
 async def read_body(request: web.Request, schema: Schema) -> dict[str, Any]:
     """The shared body reader, with the data routes' larger body limit."""
     limit = request.app[SERVICES].config.data_max_body_bytes()
@@ -171,7 +160,7 @@ def _where(request: web.Request) -> tuple[str, str]:
 
 
 async def get_data(request: web.Request) -> web.Response:
-    query = data_query.parse(single_values(request.query))
+    query = data_query.parse(params.single_values(request.query))
     group_id, path = _where(request)
     body = await request.app[SERVICES].data.get(principal(request), group_id, path, query)
     return json_response(body)
@@ -196,7 +185,7 @@ async def patch_data(request: web.Request) -> web.Response:
 
 
 async def delete_data(request: web.Request) -> web.Response:
-    given = single_values(request.query)
+    given = params.single_values(request.query)
     for name in given:
         if name != "cascade":
             raise ValidationError(name, "is not a query parameter of this operation")
