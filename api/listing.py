@@ -147,8 +147,6 @@ def parse(
         if "limit" in common
         else DEFAULT_LIMIT
     )
-    if "order_by" in common and not common["order_by"].strip():
-        raise ValidationError("order_by", "must name a field")
     base = ListQuery(
         limit=limit,
         order_by=_order_by(common, listable.default_order),

@@ -43,7 +43,7 @@ async def test_an_empty_order_by_is_a_400(world: World) -> None:
     """`order_by=` was read as the default order; the document allows only field names."""
     for path in ("/v2/devices", "/v2/roles", "/v2/groups"):
         status, body = await world.call("org_admin", "GET", path, params={"order_by": ""})
-        assert (status, body) == (400, {"message": "order_by: must name a field"}), path
+        assert (status, body) == (400, {"message": "order_by: must name a field to sort by"}), path
 
 
 async def test_a_search_field_users_do_not_have_is_a_400_without_a_search(world: World) -> None:
