@@ -1,6 +1,6 @@
 """Group data: JSON documents at paths. Every route needs a token (a user's access token
-or, once devices land, a device's API key); the data service checks each path against the
-caller's data grants (docs/data.md, docs/permissions.md).
+or a device's API key); the data service checks each path against the caller's data
+grants (docs/data.md, docs/permissions.md).
 
 - GET    /v2/groups/{group_id}/data/{path}   read at the path; `cascade`: read, checked
                                              per entry below (entries not readable are
