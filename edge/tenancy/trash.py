@@ -102,11 +102,7 @@ class Trash:
 
     async def list(self, principal: Principal, query: ListQuery) -> Page:
         org_id, projects = self._reach(principal)
-        sql, params = "trash.org_id = ?", [org_id]
-        if projects is not None:
-            sql += f" AND trash.project_id IN ({', '.join('?' for _ in projects) or 'NULL'})"
-            params.extend(projects)
-        page = await fetch(self._db, store.LIST, query, sql, tuple(params))
+        page = await fetch(self._db, store.LIST, query, *store.reach(org_id, projects))
         page.rows = [present(row) for row in page.rows]
         return page
 
