@@ -26,9 +26,8 @@ from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import Handler, Route, principal
 from api.schemas import DESCRIPTION, INT, STR, TAG_LIST, TAGS, Schema, integer, obj
-from edge.billing.ledger import MAX_POINTS
+from edge.billing.ledger import MAX_POINTS, TABLE
 from edge.billing.rates import MAX_RATE, METERS
-from storage.billing import LIST
 
 BASE = "/v2/orgs/{org_id}/billing-points"
 ENTRY = BASE + "/{entry_id}"
@@ -45,7 +44,7 @@ PATCH = obj({"description": DESCRIPTION, "tags": TAG_LIST}, title="PatchBillingP
 RATES = obj({meter: integer(0, MAX_RATE) for meter in METERS}, title="PatchBillingRatesBody")
 SUMMARY_QUERY = ("period", "from", "to")
 LISTABLE = listing.Listable(
-    "billing_points", LIST.kinds(), table=LIST, default_order="created_date"
+    "billing_points", TABLE.kinds(), table=TABLE, default_order="created_date"
 )
 
 _ENTRY: Schema = obj(

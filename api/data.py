@@ -30,11 +30,18 @@ from api.schemas import BOOL, Schema, obj
 from edge.access.values import MAX_PATH
 from edge.data import json_rules
 from edge.data import query as data_query
-from edge.data.query import FLAGS, MAX_PATTERN, OPS, SEARCHABLE, TEXTS
+from edge.data.query import (
+    FLAGS,
+    MAX_PATTERN,
+    NUMBER_FIELDS,
+    OPS,
+    SEARCHABLE,
+    TEXTS,
+    UNICODE_FIELDS,
+    WALKS,
+)
 from edge.data.uploads import MAX_INDEX_TEXT
 from edge.errors import ValidationError
-from storage.data import NUMBER_FIELDS, UNICODE_FIELDS
-from storage.data_walks import WALKS
 
 SUCCESS = {"message": "Success"}
 ANY: Schema = {}

@@ -15,8 +15,10 @@ from typing import Any
 from edge import clock, numbers, patterns
 from edge.errors import ValidationError
 from edge.listing import DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT, split_operator
-from storage.data import NUMBER_FIELDS, UNICODE_FIELDS
-from storage.data_walks import WALKS, Condition
+from storage.data import NUMBER_FIELDS as NUMBER_FIELDS  # api/data.py documents these
+from storage.data import UNICODE_FIELDS as UNICODE_FIELDS
+from storage.data_walks import WALKS as WALKS
+from storage.data_walks import Condition
 
 FLAGS = ("cascade", "paths_only", "object_count", "page_count", "verify", "desc", "bust_cache")
 TEXTS = ("order_by", "last_evaluated_key", "path_filter", "search", "search_fields", "limit")
