@@ -1,253 +1,140 @@
-"""The SDK's models of access objects as responses carry them (see api/models.py)."""
+"""The SDK's models of access objects as responses carry them (see api/models.py).
+
+An access object of each target kind (org, project, group, role) opens with the same fields
+(`_GRANT`) and closes with the same stamps (`_STAMPS`); what an admin sees adds `is_active`
+(and, for a group, its data and file paths), and what an account is shown of its own access
+adds the target's name and description. The fragments below say so once; the field order
+of each model is the SDK's.
+"""
 
 from __future__ import annotations
 
-from api.model_fields import (
-    OBJECT,
-    Schema,
-    list_of,
-    model,
-    ref,
+from api.model_fields import CRUD, Schema, list_of, model, one, page, ref
+
+_GRANT = (
+    "is_delete_protected* created_date* can_read* can_update* user_permissions* "
+    "device_permissions* tags*"
 )
+_STAMPS = "last_updated_date created_by last_updated_by"
+_GROUP = f"{_GRANT} group_id* grantee_id* is_admin* role_permissions*"
+_GROUP_ADMIN = f"{_GROUP} is_active* data_paths* file_paths*"
+_PROJECT = f"{_GRANT} project_id* grantee_id* is_admin* group_permissions* role_permissions*"
+_ROLE = f"{_GRANT} role_id* account_id*"
+_PERMISSIONS = "can_update can_read user_permissions device_permissions role_permissions is_admin"
+
+
+def _roles(description: str, name: str) -> Schema:
+    """All the role access of an account, on one page."""
+    return model(description, "role_access*", role_access=list_of(ref(name)))
+
 
 ACCESS_MODELS: dict[str, Schema] = {
-    "AccountGroupAccessList": model(
+    "AccountGroupAccessList": page(
         "List of group access granted to current account",
-        "group_access group_ids page_count object_count",
-        group_access=list_of(ref("AccountGroupAccessSchema")),
+        "group_access",
+        "AccountGroupAccessSchema",
+        "group_ids",
     ),
     "AccountGroupAccessSchema": model(
         "Group access schema plus some info about the group",
-        (
-            "is_delete_protected* created_date* can_read* can_update* user_permissions* "
-            "device_permissions* tags* group_id* grantee_id* is_admin* role_permissions* "
-            "is_active* data_paths* file_paths* group_name* group_description* "
-            "group_tags* last_updated_date created_by last_updated_by"
-        ),
-        user_permissions=ref("CRUDPermissions"),
-        device_permissions=ref("CRUDPermissions"),
-        role_permissions=ref("CRUDPermissions"),
-        data_paths=OBJECT,
-        file_paths=OBJECT,
+        f"{_GROUP_ADMIN} group_name* group_description* group_tags* {_STAMPS}",
     ),
-    "AccountOrgAccessInfo": model(
-        "Organization access info", "org_access*", org_access=ref("OrgAccessSchema")
-    ),
-    "AccountProjectAccessList": model(
+    "AccountOrgAccessInfo": one("Organization access info", "org_access", "OrgAccessSchema"),
+    "AccountProjectAccessList": page(
         "List of project access granted to current account",
-        "project_access project_ids page_count object_count",
-        project_access=list_of(ref("AccountProjectAccessSchema")),
+        "project_access",
+        "AccountProjectAccessSchema",
+        "project_ids",
     ),
     "AccountProjectAccessSchema": model(
         "Project access schema plus some info about the project",
-        (
-            "is_delete_protected* created_date* can_read* can_update* user_permissions* "
-            "device_permissions* tags* project_id* grantee_id* is_admin* "
-            "group_permissions* role_permissions* is_active* project_name* "
-            "project_description* project_tags* last_updated_date created_by "
-            "last_updated_by"
-        ),
-        user_permissions=ref("CRUDPermissions"),
-        device_permissions=ref("CRUDPermissions"),
-        group_permissions=ref("CRUDPermissions"),
-        role_permissions=ref("CRUDPermissions"),
+        f"{_PROJECT} is_active* project_name* project_description* project_tags* {_STAMPS}",
     ),
-    "AccountRoleAccessList": model(
-        "List of role access granted to current account",
-        "role_access*",
-        role_access=list_of(ref("RoleAccessSchema")),
+    "AccountRoleAccessList": _roles(
+        "List of role access granted to current account", "RoleAccessSchema"
     ),
-    "AdminAccountGroupAccessList": model(
+    "AdminAccountGroupAccessList": page(
         "List of group access granted to current account, including admin-only fields",
-        "group_access page_count object_count",
-        group_access=list_of(ref("AdminAccountGroupAccessSchema")),
+        "group_access",
+        "AdminAccountGroupAccessSchema",
     ),
     "AdminAccountGroupAccessSchema": model(
         "Admin group access schema plus some info about the group",
-        (
-            "is_delete_protected* created_date* can_read* can_update* user_permissions* "
-            "device_permissions* tags* group_id* grantee_id* is_admin* role_permissions* "
-            "is_active* data_paths* file_paths* last_updated_date created_by "
-            "last_updated_by group_name group_description"
-        ),
-        user_permissions=ref("CRUDPermissions"),
-        device_permissions=ref("CRUDPermissions"),
-        role_permissions=ref("CRUDPermissions"),
-        data_paths=OBJECT,
-        file_paths=OBJECT,
+        f"{_GROUP_ADMIN} {_STAMPS} group_name group_description",
     ),
-    "AdminAccountProjectAccessList": model(
+    "AdminAccountProjectAccessList": page(
         "List of project access granted to current account, including admin-only fields",
-        "project_access page_count object_count",
-        project_access=list_of(ref("AdminAccountProjectAccessSchema")),
+        "project_access",
+        "AdminAccountProjectAccessSchema",
     ),
     "AdminAccountProjectAccessSchema": model(
         "Admin project access schema plus some info about the project",
-        (
-            "is_delete_protected* created_date* can_read* can_update* user_permissions* "
-            "device_permissions* tags* project_id* grantee_id* is_admin* "
-            "group_permissions* role_permissions* is_active* last_updated_date created_by "
-            "last_updated_by project_name project_description"
-        ),
-        user_permissions=ref("CRUDPermissions"),
-        device_permissions=ref("CRUDPermissions"),
-        group_permissions=ref("CRUDPermissions"),
-        role_permissions=ref("CRUDPermissions"),
+        f"{_PROJECT} is_active* {_STAMPS} project_name project_description",
     ),
-    "AdminAccountRoleAccessList": model(
+    "AdminAccountRoleAccessList": _roles(
         "List of role access granted to current account, including admin-only fields",
-        "role_access*",
-        role_access=list_of(ref("AdminRoleAccessSchema")),
+        "AdminRoleAccessSchema",
     ),
-    "AdminGroupAccessInfo": model(
-        "Access for a group", "group_access*", group_access=ref("AdminGroupAccessSchema")
-    ),
+    "AdminGroupAccessInfo": one("Access for a group", "group_access", "AdminGroupAccessSchema"),
     "AdminGroupAccessSchema": model(
-        "Access for a group plus admin-only fields",
-        (
-            "is_delete_protected* created_date* can_read* can_update* user_permissions* "
-            "device_permissions* tags* group_id* grantee_id* is_admin* role_permissions* "
-            "is_active* data_paths* file_paths* last_updated_date created_by "
-            "last_updated_by"
-        ),
-        user_permissions=ref("CRUDPermissions"),
-        device_permissions=ref("CRUDPermissions"),
-        role_permissions=ref("CRUDPermissions"),
-        data_paths=OBJECT,
-        file_paths=OBJECT,
+        "Access for a group plus admin-only fields", f"{_GROUP_ADMIN} {_STAMPS}"
     ),
-    "AdminProjectAccessInfo": model(
+    "AdminProjectAccessInfo": one(
         "Info on one specific project access plus admin-only fields",
-        "project_access*",
-        project_access=ref("AdminProjectAccessSchema"),
+        "project_access",
+        "AdminProjectAccessSchema",
     ),
     "AdminProjectAccessSchema": model(
-        "Project access schema plus admin-only fields",
-        (
-            "is_delete_protected* created_date* can_read* can_update* user_permissions* "
-            "device_permissions* tags* project_id* grantee_id* is_admin* "
-            "group_permissions* role_permissions* is_active* last_updated_date created_by "
-            "last_updated_by"
-        ),
-        user_permissions=ref("CRUDPermissions"),
-        device_permissions=ref("CRUDPermissions"),
-        group_permissions=ref("CRUDPermissions"),
-        role_permissions=ref("CRUDPermissions"),
+        "Project access schema plus admin-only fields", f"{_PROJECT} is_active* {_STAMPS}"
     ),
-    "AdminRoleAccessInfo": model(
-        "Info on one specific role access", "role_access*", role_access=ref("AdminRoleAccessSchema")
+    "AdminRoleAccessInfo": one(
+        "Info on one specific role access", "role_access", "AdminRoleAccessSchema"
     ),
-    "AdminRoleAccessSchema": model(
-        "Role access schema",
-        (
-            "is_delete_protected* created_date* can_read* can_update* user_permissions* "
-            "device_permissions* tags* role_id* account_id* is_active* last_updated_date "
-            "created_by last_updated_by"
-        ),
-        user_permissions=ref("CRUDPermissions"),
-        device_permissions=ref("CRUDPermissions"),
-    ),
+    "AdminRoleAccessSchema": model("Role access schema", f"{_ROLE} is_active* {_STAMPS}"),
     "CurrentSessionAccessInfo": model(
         "Current session access info",
         "org_permissions* project_permissions",
-        org_permissions=ref("OrgAccessPermissions"),
         project_permissions=ref("ProjectAccessPermissions"),
     ),
-    "GroupAccessInfo": model(
-        "Access for a group", "group_access*", group_access=ref("GroupAccessSchema")
-    ),
-    "GroupAccessSchema": model(
-        "Access for a group",
-        (
-            "is_delete_protected* created_date* can_read* can_update* user_permissions* "
-            "device_permissions* tags* group_id* grantee_id* is_admin* role_permissions* "
-            "last_updated_date created_by last_updated_by"
-        ),
-        user_permissions=ref("CRUDPermissions"),
-        device_permissions=ref("CRUDPermissions"),
-        role_permissions=ref("CRUDPermissions"),
-    ),
+    "GroupAccessInfo": one("Access for a group", "group_access", "GroupAccessSchema"),
+    "GroupAccessSchema": model("Access for a group", f"{_GROUP} {_STAMPS}"),
     "OrgAccessPermissions": model(
         "Collection of permissions for org access",
-        (
-            "can_update can_read user_permissions device_permissions role_permissions "
-            "is_admin group_permissions project_permissions"
-        ),
-        user_permissions=ref("CRUDPermissions"),
-        device_permissions=ref("CRUDPermissions"),
-        role_permissions=ref("CRUDPermissions"),
-        group_permissions=ref("CRUDPermissions"),
-        project_permissions=ref("CRUDPermissions"),
+        f"{_PERMISSIONS} group_permissions project_permissions",
+        project_permissions=CRUD,
     ),
     "OrgAccessSchema": model(
         "Access for an organization",
         (
-            "is_delete_protected* created_date* can_read* can_update* user_permissions* "
-            "device_permissions* tags* org_id* grantee_id* is_admin* role_permissions* "
-            "group_permissions* project_permissions* last_updated_date created_by "
-            "last_updated_by"
+            f"{_GRANT} org_id* grantee_id* is_admin* role_permissions* group_permissions* "
+            f"project_permissions* {_STAMPS}"
         ),
-        user_permissions=ref("CRUDPermissions"),
-        device_permissions=ref("CRUDPermissions"),
-        role_permissions=ref("CRUDPermissions"),
-        group_permissions=ref("CRUDPermissions"),
-        project_permissions=ref("CRUDPermissions"),
+        project_permissions=CRUD,
     ),
-    "ProjectAccessInfo": model(
-        "Info on one specific project access",
-        "project_access*",
-        project_access=ref("ProjectAccessSchema"),
+    "ProjectAccessInfo": one(
+        "Info on one specific project access", "project_access", "ProjectAccessSchema"
     ),
     "ProjectAccessPermissions": model(
-        "Collection of permissions for project access",
-        (
-            "can_update can_read user_permissions device_permissions role_permissions "
-            "is_admin group_permissions"
-        ),
-        user_permissions=ref("CRUDPermissions"),
-        device_permissions=ref("CRUDPermissions"),
-        role_permissions=ref("CRUDPermissions"),
-        group_permissions=ref("CRUDPermissions"),
+        "Collection of permissions for project access", f"{_PERMISSIONS} group_permissions"
     ),
     "ProjectAccessSchema": model(
-        "Which Project fields to include in response bodies",
-        (
-            "is_delete_protected* created_date* can_read* can_update* user_permissions* "
-            "device_permissions* tags* project_id* grantee_id* is_admin* "
-            "group_permissions* role_permissions* last_updated_date created_by "
-            "last_updated_by"
-        ),
-        user_permissions=ref("CRUDPermissions"),
-        device_permissions=ref("CRUDPermissions"),
-        group_permissions=ref("CRUDPermissions"),
-        role_permissions=ref("CRUDPermissions"),
+        "Which Project fields to include in response bodies", f"{_PROJECT} {_STAMPS}"
     ),
-    "RoleAccessInfo": model(
-        "Info on one specific role access", "role_access*", role_access=ref("RoleAccessSchema")
-    ),
-    "RoleAccessSchema": model(
-        "Role access schema",
-        (
-            "is_delete_protected* created_date* can_read* can_update* user_permissions* "
-            "device_permissions* tags* role_id* account_id* last_updated_date created_by "
-            "last_updated_by"
-        ),
-        user_permissions=ref("CRUDPermissions"),
-        device_permissions=ref("CRUDPermissions"),
-    ),
-    "RoleGroupAccessList": model(
+    "RoleAccessInfo": one("Info on one specific role access", "role_access", "RoleAccessSchema"),
+    "RoleAccessSchema": model("Role access schema", f"{_ROLE} {_STAMPS}"),
+    "RoleGroupAccessList": page(
         "List of group access for the target role",
-        "group_access group_ids page_count object_count",
-        group_access=list_of(ref("AccountGroupAccessSchema")),
+        "group_access",
+        "AccountGroupAccessSchema",
+        "group_ids",
     ),
-    "RoleOrgAccessInfo": model(
-        "Organization access info for the target role",
-        "org_access*",
-        org_access=ref("OrgAccessSchema"),
+    "RoleOrgAccessInfo": one(
+        "Organization access info for the target role", "org_access", "OrgAccessSchema"
     ),
-    "RoleProjectAccessList": model(
+    "RoleProjectAccessList": page(
         "List of project access for the target role",
-        "project_access project_ids page_count object_count",
-        project_access=list_of(ref("AccountProjectAccessSchema")),
+        "project_access",
+        "AccountProjectAccessSchema",
+        "project_ids",
     ),
 }

@@ -20,10 +20,11 @@ from api import listing
 from api.keys import SERVICES
 from api.routing import Route, principal
 from api.schemas import INT, STR, Schema, obj
-from edge.audit import present
-from storage.audit import LIST
+from edge.audit import TABLE, present
 
-LISTABLE = listing.Listable("audit_events", LIST.kinds(), default_order="created_date", table=LIST)
+LISTABLE = listing.Listable(
+    "audit_events", TABLE.kinds(), default_order="created_date", table=TABLE
+)
 _EVENT: Schema = obj(
     {
         "id": STR,

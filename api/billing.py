@@ -21,15 +21,13 @@ from typing import Any
 
 from aiohttp import web
 
-from api import bodies, listing
+from api import bodies, listing, params
 from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import Handler, Route, principal
 from api.schemas import DESCRIPTION, INT, STR, TAG_LIST, TAGS, Schema, integer, obj
-from edge.billing.ledger import MAX_POINTS
+from edge.billing.ledger import MAX_POINTS, TABLE
 from edge.billing.rates import MAX_RATE, METERS
-from edge.errors import ValidationError
-from storage.billing import LIST
 
 BASE = "/v2/orgs/{org_id}/billing-points"
 ENTRY = BASE + "/{entry_id}"
@@ -46,7 +44,7 @@ PATCH = obj({"description": DESCRIPTION, "tags": TAG_LIST}, title="PatchBillingP
 RATES = obj({meter: integer(0, MAX_RATE) for meter in METERS}, title="PatchBillingRatesBody")
 SUMMARY_QUERY = ("period", "from", "to")
 LISTABLE = listing.Listable(
-    "billing_points", LIST.kinds(), table=LIST, default_order="created_date"
+    "billing_points", TABLE.kinds(), table=TABLE, default_order="created_date"
 )
 
 _ENTRY: Schema = obj(
@@ -186,14 +184,8 @@ async def patch_rates(request: web.Request) -> web.Response:
 
 def _only(request: web.Request, allowed: tuple[str, ...]) -> dict[str, str]:
     """The query parameters of a route that is not a list: each once, none unknown."""
-    given: dict[str, str] = {}
-    for name in request.query:
-        if name not in allowed:
-            raise ValidationError(name, "is not a query parameter of this operation")
-        if len(request.query.getall(name)) > 1:
-            raise ValidationError(name, "was given more than once")
-        given[name] = request.query[name]
-    return given
+    params.only(request.query, allowed)
+    return params.single_values(request.query)
 
 
 def _route(method: str, path: str, handler: Handler, summary: str, **kw: Any) -> Route:

@@ -1,6 +1,6 @@
 """Group data: JSON documents at paths. Every route needs a token (a user's access token
-or, once devices land, a device's API key); the data service checks each path against the
-caller's data grants (docs/data.md, docs/permissions.md).
+or a device's API key); the data service checks each path against the caller's data
+grants (docs/data.md, docs/permissions.md).
 
 - GET    /v2/groups/{group_id}/data/{path}   read at the path; `cascade`: read, checked
                                              per entry below (entries not readable are
@@ -21,9 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
-from multidict import MultiMapping
 
-from api import bodies, listing, schemas
+from api import bodies, listing, params, schemas
 from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import PATH_SPAN, Route, principal
@@ -31,11 +30,18 @@ from api.schemas import BOOL, Schema, obj
 from edge.access.values import MAX_PATH
 from edge.data import json_rules
 from edge.data import query as data_query
-from edge.data.query import FLAGS, MAX_PATTERN, OPS, SEARCHABLE, TEXTS
+from edge.data.query import (
+    FLAGS,
+    MAX_PATTERN,
+    NUMBER_FIELDS,
+    OPS,
+    SEARCHABLE,
+    TEXTS,
+    UNICODE_FIELDS,
+    WALKS,
+)
 from edge.data.uploads import MAX_INDEX_TEXT
 from edge.errors import ValidationError
-from storage.data import NUMBER_FIELDS, UNICODE_FIELDS
-from storage.data_walks import WALKS
 
 SUCCESS = {"message": "Success"}
 ANY: Schema = {}
@@ -147,16 +153,6 @@ BULK = {
 }
 
 
-def single_values(query: MultiMapping[str]) -> dict[str, str]:
-    seen: dict[str, str] = {}
-    for key in query:
-        values = query.getall(key)
-        if len(values) > 1:
-            raise ValidationError(key, "was given more than once")
-        seen[key] = values[0]
-    return seen
-
-
 async def read_body(request: web.Request, schema: Schema) -> dict[str, Any]:
     """The shared body reader, with the data routes' larger body limit."""
     limit = request.app[SERVICES].config.data_max_body_bytes()
@@ -171,7 +167,7 @@ def _where(request: web.Request) -> tuple[str, str]:
 
 
 async def get_data(request: web.Request) -> web.Response:
-    query = data_query.parse(single_values(request.query))
+    query = data_query.parse(params.single_values(request.query))
     group_id, path = _where(request)
     body = await request.app[SERVICES].data.get(principal(request), group_id, path, query)
     return json_response(body)
@@ -196,7 +192,7 @@ async def patch_data(request: web.Request) -> web.Response:
 
 
 async def delete_data(request: web.Request) -> web.Response:
-    given = single_values(request.query)
+    given = params.single_values(request.query)
     for name in given:
         if name != "cascade":
             raise ValidationError(name, "is not a query parameter of this operation")

@@ -15,9 +15,8 @@ from aiohttp import web
 from api import routing
 from api.keys import REQUEST_ID
 from api.responses import json_response
-from edge import errors
+from edge import errors, storage_errors
 from edge.printable import for_log
-from storage.space import DiskFull, NotWritable
 
 log = logging.getLogger("edge.http")
 
@@ -86,7 +85,8 @@ def middleware(
     @web.middleware
     async def errors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
-            return await handler(request)
+            with storage_errors.mapped():
+                return await handler(request)
         except errors.EdgeError as exc:
             status = status_of(exc)
             if exc.cause:
@@ -98,12 +98,12 @@ def middleware(
             if isinstance(exc, errors.TooManyAttempts):
                 headers["Retry-After"] = str(exc.retry_after)
             return payload(status, exc.message, headers)
-        except DiskFull:  # any write, files or database: nothing half-written, retry later
+        except errors.DiskFull:  # any write, files or database: nothing half-written, retry later
             log.warning("request %s: the disk is full", request.get(REQUEST_ID))
             if on_server_error:
                 on_server_error(request, 507, "insufficient storage")
             return payload(507, FULL_MESSAGE)
-        except NotWritable:  # read-only or failing disk: the same, answered as a 503
+        except errors.NotWritable:  # read-only or failing disk: the same, answered as a 503
             log.warning("request %s: the data folder refuses writes", request.get(REQUEST_ID))
             if on_server_error:
                 on_server_error(request, 503, "data folder not writable")

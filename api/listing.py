@@ -25,12 +25,14 @@ from edge.listing import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     MIN_LIMIT,
+    OP_SUFFIXES,
     OPS_BY_KIND,
     CursorCodec,
     Filter,
     ListQuery,
     Page,
     Table,
+    split_operator,
 )
 
 COMMON = (
@@ -45,7 +47,6 @@ COMMON = (
     "search_fields",
     "bust_cache",
 )
-OP_SUFFIXES = ("contains_any", "contains", "regex", "gte", "lte", "gt", "lt", "sw")
 MAX_PAGE = 1_000_000
 MAX_PATTERN = 256
 _INTEGER = re.compile(r"-?[0-9]+")
@@ -133,7 +134,7 @@ def parse(
     query: MultiMapping[str], listable: Listable, codec: CursorCodec
 ) -> tuple[ListQuery, dict[str, str]]:
     """Parse a list request; returns the query and the resource's own extra parameters."""
-    single = _single_values(query)
+    single = params.single_values(query)
     common = {k: v for k, v in single.items() if k in COMMON}
     extras = {k: v for k, v in single.items() if k in listable.extras}
     filters = [
@@ -177,16 +178,6 @@ def respond(
     return json_response(body)
 
 
-def _single_values(query: MultiMapping[str]) -> dict[str, str]:
-    seen: dict[str, str] = {}
-    for key in query:
-        values = query.getall(key)
-        if len(values) > 1:
-            raise ValidationError(key, "was given more than once")
-        seen[key] = values[0]
-    return seen
-
-
 def _position(
     base: ListQuery, common: Mapping[str, str], resource: str, codec: CursorCodec
 ) -> ListQuery:
@@ -224,23 +215,13 @@ def _filter(key: str, raw: str, listable: Listable) -> Filter:
     column = key.split(".", 1)[0]
     if column in listable.json_columns and "." in key:
         return _json_filter(key, raw)
-    name, op = _split_operator(key.replace(".", "_"), listable.kinds)
+    name, op = split_operator(key, listable.kinds)
     if name is None:
         raise ValidationError(key, "is not a query parameter of this list")
     kind = listable.kinds[name]
     if op not in OPS_BY_KIND[kind]:
         raise ValidationError(key, f"'{op}' does not apply to {name}")
     return Filter(name, op, _value(key, raw, kind, op))
-
-
-def _split_operator(key: str, kinds: Mapping[str, str]) -> tuple[str | None, str]:
-    if key in kinds:
-        return key, "eq"
-    for suffix in OP_SUFFIXES:
-        base = key[: -len(suffix) - 1]
-        if key.endswith("_" + suffix) and base in kinds:
-            return base, suffix
-    return None, "eq"
 
 
 def _json_filter(key: str, raw: str) -> Filter:

@@ -20,9 +20,8 @@ from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import CHALLENGE, Auth, Handler, Route, principal
 from api.schemas import STR, Schema, obj
-from edge.auth.mfa import software_code
+from edge.auth.mfa import User, software_code
 from edge.errors import Denied, Unauthenticated
-from storage.records import User
 
 IDENTITY = ("client_id", "username", "email", "phone_number")
 CODE: Schema = {"type": "string", "pattern": "^[0-9]{6}$"}

@@ -1,5 +1,6 @@
-"""The building blocks of the response models (api/models.py): types, references, and the
-type of every SDK field name that has one type wherever it appears."""
+"""The building blocks of the response models (api/models.py): types, references, the
+shapes that recur (one object under a key, a page of them), and the type of every SDK field
+name that has one type wherever it appears, so that a model names its fields and no more."""
 
 from __future__ import annotations
 
@@ -31,6 +32,18 @@ def any_of(*choices: Schema) -> Schema:
     return {"anyOf": list(choices)}
 
 
+def one(description: str, key: str, name: str) -> Schema:
+    """`{key: <name>}`, always there: how a response carries one object (`GroupInfo`)."""
+    return model(description, f"{key}*", **{key: ref(name)})
+
+
+def page(description: str, key: str, name: str, ids: str = "") -> Schema:
+    """`{key: [<name>], page_count, object_count}`: one page of a list (`GroupList`), with
+    the IDs of what it lists where the SDK's model has them (`group_ids`)."""
+    fields = f"{key} {ids} page_count object_count"
+    return model(description, fields, **{key: list_of(ref(name))})
+
+
 def model(description: str, fields: str, **special: Schema) -> Schema:
     """A model from its field names (`name*` is required), typed by FIELDS or `special`."""
     names = [f.rstrip("*") for f in fields.split()]
@@ -46,7 +59,11 @@ def model(description: str, fields: str, **special: Schema) -> Schema:
     return schema
 
 
-# Every field of the SDK's models that has the same scalar type wherever it appears.
+CRUD = ref("CRUDPermissions")
+
+# Every field of the SDK's models that has the same type wherever it appears. The fields
+# whose type depends on the model (`project_permissions`, `ui_config`, ...) are given by
+# each model that has them.
 FIELDS: dict[str, Schema] = {
     "access_token": STR,
     "access_token_expire_hours": INT,
@@ -67,10 +84,15 @@ FIELDS: dict[str, Schema] = {
     "client_access_token": STR,
     "client_id": STR,
     "completed_upload_id": STR,
+    "config": OBJECT,
     "content_type": STR,
     "created_by": STR,
     "created_date": DATETIME,
     "custom_args": STR_LIST,
+    "custom_attributes": OBJECT,
+    "custom_settings": OBJECT,
+    "data_by_path": OBJECT,
+    "data_paths": OBJECT,
     "default_from_address": STR,
     "default_locale": STR,
     "description": STR,
@@ -78,10 +100,13 @@ FIELDS: dict[str, Schema] = {
     "device_delete_protection_on_by_default": BOOL,
     "device_owners_can_tunnel": BOOL,
     "device_owners_have_admin_access": BOOL,
+    "device_permissions": CRUD,
     "email": STR,
     "etag": STR,
+    "etag_by_part": OBJECT,
     "expires_in": INT,
     "favicon": STR,
+    "file_paths": OBJECT,
     "filename": STR,
     "first_name": STR,
     "for_account_recovery": BOOL,
@@ -93,16 +118,19 @@ FIELDS: dict[str, Schema] = {
     "group_id": STR,
     "group_ids": STR_LIST,
     "group_name": STR,
+    "group_permissions": CRUD,
     "group_tags": STR_LIST,
     "groups_require_delete_permission_to_put_data_by_default": BOOL,
     "has_temporary_password": BOOL,
     "id": STR,
+    "iot_scopes": OBJECT,
     "is_active": BOOL,
     "is_admin": BOOL,
     "is_delete_protected": BOOL,
     "is_group_admin": BOOL,
     "is_org_admin": BOOL,
     "is_project_admin": BOOL,
+    "last_evaluated_key": OBJECT,
     "last_name": STR,
     "last_seen": DATETIME,
     "last_updated_by": STR,
@@ -126,10 +154,12 @@ FIELDS: dict[str, Schema] = {
     "number_1": NUMBER,
     "number_2": NUMBER,
     "object_count": INT,
+    "open_tunnels": list_of(ref("Tunnel")),
     "opened_by": STR,
     "opened_date": DATETIME,
     "order": INT,
     "org_id": STR,
+    "org_permissions": ref("OrgAccessPermissions"),
     "owner_id": STR,
     "page_count": INT,
     "password_last_changed": DATETIME,
@@ -157,10 +187,12 @@ FIELDS: dict[str, Schema] = {
     "refresh_token_expire_hours": INT,
     "require_delete_permission_to_put_data": BOOL,
     "reset_token_expire_hours": INT,
+    "restricted_custom_attributes": OBJECT,
     "revision": INT,
     "role_delete_protection_on_by_default": BOOL,
     "role_id": STR,
     "role_ids": STR_LIST,
+    "role_permissions": CRUD,
     "root_ca": STR,
     "root_scope": STR,
     "secret_code": STR,
@@ -195,6 +227,7 @@ FIELDS: dict[str, Schema] = {
     "use_dark_mode": BOOL,
     "use_legacy_data_and_files_permissions": BOOL,
     "user_delete_protection_on_by_default": BOOL,
+    "user_permissions": CRUD,
     "username": STR,
     "uuid": STR,
     "verified": BOOL,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from api import audit, billing, entry
 from api.access_models import ACCESS_MODELS
-from api.model_fields import DATETIME, INT, OBJECT, STR, Schema, list_of, model, ref
+from api.model_fields import DATETIME, INT, OBJECT, STR, Schema, model, one, page
 from api.sdk_models import SDK_MODELS
 from edge.tenancy.trash import KINDS as TRASH_KINDS
 
@@ -33,16 +33,12 @@ EDGE_MODELS: dict[str, Schema] = {
     "ListCounts": model(
         "A list asked only for its counts (object_count, page_count)", "object_count page_count"
     ),
-    "OrgList": model(
-        "List of organizations", "orgs page_count object_count", orgs=list_of(ref("OrgSchema"))
-    ),
-    "NewOrgInfo": model("The new organization", "org*", org=ref("NewOrgSchema")),
+    "OrgList": page("List of organizations", "orgs", "OrgSchema"),
+    "NewOrgInfo": one("The new organization", "org", "NewOrgSchema"),
     "NewOrgSchema": model("The new organization's ID", "id*"),
     "TrashEntry": _TRASH_ENTRY,
-    "TrashInfo": model("One entry of the trash", "trash*", trash=ref("TrashEntry")),
-    "TrashList": model(
-        "Entries of the trash", "trash page_count object_count", trash=list_of(ref("TrashEntry"))
-    ),
+    "TrashInfo": one("One entry of the trash", "trash", "TrashEntry"),
+    "TrashList": page("Entries of the trash", "trash", "TrashEntry"),
     "OpenApiDocument": {"type": "object", "description": "This OpenAPI document"},
     "DestinationToken": model(
         "A new token for the device end of a tunnel (the one before stops working)",

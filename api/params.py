@@ -48,6 +48,17 @@ class Deletion:
     permanent: bool
 
 
+def single_values(query: MultiMapping[str]) -> dict[str, str]:
+    """Each parameter's value; one given more than once is refused (never first or last)."""
+    seen: dict[str, str] = {}
+    for key in query:
+        values = query.getall(key)
+        if len(values) > 1:
+            raise ValidationError(key, "was given more than once")
+        seen[key] = values[0]
+    return seen
+
+
 def only(query: MultiMapping[str], names: tuple[str, ...]) -> None:
     """Refuse a query parameter the operation does not take, or one given twice."""
     for name in query:

@@ -1,13 +1,13 @@
 """Route declarations: method, path, handler, who may call it, and what it documents.
 
-Each `api/<resource>.py` opens with its ROUTES list. The guard here authenticates the
-caller for every non-public route, so no handler can forget to; the OpenAPI document is
-generated from the same declarations. What kind of secret a bearer token is (access
-token, challenge session, reset token, API key) is decided by edge/auth/bearer.py from
-the token and the guard's `Auth`:
+Each `api/<resource>.py` ends with its ROUTES list, below the handlers it names, each
+route with its guard. The guard here authenticates the caller for every non-public route,
+so no handler can forget to; the OpenAPI document is generated from the same declarations.
+What kind of secret a bearer token is (access token, challenge session, reset token, API
+key) is decided by edge/auth/bearer.py from the token and the guard's `Auth`:
 
-- "token":     an access token (or, once devices exist, a device API key);
-- "staff":     the same, and the caller must be staff;
+- "token":     an access token, or a device's API key (as bearer or `X-API-Key`);
+- "staff":     an access token whose caller is staff (a device never is);
 - "challenge": an access token, or the session of a sign-in challenge (MFA setup calls);
 - "session":   only the session of a sign-in challenge (answering it);
 - "password":  an access token, or a password reset token (as bearer or form field).

@@ -18,9 +18,9 @@ from api import listing
 from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import Route, principal
-from storage.trash import LIST
+from edge.tenancy.trash import TABLE
 
-LISTABLE = listing.Listable("trash", LIST.kinds(), table=LIST, default_order="deleted_date")
+LISTABLE = listing.Listable("trash", TABLE.kinds(), table=TABLE, default_order="deleted_date")
 
 
 async def list_trash(request: web.Request) -> web.Response:

@@ -33,6 +33,8 @@ from storage.database import Database
 from storage.records import AUDIT_EVENTS, AuditEvent
 from storage.rows import Tx
 
+TABLE = store.LIST  # what api/audit.py lists by
+
 T = TypeVar("T")
 SECRET_WORDS = ("password", "token", "secret", "code", "key", "hash", "otp")
 # What the actions are, by family; the list the docs and the tests name.
@@ -201,14 +203,14 @@ class Audit:
         """Staff without a scope read every event; staff acting in an organization (a scoped
         token) and its admins read that organization's."""
         if principal.is_staff and principal.org_id is None:
-            return await fetch(self._db, store.LIST, query)
+            return await fetch(self._db, TABLE, query)
         if principal.is_staff:
-            return await fetch(self._db, store.LIST, query, store.SCOPE, (principal.org_id,))
+            return await fetch(self._db, TABLE, query, store.SCOPE, (principal.org_id,))
         if principal.kind != "user" or principal.org_id is None:
             raise Denied("Only org admins and staff may read the audit log")
         if not self._is_org_admin(principal):
             raise Denied("Only org admins and staff may read the audit log")
-        return await fetch(self._db, store.LIST, query, store.SCOPE, (principal.org_id,))
+        return await fetch(self._db, TABLE, query, store.SCOPE, (principal.org_id,))
 
     def prune(self, conn: Tx) -> int:
         """Inside the hourly sweep's write: forget events past the retention period."""

@@ -9,9 +9,9 @@ from __future__ import annotations
 import ipaddress
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 
@@ -41,6 +41,7 @@ class Secret:
 
 
 Parser = Callable[[Any], Any]
+T = TypeVar("T")
 MIB = 1024 * 1024
 GIB = 1024 * MIB
 
@@ -172,452 +173,329 @@ def _optional(parse: Parser) -> Parser:
     return wrapped
 
 
-@dataclass(frozen=True)
-class Setting:
-    name: str
-    parse: Parser
-    default: Any
-    help: str
-
-    @property
-    def env(self) -> str:
-        return "EDGE_" + self.name.upper()
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
-
-
-SETTINGS: tuple[Setting, ...] = (
-    Setting("data_dir", _path, Path("./edge-data"), "Folder holding the database, keys and files"),
-    Setting("host", _text, "127.0.0.1", "Address to listen on; 0.0.0.0 to serve the LAN"),
-    Setting("port", _int_range(1, 65535), 8080, "HTTP port"),
-    Setting(
-        "public_url",
-        _optional(_url),
-        None,
-        "URL clients use to reach this server (default: http://HOST:PORT)",
-    ),
-    Setting("log_format", _choice("text", "json"), "text", "Log line format: text or json"),
-    Setting(
-        "log_level",
-        _choice("debug", "info", "warning", "error"),
-        "info",
-        "Least severe level logged",
-    ),
-    Setting(
-        "access_log",
-        _bool,
-        True,
-        "Log one line per request (method, path without query, status, time, client, account)",
-    ),
-    Setting("admin_email", _email, "admin@localhost", "E-mail of the first staff account"),
-    Setting(
-        "admin_password",
-        _optional(_secret),
-        None,
-        "Password of the first staff account (default: generated, saved in initial-admin.txt"
-        " and, with text logs, printed once)",
-    ),
-    Setting(
-        "max_body_bytes",
-        _int_range(1024, 1 << 34),
-        16 * 1024 * 1024,
-        "Largest request body accepted, in bytes",
-    ),
-    Setting(
-        "shutdown_timeout",
-        _int_range(1, 600),
-        10,
-        "Seconds to let in-flight requests finish on SIGTERM",
-    ),
-    Setting(
-        "header_timeout",
-        _seconds(0.1, 3600),
-        10.0,
-        "Seconds a client has to send its request headers; slower connections are closed",
-    ),
-    Setting(
-        "body_timeout",
-        _seconds(0.1, 3600),
-        60.0,
-        "Seconds a client has to send a request body once it is read; else 408",
-    ),
-    Setting(
-        "body_min_rate",
-        _int_range(0, 1 << 30),
-        500,
-        "Bytes a second a streamed upload must bring over each body_timeout; else 408 (0: off)",
-    ),
-    Setting(
-        "send_timeout",
-        _seconds(0.1, 3600),
-        60.0,
-        "Seconds a client may take no bytes of a file download before it is cut off",
-    ),
-    Setting(
-        "keepalive_timeout",
-        _seconds(0.1, 3600),
-        75.0,
-        "Seconds an idle keep-alive connection is kept open between requests",
-    ),
-    Setting(
-        "max_connections_per_address",
-        _int_range(1, 1_000_000),
-        512,
-        "Open connections allowed from one client address; more are closed at once",
-    ),
-    Setting(
-        "trusted_proxies",
-        _networks,
-        (),
-        "Reverse proxies (addresses or CIDR networks, comma-separated) whose "
-        "X-Forwarded-For is believed",
-    ),
-    Setting(
-        "event_loop",
-        _choice("uvloop", "asyncio"),
-        "uvloop",
-        "Event loop of `edge serve`: uvloop (faster) or asyncio (the standard library's)",
-    ),
-    Setting(
-        "security_contact",
-        _optional(_uri),
-        None,
-        "security.txt Contact (default: mailto:ADMIN_EMAIL)",
-    ),
-    Setting(
-        "security_expires_days",
-        _int_range(1, 365),
-        180,
-        "security.txt Expires, in days from the time it is served",
-    ),
-    Setting("security_languages", _text, "en", "security.txt Preferred-Languages"),
-    Setting(
-        "tls_cert",
-        _optional(_path),
-        None,
-        "PEM certificate (chain) to serve HTTPS with; needs tls_key",
-    ),
-    Setting("tls_key", _optional(_path), None, "PEM private key of tls_cert"),
-    Setting(
-        "tls_local_ca",
-        _bool,
-        False,
-        "Serve HTTPS with a certificate from the site's own CA (ca/ca.pem) when no tls_cert",
-    ),
-    Setting(
-        "tls_hostnames",
-        _optional(_names),
-        None,
-        "Names and addresses the local-CA certificate is issued for (comma-separated;"
-        " default: localhost, 127.0.0.1, the host of public_url and mqtt_broker_host)",
-    ),
-    Setting(
-        "hsts_max_age",
-        _int_range(0, 63072000),
-        31536000,
-        "Strict-Transport-Security max-age in seconds, sent when serving HTTPS; 0 sends none",
-    ),
-    Setting(
-        "smtp_host",
-        _optional(_text),
-        None,
-        "SMTP server for outgoing mail (default: none, mail is written to outbox/mail/)",
-    ),
-    Setting("smtp_port", _int_range(1, 65535), 587, "SMTP server port"),
-    Setting(
-        "smtp_security",
-        _choice("none", "starttls", "tls"),
-        "starttls",
-        "SMTP connection security: none, starttls or tls",
-    ),
-    Setting("smtp_username", _optional(_text), None, "SMTP user name (default: no login)"),
-    Setting("smtp_password", _optional(_secret), None, "SMTP password of smtp_username"),
-    Setting("mail_from", _email, "edge@localhost", "Sender address of outgoing mail"),
-    Setting(
-        "mail_max_attempts",
-        _int_range(1, 100),
-        8,
-        "Delivery attempts of a mail or SMS before it is marked failed",
-    ),
-    Setting(
-        "sms_gateway_url",
-        _optional(_url),
-        None,
-        "HTTP gateway that sends SMS (default: none, SMS are written to outbox/sms/)",
-    ),
-    Setting(
-        "sms_gateway_body",
-        _text,
-        '{"to": "{to}", "text": "{text}"}',
-        "Body POSTed to sms_gateway_url; {to} and {text} are filled in (JSON or form)",
-    ),
-    Setting(
-        "sms_gateway_auth_header",
-        _optional(_secret),
-        None,
-        "Authorization header value sent to sms_gateway_url",
-    ),
-    Setting(
-        "mqtt_broker_host",
-        _optional(_text),
-        None,
-        "Host name devices are given to reach the MQTT broker (default: the host of public_url)",
-    ),
-    Setting(
-        "trash_retention_days",
-        _int_range(0, 3650),
-        30,
-        "Days a deleted user, device, group, role or project stays restorable before it is erased",
-    ),
-    Setting(
-        "data_max_value_bytes",
-        _int_range(1024, 64 * 1024 * 1024),
-        1024 * 1024,
-        "Largest data value, in bytes of its stored JSON (larger ones are a 400)",
-    ),
-    Setting(
-        "data_max_bulk_paths",
-        _int_range(1, 10000),
-        100,
-        "Most paths one bulk data request may name, across its jobs",
-    ),
-    Setting("mqtt_port", _int_range(0, 65535), 1883, "MQTT over TCP port on HOST; 0 turns it off"),
-    Setting(
-        "mqtt_tls_port",
-        _int_range(0, 65535),
-        8883,
-        "MQTT over TLS port on HOST (site-CA server certificate, device certificates); 0: off",
-    ),
-    Setting(
-        "mqtt_ws_port",
-        _int_range(0, 65535),
-        8083,
-        "MQTT over WebSockets port on HOST; 0 turns it off",
-    ),
-    Setting(
-        "mqtt_wss_port",
-        _int_range(0, 65535),
-        8084,
-        "MQTT over WebSockets with TLS (wss) port on HOST, TLS as for mqtt_tls_port; 0: off",
-    ),
-    Setting(
-        "mqtt_max_connections",
-        _int_range(1, 1_000_000),
-        2000,
-        "Most MQTT connections at once, all listeners together; more are closed at once",
-    ),
-    Setting(
-        "mqtt_max_message_bytes",
-        _int_range(1024, 256 * 1024 * 1024),
-        256 * 1024,
-        "Largest MQTT packet a client may send (topic, payload and headers), in bytes",
-    ),
-    Setting(
-        "mqtt_rate_limit",
-        _int_range(1, 10_000_000),
-        1000,
-        "Messages per second one MQTT client may publish; a faster one is slowed down",
-    ),
-    Setting(
-        "mqtt_queue_messages",
-        _int_range(1, 1_000_000),
-        1000,
-        "QoS 1/2 messages waiting for one MQTT client before it is disconnected",
-    ),
-    Setting(
-        "mqtt_queue_bytes",
-        _int_range(65536, 1 << 32),
-        1024 * 1024,
-        "Bytes waiting for one MQTT client: past it QoS 0 messages to it are dropped",
-    ),
-    Setting(
-        "mqtt_max_subscriptions",
-        _int_range(1, 100_000),
-        500,
-        "Topic filters one MQTT session may hold; SUBACK refuses more with 0x80",
-    ),
-    Setting(
-        "mqtt_account_sessions",
-        _int_range(1, 100_000),
-        10,
-        "Persistent MQTT sessions (clean session false) one device or user may keep",
-    ),
-    Setting(
-        "mqtt_account_queue_bytes",
-        _int_range(65536, 1 << 40),
-        64 * 1024 * 1024,
-        "Bytes of QoS 1/2 messages waiting for all the MQTT sessions of one device or user",
-    ),
-    Setting(
-        "mqtt_account_retained_bytes",
-        _int_range(0, 1 << 40),
-        16 * 1024 * 1024,
-        "Bytes of retained MQTT messages (topic and payload) one device or user may keep",
-    ),
-    Setting(
-        "mqtt_session_expiry_hours",
-        _int_range(1, 87600),
-        168,
-        "Hours a persistent MQTT session (clean session false) is kept while offline",
-    ),
-    Setting(
-        "files_max_upload_bytes",
-        _int_range(1, 5 * GIB),
-        5 * GIB,
-        "Largest single-part upload or part accepted through a presigned URL, in bytes "
-        "(max_body_bytes does not apply to uploads)",
-    ),
-    Setting(
-        "files_min_part_bytes",
-        _int_range(1, 5 * GIB),
-        5 * MIB,
-        "Smallest part of a multipart upload, except its last part, in bytes",
-    ),
-    Setting("files_max_parts", _int_range(1, 10000), 10000, "Most parts of a multipart upload"),
-    Setting(
-        "files_group_quota_bytes",
-        _optional(_int_range(1, 1 << 60)),
-        None,
-        "Most bytes of files one group may hold (default: no quota)",
-    ),
-    Setting(
-        "files_quota_bytes",
-        _optional(_int_range(1, 1 << 60)),
-        None,
-        "Most bytes of files the whole installation may hold (default: no quota)",
-    ),
-    Setting(
-        "tunnel_max_bytes_per_second",
-        _int_range(0, 1 << 40),
-        0,
-        "Bytes per second one device tunnel relays, all its streams together (0: no limit)",
-    ),
-    Setting(
-        "tunnel_max_streams",
-        _int_range(1, 1000),
-        16,
-        "Connections (streams) one device tunnel carries at once",
-    ),
-    Setting(
-        "tunnel_idle_timeout",
-        _seconds(0.1, 86400),
-        900.0,
-        "Seconds a tunnel stream may carry no byte either way before it is closed",
-    ),
-    Setting(
-        "tunnel_connect_timeout",
-        _seconds(0.1, 300),
-        15.0,
-        "Seconds a new tunnel stream waits for the device's end to connect",
-    ),
-    Setting(
-        "audit_retention_days",
-        _int_range(1, 36500),
-        365,
-        "Days an audit log event is kept before the hourly sweep deletes it",
-    ),
-    Setting(
-        "backup_keep",
-        _int_range(1, 3650),
-        7,
-        "Backups `edge backup --into FOLDER` keeps there: the oldest beyond this are removed",
-    ),
-    Setting(
-        "metrics",
-        _bool,
-        True,
-        "Serve GET /metrics (Prometheus text) to staff and to metrics_token; false: 404",
-    ),
-    Setting(
-        "metrics_token",
-        _optional(_long_secret),
-        None,
-        "Bearer token a Prometheus scraper sends to GET /metrics (staff tokens work too)",
-    ),
-    Setting(
-        "memory_trace_frames",
-        _int_range(0, 100),
-        0,
-        "Trace Python allocations (this many frames each) for the SIGUSR2 memory report;"
-        " 0: off (tracing slows the server)",
-    ),
-)
-BY_NAME = {s.name: s for s in SETTINGS}
+def _setting(default: T, parse: Parser, help: str) -> T:
+    """A field of Config that is also a setting: its parser and help ride in its metadata."""
+    return field(default=default, metadata={"parse": parse, "help": help})
 
 
 @dataclass(frozen=True)
 class Config:
-    data_dir: Path
-    host: str
-    port: int
-    public_url: str | None
-    log_format: str
-    log_level: str
-    access_log: bool
-    admin_email: str
-    admin_password: Secret | None
-    max_body_bytes: int
-    shutdown_timeout: int
-    header_timeout: float
-    body_timeout: float
-    body_min_rate: int
-    send_timeout: float
-    keepalive_timeout: float
-    max_connections_per_address: int
-    trusted_proxies: tuple[str, ...]
-    event_loop: str
-    security_contact: str | None
-    security_expires_days: int
-    security_languages: str
-    tls_cert: Path | None
-    tls_key: Path | None
-    tls_local_ca: bool
-    tls_hostnames: tuple[str, ...] | None
-    hsts_max_age: int
-    smtp_host: str | None = None
-    smtp_port: int = 587
-    smtp_security: str = "starttls"
-    smtp_username: str | None = None
-    smtp_password: Secret | None = None
-    mail_from: str = "edge@localhost"
-    mail_max_attempts: int = 8
-    sms_gateway_url: str | None = None
-    sms_gateway_body: str = '{"to": "{to}", "text": "{text}"}'
-    sms_gateway_auth_header: Secret | None = None
-    mqtt_broker_host: str | None = None
-    trash_retention_days: int = 30
-    data_max_value_bytes: int = 1024 * 1024
-    data_max_bulk_paths: int = 100
-    mqtt_port: int = 1883
-    mqtt_tls_port: int = 8883
-    mqtt_ws_port: int = 8083
-    mqtt_wss_port: int = 8084
-    mqtt_max_connections: int = 2000
-    mqtt_max_message_bytes: int = 256 * 1024
-    mqtt_rate_limit: int = 1000
-    mqtt_queue_messages: int = 1000
-    mqtt_queue_bytes: int = 1024 * 1024
-    mqtt_max_subscriptions: int = 500
-    mqtt_account_sessions: int = 10
-    mqtt_account_queue_bytes: int = 64 * 1024 * 1024
-    mqtt_account_retained_bytes: int = 16 * 1024 * 1024
-    mqtt_session_expiry_hours: int = 168
-    files_max_upload_bytes: int = 5 * GIB
-    files_min_part_bytes: int = 5 * MIB
-    files_max_parts: int = 10000
-    files_group_quota_bytes: int | None = None
-    files_quota_bytes: int | None = None
-    tunnel_max_bytes_per_second: int = 0
-    tunnel_max_streams: int = 16
-    tunnel_idle_timeout: float = 900.0
-    tunnel_connect_timeout: float = 15.0
-    audit_retention_days: int = 365
-    backup_keep: int = 7
-    metrics: bool = True
-    metrics_token: Secret | None = None
-    memory_trace_frames: int = 0
+    """The settings, in the order the README table and edge.toml list them."""
+
+    data_dir: Path = _setting(
+        Path("./edge-data"),
+        _path,
+        "Folder holding the database, keys and files",
+    )
+    host: str = _setting("127.0.0.1", _text, "Address to listen on; 0.0.0.0 to serve the LAN")
+    port: int = _setting(8080, _int_range(1, 65535), "HTTP port")
+    public_url: str | None = _setting(
+        None,
+        _optional(_url),
+        "URL clients use to reach this server (default: http://HOST:PORT)",
+    )
+    log_format: str = _setting("text", _choice("text", "json"), "Log line format: text or json")
+    log_level: str = _setting(
+        "info",
+        _choice("debug", "info", "warning", "error"),
+        "Least severe level logged",
+    )
+    access_log: bool = _setting(
+        True,
+        _bool,
+        "Log one line per request (method, path without query, status, time, client, account)",
+    )
+    admin_email: str = _setting("admin@localhost", _email, "E-mail of the first staff account")
+    admin_password: Secret | None = _setting(
+        None,
+        _optional(_secret),
+        "Password of the first staff account (default: generated, saved in initial-admin.txt"
+        " and, with text logs, printed once)",
+    )
+    max_body_bytes: int = _setting(
+        16 * 1024 * 1024,
+        _int_range(1024, 1 << 34),
+        "Largest request body accepted, in bytes",
+    )
+    shutdown_timeout: int = _setting(
+        10,
+        _int_range(1, 600),
+        "Seconds to let in-flight requests finish on SIGTERM",
+    )
+    header_timeout: float = _setting(
+        10.0,
+        _seconds(0.1, 3600),
+        "Seconds a client has to send its request headers; slower connections are closed",
+    )
+    body_timeout: float = _setting(
+        60.0,
+        _seconds(0.1, 3600),
+        "Seconds a client has to send a request body once it is read; else 408",
+    )
+    body_min_rate: int = _setting(
+        500,
+        _int_range(0, 1 << 30),
+        "Bytes a second a streamed upload must bring over each body_timeout; else 408 (0: off)",
+    )
+    send_timeout: float = _setting(
+        60.0,
+        _seconds(0.1, 3600),
+        "Seconds a client may take no bytes of a file download before it is cut off",
+    )
+    keepalive_timeout: float = _setting(
+        75.0,
+        _seconds(0.1, 3600),
+        "Seconds an idle keep-alive connection is kept open between requests",
+    )
+    max_connections_per_address: int = _setting(
+        512,
+        _int_range(1, 1_000_000),
+        "Open connections allowed from one client address; more are closed at once",
+    )
+    trusted_proxies: tuple[str, ...] = _setting(
+        (),
+        _networks,
+        "Reverse proxies (addresses or CIDR networks, comma-separated) whose "
+        "X-Forwarded-For is believed",
+    )
+    event_loop: str = _setting(
+        "uvloop",
+        _choice("uvloop", "asyncio"),
+        "Event loop of `edge serve`: uvloop (faster) or asyncio (the standard library's)",
+    )
+    security_contact: str | None = _setting(
+        None,
+        _optional(_uri),
+        "security.txt Contact (default: mailto:ADMIN_EMAIL)",
+    )
+    security_expires_days: int = _setting(
+        180,
+        _int_range(1, 365),
+        "security.txt Expires, in days from the time it is served",
+    )
+    security_languages: str = _setting("en", _text, "security.txt Preferred-Languages")
+    tls_cert: Path | None = _setting(
+        None,
+        _optional(_path),
+        "PEM certificate (chain) to serve HTTPS with; needs tls_key",
+    )
+    tls_key: Path | None = _setting(None, _optional(_path), "PEM private key of tls_cert")
+    tls_local_ca: bool = _setting(
+        False,
+        _bool,
+        "Serve HTTPS with a certificate from the site's own CA (ca/ca.pem) when no tls_cert",
+    )
+    tls_hostnames: tuple[str, ...] | None = _setting(
+        None,
+        _optional(_names),
+        "Names and addresses the local-CA certificate is issued for (comma-separated;"
+        " default: localhost, 127.0.0.1, the host of public_url and mqtt_broker_host)",
+    )
+    hsts_max_age: int = _setting(
+        31536000,
+        _int_range(0, 63072000),
+        "Strict-Transport-Security max-age in seconds, sent when serving HTTPS; 0 sends none",
+    )
+    smtp_host: str | None = _setting(
+        None,
+        _optional(_text),
+        "SMTP server for outgoing mail (default: none, mail is written to outbox/mail/)",
+    )
+    smtp_port: int = _setting(587, _int_range(1, 65535), "SMTP server port")
+    smtp_security: str = _setting(
+        "starttls",
+        _choice("none", "starttls", "tls"),
+        "SMTP connection security: none, starttls or tls",
+    )
+    smtp_username: str | None = _setting(
+        None,
+        _optional(_text),
+        "SMTP user name (default: no login)",
+    )
+    smtp_password: Secret | None = _setting(
+        None,
+        _optional(_secret),
+        "SMTP password of smtp_username",
+    )
+    mail_from: str = _setting("edge@localhost", _email, "Sender address of outgoing mail")
+    mail_max_attempts: int = _setting(
+        8,
+        _int_range(1, 100),
+        "Delivery attempts of a mail or SMS before it is marked failed",
+    )
+    sms_gateway_url: str | None = _setting(
+        None,
+        _optional(_url),
+        "HTTP gateway that sends SMS (default: none, SMS are written to outbox/sms/)",
+    )
+    sms_gateway_body: str = _setting(
+        '{"to": "{to}", "text": "{text}"}',
+        _text,
+        "Body POSTed to sms_gateway_url; {to} and {text} are filled in (JSON or form)",
+    )
+    sms_gateway_auth_header: Secret | None = _setting(
+        None,
+        _optional(_secret),
+        "Authorization header value sent to sms_gateway_url",
+    )
+    mqtt_broker_host: str | None = _setting(
+        None,
+        _optional(_text),
+        "Host name devices are given to reach the MQTT broker (default: the host of public_url)",
+    )
+    trash_retention_days: int = _setting(
+        30,
+        _int_range(0, 3650),
+        "Days a deleted user, device, group, role or project stays restorable before it is erased",
+    )
+    data_max_value_bytes: int = _setting(
+        1024 * 1024,
+        _int_range(1024, 64 * 1024 * 1024),
+        "Largest data value, in bytes of its stored JSON (larger ones are a 400)",
+    )
+    data_max_bulk_paths: int = _setting(
+        100,
+        _int_range(1, 10000),
+        "Most paths one bulk data request may name, across its jobs",
+    )
+    mqtt_port: int = _setting(
+        1883,
+        _int_range(0, 65535),
+        "MQTT over TCP port on HOST; 0 turns it off",
+    )
+    mqtt_tls_port: int = _setting(
+        8883,
+        _int_range(0, 65535),
+        "MQTT over TLS port on HOST (site-CA server certificate, device certificates); 0: off",
+    )
+    mqtt_ws_port: int = _setting(
+        8083,
+        _int_range(0, 65535),
+        "MQTT over WebSockets port on HOST; 0 turns it off",
+    )
+    mqtt_wss_port: int = _setting(
+        8084,
+        _int_range(0, 65535),
+        "MQTT over WebSockets with TLS (wss) port on HOST, TLS as for mqtt_tls_port; 0: off",
+    )
+    mqtt_max_connections: int = _setting(
+        2000,
+        _int_range(1, 1_000_000),
+        "Most MQTT connections at once, all listeners together; more are closed at once",
+    )
+    mqtt_max_message_bytes: int = _setting(
+        256 * 1024,
+        _int_range(1024, 256 * 1024 * 1024),
+        "Largest MQTT packet a client may send (topic, payload and headers), in bytes",
+    )
+    mqtt_rate_limit: int = _setting(
+        1000,
+        _int_range(1, 10_000_000),
+        "Messages per second one MQTT client may publish; a faster one is slowed down",
+    )
+    mqtt_queue_messages: int = _setting(
+        1000,
+        _int_range(1, 1_000_000),
+        "QoS 1/2 messages waiting for one MQTT client before it is disconnected",
+    )
+    mqtt_queue_bytes: int = _setting(
+        1024 * 1024,
+        _int_range(65536, 1 << 32),
+        "Bytes waiting for one MQTT client: past it QoS 0 messages to it are dropped",
+    )
+    mqtt_max_subscriptions: int = _setting(
+        500,
+        _int_range(1, 100_000),
+        "Topic filters one MQTT session may hold; SUBACK refuses more with 0x80",
+    )
+    mqtt_account_sessions: int = _setting(
+        10,
+        _int_range(1, 100_000),
+        "Persistent MQTT sessions (clean session false) one device or user may keep",
+    )
+    mqtt_account_queue_bytes: int = _setting(
+        64 * 1024 * 1024,
+        _int_range(65536, 1 << 40),
+        "Bytes of QoS 1/2 messages waiting for all the MQTT sessions of one device or user",
+    )
+    mqtt_account_retained_bytes: int = _setting(
+        16 * 1024 * 1024,
+        _int_range(0, 1 << 40),
+        "Bytes of retained MQTT messages (topic and payload) one device or user may keep",
+    )
+    mqtt_session_expiry_hours: int = _setting(
+        168,
+        _int_range(1, 87600),
+        "Hours a persistent MQTT session (clean session false) is kept while offline",
+    )
+    files_max_upload_bytes: int = _setting(
+        5 * GIB,
+        _int_range(1, 5 * GIB),
+        "Largest single-part upload or part accepted through a presigned URL, in bytes "
+        "(max_body_bytes does not apply to uploads)",
+    )
+    files_min_part_bytes: int = _setting(
+        5 * MIB,
+        _int_range(1, 5 * GIB),
+        "Smallest part of a multipart upload, except its last part, in bytes",
+    )
+    files_max_parts: int = _setting(10000, _int_range(1, 10000), "Most parts of a multipart upload")
+    files_group_quota_bytes: int | None = _setting(
+        None,
+        _optional(_int_range(1, 1 << 60)),
+        "Most bytes of files one group may hold (default: no quota)",
+    )
+    files_quota_bytes: int | None = _setting(
+        None,
+        _optional(_int_range(1, 1 << 60)),
+        "Most bytes of files the whole installation may hold (default: no quota)",
+    )
+    tunnel_max_bytes_per_second: int = _setting(
+        0,
+        _int_range(0, 1 << 40),
+        "Bytes per second one device tunnel relays, all its streams together (0: no limit)",
+    )
+    tunnel_max_streams: int = _setting(
+        16,
+        _int_range(1, 1000),
+        "Connections (streams) one device tunnel carries at once",
+    )
+    tunnel_idle_timeout: float = _setting(
+        900.0,
+        _seconds(0.1, 86400),
+        "Seconds a tunnel stream may carry no byte either way before it is closed",
+    )
+    tunnel_connect_timeout: float = _setting(
+        15.0,
+        _seconds(0.1, 300),
+        "Seconds a new tunnel stream waits for the device's end to connect",
+    )
+    audit_retention_days: int = _setting(
+        365,
+        _int_range(1, 36500),
+        "Days an audit log event is kept before the hourly sweep deletes it",
+    )
+    backup_keep: int = _setting(
+        7,
+        _int_range(1, 3650),
+        "Backups `edge backup --into FOLDER` keeps there: the oldest beyond this are removed",
+    )
+    metrics: bool = _setting(
+        True,
+        _bool,
+        "Serve GET /metrics (Prometheus text) to staff and to metrics_token; false: 404",
+    )
+    metrics_token: Secret | None = _setting(
+        None,
+        _optional(_long_secret),
+        "Bearer token a Prometheus scraper sends to GET /metrics (staff tokens work too)",
+    )
+    memory_trace_frames: int = _setting(
+        0,
+        _int_range(0, 100),
+        "Trace Python allocations (this many frames each) for the SIGUSR2 memory report;"
+        " 0: off (tracing slows the server)",
+    )
 
     @property
     def tls(self) -> bool:
@@ -661,6 +539,30 @@ class Config:
     @property
     def contact(self) -> str:
         return self.security_contact or f"mailto:{self.admin_email}"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting as the CLI, the loader and the docs see it, read from Config's fields."""
+
+    name: str
+    parse: Parser
+    default: Any
+    help: str
+
+    @property
+    def env(self) -> str:
+        return "EDGE_" + self.name.upper()
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+SETTINGS: tuple[Setting, ...] = tuple(
+    Setting(f.name, f.metadata["parse"], f.default, f.metadata["help"]) for f in fields(Config)
+)
+BY_NAME = {s.name: s for s in SETTINGS}
 
 
 def load(

@@ -76,3 +76,18 @@ class TooLarge(EdgeError):
 
 class TimedOut(EdgeError):
     """The client did not send its request (its body) within the time allowed."""
+
+
+class StorageRefused(Exception):
+    """The data folder refused a write; nothing was left half-written, and the same write
+    succeeds once the disk allows it. Not an EdgeError: its text (the OS's reason) is for
+    the log, never the caller. Raised in place of storage's own errors where they cross
+    into edge (edge/storage_errors.py)."""
+
+
+class DiskFull(StorageRefused):
+    """The disk, or the operator's filesystem quota, has no room for the write."""
+
+
+class NotWritable(StorageRefused):
+    """The data folder refuses writes: read-only, permissions taken away, I/O errors."""

@@ -10,6 +10,7 @@ import base64
 import hashlib
 import hmac
 import json
+from collections.abc import Container, Iterable
 from contextvars import ContextVar
 from typing import Any
 
@@ -31,10 +32,13 @@ __all__ = [
     "MAX_LIMIT",
     "DEFAULT_LIMIT",
     "check_query",
+    "split_operator",
 ]
 
 MIN_LIMIT, MAX_LIMIT, DEFAULT_LIMIT = 1, 1000, 100
 KEY_FIELD = "last_evaluated_key"
+# The operators a filter parameter may end with, longest first where one ends another.
+OP_SUFFIXES = ("contains_any", "contains", "regex", "gte", "lte", "gt", "lt", "sw")
 
 
 class CursorCodec:
@@ -79,6 +83,22 @@ class CursorCodec:
         message = json.dumps([resource, query.order_by, query.desc, value, row_id])
         digest = hmac.new(self._secret, message.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest[:18]).decode()
+
+
+def split_operator(
+    key: str, names: Container[str], suffixes: Iterable[str] = OP_SUFFIXES
+) -> tuple[str | None, str]:
+    """The field and operator a filter parameter names: `name` (eq), `name_op` or `name.op`
+    (the SDK sends the dotted form). (None, "eq") when it names no field of `names`; a list
+    that takes fewer operators passes its own `suffixes`, so another stays unknown."""
+    key = key.replace(".", "_")
+    if key in names:
+        return key, "eq"
+    for suffix in suffixes:
+        base = key[: -len(suffix) - 1]
+        if key.endswith("_" + suffix) and base in names:
+            return base, suffix
+    return None, "eq"
 
 
 _BUDGET: ContextVar[PatternBudget | None] = ContextVar("pattern_budget", default=None)

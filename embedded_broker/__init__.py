@@ -3,6 +3,7 @@ needs more (authentication before sessions, per-account client IDs, bounded queu
 lower QoS, durable retained messages, revocation) and with our own message path.
 
 May import `edge` (config, the CA, and the device registry's contract in
-`edge.devices.mqtt_clients`) and amqtt; never `api` or `storage`: `edge/app.py` hands it
-the registry and the store of retained messages.
+`edge.devices.mqtt_clients`), amqtt, and from `storage` only the record of a stored session
+(`storage.mqtt_sessions`: `StoredSession`, `StoredMessage`); never `api`, nor a query:
+`edge/app.py` hands it the registry and the stores of retained messages and sessions.
 """

@@ -52,9 +52,9 @@ from embedded_broker.frames import Message
 from embedded_broker.handler import EdgeHandler
 from embedded_broker.links import TcpReader, TcpWriter, WsReader, WsWriter
 from embedded_broker.listeners import websocket_bounds
-from embedded_broker.persistence import StoredSession
 from embedded_broker.router import REFUSED, Router
 from embedded_broker.sessions import ClientSession
+from storage.mqtt_sessions import StoredSession
 
 KEY = "edge.session"  # our state in amqtt's Session.attributes
 CONNECT_SECONDS = 10.0

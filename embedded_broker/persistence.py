@@ -1,6 +1,7 @@
 """Persistent sessions (clean session false) kept across restarts, as MQTT 3.1.1 says a
 session outlives its connection: the broker writes through a `SessionStore`
-(storage/mqtt_sessions.py) and reads everything back at start.
+(storage/mqtt_sessions.py) and reads everything back at start, as one record both ways:
+storage's `StoredSession`, with its `StoredMessage`s.
 
 What is written, and when (docs/mqtt.md):
 - the session (owner, credential, subscriptions, QoS 2 identifiers not yet released) when
@@ -18,54 +19,17 @@ The stored queue is the in-memory one, so the same per-session bounds apply
 from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
-# (seq, packet_id or None, released, topic, payload, qos, retain): seq is the delivery
-# order; a packet_id marks a message in flight, `released` one whose PUBREC came.
-MessageTuple = tuple[int, int | None, bool, str, bytes, int, bool]
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    key: str
-    kind: str
-    account_id: str
-    credential: str
-    stamp: str
-    subscriptions: dict[str, int]
-    incoming_qos2: list[int]
-    disconnected_at: float | None
-    messages: Sequence[MessageTuple]
-
-
-class StoredSession(Protocol):
-    @property
-    def key(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def account_id(self) -> str: ...
-    @property
-    def credential(self) -> str: ...
-    @property
-    def stamp(self) -> str: ...
-    @property
-    def subscriptions(self) -> dict[str, int]: ...
-    @property
-    def incoming_qos2(self) -> list[int]: ...
-    @property
-    def disconnected_at(self) -> float | None: ...
-    @property
-    def messages(self) -> Sequence[MessageTuple]: ...
+from storage.mqtt_sessions import StoredMessage, StoredSession
 
 
 class SessionStore(Protocol):
-    def save(self, sessions: Sequence[Snapshot], replace_messages: bool) -> Awaitable[None]:
+    def save(self, sessions: Sequence[StoredSession], replace_messages: bool) -> Awaitable[None]:
         """Queue the write at once (writes commit in call order)."""
         ...
 
-    def append(self, key: str, message: MessageTuple) -> Awaitable[None]: ...
+    def append(self, key: str, message: StoredMessage) -> Awaitable[None]: ...
 
     def forget(self, key: str) -> Awaitable[None]: ...
 

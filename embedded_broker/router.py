@@ -17,10 +17,11 @@ from edge.devices.mqtt_clients import MqttClient
 from embedded_broker import acl
 from embedded_broker.accounts import RETAINED, AccountLimits, Accounts
 from embedded_broker.frames import Message
-from embedded_broker.persistence import MessageTuple, SessionStore
+from embedded_broker.persistence import SessionStore
 from embedded_broker.retained import RetainedMessages, RetainedStore
 from embedded_broker.sessions import ClientSession, Limits, Stats
 from embedded_broker.subscriptions import SubscriptionTree
+from storage.mqtt_sessions import StoredMessage
 
 REFUSED = 0x80
 _OVER_LIMIT = -1  # a filter past max_subscriptions (answered 0x80, logged once per packet)
@@ -76,7 +77,7 @@ class Router:
             return journaled
         return None
 
-    def journal(self, session: ClientSession, message: MessageTuple) -> None:
+    def journal(self, session: ClientSession, message: StoredMessage) -> None:
         """A QoS 1/2 message queued for a persistent session whose client is away."""
         self._journaled.append(_logged(self.sessions.append(session.key, message)))
 

@@ -25,7 +25,7 @@ from edge.devices.mqtt_clients import MqttClient
 from embedded_broker.accounts import QUEUE, AccountLimits, Accounts, Usage
 from embedded_broker.frames import PUBREL, Message, ack
 from embedded_broker.links import Link
-from embedded_broker.persistence import MessageTuple, Snapshot
+from storage.mqtt_sessions import StoredMessage, StoredSession
 
 MAX_INFLIGHT = 100
 
@@ -96,7 +96,7 @@ class ClientSession:
         # A persistent session (clean session false): `journal` is given each QoS 1/2
         # message queued while its client is away, to be stored (embedded_broker/persistence.py).
         self.persistent = False
-        self.journal: Callable[[ClientSession, MessageTuple], None] | None = None
+        self.journal: Callable[[ClientSession, StoredMessage], None] | None = None
         self.stored_seq = 0
         # The last packet identifier used: they run 1..65535, then start again. Counted,
         # not drawn from itertools.cycle, which keeps every value it yields (2.5 MiB).
@@ -123,10 +123,10 @@ class ClientSession:
             self._enqueue(out)
             if link is None and self.journal is not None:
                 self.stored_seq += 1
-                self.journal(
-                    self,
-                    (self.stored_seq, None, False, message.topic, message.payload, qos, retain),
+                stored = StoredMessage(
+                    self.stored_seq, None, False, message.topic, message.payload, qos, retain
                 )
+                self.journal(self, stored)
         elif link is not None:
             self.stats.slow_disconnects += 1
             self.on_overflow()
@@ -169,19 +169,21 @@ class ClientSession:
         self.usage.queued -= self.waiting_bytes
         self.waiting_bytes = 0
 
-    def snapshot(self, disconnected_at: float | None, with_messages: bool) -> Snapshot:
+    def snapshot(self, disconnected_at: float | None, with_messages: bool) -> StoredSession:
         """What is stored of a persistent session: in-flight messages first, by packet
         identifier, then those waiting, in order."""
-        messages: list[MessageTuple] = []
+        messages: list[StoredMessage] = []
         if with_messages:
             kept: list[tuple[int | None, _Outgoing]] = list(self.inflight.items())
             kept += [(None, out) for out in self.waiting]
             for seq, (packet_id, out) in enumerate(kept, 1):
                 m, released = out.message, out.released and packet_id is not None
-                messages.append((seq, packet_id, released, m.topic, m.payload, out.qos, out.retain))
+                messages.append(
+                    StoredMessage(seq, packet_id, released, m.topic, m.payload, out.qos, out.retain)
+                )
             self.stored_seq = len(messages)
         client = self.client
-        return Snapshot(
+        return StoredSession(
             self.key,
             client.kind,
             client.account_id,
@@ -193,7 +195,7 @@ class ClientSession:
             messages,
         )
 
-    def restore(self, messages: Iterable[MessageTuple]) -> None:
+    def restore(self, messages: Iterable[StoredMessage]) -> None:
         """Messages read back after a restart: those in flight keep their packet
         identifiers (resent with DUP, or PUBREL, on reconnection), the rest wait; within
         the same bounds as ever."""

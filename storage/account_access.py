@@ -9,13 +9,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
 
-from storage.listing import Field, Table
+from storage.listing import NOTHING, Field, Scope, Table
 from storage.records import ACCESS
 from storage.rows import Row, Tx, many
 
-Clause = tuple[str, tuple[Any, ...]]
 _CRUD = ("can_create", "can_read", "can_update", "can_delete")
 TARGET_TABLES = {"group": "groups", "project": "projects", "role": "roles"}
 
@@ -98,46 +96,47 @@ ROLES = Table(
 )
 
 
-def held_by(org_id: str, kind: str, grantee_ids: Sequence[str]) -> Clause:
+def held_by(org_id: str, kind: str, grantee_ids: Sequence[str]) -> Scope:
     marks = ", ".join("?" for _ in grantee_ids)
-    return (
+    return Scope(
         f"access.org_id = ? AND access.kind = ? AND access.grantee_id IN ({marks})",
         (org_id, kind, *grantee_ids),
     )
 
 
-def target_active(kind: str) -> Clause:
+def target_active(kind: str) -> Scope:
     table = TARGET_TABLES[kind]
-    return f"(SELECT t.is_active FROM {table} t WHERE t.id = access.target_id) = 1", ()
+    return Scope(f"(SELECT t.is_active FROM {table} t WHERE t.id = access.target_id) = 1")
 
 
-def target_in_project(kind: str, project_id: str) -> Clause:
+def target_in_project(kind: str, project_id: str) -> Scope:
     """Access to this project (a project is its own project), or to a group or role of it."""
     if kind == "project":
-        return "access.target_id = ?", (project_id,)
+        return Scope("access.target_id = ?", (project_id,))
     table = TARGET_TABLES[kind]
-    return f"(SELECT t.project_id FROM {table} t WHERE t.id = access.target_id) = ?", (project_id,)
+    sql = f"(SELECT t.project_id FROM {table} t WHERE t.id = access.target_id) = ?"
+    return Scope(sql, (project_id,))
 
 
-def role_holds_group(group_id: str) -> Clause:
+def role_holds_group(group_id: str) -> Scope:
     """Role access whose role holds active access to this group."""
-    return (
+    return Scope(
         "access.target_id IN (SELECT grantee_id FROM access WHERE kind = 'group'"
         " AND is_active = 1 AND target_id = ?)",
         (group_id,),
     )
 
 
-def search(kind: str, text: str, fields: Sequence[str] = ()) -> Clause:
+def search(kind: str, text: str, fields: Sequence[str] = ()) -> Scope:
     """Full-text search over the targets (name, description, tags): every word a prefix."""
     terms = re.findall(r"\w+", text)
     if not terms:
-        return "0", ()
+        return NOTHING
     fts = f"{TARGET_TABLES[kind]}_fts"
     match = " ".join('"' + t.replace('"', '""') + '"*' for t in terms)
     if fields:
         match = "{" + " ".join(fields) + "} : (" + match + ")"
-    return f"access.target_id IN (SELECT id FROM {fts} WHERE {fts} MATCH ?)", (match,)
+    return Scope(f"access.target_id IN (SELECT id FROM {fts} WHERE {fts} MATCH ?)", (match,))
 
 
 def targets(conn: Tx, kind: str, target_ids: Sequence[str]) -> dict[str, Row]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import apsw
 
-from storage.listing import Field, Table
+from storage.listing import EVERYTHING, NOTHING, Field, Scope, Table
 from storage.records import FILE_BLOBS, FILES, FileBlob, FileEntry
 from storage.rows import Tx, insert_record, record, records, scalar, update_record
 
@@ -101,58 +101,46 @@ def covering(path: str, column: str = _PATH) -> tuple[str, tuple[str, ...]]:
     return f"({column} = ? OR ({column} >= ? AND {column} < ?))", (path, path + "/", path + "0")
 
 
-def subtree(group_id: str, path: str) -> tuple[str, tuple[str, ...]]:
+def subtree(group_id: str, path: str) -> Scope:
     below, params = covering(path)
-    return f"files.group_id = ? AND {below}", (group_id, *params)
+    return Scope(f"files.group_id = ? AND {below}", (group_id, *params))
 
 
-def permitted(rules: Sequence[tuple[str, bool]], default: bool) -> tuple[str, tuple[str, ...]]:
+def permitted(rules: Sequence[tuple[str, bool]], default: bool) -> Scope:
     """Rows where a path right holds: the longest grant path covering a row decides
     (`rules` longest first, from edge/access/paths.py), else `default`."""
     if not rules:
-        return ("1", ()) if default else ("0", ())
+        return EVERYTHING if default else NOTHING
     cases: list[str] = []
     params: list[str] = []
     for grant, allowed in rules:
         sql, found = covering(grant)
         cases.append(f"WHEN {sql} THEN {int(allowed)}")
         params.extend(found)
-    return f"(CASE {' '.join(cases)} ELSE {int(default)} END) = 1", tuple(params)
+    return Scope(f"(CASE {' '.join(cases)} ELSE {int(default)} END) = 1", tuple(params))
 
 
-def window(
-    scope: str, params: tuple[Any, ...], after: tuple[Any, str] | None, desc: bool, cap: int
-) -> tuple[str, tuple[Any, ...]]:
+def window(scope: Scope, after: tuple[Any, str] | None, desc: bool, cap: int) -> Scope:
     """At most `cap` rows of the scope in path order past `after`: the raw items a filtered
     scan may read for one page (the path-filter scan cap)."""
-    sql, found = _window_select("files.rowid", scope, params, after, desc, cap)
-    return f"files.rowid IN ({sql})", found
+    sql, found = _window_select("files.rowid", scope, after, desc, cap)
+    return Scope(f"files.rowid IN ({sql})", found)
 
 
 def window_end(
-    conn: Tx,
-    scope: str,
-    params: tuple[Any, ...],
-    after: tuple[Any, str] | None,
-    desc: bool,
-    cap: int,
+    conn: Tx, scope: Scope, after: tuple[Any, str] | None, desc: bool, cap: int
 ) -> tuple[int, tuple[str, str] | None]:
     """How many rows the window holds, and its last (path, id): where the next scan starts."""
-    sql, found = _window_select("files.path, files.id", scope, params, after, desc, cap)
+    sql, found = _window_select("files.path, files.id", scope, after, desc, cap)
     rows = conn.execute(sql, found).fetchall()
     return len(rows), ((str(rows[-1][0]), str(rows[-1][1])) if rows else None)
 
 
 def _window_select(
-    columns: str,
-    scope: str,
-    params: tuple[Any, ...],
-    after: tuple[Any, str] | None,
-    desc: bool,
-    cap: int,
+    columns: str, scope: Scope, after: tuple[Any, str] | None, desc: bool, cap: int
 ) -> tuple[str, tuple[Any, ...]]:
     direction = "DESC" if desc else "ASC"
-    where, found = scope, params
+    where, found = scope
     if after is not None:
         where += f" AND (files.path, files.id) {'<' if desc else '>'} (?, ?)"
         found = (*found, *after)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from storage.listing import Field, Table, common_fields
+from storage.listing import Field, Scope, Table, common_fields
 from storage.records import GROUPS, Group
 from storage.rows import Tx, insert_record, record, update_record
 
@@ -46,8 +46,8 @@ LIST = Table(
 )
 
 
-def in_org(org_id: str, project_scope: str | None) -> tuple[str, tuple[str, ...]]:
+def in_org(org_id: str, project_scope: str | None) -> Scope:
     """List scope: this org's groups, or one project's in project scope."""
     if project_scope:
-        return "groups.org_id = ? AND groups.project_id = ?", (org_id, project_scope)
-    return "groups.org_id = ?", (org_id,)
+        return Scope("groups.org_id = ? AND groups.project_id = ?", (org_id, project_scope))
+    return Scope("groups.org_id = ?", (org_id,))

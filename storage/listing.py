@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import apsw
 
@@ -28,6 +28,22 @@ OPS_BY_KIND: dict[str, tuple[str, ...]] = {
 }
 _JSON_KEY = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
 _COMPARE = {"eq": "=", "gte": ">=", "lte": "<=", "gt": ">", "lt": "<"}
+
+
+class Scope(NamedTuple):
+    """The rows a list may show, as storage writes them: a condition and its bound
+    parameters. A service narrows one scope by another (`scope & other`) and hands it to
+    the list engine (`fetch(..., *scope)`); it never writes or reads the SQL."""
+
+    sql: str = "1"
+    params: tuple[Any, ...] = ()
+
+    def __and__(self, other: Scope) -> Scope:
+        return Scope(f"({self.sql}) AND ({other.sql})", (*self.params, *other.params))
+
+
+EVERYTHING = Scope()
+NOTHING = Scope("0")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import asyncio
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple
 
 import apsw
 
@@ -20,6 +20,8 @@ from storage.database import Database
 
 
 class StoredMessage(NamedTuple):
+    """A QoS 1/2 message of a persistent session, in flight or waiting."""
+
     seq: int  # delivery order within the session
     packet_id: int | None  # set for a message in flight
     released: bool  # QoS 2 in flight: PUBREC received, PUBREL sent
@@ -31,6 +33,9 @@ class StoredMessage(NamedTuple):
 
 @dataclass(frozen=True)
 class StoredSession:
+    """A persistent session as it is stored and read back: the one record the broker
+    writes (a snapshot of its session) and restores from."""
+
     key: str  # <account_id>:<client_id>
     kind: str
     account_id: str
@@ -49,7 +54,7 @@ _MESSAGE = (
 )
 
 
-def put_session(conn: apsw.Connection, session: SessionValues, replace_messages: bool) -> None:
+def put_session(conn: apsw.Connection, session: StoredSession, replace_messages: bool) -> None:
     conn.execute(
         "INSERT INTO mqtt_sessions (session_key, kind, account_id, credential, stamp,"
         " subscriptions, incoming_qos2, disconnected_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -73,8 +78,7 @@ def put_session(conn: apsw.Connection, session: SessionValues, replace_messages:
         append(conn, session.key, session.messages)
 
 
-def append(conn: apsw.Connection, key: str, messages: Iterable[tuple[Any, ...]]) -> None:
-    """Messages as (seq, packet_id, released, topic, payload, qos, retain)."""
+def append(conn: apsw.Connection, key: str, messages: Iterable[StoredMessage]) -> None:
     conn.executemany(
         _MESSAGE,
         [
@@ -122,29 +126,6 @@ def every(conn: apsw.Connection) -> list[StoredSession]:
     ]
 
 
-class SessionValues(Protocol):
-    """What is written for a session (StoredSession, or the broker's own snapshot)."""
-
-    @property
-    def key(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def account_id(self) -> str: ...
-    @property
-    def credential(self) -> str: ...
-    @property
-    def stamp(self) -> str: ...
-    @property
-    def subscriptions(self) -> dict[str, int]: ...
-    @property
-    def incoming_qos2(self) -> list[int]: ...
-    @property
-    def disconnected_at(self) -> float | None: ...
-    @property
-    def messages(self) -> Sequence[tuple[Any, ...]]: ...
-
-
 class MqttSessions:
     """The broker's durable store of persistent sessions
     (embedded_broker.persistence.SessionStore)."""
@@ -153,7 +134,7 @@ class MqttSessions:
         self._db = db
 
     def save(
-        self, sessions: Sequence[SessionValues], replace_messages: bool
+        self, sessions: Sequence[StoredSession], replace_messages: bool
     ) -> asyncio.Future[None]:
         """Write the sessions (and, with `replace_messages`, their messages in place of the
         stored ones) in one transaction."""
@@ -164,7 +145,7 @@ class MqttSessions:
 
         return self._db.submit(write)
 
-    def append(self, key: str, message: tuple[Any, ...]) -> asyncio.Future[None]:
+    def append(self, key: str, message: StoredMessage) -> asyncio.Future[None]:
         return self._db.submit(lambda conn: append(conn, key, [message]))
 
     def forget(self, key: str) -> asyncio.Future[None]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from storage.access import bump_epoch
-from storage.listing import Field, Table, common_fields
+from storage.listing import Field, Scope, Table, common_fields
 from storage.records import PROJECTS, USERS, Project, User
 from storage.rows import Tx, insert_record, one, record, records, update_record
 
@@ -114,11 +114,11 @@ def ambiguous_login(conn: Tx, org_id: str, project_id: str, login_fields: Iterab
     return row is not None
 
 
-def in_org(org_id: str, only: str | None = None) -> tuple[str, tuple[str, ...]]:
+def in_org(org_id: str, only: str | None = None) -> Scope:
     """List scope: the org's projects, or just one of them (a project-scoped session)."""
     if only is None:
-        return "projects.org_id = ?", (org_id,)
-    return "projects.org_id = ? AND projects.id = ?", (org_id, only)
+        return Scope("projects.org_id = ?", (org_id,))
+    return Scope("projects.org_id = ? AND projects.id = ?", (org_id, only))
 
 
 def _column(kind: str, name: str, folded: bool = False) -> Field:

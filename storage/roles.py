@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from storage.access import marks
-from storage.listing import Field, Table, common_fields
+from storage.listing import Field, Scope, Table, common_fields
 from storage.records import ACCESS, ROLES, Access, Role
 from storage.rows import Tx, insert_record, record, records, scalar, update_record
 
@@ -126,17 +126,17 @@ LIST = Table(
 )
 
 
-def in_org(org_id: str, project_scope: str | None) -> tuple[str, tuple[str, ...]]:
+def in_org(org_id: str, project_scope: str | None) -> Scope:
     if project_scope:
-        return "roles.org_id = ? AND roles.project_id = ?", (org_id, project_scope)
-    return "roles.org_id = ?", (org_id,)
+        return Scope("roles.org_id = ? AND roles.project_id = ?", (org_id, project_scope))
+    return Scope("roles.org_id = ?", (org_id,))
 
 
-def with_group_access(group_id: str, admin: bool | None) -> tuple[str, tuple[object, ...]]:
+def with_group_access(group_id: str, admin: bool | None) -> Scope:
     """Roles with access to one group (and whose access there is, or is not, admin)."""
     sql = "SELECT grantee_id FROM access WHERE kind = 'group' AND target_id = ?"
     params: tuple[object, ...] = (group_id,)
     if admin is not None:
         sql += " AND is_admin = ?"
         params = (group_id, int(admin))
-    return f"roles.id IN ({sql})", params
+    return Scope(f"roles.id IN ({sql})", params)

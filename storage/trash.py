@@ -16,7 +16,7 @@ from typing import Any
 import apsw
 
 from storage import devices, files, users
-from storage.listing import Field, Table
+from storage.listing import Field, Scope, Table
 from storage.rows import Row, Tx, many, one
 
 # What leaves with a record, parents first (restore inserts in this order). Each clause
@@ -249,3 +249,12 @@ LIST = Table(
         "purge_after": Field("datetime", "trash.purge_after", not_null=True),
     },
 )
+
+
+def reach(org_id: str, projects: Sequence[str] | None) -> Scope:
+    """List scope: the org's trash, or (`projects` given) only what belonged to those
+    projects (none: nothing)."""
+    if projects is None:
+        return Scope("trash.org_id = ?", (org_id,))
+    marks = ", ".join("?" for _ in projects) or "NULL"
+    return Scope(f"trash.org_id = ? AND trash.project_id IN ({marks})", (org_id, *projects))

@@ -1,7 +1,7 @@
 """Which rows a caller may see in a list, decided inside the query.
 
-Each builder returns a condition (SQL and its parameters) on one listed table, to be ANDed
-into the list engine's scope for a caller who may not read the whole organization. The
+Each builder returns a condition on one listed table (a `Scope`: SQL and its parameters),
+to be ANDed into the list's scope for a caller who may not read the whole organization. The
 caller is named by their grantee IDs: their own ID and the IDs of the active roles they
 hold (a handful). Every test is a correlated EXISTS that probes the unique
 (target_id, grantee_id) index for one listed row, so a page costs the same whether the
@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from storage.access import marks
+from storage.listing import Scope
 
 Clause = tuple[str, tuple[Any, ...]]
 
@@ -31,7 +32,7 @@ def _active(kind: str, alias: str) -> str:
     return f"(SELECT t.is_active FROM {table} t WHERE t.id = {alias}.target_id) = 1"
 
 
-def holds(target: str, grantees: Sequence[str], kind: str, test: str = "1") -> Clause:
+def holds(target: str, grantees: Sequence[str], kind: str, test: str = "1") -> Scope:
     """The caller holds active access of `kind` to the row `target` names, passing `test`
     (written for the alias `{a}`), the target being active."""
     a = "c"  # fixed aliases keep the SQL text stable, so SQLite reuses the prepared plan
@@ -41,19 +42,19 @@ def holds(target: str, grantees: Sequence[str], kind: str, test: str = "1") -> C
         f" AND {a}.grantee_id IN ({marks(grantees)}) AND {a}.kind = '{kind}'"
         f" AND {a}.is_active = 1 AND {test.format(a=a)}{active})"
     )
-    return sql, tuple(grantees)
+    return Scope(sql, tuple(grantees))
 
 
-def _any(*clauses: Clause) -> Clause:
+def _any(*clauses: Clause) -> Scope:
     sql = " OR ".join(f"({c[0]})" for c in clauses)
-    return f"({sql})", tuple(p for c in clauses for p in c[1])
+    return Scope(f"({sql})", tuple(p for c in clauses for p in c[1]))
 
 
 def _reads(resource: str) -> str:
     return _flag("{a}", resource, "read")
 
 
-def groups(grantees: Sequence[str]) -> Clause:
+def groups(grantees: Sequence[str]) -> Scope:
     """Groups of a project whose level lets the caller read groups; active groups whose
     own access lets the caller read them or makes them their admin."""
     by_project = holds("groups.project_id", grantees, "project", _reads("group"))
@@ -61,13 +62,13 @@ def groups(grantees: Sequence[str]) -> Clause:
     return _any(by_project, (f"groups.is_active = 1 AND {own[0]}", own[1]))
 
 
-def projects(grantees: Sequence[str]) -> Clause:
+def projects(grantees: Sequence[str]) -> Scope:
     """Active projects the caller administers or may read through their access."""
     own = holds("projects.id", grantees, "project", "({a}.can_read = 1 OR {a}.is_admin = 1)")
-    return f"projects.is_active = 1 AND {own[0]}", own[1]
+    return Scope(f"projects.is_active = 1 AND {own[0]}", own[1])
 
 
-def _member_of_group_where(grantees: Sequence[str], resource: str, member: str) -> Clause:
+def _member_of_group_where(grantees: Sequence[str], resource: str, member: str) -> Scope:
     """`member` (a row's ID) holds access to an active group where the caller may read
     `resource`: through the group's own access (a block, or group admin), or as an
     admin of the group's project."""
@@ -85,10 +86,10 @@ def _member_of_group_where(grantees: Sequence[str], resource: str, member: str) 
         f" AND {m}.kind = 'group' AND {m}.is_active = 1"
         f" AND (SELECT g.is_active FROM groups g WHERE g.id = {m}.target_id) = 1 AND {test[0]})"
     )
-    return sql, test[1]
+    return Scope(sql, test[1])
 
 
-def _member_of_project_where(grantees: Sequence[str], resource: str, member: str) -> Clause:
+def _member_of_project_where(grantees: Sequence[str], resource: str, member: str) -> Scope:
     """`member` holds active access to a project where the caller may read `resource`."""
     m = "m"
     test = holds(f"{m}.target_id", grantees, "project", _reads(resource))
@@ -96,10 +97,10 @@ def _member_of_project_where(grantees: Sequence[str], resource: str, member: str
         f"EXISTS (SELECT 1 FROM access {m} WHERE {m}.grantee_id = {member}"
         f" AND {m}.kind = 'project' AND {m}.is_active = 1 AND {test[0]})"
     )
-    return sql, test[1]
+    return Scope(sql, test[1])
 
 
-def users(self_id: str, grantees: Sequence[str]) -> Clause:
+def users(self_id: str, grantees: Sequence[str]) -> Scope:
     """Themselves; users of a project (home or access) whose level lets the caller read
     users; members of groups where the caller may read users or is an admin."""
     return _any(
@@ -110,7 +111,7 @@ def users(self_id: str, grantees: Sequence[str]) -> Clause:
     )
 
 
-def devices(self_id: str, grantees: Sequence[str]) -> Clause:
+def devices(self_id: str, grantees: Sequence[str]) -> Scope:
     """The device itself; the caller's own devices (owner); devices of a project (home or
     access) whose level lets the caller read devices; members of groups where the caller
     may read devices or is an admin. `device_permissions` act as `user_permissions` do."""
@@ -122,7 +123,7 @@ def devices(self_id: str, grantees: Sequence[str]) -> Clause:
     )
 
 
-def roles(self_id: str, grantees: Sequence[str]) -> Clause:
+def roles(self_id: str, grantees: Sequence[str]) -> Scope:
     """Roles of a project whose level lets the caller read roles; roles the caller holds
     with `can_read`; roles with access to a group where the caller may read roles or is
     an admin."""

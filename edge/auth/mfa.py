@@ -27,7 +27,8 @@ from edge.tenancy.users import Target
 from storage import mfa as store
 from storage import users
 from storage.database import Database
-from storage.records import AuditEvent, User
+from storage.records import AuditEvent
+from storage.records import User as User  # the account record its callers hand back
 from storage.rows import Row
 
 SOFTWARE, SMS = "SOFTWARE", "SMS"

@@ -20,6 +20,8 @@ from storage import billing as store
 from storage.database import Database
 from storage.records import BillingEntry
 
+TABLE = store.LIST
+
 MAX_POINTS = 10**12
 MAX_DAYS = {"day": 366, "month": 3660}
 STAFF_KINDS = ("credit", "debit")
@@ -94,7 +96,7 @@ class Billing:
 
     async def list(self, principal: Principal, org_id: str, query: ListQuery) -> Page:
         org_id = self._org(principal, org_id)
-        page = await fetch(self._db, store.LIST, query, store.SCOPE, (org_id,))
+        page = await fetch(self._db, TABLE, query, store.SCOPE, (org_id,))
         page.rows = [present(row) for row in page.rows]
         return page
 

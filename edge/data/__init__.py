@@ -2,7 +2,6 @@
 subtree (filters, the scan cap, continuation keys), bulk jobs, signed entries, and the
 erasure of data whose group is gone (docs/data.md).
 
-May import `edge` (errors, clock, principal, listing, patterns), `edge.access` (every permission
-decision), `edge.tenancy.settings` (effective org and project settings) and `storage`;
-never `api` nor aiohttp.
+May import `edge` (errors, clock, principal, listing, patterns, numbers), `edge.access`
+(every permission decision) and `storage`; never `api` nor aiohttp.
 """

@@ -14,9 +14,11 @@ from typing import Any
 
 from edge import clock, numbers, patterns
 from edge.errors import ValidationError
-from edge.listing import DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT
-from storage.data import NUMBER_FIELDS, UNICODE_FIELDS
-from storage.data_walks import WALKS, Condition
+from edge.listing import DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT, split_operator
+from storage.data import NUMBER_FIELDS as NUMBER_FIELDS  # api/data.py documents these
+from storage.data import UNICODE_FIELDS as UNICODE_FIELDS
+from storage.data_walks import WALKS as WALKS
+from storage.data_walks import Condition
 
 FLAGS = ("cascade", "paths_only", "object_count", "page_count", "verify", "desc", "bust_cache")
 TEXTS = ("order_by", "last_evaluated_key", "path_filter", "search", "search_fields", "limit")
@@ -30,7 +32,7 @@ OPS: dict[str, tuple[str, ...]] = {
 }
 SEARCHABLE = ("path", *UNICODE_FIELDS)
 MAX_PATTERN = 256
-_SUFFIXES = ("contains", "gte", "lte", "gt", "lt", "sw")
+_SUFFIXES = ("contains", "gte", "lte", "gt", "lt", "sw")  # no regex, no contains_any
 _TRUE, _FALSE = ("", "true", "1", "yes"), ("false", "0", "no")
 
 
@@ -149,7 +151,7 @@ def _fields(raw: Any) -> tuple[str, ...]:
 
 
 def _filter(key: str, raw: Any) -> Condition:
-    name, op = _split(key.replace(".", "_"))
+    name, op = split_operator(key, OPS, _SUFFIXES)
     if name is None:
         raise ValidationError(key, "is not a query parameter of this operation")
     if op not in OPS[name]:
@@ -158,16 +160,6 @@ def _filter(key: str, raw: Any) -> Condition:
     if isinstance(value, tuple):  # a bare date: its whole day
         return Condition(name, "between", value)
     return Condition(name, op, value)
-
-
-def _split(key: str) -> tuple[str | None, str]:
-    if key in OPS:
-        return key, "eq"
-    for suffix in _SUFFIXES:
-        base = key[: -len(suffix) - 1]
-        if key.endswith("_" + suffix) and base in OPS:
-            return base, suffix
-    return None, "eq"
 
 
 def _value(key: str, name: str, op: str, raw: Any) -> Any:

@@ -7,9 +7,9 @@ fast path that turns a key into a principal (`keys.py`), batched `last_seen`
 (`last_seen.py`), topic rights (`topics.py`), and the registry the broker asks
 (`mqtt_clients.py` is the contract, `directory.py` its implementation).
 
-May import `edge` (errors, clock, ids, fields, principal, listing), `edge.access`,
-`edge.auth`, `edge.ops.ca` (certificates), `edge.tenancy` (effective settings, the trash,
-the value rules accounts share), `edge.tunnels.views` (a device's open tunnels in its
-views) and `storage`; `embedded_broker` imports this room, never
-the reverse.
+May import `edge` (errors, clock, ids, fields, principal, listing, audit), `edge.access`,
+`edge.auth`, `edge.ops.ca` (certificates), `edge.tenancy` (orgs, effective settings, the
+trash, the value rules and access writes accounts share), `edge.tunnels.views` (a device's
+open tunnels in its views) and `storage`; `embedded_broker` imports this room, never the
+reverse.
 """

@@ -26,6 +26,7 @@ from edge.principal import Principal
 from storage import files as store
 from storage.blobs import BlobStore
 from storage.database import Database
+from storage.listing import Scope
 from storage.records import FileEntry
 from storage.rows import Tx
 
@@ -169,30 +170,26 @@ class Files:
     ) -> Listed:
         if query.order_by != ORDER:
             raise ValidationError("order_by", "files are listed in path order")
-        scope, params = store.subtree(where.group.id, path)
         rules, default = where.rules(path, "read")
-        allowed, more = store.permitted(rules, default)
-        scope, params = f"{scope} AND {allowed}", (*params, *more)
+        scope = store.subtree(where.group.id, path) & store.permitted(rules, default)
         if options.path_filter is None:
-            page = await fetch(self._db, TABLE, query, scope, params)
+            page = await fetch(self._db, TABLE, query, *scope)
         else:
-            page = await self._filtered(scope, params, query, options.path_filter)
+            page = await self._filtered(scope, query, options.path_filter)
         if query.counts_only:
             return Listed("files", page)
         return self._shape(page, base, options)
 
-    async def _filtered(
-        self, scope: str, params: tuple[Any, ...], query: ListQuery, pattern: str
-    ) -> Page:
+    async def _filtered(self, scope: Scope, query: ListQuery, pattern: str) -> Page:
         """Filter, then paginate, over at most SCAN_CAP files past the continuation key."""
-        window, found = store.window(scope, params, query.after, query.desc, SCAN_CAP)
+        window = store.window(scope, query.after, query.desc, SCAN_CAP)
         regex = Filter("path", "regex", values.pattern("path_filter", pattern))
         filtered = replace(query, filters=(*query.filters, regex))
-        page = await fetch(self._db, TABLE, filtered, window, found)
+        page = await fetch(self._db, TABLE, filtered, *window)
         if page.more or query.counts_only:
             return page
         scanned, last = await self._db.scan(
-            lambda c: store.window_end(c, scope, params, query.after, query.desc, SCAN_CAP)
+            lambda c: store.window_end(c, scope, query.after, query.desc, SCAN_CAP)
         )
         if scanned == SCAN_CAP and last is not None:
             page.more, page.last = True, last

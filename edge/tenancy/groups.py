@@ -74,11 +74,10 @@ class Groups:
     async def list(self, principal: Principal, query: ListQuery) -> Page:
         org_id = require_org(principal)
         caller = self._permissions.caller(principal)
-        sql, params = store.in_org(org_id, principal.project_id)
+        scope = store.in_org(org_id, principal.project_id)
         if not caller.sees_all("group"):
-            seen, more = visibility.groups(caller.grantees)
-            sql, params = f"{sql} AND {seen}", (*params, *more)
-        page = await fetch(self._db, TABLE, query, sql, params)
+            scope &= visibility.groups(caller.grantees)
+        page = await fetch(self._db, TABLE, query, *scope)
         page.rows = [present(group) for group in page.rows]
         return page
 

@@ -27,6 +27,7 @@ from storage import access as access_store
 from storage import aliases, visibility
 from storage import projects as store
 from storage.database import Database
+from storage.listing import NOTHING
 from storage.records import Access, Org, Project, User
 from storage.rows import Tx
 
@@ -123,13 +124,12 @@ class Projects:
     async def list(self, principal: Principal, query: ListQuery) -> Page:
         caller = self.caller(principal)
         scoped = principal.project_id
-        sql, params = store.in_org(principal.org_id or "", scoped)
+        scope = store.in_org(principal.org_id or "", scoped)
         if scoped is not None and not project_standing(caller, scoped).read:
-            sql, params = "0", ()
+            scope = NOTHING
         elif scoped is None and not caller.sees_all("project"):
-            seen, more = visibility.projects(caller.grantees)
-            sql, params = f"{sql} AND {seen}", (*params, *more)
-        page = await fetch(self._db, TABLE, query, sql, params)
+            scope &= visibility.projects(caller.grantees)
+        page = await fetch(self._db, TABLE, query, *scope)
         page.rows = [present(r, admin=project_standing(caller, r.id).admin) for r in page.rows]
         return page
 

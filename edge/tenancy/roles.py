@@ -87,14 +87,12 @@ class Roles:
         caller = self._permissions.caller(principal)
         if group_admin is not None and group_id is None:
             raise ValidationError("is_group_admin", "needs group_id")
-        sql, params = store.in_org(org_id, principal.project_id)
-        clauses: list[tuple[str, tuple[Any, ...]]] = [(sql, params)]
+        scope = store.in_org(org_id, principal.project_id)
         if not caller.sees_all("role"):
-            clauses.append(visibility.roles(principal.account_id, caller.grantees))
+            scope &= visibility.roles(principal.account_id, caller.grantees)
         if group_id:
-            clauses.append(store.with_group_access(group_id, group_admin))
-        scope = " AND ".join(f"({c[0]})" for c in clauses)
-        page = await fetch(self._db, TABLE, query, scope, tuple(p for c in clauses for p in c[1]))
+            scope &= store.with_group_access(group_id, group_admin)
+        page = await fetch(self._db, TABLE, query, *scope)
         page.rows = self._present_page(caller, principal, page.rows, group_id)
         return page
 
@@ -193,12 +191,11 @@ class Roles:
         Plain read permission on a role is enough."""
         self._open(principal, role_id).require("read")
         org_id = require_org(principal)
-        sql, params = held_store.held_by(org_id, kind, [role_id])
+        scope = held_store.held_by(org_id, kind, [role_id])
         if query.search:
-            found, more = held_store.search(kind, query.search, query.search_fields)
-            sql, params = f"{sql} AND {found}", (*params, *more)
+            scope &= held_store.search(kind, query.search, query.search_fields)
             query = replace(query, search=None, search_fields=())
-        page = await fetch(self._db, HELD_TABLES[kind], query, sql, params)
+        page = await fetch(self._db, HELD_TABLES[kind], query, *scope)
         wanted = [access.target_id for access in page.rows]
         targets = self._db.read(lambda c: held_store.targets(c, kind, wanted))
         page.rows = [

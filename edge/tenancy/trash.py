@@ -25,6 +25,8 @@ from storage.database import Database
 from storage.records import AuditEvent
 from storage.rows import Row, Tx
 
+TABLE = store.LIST
+
 KINDS = ("user", "device", "group", "role", "project")
 ROW_FIELDS = ("id", "kind", "name", "project_id", "deleted_date", "deleted_by", "purge_after")
 
@@ -102,11 +104,7 @@ class Trash:
 
     async def list(self, principal: Principal, query: ListQuery) -> Page:
         org_id, projects = self._reach(principal)
-        sql, params = "trash.org_id = ?", [org_id]
-        if projects is not None:
-            sql += f" AND trash.project_id IN ({', '.join('?' for _ in projects) or 'NULL'})"
-            params.extend(projects)
-        page = await fetch(self._db, store.LIST, query, sql, tuple(params))
+        page = await fetch(self._db, TABLE, query, *store.reach(org_id, projects))
         page.rows = [present(row) for row in page.rows]
         return page
 

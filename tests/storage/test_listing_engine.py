@@ -19,7 +19,18 @@ from multidict import MultiDict
 from api.listing import Listable, parse
 from edge.errors import ValidationError
 from edge.listing import CursorCodec, check_query
-from storage.listing import Field, Filter, ListQuery, Page, Table, expression, fetch
+from storage.listing import (
+    EVERYTHING,
+    NOTHING,
+    Field,
+    Filter,
+    ListQuery,
+    Page,
+    Scope,
+    Table,
+    expression,
+    fetch,
+)
 from storage.pragmas import configure
 
 SCHEMA = """
@@ -284,6 +295,16 @@ def test_last_page_exactly_full_has_no_continuation(conn: apsw.Connection) -> No
 def test_scope_restricts_rows(conn: apsw.Connection) -> None:
     page = fetch(conn, TABLE, ListQuery(), "things.id IN (?, ?)", ("r2", "r4"))
     assert [row["id"] for row in page.rows] == ["r2", "r4"]
+
+
+def test_narrowed_scope_keeps_both_conditions_whole(conn: apsw.Connection) -> None:
+    """`a & b` is a AND b whatever either holds: an OR in one side cannot widen the other
+    (`id = r1 OR id = r2 AND name = ...` would let r1 through)."""
+    either = Scope("things.id = ? OR things.id = ?", ("r1", "r2"))
+    scope = either & Scope("things.name = ?", ("Bergen depot",))
+    assert [row["id"] for row in fetch(conn, TABLE, ListQuery(), *scope).rows] == ["r2"]
+    assert fetch(conn, TABLE, ListQuery(), *(scope & NOTHING)).rows == []
+    assert len(fetch(conn, TABLE, ListQuery(), *EVERYTHING).rows) == len(ROWS)
 
 
 # -- nothing but whitelisted names reaches SQL ------------------------------------------------
