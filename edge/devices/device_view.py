@@ -18,7 +18,7 @@ from typing import Any
 from edge.access import values as access_values
 from edge.access.engine import Caller
 from edge.access.holdings import Holdings
-from edge.devices.device_access import Relation, may_view
+from edge.accounts.standing import Relation, may_view
 from storage.records import Device
 
 Row = dict[str, Any]

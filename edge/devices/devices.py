@@ -1,7 +1,7 @@
 """Devices of an organization: create, read, list, update, suspend, delete, and reset
 their API key or MQTT credentials.
 
-Who may do what is decided by the permission engine through `edge/devices/device_access.py`
+Who may do what is decided by the permission engine through `edge/accounts/standing.py`
 (`device_permissions` act on devices as `user_permissions` act on users); what a caller
 sees by `edge/devices/device_view.py`. A device the caller may not see at all is a 404;
 one they may see but not change is a 403. Rules of docs/devices.md: only admins set
@@ -19,11 +19,12 @@ from edge import audit, clock
 from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
-from edge.devices import credentials, device_access, device_rules
+from edge.accounts.devices import DEVICE, owns
+from edge.accounts.standing import Relation, relation
+from edge.devices import credentials, device_rules
 from edge.devices import device_lists as lists
 from edge.devices import device_writes as writes
 from edge.devices.credentials import Endpoints
-from edge.devices.device_access import Relation
 from edge.devices.device_lists import DeviceFilters
 from edge.devices.device_view import View, present
 from edge.devices.keys import DeviceKeys
@@ -108,11 +109,12 @@ class Devices:
     ) -> Relation:
         """The setting that makes owners admins is read only when the caller is the owner."""
         owner_admin = False
-        if device_access.is_owner(grants, device):
+        owner = owns(grants, device)
+        if owner:
             if device.project_id not in memo:
                 memo[device.project_id] = bool(self._setting(device, OWNERS_ARE_ADMINS))
             owner_admin = memo[device.project_id]
-        return device_access.relation(grants, device, held, owner_admin=owner_admin)
+        return relation(grants, DEVICE, device, held, owner=owner, owner_admin=owner_admin)
 
     def _setting(self, device: Device, name: str) -> Any:
         return settings.effective(self._db, device.org_id, device.project_id, name)

@@ -15,7 +15,7 @@ from typing import Any
 from edge.access import values as access_values
 from edge.access.engine import Caller
 from edge.access.holdings import Holdings
-from edge.tenancy.user_access import Relation, may_view
+from edge.accounts.standing import Relation, may_view
 from storage.records import Access, User
 
 Row = dict[str, Any]

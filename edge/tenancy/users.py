@@ -1,6 +1,6 @@
 """Users of an organization: create, read, list, update, suspend and delete.
 
-Who may do what is decided by the permission engine through `edge/tenancy/user_access.py`;
+Who may do what is decided by the permission engine through `edge/accounts/standing.py`;
 what a caller sees by `edge/tenancy/user_view.py`. A user the caller may not see at all is a
 404; one they may see but not change is a 403.
 """
@@ -15,6 +15,8 @@ from edge import audit, clock
 from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
+from edge.accounts.standing import Relation, relation
+from edge.accounts.users import USER
 from edge.auth.tokens import Tokens
 from edge.delivery.messages import Messages
 from edge.errors import DeleteProtected, Denied, NotFound, ValidationError
@@ -23,7 +25,6 @@ from edge.principal import Principal
 from edge.tenancy import user_rules
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
-from edge.tenancy.user_access import Relation, relation
 from edge.tenancy.user_facts import Facts, UserFacts
 from edge.tenancy.user_view import View, present
 from edge.tenancy.user_writes import (
@@ -114,14 +115,14 @@ class Users:
 
     def _target(self, grants: Caller, facts: Facts) -> Target:
         user, held = facts.user, facts.held
-        return Target(grants, user, held, relation(grants, user, held), facts)
+        return Target(grants, user, held, relation(grants, USER, user, held), facts)
 
     def readable(self, grants: Caller, user_id: str) -> bool:
         """Whether the caller may read this user (its GET is not a 404)."""
         facts = self.facts.of(user_id)
         if facts is None or facts.user.org_id != grants.principal.org_id:
             return False
-        return relation(grants, facts.user, facts.held).read
+        return relation(grants, USER, facts.user, facts.held).read
 
     def require(self, target: Target, action: str) -> None:
         allowed = {"read": target.rel.read, "update": target.rel.update}.get(
@@ -174,7 +175,7 @@ class Users:
         seen = self._db.read(lambda c: store.last_seen(c, ids))
         out = []
         for row in rows:
-            rel = relation(grants, row, held[row.id])
+            rel = relation(grants, USER, row, held[row.id])
             extra = {"last_seen": seen.get(row.id)}
             out.append(present(grants, row, held[row.id], rel, view, extra))
         return out

@@ -1,0 +1,50 @@
+"""What differs between the kinds of account (users, devices), and what every account has.
+
+The shared flow (standing, views, rules, writes, lists, the service) asks a kind only
+what differs; the user kind lives in `users.py`, the device kind in `devices.py`.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, TypeVar
+
+
+class Account(Protocol):
+    """What every account record has (storage/records.py `User` and `Device`)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def org_id(self) -> str: ...
+
+    @property
+    def project_id(self) -> str | None: ...
+
+    @property
+    def is_active(self) -> bool: ...
+
+    @property
+    def is_delete_protected(self) -> bool: ...
+
+    @property
+    def created_date(self) -> str: ...
+
+    @property
+    def last_updated_date(self) -> str: ...
+
+
+A = TypeVar("A", bound=Account)
+A_contra = TypeVar("A_contra", bound=Account, contravariant=True)
+
+
+class Kind(Protocol[A_contra]):
+    # 'user' or 'device': the principal's kind, the permission block (`user_permissions`,
+    # `device_permissions`), and the kind the audit log and the trash name.
+    name: str
+    noun: str  # 'User' or 'Device', as messages name it
+    # Whether an admin over the account may always update and delete it (devices); a user
+    # who is an admin of another project stays out of reach of their home project's admins.
+    admin_acts: bool
+
+    def login(self, row: A_contra) -> str: ...
