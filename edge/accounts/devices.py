@@ -5,7 +5,22 @@ descriptive fields, API keys and certificates), over the flow all accounts share
 from __future__ import annotations
 
 from edge.access.engine import Caller
+from edge.accounts import views
+from edge.accounts.kind import Relation, Row
 from storage.records import Device
+
+OPTIONAL = (
+    "manufacturer",
+    "product",
+    "site",
+    "serial_number",
+    "mac_address",
+    "picture",
+    "project_id",
+    "owner_id",
+    "created_by",
+    "last_updated_by",
+)
 
 
 class DeviceKind:
@@ -16,11 +31,43 @@ class DeviceKind:
     def login(self, row: Device) -> str:
         return row.name
 
+    def fields(self, row: Device, rel: Relation, extra: Row) -> Row:
+        """The device, always with `open_tunnels`: its open tunnels (`extra['tunnels']`)
+        for its admins, its owner and itself (docs/tunnels.md), an empty list for others;
+        the admin's view adds `is_active`."""
+        out = _device(row)
+        tunnels = extra.get("tunnels")
+        if tunnels and (rel.admin or rel.is_owner or rel.is_self):
+            out["open_tunnels"] = tunnels
+        out.update(views.set_values(row, OPTIONAL))
+        if rel.admin:
+            out["is_active"] = row.is_active
+        return out
 
-DEVICE = DeviceKind()
+
+def _device(row: Device) -> Row:
+    return {
+        "id": row.id,
+        "name": row.name,
+        "locale": row.locale,
+        "zoneinfo": row.zoneinfo,
+        "created_date": row.created_date,
+        "last_updated_date": row.last_updated_date,
+        "tags": row.tags,
+        "open_tunnels": [],
+        "custom_attributes": row.custom_attributes,
+        "restricted_custom_attributes": row.restricted_custom_attributes,
+        "iot_scopes": row.iot_scopes,
+        "is_delete_protected": row.is_delete_protected,
+        "api_key_last_changed": row.api_key_last_changed,
+        "mqtt_credentials_last_changed": row.mqtt_credentials_last_changed,
+    }
 
 
 def owns(grants: Caller, device: Device) -> bool:
     """Whether the caller is the device's owner (a user)."""
     me = grants.principal
     return me.kind == "user" and device.owner_id == me.account_id
+
+
+DEVICE = DeviceKind()

@@ -6,7 +6,10 @@ what differs; the user kind lives in `users.py`, the device kind in `devices.py`
 
 from __future__ import annotations
 
-from typing import Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+Row = dict[str, Any]
 
 
 class Account(Protocol):
@@ -34,6 +37,20 @@ class Account(Protocol):
     def last_updated_date(self) -> str: ...
 
 
+@dataclass(frozen=True)
+class Relation:
+    """The caller towards one account. `admin`: sees admin-only fields, sets restricted
+    attributes (and a device's `iot_scopes` and `is_active`), may force a delete.
+    `is_owner`: the caller owns the device (never so for a user)."""
+
+    is_self: bool
+    is_owner: bool
+    admin: bool
+    read: bool
+    update: bool
+    delete: bool
+
+
 A = TypeVar("A", bound=Account)
 A_contra = TypeVar("A_contra", bound=Account, contravariant=True)
 
@@ -47,4 +64,10 @@ class Kind(Protocol[A_contra]):
     # who is an admin of another project stays out of reach of their home project's admins.
     admin_acts: bool
 
-    def login(self, row: A_contra) -> str: ...
+    def login(self, row: A_contra) -> str:
+        """What the anonymous view shows as `username` (a device's name)."""
+        ...
+
+    def fields(self, row: A_contra, rel: Relation, extra: Row) -> Row:
+        """The kind's own fields, as `rel` may see them (edge/accounts/views.py)."""
+        ...

@@ -12,25 +12,9 @@ the setting `device_owners_have_admin_access` says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from edge.access.engine import Caller
 from edge.access.holdings import Holdings
-from edge.accounts.kind import A, Account, Kind
-
-
-@dataclass(frozen=True)
-class Relation:
-    """The caller towards one account. `admin`: sees admin-only fields, sets restricted
-    attributes (and a device's `iot_scopes` and `is_active`), may force a delete.
-    `is_owner`: the caller owns the device (never so for a user)."""
-
-    is_self: bool
-    is_owner: bool
-    admin: bool
-    read: bool
-    update: bool
-    delete: bool
+from edge.accounts.kind import A, Account, Kind, Relation
 
 
 def relation(

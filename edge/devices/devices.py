@@ -3,7 +3,7 @@ their API key or MQTT credentials.
 
 Who may do what is decided by the permission engine through `edge/accounts/standing.py`
 (`device_permissions` act on devices as `user_permissions` act on users); what a caller
-sees by `edge/devices/device_view.py`. A device the caller may not see at all is a 404;
+sees by `edge/accounts/views.py`. A device the caller may not see at all is a 404;
 one they may see but not change is a 403. Rules of docs/devices.md: only admins set
 `iot_scopes`, restricted attributes and `is_active` (a device may deactivate itself); only
 admins or the current owner change the owner.
@@ -20,13 +20,14 @@ from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
 from edge.accounts.devices import DEVICE, owns
-from edge.accounts.standing import Relation, relation
+from edge.accounts.kind import Relation
+from edge.accounts.standing import relation
+from edge.accounts.views import View, present
 from edge.devices import credentials, device_rules
 from edge.devices import device_lists as lists
 from edge.devices import device_writes as writes
 from edge.devices.credentials import Endpoints
 from edge.devices.device_lists import DeviceFilters
-from edge.devices.device_view import View, present
 from edge.devices.keys import DeviceKeys
 from edge.errors import Conflict, DeleteProtected, Denied, NotFound, ValidationError
 from edge.listing import CursorCodec, ListQuery, Page, fetch
@@ -137,15 +138,8 @@ class Devices:
         seen = self._db.read(lambda c: store.last_seen(c, [device_id]))
         view = View(principal.project_id, None, target.grants.pii_admin_only(), single=True)
         tunnels = tunnel_views.open_for(self._db, [device_id]).get(device_id)
-        return present(
-            target.grants,
-            target.device,
-            target.held,
-            target.rel,
-            view,
-            seen.get(device_id),
-            tunnels,
-        )
+        extra = {"last_seen": seen.get(device_id), "tunnels": tunnels}
+        return present(target.grants, DEVICE, target.device, target.held, target.rel, view, extra)
 
     async def list(self, principal: Principal, query: ListQuery, filters: DeviceFilters) -> Page:
         grants = self.grants(principal)
@@ -170,10 +164,8 @@ class Devices:
         out = []
         for row in rows:
             rel = self._relation(grants, row, held[row.id], memo)
-            shown = present(
-                grants, row, held[row.id], rel, view, seen.get(row.id), tunnels.get(row.id)
-            )
-            out.append(shown)
+            extra = {"last_seen": seen.get(row.id), "tunnels": tunnels.get(row.id)}
+            out.append(present(grants, DEVICE, row, held[row.id], rel, view, extra))
         return out
 
     # -- writing -------------------------------------------------------------------------

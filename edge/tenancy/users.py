@@ -1,7 +1,7 @@
 """Users of an organization: create, read, list, update, suspend and delete.
 
 Who may do what is decided by the permission engine through `edge/accounts/standing.py`;
-what a caller sees by `edge/tenancy/user_view.py`. A user the caller may not see at all is a
+what a caller sees by `edge/accounts/views.py`. A user the caller may not see at all is a
 404; one they may see but not change is a 403.
 """
 
@@ -15,8 +15,10 @@ from edge import audit, clock
 from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
-from edge.accounts.standing import Relation, relation
+from edge.accounts.kind import Relation
+from edge.accounts.standing import relation
 from edge.accounts.users import USER
+from edge.accounts.views import View, present
 from edge.auth.tokens import Tokens
 from edge.delivery.messages import Messages
 from edge.errors import DeleteProtected, Denied, NotFound, ValidationError
@@ -26,7 +28,6 @@ from edge.tenancy import user_rules
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
 from edge.tenancy.user_facts import Facts, UserFacts
-from edge.tenancy.user_view import View, present
 from edge.tenancy.user_writes import (
     AccessChange,
     access_changes,
@@ -150,7 +151,7 @@ class Users:
             picture, seen = self.facts.shown(facts)
             view = View(principal.project_id, None, grants.pii_admin_only(), single=True)
             extra = {"picture": picture, "last_seen": seen}
-            answer = present(grants, target.user, target.held, target.rel, view, extra)
+            answer = present(grants, USER, target.user, target.held, target.rel, view, extra)
             if picture is None:  # see edge/tenancy/user_facts.py
                 facts.remember(principal, answer)
         return dict(answer)
@@ -177,7 +178,7 @@ class Users:
         for row in rows:
             rel = relation(grants, USER, row, held[row.id])
             extra = {"last_seen": seen.get(row.id)}
-            out.append(present(grants, row, held[row.id], rel, view, extra))
+            out.append(present(grants, USER, row, held[row.id], rel, view, extra))
         return out
 
     def _scope(self, grants: Caller, filters: UserFilters) -> scopes.Conditions:
