@@ -40,18 +40,18 @@ from api.schemas import (
     text,
 )
 from api.users import ORG_PERMISSIONS, PROJECT_PERMISSIONS
-from edge.devices import device_rules
+from edge import fields
+from edge.accounts.devices import DESCRIPTIVE
 from edge.devices.credentials import ROOT_CA_PATH
 from edge.devices.device_lists import TABLE, DeviceFilters
-from edge.tenancy import user_rules
 
 _FIELDS: dict[str, Schema] = {
     "name": text(),
     "owner_id": NULLABLE_STR,
-    **dict.fromkeys(device_rules.DESCRIPTIVE, nullable(text(required=False))),
+    **dict.fromkeys(DESCRIPTIVE, nullable(text(required=False))),
     "locale": LOCALE,
     "zoneinfo": TIME_ZONE,
-    "picture": nullable(text(user_rules.MAX_URL, required=False)),
+    "picture": nullable(text(fields.MAX_URL, required=False)),
     "tags": TAG_LIST,
     "is_active": BOOL,
     "is_delete_protected": BOOL,

@@ -37,7 +37,7 @@ from api.schemas import (
     obj,
     text,
 )
-from edge.tenancy import user_rules
+from edge import fields
 from edge.tenancy.pictures import MAX_BYTES
 from edge.tenancy.users import TABLE, UserFilters
 
@@ -59,7 +59,7 @@ _PROFILE: dict[str, Schema] = {
     "email": EMAIL,
     "phone_number": PHONE,
     **dict.fromkeys(("first_name", "middle_name", "last_name", "nickname"), PROFILE_NAME),
-    "picture": nullable(text(user_rules.MAX_URL, required=False)),
+    "picture": nullable(text(fields.MAX_URL, required=False)),
     "locale": LOCALE,
     "zoneinfo": TIME_ZONE,
     "tags": TAG_LIST,

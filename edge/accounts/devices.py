@@ -4,10 +4,16 @@ descriptive fields, API keys and certificates), over the flow all accounts share
 
 from __future__ import annotations
 
+from typing import Any
+
+from edge import fields
 from edge.access.engine import Caller
-from edge.accounts import views
+from edge.accounts import rules, views
 from edge.accounts.kind import Relation, Row
+from edge.devices.topics import normalize_scopes
 from storage.records import Device
+
+DESCRIPTIVE = ("manufacturer", "product", "site", "serial_number", "mac_address")
 
 OPTIONAL = (
     "manufacturer",
@@ -68,6 +74,22 @@ def owns(grants: Caller, device: Device) -> bool:
     """Whether the caller is the device's owner (a user)."""
     me = grants.principal
     return me.kind == "user" and device.owner_id == me.account_id
+
+
+def columns(body: dict[str, Any]) -> dict[str, Any]:
+    """The stored columns for every device field present in the body: its name and
+    descriptive fields, the fields every account has, then `iot_scopes`."""
+    out: dict[str, Any] = {}
+    if "name" in body:
+        out["name"] = fields.text("name", body["name"])
+        out["name_folded"] = out["name"].casefold()
+    for name in DESCRIPTIVE:
+        if name in body:
+            out[name] = fields.optional_text(name, body[name])
+    out.update(rules.columns(body))
+    if "iot_scopes" in body:
+        out["iot_scopes"] = normalize_scopes("iot_scopes", body["iot_scopes"])
+    return out
 
 
 DEVICE = DeviceKind()

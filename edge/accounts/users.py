@@ -3,9 +3,16 @@ MFA), over the flow all accounts share (edge/accounts/__init__.py)."""
 
 from __future__ import annotations
 
-from edge.accounts import views
+from typing import Any
+
+from edge import fields
+from edge.accounts import rules, views
 from edge.accounts.kind import Relation, Row
+from edge.errors import ValidationError
 from storage.records import User
+
+MIN_USERNAME = 3
+PROFILE_TEXT = ("first_name", "middle_name", "last_name", "nickname")
 
 OPTIONAL = (
     "picture",
@@ -53,6 +60,42 @@ def _profile(row: User) -> Row:
         "software_mfa_enabled": row.software_mfa_enabled,
         "phone_number_verified": row.phone_number_verified,
     }
+
+
+def username(field: str, value: Any) -> str:
+    """A username: not shaped like a phone number, since sign-in reads such a login as a
+    phone number, and one login value must never name two accounts (docs/users-and-account.md)."""
+    name = fields.identifier(field, value)
+    if len(name) < MIN_USERNAME:
+        raise ValidationError(field, f"must be at least {MIN_USERNAME} characters")
+    if fields.looks_like_phone(name):
+        raise ValidationError(
+            field, "must not be a phone number: phone numbers sign in as phone_number"
+        )
+    return name
+
+
+def columns(body: dict[str, Any]) -> dict[str, Any]:
+    """The stored columns for every user field present in the body: the logins and the
+    names, then the fields every account has."""
+    out: dict[str, Any] = {}
+    if "email" in body:
+        out["email"] = fields.email("email", body["email"])
+        out["email_folded"] = out["email"].casefold()
+    if "username" in body:
+        out["username"] = username("username", body["username"])
+        out["username_folded"] = out["username"].casefold()
+    if "phone_number" in body:
+        out["phone_number"] = out["phone_folded"] = fields.phone(
+            "phone_number", body["phone_number"]
+        )
+    for name in PROFILE_TEXT:  # names that identify the person: no control characters
+        if name in body:
+            out[name] = fields.optional_text(name, body[name])
+            if out[name] is not None:
+                fields.plain(name, out[name])
+    out.update(rules.columns(body))
+    return out
 
 
 USER = UserKind()

@@ -19,11 +19,12 @@ from edge import audit, clock
 from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
+from edge.accounts import devices as kind
 from edge.accounts.devices import DEVICE, owns
 from edge.accounts.kind import Relation
 from edge.accounts.standing import relation
 from edge.accounts.views import View, present
-from edge.devices import credentials, device_rules
+from edge.devices import credentials
 from edge.devices import device_lists as lists
 from edge.devices import device_writes as writes
 from edge.devices.credentials import Endpoints
@@ -179,7 +180,7 @@ class Devices:
         admin = grants.is_project_admin(project_id)
         _require_admin_fields(body, admin, ADMIN_ONLY)
         changes = access_changes(grants, body, project_id, org.id, noun="device")
-        columns = device_rules.columns(body)
+        columns = kind.columns(body)
         if "name" not in columns:
             raise ValidationError("name", "is required")
         owner_given = "owner_id" in body
@@ -219,7 +220,7 @@ class Devices:
         _require_admin_fields(body, rel.admin, ("restricted_custom_attributes", "iot_scopes"))
         _check_suspension(body, rel)
         changes = access_changes(target.grants, body, device.project_id, device.org_id, "device")
-        columns = device_rules.columns(body)
+        columns = kind.columns(body)
         if columns or "owner_id" in body:
             columns.update(last_updated_date=clock.now_iso(), last_updated_by=principal.actor)
 

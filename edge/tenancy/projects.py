@@ -19,7 +19,6 @@ from edge.auth.tokens import Lifetimes
 from edge.errors import AliasTaken, Conflict, DeleteProtected, Denied, NotFound, ValidationError
 from edge.listing import CursorCodec, ListQuery, Page, fetch
 from edge.principal import Principal
-from edge.tenancy import user_rules
 from edge.tenancy.orgs import LOGIN_FIELDS, Orgs, Rule
 from edge.tenancy.orgs import SETTINGS as ORG_SETTINGS
 from edge.tenancy.trash import Trash
@@ -370,7 +369,7 @@ def _settings(row: Project) -> dict[str, Any]:
 def _phone_of(login: str) -> str | None:
     """The login as a stored phone number, when it is shaped like one."""
     try:
-        return user_rules.phone("username", login)
+        return fields.phone("username", login)
     except ValidationError:
         return None
 

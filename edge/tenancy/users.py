@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from edge import audit, clock
+from edge import audit, clock, fields
 from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
+from edge.accounts import users as kind
 from edge.accounts.kind import Relation
 from edge.accounts.standing import relation
 from edge.accounts.users import USER
@@ -24,7 +25,6 @@ from edge.delivery.messages import Messages
 from edge.errors import DeleteProtected, Denied, NotFound, ValidationError
 from edge.listing import CursorCodec, Filter, ListQuery, Page, fetch
 from edge.principal import Principal
-from edge.tenancy import user_rules
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
 from edge.tenancy.user_facts import Facts, UserFacts
@@ -219,7 +219,7 @@ class Users:
         is_admin = grants.is_org_admin or grants.project(project_id).is_admin
         changes = self._access_changes(grants, body, project_id, org.id)
         _require_admin_fields(body, is_admin, ("restricted_custom_attributes", "is_active"))
-        columns = user_rules.columns(body)
+        columns = kind.columns(body)
         secret = await initial_password(body, columns.get("username") or columns["email"])
         defaults = _defaults(org, project)
         row = new_row(org.id, project_id, principal.actor, columns, defaults, secret)
@@ -249,7 +249,7 @@ class Users:
             _check_home(user, project_id)
         changes = self._access_changes(target.grants, body, project_id, user.org_id)
         _require_admin_fields(body, target.rel.admin, ("restricted_custom_attributes",))
-        columns = user_rules.columns(body)
+        columns = kind.columns(body)
         if "phone_number" in columns and columns["phone_number"] != user.phone_number:
             _check_phone_change(user)
             columns["phone_number_verified"] = False
@@ -361,7 +361,7 @@ def _normalized(query: ListQuery, conditions: scopes.Conditions) -> ListQuery:
 
 def _clean_phone(item: Filter) -> Filter:
     if item.field == "phone_number" and item.op in ("eq", "sw", "contains"):
-        return Filter(item.field, item.op, user_rules.clean_phone(str(item.value)))
+        return Filter(item.field, item.op, fields.clean_phone(str(item.value)))
     return item
 
 
