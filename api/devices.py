@@ -41,7 +41,7 @@ from api.schemas import (
 )
 from api.users import ORG_PERMISSIONS, PROJECT_PERMISSIONS
 from edge import fields
-from edge.accounts.devices import DESCRIPTIVE
+from edge.accounts.device_kind import DESCRIPTIVE
 from edge.devices.credentials import ROOT_CA_PATH
 from edge.devices.device_lists import TABLE, DeviceFilters
 

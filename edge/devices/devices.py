@@ -19,14 +19,14 @@ from edge import audit, clock
 from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
-from edge.accounts import devices as kind
-from edge.accounts.devices import DEVICE, owns
+from edge.accounts import device_kind as kind
+from edge.accounts import writes
+from edge.accounts.device_kind import DEVICE, owns
 from edge.accounts.kind import Relation
 from edge.accounts.standing import relation
 from edge.accounts.views import View, present
 from edge.devices import credentials
 from edge.devices import device_lists as lists
-from edge.devices import device_writes as writes
 from edge.devices.credentials import Endpoints
 from edge.devices.device_lists import DeviceFilters
 from edge.devices.keys import DeviceKeys
@@ -37,7 +37,6 @@ from edge.principal import Principal
 from edge.tenancy import settings
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
-from edge.tenancy.user_writes import access_changes, write_access
 from edge.tunnels import views as tunnel_views
 from storage import device_certificates as certificates
 from storage import devices as store
@@ -179,15 +178,16 @@ class Devices:
         grants.require("device", "create", project_id=project_id)
         admin = grants.is_project_admin(project_id)
         _require_admin_fields(body, admin, ADMIN_ONLY)
-        changes = access_changes(grants, body, project_id, org.id, noun="device")
+        changes = writes.access_changes(grants, body, project_id, org.id, DEVICE.name)
         columns = kind.columns(body)
         if "name" not in columns:
             raise ValidationError("name", "is required")
         owner_given = "owner_id" in body
-        writes.owner_on_create(principal.account_id, principal.kind, body.get("owner_id"), admin)
+        kind.owner_on_create(principal.account_id, principal.kind, body.get("owner_id"), admin)
         key, key_hash = credentials.new_api_key()
-        values = {**writes.defaults(org, project), **columns, "project_id": project_id}
-        row = writes.new_device(org.id, principal.actor, {**values, "api_key_hash": key_hash})
+        defaults = writes.defaults(org, project, DEVICE.name)
+        values = {**defaults, **columns, "project_id": project_id}
+        row = kind.new_device(org.id, principal.actor, {**values, "api_key_hash": key_hash})
         if not owner_given and principal.kind == "user" and self._setting(row, CREATORS_ARE_OWNERS):
             row = replace(row, owner_id=principal.account_id)
         issued = self._ca.issue_client(row.id, org.id)
@@ -195,12 +195,12 @@ class Devices:
         def write(conn: Tx) -> Device:
             made = row
             if owner_given:
-                made = replace(row, owner_id=writes.check_owner(conn, org.id, body["owner_id"]))
-            writes.check_name(conn, org.id, made.id, columns)
+                made = replace(row, owner_id=kind.check_owner(conn, org.id, body["owner_id"]))
+            kind.check_name(conn, org.id, made.id, columns)
             store.create(conn, made)
-            certificates.register(conn, writes.certificate_row(made.id, issued))
+            certificates.register(conn, kind.certificate_row(made.id, issued))
             for change in changes:
-                write_access(conn, org.id, made.id, principal.actor, change, "device")
+                writes.write_access(conn, org.id, made.id, DEVICE.name, principal.actor, change)
             return made
 
         created = _event("device_created", principal, row, _as_set(body, columns))
@@ -219,19 +219,22 @@ class Devices:
                 raise Denied("owner_id: only admins or the device's owner may change it")
         _require_admin_fields(body, rel.admin, ("restricted_custom_attributes", "iot_scopes"))
         _check_suspension(body, rel)
-        changes = access_changes(target.grants, body, device.project_id, device.org_id, "device")
+        project_id = device.project_id
+        changes = writes.access_changes(target.grants, body, project_id, device.org_id, DEVICE.name)
         columns = kind.columns(body)
         if columns or "owner_id" in body:
             columns.update(last_updated_date=clock.now_iso(), last_updated_by=principal.actor)
 
         def write(conn: Tx) -> None:
             if "owner_id" in body:
-                columns["owner_id"] = writes.check_owner(conn, device.org_id, body["owner_id"])
-            writes.check_name(conn, device.org_id, device_id, columns)
+                columns["owner_id"] = kind.check_owner(conn, device.org_id, body["owner_id"])
+            kind.check_name(conn, device.org_id, device_id, columns)
             if columns and not store.patch(conn, device_id, columns):
                 raise NotFound("Device not found")
             for change in changes:
-                write_access(conn, device.org_id, device_id, principal.actor, change, "device")
+                writes.write_access(
+                    conn, device.org_id, device_id, DEVICE.name, principal.actor, change
+                )
 
         updated = _event("device_updated", principal, device, _as_set(body, columns))
         await self._db.write(audit.along(write, updated))
@@ -296,7 +299,7 @@ class Devices:
     async def _reset_mqtt(self, device: Device, reset: AuditEvent) -> Row:
         issued = self._ca.issue_client(device.id, device.org_id)
         await self._db.write(
-            audit.along(lambda c: writes.replace_certificate(c, device.id, issued), reset)
+            audit.along(lambda c: kind.replace_certificate(c, device.id, issued), reset)
         )
         return credentials.mqtt_credentials(device, issued, self._endpoints)
 

@@ -8,12 +8,12 @@ from typing import Any
 
 from edge import audit, clock, fields, ids
 from edge.access import values as access_values
+from edge.accounts.user_kind import new_user
 from edge.auth import hashing
 from edge.auth.tokens import Lifetimes
 from edge.errors import AliasTaken, DeleteProtected, Denied, NotFound, ValidationError
 from edge.listing import CursorCodec, ListQuery, Page, fetch
 from edge.principal import Principal
-from edge.tenancy.user_writes import new_user
 from storage import access as access_store
 from storage import aliases
 from storage import orgs as store

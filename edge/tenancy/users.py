@@ -15,10 +15,11 @@ from edge import audit, clock, fields
 from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
-from edge.accounts import users as kind
+from edge.accounts import user_kind as kind
+from edge.accounts import writes
 from edge.accounts.kind import Relation
 from edge.accounts.standing import relation
-from edge.accounts.users import USER
+from edge.accounts.user_kind import USER
 from edge.accounts.views import View, present
 from edge.auth.tokens import Tokens
 from edge.delivery.messages import Messages
@@ -28,25 +29,17 @@ from edge.principal import Principal
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
 from edge.tenancy.user_facts import Facts, UserFacts
-from edge.tenancy.user_writes import (
-    AccessChange,
-    access_changes,
-    check_unique,
-    initial_password,
-    new_row,
-    write_access,
-)
 from storage import projects as project_store
 from storage import user_scopes as scopes
 from storage import users as store
 from storage import visibility
 from storage.database import Database
-from storage.records import AuditEvent, Org, Project, User
+from storage.records import AuditEvent, Project, User
 from storage.rows import Tx
 
 Row = dict[str, Any]
 Rows = list[Row]
-Changes = list[AccessChange]
+Changes = list[writes.AccessChange]
 TABLE = store.LIST
 SEARCHABLE = (*TABLE.fts_columns, *TABLE.json_columns)
 PERSONAL = {"email", "phone_number", "first_name", "middle_name", "last_name", "nickname"}
@@ -220,16 +213,16 @@ class Users:
         changes = self._access_changes(grants, body, project_id, org.id)
         _require_admin_fields(body, is_admin, ("restricted_custom_attributes", "is_active"))
         columns = kind.columns(body)
-        secret = await initial_password(body, columns.get("username") or columns["email"])
-        defaults = _defaults(org, project)
-        row = new_row(org.id, project_id, principal.actor, columns, defaults, secret)
+        secret = await kind.initial_password(body, columns.get("username") or columns["email"])
+        defaults = writes.defaults(org, project, USER.name)
+        row = kind.with_secret(org.id, project_id, principal.actor, columns, defaults, secret)
 
         def write(conn: Tx) -> None:
             logins = ("email_folded", "username_folded", "phone_folded")
-            check_unique(conn, org.id, row.id, {n: getattr(row, n) for n in logins})
+            kind.check_unique(conn, org.id, row.id, {n: getattr(row, n) for n in logins})
             store.create(conn, row)
             for change in changes:
-                write_access(conn, org.id, row.id, principal.actor, change)
+                writes.write_access(conn, org.id, row.id, USER.name, principal.actor, change)
 
         created = _event("user_created", principal, org.id, row.id, body)
         await self._db.write(audit.along(write, created))
@@ -257,10 +250,13 @@ class Users:
             columns.update(last_updated_date=clock.now_iso(), last_updated_by=principal.actor)
 
         def write(conn: Tx) -> bool:
-            check_unique(conn, user.org_id, user_id, columns)
+            kind.check_unique(conn, user.org_id, user_id, columns)
             if columns and not store.patch(conn, user_id, columns):
                 raise NotFound("User not found")
-            lost = [write_access(conn, user.org_id, user_id, principal.actor, c) for c in changes]
+            lost = [
+                writes.write_access(conn, user.org_id, user_id, USER.name, principal.actor, c)
+                for c in changes
+            ]
             return any(lost)
 
         updated = _event("user_updated", principal, user.org_id, user_id, body)
@@ -294,7 +290,7 @@ class Users:
     def _access_changes(
         self, grants: Caller, body: dict[str, Any], project_id: str | None, org_id: str
     ) -> Changes:
-        return access_changes(grants, body, project_id, org_id)
+        return writes.access_changes(grants, body, project_id, org_id, USER.name)
 
 
 def _require_admin_fields(body: dict[str, Any], is_admin: bool, names: Sequence[str]) -> None:
@@ -315,17 +311,6 @@ def _check_phone_change(user: User) -> None:
         raise ValidationError(
             "phone_number", "turn SMS MFA off before changing the phone number it uses"
         )
-
-
-def _defaults(org: Org, project: Project | None) -> Row:
-    """A new user's locale and delete protection, from the org (a project may override)."""
-    settings = dict(org.settings)
-    if project is not None:
-        settings.update(project.settings)
-    return {
-        "locale": settings.get("default_locale") or "en-US",
-        "is_delete_protected": bool(settings.get("user_delete_protection_on_by_default", False)),
-    }
 
 
 def _guard_query(grants: Caller, query: ListQuery, pii_hidden: bool) -> None:

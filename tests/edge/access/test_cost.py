@@ -16,9 +16,9 @@ import pytest
 from edge.access import holdings
 from edge.access.engine import Permissions
 from edge.access.standing import GroupStanding
-from edge.accounts.devices import DEVICE
+from edge.accounts.device_kind import DEVICE
 from edge.accounts.standing import relation
-from edge.accounts.users import USER
+from edge.accounts.user_kind import USER
 from edge.app import Site
 from edge.principal import Principal
 from storage import devices as device_store
