@@ -38,8 +38,9 @@ from api.schemas import (
     text,
 )
 from edge import fields
+from edge.accounts.lists import Filters
+from edge.accounts.user_kind import TABLE
 from edge.tenancy.pictures import MAX_BYTES
-from edge.tenancy.users import TABLE, UserFilters
 
 CRUD = obj({name: BOOL for name in ("can_create", "can_read", "can_update", "can_delete")})
 _LEVEL = {"is_admin": BOOL, "can_read": BOOL, "can_update": BOOL}
@@ -86,11 +87,11 @@ LISTABLE = listing.Listable(
 )
 
 
-def _filters(extras: dict[str, str]) -> UserFilters:
+def _filters(extras: dict[str, str]) -> Filters:
     def optional_flag(name: str) -> bool | None:
         return params.boolean(name, extras[name]) if name in extras else None
 
-    return UserFilters(
+    return Filters(
         group_id=extras.get("group_id") or None,
         project_id=extras.get("project_id") or None,
         role_id=extras.get("role_id") or None,

@@ -4,6 +4,7 @@ descriptive fields, API keys and certificates), over the flow all accounts share
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import fields as columns_of
 from typing import Any
 
@@ -17,9 +18,15 @@ from edge.ops.ca import ClientCredentials
 from storage import device_certificates as certificates
 from storage import devices as store
 from storage import users as user_store
+from storage import visibility
 from storage.records import Device, DeviceCertificate
 from storage.rows import Tx
+from storage.user_scopes import Clause
 
+TABLE = store.LIST
+# What the anonymous view shows: the only fields non-admins may filter or sort by when
+# the org hides personal information.
+ANONYMOUS_FIELDS = {"id", "name", "created_date", "last_updated_date", "is_delete_protected"}
 DESCRIPTIVE = ("manufacturer", "product", "site", "serial_number", "mac_address")
 # A new device's columns when neither the request nor the org says otherwise.
 DEVICE_DEFAULTS: Row = {
@@ -60,9 +67,19 @@ class DeviceKind:
     name = "device"
     noun = "Device"
     admin_acts = True
+    listing = TABLE
+    private = "device details"
 
     def login(self, row: Device) -> str:
         return row.name
+
+    def visible(self, account_id: str, grantees: Sequence[str]) -> Clause:
+        """Its owner sees it too."""
+        return visibility.devices(account_id, grantees)
+
+    def hidden(self, names: set[str]) -> list[str]:
+        """Everything the anonymous view does not show."""
+        return sorted(names - ANONYMOUS_FIELDS)
 
     def fields(self, row: Device, rel: Relation, extra: Row) -> Row:
         """The device, always with `open_tunnels`: its open tunnels (`extra['tunnels']`)

@@ -6,8 +6,12 @@ what differs; the user kind lives in `users.py`, the device kind in `devices.py`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
+
+from edge.listing import Table
+from storage.user_scopes import Clause
 
 Row = dict[str, Any]
 
@@ -63,6 +67,16 @@ class Kind(Protocol[A_contra]):
     # Whether an admin over the account may always update and delete it (devices); a user
     # who is an admin of another project stays out of reach of their home project's admins.
     admin_acts: bool
+    listing: Table  # its list: the fields, the full-text and the JSON columns
+    private: str  # what its anonymous view hides, as a refused filter names it
+
+    def visible(self, account_id: str, grantees: Sequence[str]) -> Clause:
+        """The rows of its list a caller who may not read them all sees (SQL)."""
+        ...
+
+    def hidden(self, names: set[str]) -> list[str]:
+        """The filter and sort names that would reveal what its anonymous view hides."""
+        ...
 
     def login(self, row: A_contra) -> str:
         """What the anonymous view shows as `username` (a device's name)."""

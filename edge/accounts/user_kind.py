@@ -4,6 +4,7 @@ MFA), over the flow all accounts share (edge/accounts/__init__.py)."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from dataclasses import fields as columns_of
 from typing import Any
@@ -14,10 +15,14 @@ from edge.accounts.kind import Relation, Row
 from edge.auth import hashing
 from edge.errors import Conflict, ValidationError
 from storage import users as store
+from storage import visibility
 from storage.records import User
 from storage.rows import Tx
+from storage.user_scopes import Clause
 
 MIN_USERNAME = 3
+TABLE = store.LIST
+PERSONAL = {"email", "phone_number", "first_name", "middle_name", "last_name", "nickname"}
 PROFILE_TEXT = ("first_name", "middle_name", "last_name", "nickname")
 
 OPTIONAL = (
@@ -70,9 +75,18 @@ class UserKind:
     name = "user"
     noun = "User"
     admin_acts = False
+    listing = TABLE
+    private = "personal information"
 
     def login(self, row: User) -> str:
         return row.username
+
+    def visible(self, account_id: str, grantees: Sequence[str]) -> Clause:
+        return visibility.users(account_id, grantees)
+
+    def hidden(self, names: set[str]) -> list[str]:
+        """Personal fields and custom attributes."""
+        return sorted(n for n in names if n in PERSONAL or "." in n)
 
     def fields(self, row: User, rel: Relation, extra: Row) -> Row:
         """The profile; the admin's view adds the password flags and `is_active`."""

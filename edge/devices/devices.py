@@ -20,15 +20,14 @@ from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
 from edge.accounts import device_kind as kind
-from edge.accounts import writes
+from edge.accounts import lists, writes
 from edge.accounts.device_kind import DEVICE, owns
 from edge.accounts.kind import Relation
+from edge.accounts.lists import Filters
 from edge.accounts.standing import relation
 from edge.accounts.views import View, present
 from edge.devices import credentials
-from edge.devices import device_lists as lists
 from edge.devices.credentials import Endpoints
-from edge.devices.device_lists import DeviceFilters
 from edge.devices.keys import DeviceKeys
 from edge.errors import Conflict, DeleteProtected, Denied, NotFound, ValidationError
 from edge.listing import CursorCodec, ListQuery, Page, fetch
@@ -141,14 +140,14 @@ class Devices:
         extra = {"last_seen": seen.get(device_id), "tunnels": tunnels}
         return present(target.grants, DEVICE, target.device, target.held, target.rel, view, extra)
 
-    async def list(self, principal: Principal, query: ListQuery, filters: DeviceFilters) -> Page:
+    async def list(self, principal: Principal, query: ListQuery, filters: Filters) -> Page:
         grants = self.grants(principal)
         pii = grants.pii_admin_only()
-        lists.guard_query(grants, query, pii)
-        conditions = lists.scope(grants, filters)
-        query = lists.normalized(query, conditions)
+        lists.guard_query(grants, DEVICE, query, pii)
+        conditions = lists.scope(grants, DEVICE, filters)
+        query = lists.normalized(DEVICE, query, conditions)
         sql, params = conditions.sql()
-        page = await fetch(self._db, lists.TABLE, query, sql, params)
+        page = await fetch(self._db, DEVICE.listing, query, sql, params)
         view = View(filters.project_id or principal.project_id, filters.group_id, pii)
         page.rows = self._present_page(grants, page.rows, view)
         return page

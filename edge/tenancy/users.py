@@ -8,31 +8,30 @@ what a caller sees by `edge/accounts/views.py`. A user the caller may not see at
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from edge import audit, clock, fields
+from edge import audit, clock
 from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
+from edge.accounts import lists, writes
 from edge.accounts import user_kind as kind
-from edge.accounts import writes
 from edge.accounts.kind import Relation
+from edge.accounts.lists import Filters
 from edge.accounts.standing import relation
 from edge.accounts.user_kind import USER
 from edge.accounts.views import View, present
 from edge.auth.tokens import Tokens
 from edge.delivery.messages import Messages
 from edge.errors import DeleteProtected, Denied, NotFound, ValidationError
-from edge.listing import CursorCodec, Filter, ListQuery, Page, fetch
+from edge.listing import CursorCodec, ListQuery, Page, fetch
 from edge.principal import Principal
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
 from edge.tenancy.user_facts import Facts, UserFacts
 from storage import projects as project_store
-from storage import user_scopes as scopes
 from storage import users as store
-from storage import visibility
 from storage.database import Database
 from storage.records import AuditEvent, Project, User
 from storage.rows import Tx
@@ -40,22 +39,6 @@ from storage.rows import Tx
 Row = dict[str, Any]
 Rows = list[Row]
 Changes = list[writes.AccessChange]
-TABLE = store.LIST
-SEARCHABLE = (*TABLE.fts_columns, *TABLE.json_columns)
-PERSONAL = {"email", "phone_number", "first_name", "middle_name", "last_name", "nickname"}
-ADMIN_FILTERS = {"is_active"}
-
-
-@dataclass(frozen=True)
-class UserFilters:
-    """The list parameters that are not columns: membership and admin status."""
-
-    group_id: str | None = None
-    project_id: str | None = None
-    role_id: str | None = None
-    is_group_admin: bool | None = None
-    is_project_admin: bool | None = None
-    exclude_admins: bool = False
 
 
 @dataclass
@@ -149,14 +132,14 @@ class Users:
                 facts.remember(principal, answer)
         return dict(answer)
 
-    async def list(self, principal: Principal, query: ListQuery, filters: UserFilters) -> Page:
+    async def list(self, principal: Principal, query: ListQuery, filters: Filters) -> Page:
         grants = self.grants(principal)
         pii = grants.pii_admin_only()
-        _guard_query(grants, query, pii)
-        conditions = self._scope(grants, filters)
-        query = _normalized(query, conditions)
+        lists.guard_query(grants, USER, query, pii)
+        conditions = lists.scope(grants, USER, filters)
+        query = lists.normalized(USER, query, conditions)
         sql, params = conditions.sql()
-        page = await fetch(self._db, TABLE, query, sql, params)
+        page = await fetch(self._db, USER.listing, query, sql, params)
         view = View(filters.project_id or principal.project_id, filters.group_id, pii)
         page.rows = await self._present_page(grants, page.rows, view)
         return page
@@ -172,34 +155,6 @@ class Users:
             rel = relation(grants, USER, row, held[row.id])
             extra = {"last_seen": seen.get(row.id)}
             out.append(present(grants, USER, row, held[row.id], rel, view, extra))
-        return out
-
-    def _scope(self, grants: Caller, filters: UserFilters) -> scopes.Conditions:
-        principal = grants.principal
-        out = scopes.Conditions()
-        out.add(scopes.in_org(principal.org_id or ""))
-        if principal.project_id:
-            out.add(scopes.in_home_project(principal.project_id))
-        if not grants.sees_all("user"):
-            out.add(visibility.users(principal.account_id, grants.grantees))
-        if filters.group_id:
-            out.add(scopes.member_of_group(filters.group_id, filters.is_group_admin))
-        elif filters.is_group_admin is not None:
-            raise ValidationError("is_group_admin", "applies only together with group_id")
-        if filters.project_id:
-            out.add(scopes.member_of_project(filters.project_id))
-        if filters.is_project_admin is not None:
-            project = filters.project_id or principal.project_id
-            if not project:
-                raise ValidationError(
-                    "is_project_admin", "applies only with project_id or in a project session"
-                )
-            out.add(scopes.project_admin(project, filters.is_project_admin))
-        if filters.role_id:
-            out.add(scopes.holds_role(filters.role_id))
-        if filters.exclude_admins and (filters.group_id or filters.project_id):
-            if not grants.is_admin_anywhere():
-                out.add(scopes.not_admins())
         return out
 
     # -- writing -------------------------------------------------------------------------
@@ -311,43 +266,6 @@ def _check_phone_change(user: User) -> None:
         raise ValidationError(
             "phone_number", "turn SMS MFA off before changing the phone number it uses"
         )
-
-
-def _guard_query(grants: Caller, query: ListQuery, pii_hidden: bool) -> None:
-    """Admin-only fields, and personal ones when the org hides them, are not filter keys
-    for those who may not see them: a filter would reveal what the response omits."""
-    names = {f.field for f in query.filters} | {query.order_by}
-    if names & ADMIN_FILTERS and not grants.is_admin_anywhere():
-        raise Denied("is_active: only admins may filter or sort by it")
-    if pii_hidden and not grants.is_admin_anywhere():
-        personal = {n for n in names if n in PERSONAL or "." in n}
-        if personal or query.search:
-            name = sorted(personal)[0] if personal else "search"
-            raise Denied(f"{name}: only admins may search personal information in this org")
-
-
-def _normalized(query: ListQuery, conditions: scopes.Conditions) -> ListQuery:
-    """Phone filters compare cleaned numbers; search moves into the scope, so it can reach
-    custom attributes, which the full-text index does not hold."""
-    filters = tuple(_clean_phone(f) for f in query.filters)
-    chosen = query.search_fields or SEARCHABLE
-    unknown = [n for n in chosen if n not in SEARCHABLE]
-    if unknown:  # without `search` too: a misspelt field is a 400 wherever it is named
-        raise ValidationError(
-            "search_fields",
-            f"'{unknown[0]}' is not searchable (choose from {', '.join(SEARCHABLE)})",
-        )
-    if query.search:
-        fts = [n for n in chosen if n in TABLE.fts_columns]
-        json_columns = [n for n in chosen if n in TABLE.json_columns]
-        conditions.add(scopes.search(query.search, fts, json_columns))
-    return replace(query, filters=filters, search=None, search_fields=())
-
-
-def _clean_phone(item: Filter) -> Filter:
-    if item.field == "phone_number" and item.op in ("eq", "sw", "contains"):
-        return Filter(item.field, item.op, fields.clean_phone(str(item.value)))
-    return item
 
 
 def _event(

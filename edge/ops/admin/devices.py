@@ -36,9 +36,9 @@ BUNDLE = "for MQTT over TLS: edge device bundle {id} --out DIR (a certificate an
 
 
 def _members(group: str | None, project: str | None) -> Any:
-    from edge.devices.device_lists import DeviceFilters
+    from edge.accounts.lists import Filters
 
-    return DeviceFilters(group_id=group, project_id=project)
+    return Filters(group_id=group, project_id=project)
 
 
 async def find(operator: Operator, given: str) -> str:

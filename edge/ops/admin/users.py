@@ -61,9 +61,9 @@ async def _find(operator: Operator, given: str) -> str:
 
 
 def _members(group: str | None, project: str | None) -> Any:
-    from edge.tenancy.users import UserFilters
+    from edge.accounts.lists import Filters
 
-    return UserFilters(group_id=group, project_id=project)
+    return Filters(group_id=group, project_id=project)
 
 
 USERS = Kind(
