@@ -39,8 +39,8 @@ from api.schemas import (
 )
 from edge import fields
 from edge.accounts.lists import Filters
+from edge.accounts.pictures import MAX_BYTES
 from edge.accounts.user_kind import TABLE
-from edge.tenancy.pictures import MAX_BYTES
 
 CRUD = obj({name: BOOL for name in ("can_create", "can_read", "can_update", "can_delete")})
 _LEVEL = {"is_admin": BOOL, "can_read": BOOL, "can_update": BOOL}

@@ -1,7 +1,7 @@
 """`edge admin users list|create|show|suspend|resume|reset|unlock`, and the older names
 `edge admin reset-password` and `edge admin unlock` (the same handlers).
 
-Each verb calls what the HTTP interface calls (edge/tenancy/users.py), as the operator:
+Each verb calls what the HTTP interface calls (edge/accounts/users.py), as the operator:
 - list: GET /v2/users; create: POST /v2/users (audited `user_created`);
 - show: GET /v2/users/{id};
 - suspend / resume: PATCH /v2/users/{id} with is_active false / true (audited
