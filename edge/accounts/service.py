@@ -27,7 +27,7 @@ from edge.accounts import lists, views, writes
 from edge.accounts.kind import A, Account, Kind, Relation, Row
 from edge.accounts.lists import Filters
 from edge.accounts.views import View
-from edge.errors import DeleteProtected, Denied, NotFound, ValidationError
+from edge.errors import Denied, NotFound, ValidationError
 from edge.listing import CursorCodec, ListQuery, Page, fetch
 from edge.principal import Principal
 from edge.tenancy.orgs import Orgs
@@ -197,11 +197,14 @@ class Accounts(ABC, Generic[A]):
         """To the trash unless `permanent` (edge/tenancy/trash.py)."""
         target = self.target(principal, account_id)
         self.require(target, "delete")
-        if force and not target.rel.admin:
-            raise Denied("force: only admins may force a delete")
-        if target.account.is_delete_protected and not force:
-            raise DeleteProtected(self.kind.noun)
-        await self._trash.delete(principal, self.kind.name, target.account, permanent=permanent)
+        await self._trash.delete(
+            principal,
+            self.kind.name,
+            target.account,
+            force=force,
+            may_force=target.rel.admin,
+            permanent=permanent,
+        )
 
     # -- the audit log -------------------------------------------------------------------
     def event(

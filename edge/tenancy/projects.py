@@ -16,7 +16,7 @@ from edge.access import values as access_values
 from edge.access.engine import Caller, Permissions
 from edge.access.standing import ProjectStanding, project_standing
 from edge.auth.tokens import Lifetimes
-from edge.errors import AliasTaken, Conflict, DeleteProtected, Denied, NotFound, ValidationError
+from edge.errors import AliasTaken, Conflict, Denied, NotFound, ValidationError
 from edge.listing import CursorCodec, ListQuery, Page, fetch
 from edge.principal import Principal
 from edge.tenancy.orgs import LOGIN_FIELDS, Orgs, Rule
@@ -178,11 +178,9 @@ class Projects:
         _, current, where = self.open(principal, project_id)
         if not where.delete:
             raise Denied("Not permitted to delete this project")
-        if force and not where.admin:
-            raise Denied("force: only admins may force a delete")
-        if current.is_delete_protected and not force:
-            raise DeleteProtected("Project")
-        await self._trash.delete(principal, "project", current, permanent=permanent)
+        await self._trash.delete(
+            principal, "project", current, force=force, may_force=where.admin, permanent=permanent
+        )
 
     async def _apply(self, principal: Principal, current: Project, body: dict[str, Any]) -> None:
         changes = {n: rule(n, body[n]) for n, rule in COLUMNS.items() if n in body}
