@@ -19,7 +19,6 @@ from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
 from edge.accounts import device_kind as kind
-from edge.accounts import writes
 from edge.accounts.device_kind import DEVICE, owns
 from edge.accounts.kind import Relation, Row
 from edge.accounts.service import Accounts, Memo, require_admin_fields
@@ -102,11 +101,8 @@ class Devices(Accounts[Device]):
     # -- writing -------------------------------------------------------------------------
     async def create(self, principal: Principal, body: dict[str, Any]) -> Row:
         """A new device and its credentials (NewDeviceSchema), shown this once."""
-        grants = self.grants(principal)
-        org = self._orgs.get_row(principal.org_id or "")
-        project = self.home_project(principal, body.get("project_id"))
-        project_id = project.id if project else None
-        grants.require("device", "create", project_id=project_id)
+        creation = self.creating(principal, body)
+        grants, org, project_id = creation.grants, creation.org, creation.project_id
         admin = grants.is_project_admin(project_id)
         require_admin_fields(body, admin, ADMIN_ONLY)
         changes = self.access_changes(grants, body, project_id, org.id)
@@ -116,8 +112,12 @@ class Devices(Accounts[Device]):
         owner_given = "owner_id" in body
         kind.owner_on_create(principal.account_id, principal.kind, body.get("owner_id"), admin)
         key, key_hash = credentials.new_api_key()
-        defaults = writes.defaults(org, project, DEVICE.name)
-        values = {**defaults, **columns, "project_id": project_id, "api_key_hash": key_hash}
+        values = {
+            **creation.defaults,
+            **columns,
+            "project_id": project_id,
+            "api_key_hash": key_hash,
+        }
         row = kind.new_device(org.id, principal.actor, values)
         if not owner_given and principal.kind == "user" and self._setting(row, CREATORS_ARE_OWNERS):
             row = replace(row, owner_id=principal.account_id)

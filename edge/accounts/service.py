@@ -34,7 +34,7 @@ from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
 from storage import projects as project_store
 from storage.database import Database
-from storage.records import AuditEvent, Project
+from storage.records import AuditEvent, Org, Project
 from storage.rows import Tx
 
 Rows = list[Row]
@@ -47,6 +47,14 @@ class Target(Generic[A]):
     account: A
     held: Holdings
     rel: Relation
+
+
+@dataclass(frozen=True)
+class Creation:
+    grants: Caller
+    org: Org
+    project_id: str | None
+    defaults: Row  # from the org's settings, or its project's (edge/accounts/writes.py)
 
 
 class Accounts(ABC, Generic[A]):
@@ -145,6 +153,16 @@ class Accounts(ABC, Generic[A]):
             writes.write_access(conn, account.org_id, account.id, name, actor, c) for c in changes
         ]
         return any(lost)
+
+    def creating(self, principal: Principal, body: Mapping[str, Any]) -> Creation:
+        """Who creates an account, in which org and project (see `home_project`), with
+        which defaults; refused unless the caller may create this kind there."""
+        grants = self.grants(principal)
+        org = self._orgs.get_row(principal.org_id or "")
+        project = self.home_project(principal, body.get("project_id"))
+        project_id = project.id if project else None
+        grants.require(self.kind.name, "create", project_id=project_id)
+        return Creation(grants, org, project_id, writes.defaults(org, project, self.kind.name))
 
     def home_project(self, principal: Principal, given: Any) -> Project | None:
         """The project a new account is created in: the session's, or `project_id` if given."""

@@ -15,7 +15,6 @@ from edge import audit, clock
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
 from edge.accounts import user_kind as kind
-from edge.accounts import writes
 from edge.accounts.kind import Relation, Row
 from edge.accounts.service import Accounts, Memo, Target, require_admin_fields
 from edge.accounts.standing import relation
@@ -102,18 +101,16 @@ class Users(Accounts[User]):
 
     # -- writing -------------------------------------------------------------------------
     async def create(self, principal: Principal, body: dict[str, Any]) -> str:
-        grants = self.grants(principal)
-        org = self._orgs.get_row(principal.org_id or "")
-        project = self.home_project(principal, body.get("project_id"))
-        project_id = project.id if project else None
-        grants.require("user", "create", project_id=project_id)
+        creation = self.creating(principal, body)
+        grants, org, project_id = creation.grants, creation.org, creation.project_id
         is_admin = grants.is_org_admin or grants.project(project_id).is_admin
         changes = self.access_changes(grants, body, project_id, org.id)
         require_admin_fields(body, is_admin, ("restricted_custom_attributes", "is_active"))
         columns = kind.columns(body)
         secret = await kind.initial_password(body, columns.get("username") or columns["email"])
-        defaults = writes.defaults(org, project, USER.name)
-        row = kind.with_secret(org.id, project_id, principal.actor, columns, defaults, secret)
+        row = kind.with_secret(
+            org.id, project_id, principal.actor, columns, creation.defaults, secret
+        )
 
         def write(conn: Tx) -> None:
             logins = ("email_folded", "username_folded", "phone_folded")
