@@ -22,8 +22,8 @@ from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import Handler, Route, principal
 from api.schemas import OBJECT, Schema, integer, obj, text
+from edge.accounts.pictures import MAX_BYTES
 from edge.tenancy.account import MAX_WIDGETS, TABLES, AccessOptions
-from edge.tenancy.pictures import MAX_BYTES
 
 _LISTS = {
     "project": listing.Listable(

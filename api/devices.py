@@ -40,18 +40,18 @@ from api.schemas import (
     text,
 )
 from api.users import ORG_PERMISSIONS, PROJECT_PERMISSIONS
-from edge.devices import device_rules
+from edge import fields
+from edge.accounts.device_kind import DESCRIPTIVE, TABLE
+from edge.accounts.lists import Filters
 from edge.devices.credentials import ROOT_CA_PATH
-from edge.devices.device_lists import TABLE, DeviceFilters
-from edge.tenancy import user_rules
 
 _FIELDS: dict[str, Schema] = {
     "name": text(),
     "owner_id": NULLABLE_STR,
-    **dict.fromkeys(device_rules.DESCRIPTIVE, nullable(text(required=False))),
+    **dict.fromkeys(DESCRIPTIVE, nullable(text(required=False))),
     "locale": LOCALE,
     "zoneinfo": TIME_ZONE,
-    "picture": nullable(text(user_rules.MAX_URL, required=False)),
+    "picture": nullable(text(fields.MAX_URL, required=False)),
     "tags": TAG_LIST,
     "is_active": BOOL,
     "is_delete_protected": BOOL,
@@ -71,11 +71,11 @@ PEM = "application/x-pem-file"
 TEXT = "text/plain"
 
 
-def _filters(extras: dict[str, str]) -> DeviceFilters:
+def _filters(extras: dict[str, str]) -> Filters:
     def optional_flag(name: str) -> bool | None:
         return params.boolean(name, extras[name]) if name in extras else None
 
-    return DeviceFilters(
+    return Filters(
         group_id=extras.get("group_id") or None,
         project_id=extras.get("project_id") or None,
         role_id=extras.get("role_id") or None,

@@ -21,10 +21,10 @@ from api.schemas import (
     integer,
     obj,
 )
-from edge.tenancy.orgs import LOGIN_FIELDS, RANGES, SETTINGS
 from edge.tenancy.orgs import TABLE as ORG_TABLE
+from edge.tenancy.settings import LOGIN_FIELDS, RANGES, SETTINGS
 
-# Each setting's schema: its type and the rule edge/tenancy/orgs.py holds it to.
+# Each setting's schema: its type and the rule edge/tenancy/settings.py holds it to.
 SETTING_SCHEMAS: dict[str, Schema] = {
     **{name: BOOL for name, (default, _) in SETTINGS.items() if isinstance(default, bool)},
     **{name: integer(low, high) for name, (low, high) in RANGES.items()},

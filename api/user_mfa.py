@@ -22,8 +22,8 @@ def _remover(kind: str) -> Handler:
     async def remove(request: web.Request) -> web.Response:
         services = request.app[SERVICES]
         target = services.users.target(principal(request), request.match_info["user_id"])
-        mfa.require_admin_over(target)
-        await services.mfa.remove(target.user, kind, recovery_code=None, by_admin=True)
+        services.users.require_admin_over(target)
+        await services.mfa.remove(target.account, kind, recovery_code=None, by_admin=True)
         return json_response({"message": "Success"})
 
     return remove
@@ -32,18 +32,18 @@ def _remover(kind: str) -> Handler:
 async def send_recovery(request: web.Request) -> web.Response:
     services = request.app[SERVICES]
     target = services.users.target(principal(request), request.match_info["user_id"])
-    mfa.require_admin_over(target)
+    services.users.require_admin_over(target)
     template_id = request.query.get("template_id") or None
-    hours = mfa.reset_hours(services.orgs, target.user)
-    await mfa.send_recovery(services.db, services.messages, target.user, hours, template_id)
+    hours = mfa.reset_hours(services.orgs, target.account)
+    await mfa.send_recovery(services.db, services.messages, target.account, hours, template_id)
     return json_response({"message": "Success"})
 
 
 async def clear_sign_in_blocks(request: web.Request) -> web.Response:
     services = request.app[SERVICES]
     target = services.users.target(principal(request), request.match_info["user_id"])
-    mfa.require_admin_over(target)
-    cleared = await services.signin.throttle.clear(f"user:{target.user['id']}")
+    services.users.require_admin_over(target)
+    cleared = await services.signin.throttle.clear(f"user:{target.account['id']}")
     return json_response({"message": f"Cleared {cleared} sign-in block(s)"})
 
 

@@ -37,9 +37,10 @@ from api.schemas import (
     obj,
     text,
 )
-from edge.tenancy import user_rules
-from edge.tenancy.pictures import MAX_BYTES
-from edge.tenancy.users import TABLE, UserFilters
+from edge import fields
+from edge.accounts.lists import Filters
+from edge.accounts.pictures import MAX_BYTES
+from edge.accounts.user_kind import TABLE
 
 CRUD = obj({name: BOOL for name in ("can_create", "can_read", "can_update", "can_delete")})
 _LEVEL = {"is_admin": BOOL, "can_read": BOOL, "can_update": BOOL}
@@ -59,7 +60,7 @@ _PROFILE: dict[str, Schema] = {
     "email": EMAIL,
     "phone_number": PHONE,
     **dict.fromkeys(("first_name", "middle_name", "last_name", "nickname"), PROFILE_NAME),
-    "picture": nullable(text(user_rules.MAX_URL, required=False)),
+    "picture": nullable(text(fields.MAX_URL, required=False)),
     "locale": LOCALE,
     "zoneinfo": TIME_ZONE,
     "tags": TAG_LIST,
@@ -86,11 +87,11 @@ LISTABLE = listing.Listable(
 )
 
 
-def _filters(extras: dict[str, str]) -> UserFilters:
+def _filters(extras: dict[str, str]) -> Filters:
     def optional_flag(name: str) -> bool | None:
         return params.boolean(name, extras[name]) if name in extras else None
 
-    return UserFilters(
+    return Filters(
         group_id=extras.get("group_id") or None,
         project_id=extras.get("project_id") or None,
         role_id=extras.get("role_id") or None,

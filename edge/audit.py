@@ -119,26 +119,6 @@ def event(
     )
 
 
-def changed_fields(body: Mapping[str, Any]) -> dict[str, Any]:
-    """What a create or update of an account records: the names of the fields sent (never
-    their values), and the values that change its standing: `is_active` (suspension),
-    admin status given or taken through `org_permissions` / `project_permissions`
-    (`org_admin`, `project_admin`), and a device's `iot_scopes` (no secret: the topics it
-    may use)."""
-    details: dict[str, Any] = {
-        "fields": sorted(k for k in body if not any(w in k for w in SECRET_WORDS))
-    }
-    if "is_active" in body:
-        details["is_active"] = bool(body["is_active"])
-    for block, name in (("org_permissions", "org_admin"), ("project_permissions", "project_admin")):
-        given = body.get(block)
-        if isinstance(given, Mapping) and "is_admin" in given:
-            details[name] = bool(given["is_admin"])
-    if isinstance(body.get("iot_scopes"), Mapping):
-        details["iot_scopes"] = sorted(str(scope) for scope in body["iot_scopes"])
-    return details
-
-
 def _clean(details: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in details.items() if not any(word in k.lower() for word in SECRET_WORDS)}
 

@@ -1,12 +1,16 @@
-"""Value rules shared by every resource: names, aliases, tags, locales, addresses, ranges.
+"""Value rules shared by every resource: names, aliases, tags, locales, time zones,
+addresses, phone numbers, custom attributes, ranges.
 
 Each rule returns the normalized value or raises ValidationError naming the field.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+import zoneinfo
+from functools import lru_cache
 from typing import Any
 
 from edge import ids
@@ -16,10 +20,14 @@ MAX_NAME = 128
 MAX_DESCRIPTION = 2048
 MAX_TAGS = 64
 MAX_TAG = 128
+MAX_URL = 2048
+MAX_ATTRIBUTES_BYTES = 64 * 1024
 _ALIAS = re.compile(r"^[a-z0-9][a-z0-9_\-]{1,62}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 _LOCALE = re.compile(r"^[a-z]{2,3}(-[A-Z][a-z]{3})?(-([A-Z]{2}|[0-9]{3}))?$")
 _ORG_NAME_PUNCT = set(" .,_-")
+_PHONE = re.compile(r"^\+[1-9][0-9]{6,14}$")
+_PHONE_SEPARATORS = re.compile(r"[\s\-.()/]")
 # Never part of a name that identifies someone or something: C0 and C1 controls (NUL, line
 # breaks, escape sequences that rewrite a terminal or a log), bidirectional formatting
 # (U+202E makes 'adminexe.txt' display as 'admintxt.exe'), line and paragraph separators,
@@ -173,3 +181,62 @@ def choices(field: str, value: Any, allowed: tuple[str, ...]) -> list[str]:
         if item not in allowed:
             raise ValidationError(field, f"'{item}' is not one of {', '.join(allowed)}")
     return list(dict.fromkeys(value))
+
+
+def optional_text(field: str, value: Any, max_length: int = MAX_NAME) -> str | None:
+    """Text that may be absent: None, and empty text, stand for no value."""
+    if value is None:
+        return None
+    return text(field, value, max_length=max_length, required=False) or None
+
+
+@lru_cache(maxsize=1)
+def _zones() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones() | {"UTC"})
+
+
+def zone(field: str, value: Any) -> str:
+    name = text(field, value, max_length=64)
+    if name not in _zones():
+        raise ValidationError(field, "must be an IANA time zone such as Europe/Paris")
+    return name
+
+
+def attributes(field: str, value: Any) -> dict[str, Any]:
+    """A custom-attributes object, within the size it may take stored as JSON."""
+    given = mapping(field, value)
+    stored = json.dumps(given, separators=(",", ":"))
+    if len(stored.encode()) > MAX_ATTRIBUTES_BYTES:
+        raise ValidationError(field, f"must be at most {MAX_ATTRIBUTES_BYTES} bytes as JSON")
+    return given
+
+
+def looks_like_phone(value: str) -> bool:
+    return bool(_PHONE.match(clean_phone(value)))
+
+
+def clean_phone(value: str) -> str:
+    """A phone number without separators: '+1 (555) 010-2000' -> '+15550102000'."""
+    cleaned = _PHONE_SEPARATORS.sub("", value.strip())
+    return "+" + cleaned[2:] if cleaned.startswith("00") else cleaned
+
+
+def phone(field: str, value: Any) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str):
+        raise ValidationError(field, "must be a string")
+    number = clean_phone(value)
+    if not _PHONE.match(number):
+        raise ValidationError(field, "must be an international phone number such as +15550102000")
+    return number
+
+
+def login_key(login: str) -> str:
+    """A login as lookups and the sign-in throttle see it: a phone number without its
+    punctuation ('+1 (555) 010-2000' -> '+15550102000'), anything else case-folded."""
+    given = login.strip()
+    try:
+        return phone("username", given) or given.casefold()
+    except ValidationError:
+        return given.casefold()

@@ -8,6 +8,9 @@ from edge import clock
 from edge.access.engine import Caller, Permissions
 from edge.access.kinds import GroupAccessKind, ProjectAccessKind, RoleAccessKind, sees_role
 from edge.access.objects import AccessObjects
+from edge.accounts.devices import Devices
+from edge.accounts.pictures import Pictures
+from edge.accounts.users import Users
 from edge.audit import Audit
 from edge.auth.keys import KeyRing
 from edge.auth.mfa import Mfa
@@ -26,7 +29,6 @@ from edge.delivery.email_templates import EmailTemplates
 from edge.delivery.messages import Messages
 from edge.delivery.outbox_worker import OutboxWorker
 from edge.devices.credentials import Endpoints
-from edge.devices.devices import Devices
 from edge.devices.directory import DeviceDirectory
 from edge.devices.keys import DeviceKeys
 from edge.devices.last_seen import LastSeen
@@ -44,11 +46,9 @@ from edge.tenancy.account import Account
 from edge.tenancy.groups import Groups
 from edge.tenancy.my_org import MyOrg
 from edge.tenancy.orgs import Orgs
-from edge.tenancy.pictures import Pictures
 from edge.tenancy.projects import Projects
 from edge.tenancy.roles import Roles
 from edge.tenancy.trash import Trash
-from edge.tenancy.users import Users
 from edge.tunnels.limits import Limits as TunnelLimits
 from edge.tunnels.relay import Hub
 from edge.tunnels.tunnels import Tunnels
@@ -133,6 +133,8 @@ class Services:
         devices = Devices(db, cursors, orgs, permissions, trash, site_ca, endpoints, device_keys)
 
         def reads(caller: Caller, kind: str, grantee_id: str) -> bool:
+            """Access goes only to accounts and roles the caller can read (the reach rule,
+            edge/accounts/service.py)."""
             if kind == "role":
                 return sees_role(permissions, db, caller, grantee_id)
             return (users if kind == "user" else devices).readable(caller, grantee_id)

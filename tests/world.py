@@ -90,9 +90,9 @@ from urllib.parse import quote
 
 import pytest
 
+from edge.accounts.device_kind import new_device
 from edge.app import Site, open_site
 from edge.devices import credentials
-from edge.devices.device_writes import new_device
 from edge.principal import Principal
 from storage import devices as device_store
 from storage import staff

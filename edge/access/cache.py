@@ -1,6 +1,6 @@
 """Values kept in memory between requests, dropped whenever an epoch moves: callers
 (keyed by principal, under the access epoch) and what a GET of a user shows about them
-(`edge/tenancy/user_facts.py`, under the access and users epochs).
+(`edge/accounts/user_facts.py`, under the access and users epochs).
 
 Building a caller costs two point queries (roles held, org-level access); each target
 the caller then touches costs one more. Keeping callers saves that work for every later

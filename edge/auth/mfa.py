@@ -20,10 +20,9 @@ from edge import audit, clock
 from edge.auth import reset_tokens
 from edge.auth.tokens import Tokens
 from edge.delivery.messages import Messages
-from edge.errors import Denied, NotFound, Unauthenticated, ValidationError
+from edge.errors import Denied, Unauthenticated, ValidationError
 from edge.principal import Principal
 from edge.tenancy.orgs import Orgs
-from edge.tenancy.users import Target
 from storage import mfa as store
 from storage import users
 from storage.database import Database
@@ -179,16 +178,6 @@ class Mfa:
         if row is None or not row["is_active"]:
             raise Unauthenticated("Account is not active")
         return row
-
-
-def require_admin_over(target: Target) -> None:
-    """Org admins, project admins, and group admins over members of their groups (not over
-    admins), may remove a user's MFA or start their account recovery."""
-    if target.rel.admin and not target.rel.is_self:
-        return
-    if not target.rel.read:
-        raise NotFound("User not found")
-    raise Denied("Only an admin over this user may do this")
 
 
 async def send_recovery(

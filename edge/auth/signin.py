@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from edge import audit, clock
+from edge import audit, clock, fields
 from edge.auth import hashing, mfa
 from edge.auth.challenges import Challenges
 from edge.auth.mfa import Mfa
@@ -29,7 +29,6 @@ from edge.errors import Denied, Unauthenticated, ValidationError
 from edge.principal import Principal
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.projects import Projects
-from edge.tenancy.user_rules import login_key
 from storage import credentials, staff, users
 from storage.database import Database
 from storage.records import AuditEvent, Org, Project, User
@@ -126,7 +125,7 @@ class SignIn:
     ) -> dict[str, Any]:
         org, project = self._projects.resolve_client(client_id)
         account = self._projects.find_login(org, project, login)
-        key = f"user:{account['id']}" if account else f"login:{org['id']}:{login_key(login)}"
+        key = f"user:{account['id']}" if account else f"login:{org['id']}:{fields.login_key(login)}"
         await self._password(key, account, password, address, _failed(org["id"], "user", account))
         assert account is not None
         if not account["is_active"] or not org["is_active"]:

@@ -12,11 +12,10 @@ import secrets
 from datetime import timedelta
 from typing import Any
 
-from edge import audit, clock
+from edge import audit, clock, fields
 from edge.auth import mfa
 from edge.delivery.messages import Messages
 from edge.errors import ValidationError
-from edge.tenancy import user_rules
 from edge.tenancy.orgs import Orgs
 from storage import mfa as store
 from storage.database import Database
@@ -44,7 +43,7 @@ class SmsMfa:
         return await self._phase_two(user, code, _truthy(form.get("set_preferred")))
 
     async def _phase_one(self, user: User, phone_number: str) -> dict[str, Any]:
-        phone = user_rules.phone("phone_number", phone_number)
+        phone = fields.phone("phone_number", phone_number)
         if not phone:
             raise ValidationError("phone_number", "is required")
         code = new_code()

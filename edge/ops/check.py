@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from edge import clock
+from edge import clock, fields
 from edge.ops import ca, site_keys
 from edge.printable import for_log
-from edge.tenancy.user_rules import looks_like_phone
 from storage import layout, migrate, snapshot, throttle, users
 
 Echo = Callable[[str], None]
@@ -180,7 +179,7 @@ def _logins(data_dir: Path) -> list[Finding]:
             ),
         )
         for r in rows
-        if r["second"] or looks_like_phone(str(r["value"]))
+        if r["second"] or fields.looks_like_phone(str(r["value"]))
     ]
     return found or [Finding("ok", "logins", "every login value names one account")]
 

@@ -22,7 +22,7 @@ from edge import audit, clock, fields, ids
 from edge.access import values as access_values
 from edge.access.engine import Permissions
 from edge.access.standing import GroupStanding
-from edge.errors import DeleteProtected, Denied, NotFound
+from edge.errors import Denied, NotFound
 from edge.listing import CursorCodec, ListQuery, Page, fetch
 from edge.principal import Principal
 from edge.tenancy import settings
@@ -136,11 +136,10 @@ class Groups:
         standing = self._open(principal, group_id)
         standing.require("delete")
         group = standing.group
-        if force and not standing.caller.is_project_admin(group.project_id):
-            raise Denied("Only admins may force a delete")
-        if group.is_delete_protected and not force:
-            raise DeleteProtected("Group")
-        await self._trash.delete(principal, "group", group, permanent=permanent)
+        admin = standing.caller.is_project_admin(group.project_id)
+        await self._trash.delete(
+            principal, "group", group, force=force, may_force=admin, permanent=permanent
+        )
 
     def _open(self, principal: Principal, group_id: str) -> GroupStanding:
         org_id = require_org(principal)

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from edge import clock, fields
+from edge import clock
 from edge.access.engine import Permissions
 from edge.errors import Denied, NotFound
 from edge.principal import Principal
-from edge.tenancy.orgs import COLUMNS, SETTINGS, Orgs, present
+from edge.tenancy.orgs import COLUMNS, Orgs, present
+from edge.tenancy.settings import validated
 from storage import orgs as store
 from storage.database import Database
 from storage.rows import Tx
@@ -56,7 +57,7 @@ class MyOrg:
         current = self._orgs.get_row(org_id)
         changes = _columns(body)
         changes.update(
-            settings={**current.settings, **_settings(body)},
+            settings={**current.settings, **validated(body, PATCHABLE_SETTINGS)},
             last_updated_date=clock.now_iso(),
             last_updated_by=principal.actor,
         )
@@ -78,13 +79,4 @@ def _columns(body: Row) -> Row:
     out = {name: COLUMNS[name](name, body[name]) for name in PATCHABLE_COLUMNS if name in body}
     if "name" in out:
         out["name_folded"] = out["name"].casefold()
-    return out
-
-
-def _settings(body: Row) -> Row:
-    out = {}
-    for name in PATCHABLE_SETTINGS:
-        if name in body:
-            value = fields.normalize_locale(body[name]) if name == "default_locale" else body[name]
-            out[name] = SETTINGS[name][1](name, value)
     return out

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from edge import audit, clock, fields, ids
 from edge.access import values as access_values
+from edge.accounts.user_kind import new_user
 from edge.auth import hashing
 from edge.auth.tokens import Lifetimes
 from edge.errors import AliasTaken, DeleteProtected, Denied, NotFound, ValidationError
 from edge.listing import CursorCodec, ListQuery, Page, fetch
 from edge.principal import Principal
-from edge.tenancy.user_writes import new_user
+from edge.tenancy.settings import SETTINGS, Rule, of_org, validated
 from storage import access as access_store
 from storage import aliases
 from storage import orgs as store
@@ -22,52 +22,7 @@ from storage.database import Database
 from storage.records import AuditEvent, Org, User
 from storage.rows import Tx
 
-LOGIN_FIELDS = ("username", "email", "phone_number")
 TABLE = store.LIST
-Rule = Callable[[str, Any], Any]
-
-
-def _range(low: int, high: int) -> Rule:
-    return lambda field, value: fields.integer(field, value, low, high)
-
-
-def _logins(field: str, value: Any) -> list[str]:
-    return fields.choices(field, value, LOGIN_FIELDS)
-
-
-# The whole-number settings' ranges (also published in the OpenAPI document).
-RANGES: dict[str, tuple[int, int]] = {
-    "reset_token_expire_hours": (1, 168),
-    "access_token_expire_hours": (1, 24),
-    "refresh_token_expire_hours": (1, 8760),
-    "session_expire_mins": (3, 15),
-    "max_roles_per_user": (1, 10000),
-}
-# Settings kept in the org's settings document: default and rule, declared once.
-SETTINGS: dict[str, tuple[Any, Rule]] = {
-    "mfa_required": (False, fields.boolean),
-    "use_legacy_data_and_files_permissions": (False, fields.boolean),
-    "groups_require_delete_permission_to_put_data_by_default": (False, fields.boolean),
-    "device_owners_have_admin_access": (False, fields.boolean),
-    "device_owners_can_tunnel": (False, fields.boolean),
-    "device_creators_are_owners_by_default": (False, fields.boolean),
-    "project_delete_protection_on_by_default": (False, fields.boolean),
-    "group_delete_protection_on_by_default": (False, fields.boolean),
-    "role_delete_protection_on_by_default": (False, fields.boolean),
-    "user_delete_protection_on_by_default": (False, fields.boolean),
-    "device_delete_protection_on_by_default": (False, fields.boolean),
-    "pii_admin_only": (False, fields.boolean),
-    "default_locale": ("en-US", fields.locale),
-    "default_from_address": ("no-reply@edge.local", fields.email),
-    "reset_token_expire_hours": (24, _range(*RANGES["reset_token_expire_hours"])),
-    "access_token_expire_hours": (1, _range(*RANGES["access_token_expire_hours"])),
-    "refresh_token_expire_hours": (24, _range(*RANGES["refresh_token_expire_hours"])),
-    "session_expire_mins": (5, _range(*RANGES["session_expire_mins"])),
-    "allowed_login_fields": (list(LOGIN_FIELDS), _logins),
-    "custom_settings": ({}, fields.mapping),
-    "ui_config": ({}, fields.mapping),
-    "max_roles_per_user": (20, _range(*RANGES["max_roles_per_user"])),
-}
 COLUMNS: dict[str, Rule] = {
     "name": fields.org_name,
     "description": lambda f, v: fields.text(
@@ -113,7 +68,7 @@ class Orgs:
         return page
 
     def lifetimes(self, org: Org) -> Lifetimes:
-        settings = _settings(org)
+        settings = of_org(org)
         return Lifetimes(
             access=timedelta(hours=settings["access_token_expire_hours"]),
             refresh=timedelta(hours=settings["refresh_token_expire_hours"]),
@@ -153,7 +108,7 @@ class Orgs:
         _require_staff(principal)
         current = self.get_row(org_id)
         changes = _validated_columns(body)
-        changes["settings"] = {**_settings(current), **_validated_settings(body)}
+        changes["settings"] = {**of_org(current), **validated(body)}
         if "name" in changes:
             changes["name_folded"] = changes["name"].casefold()
         changes.update(last_updated_date=clock.now_iso(), last_updated_by=principal.actor)
@@ -186,7 +141,7 @@ class Orgs:
     def _new_org(self, principal: Principal, body: dict[str, Any], alias: str | None) -> Org:
         columns = _validated_columns(body)
         settings = {name: default for name, (default, _) in SETTINGS.items()}
-        settings.update(_validated_settings(body))
+        settings.update(validated(body))
         now = clock.now_iso()
         return Org(
             id=ids.new_id(),
@@ -244,20 +199,6 @@ def _validated_columns(body: dict[str, Any]) -> dict[str, Any]:
     return {name: rule(name, body[name]) for name, rule in COLUMNS.items() if name in body}
 
 
-def _validated_settings(body: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for name, (_, rule) in SETTINGS.items():
-        if name in body:
-            value = fields.normalize_locale(body[name]) if name == "default_locale" else body[name]
-            out[name] = rule(name, value)
-    return out
-
-
-def _settings(row: Org) -> dict[str, Any]:
-    stored = row.settings
-    return {name: stored.get(name, default) for name, (default, _) in SETTINGS.items()}
-
-
 def present(row: Org) -> dict[str, Any]:
     """An org row as the OrgSchema of the interface."""
     out: dict[str, Any] = {
@@ -274,5 +215,5 @@ def present(row: Org) -> dict[str, Any]:
     }
     if row.alias:
         out["alias"] = row.alias
-    out.update(_settings(row))
+    out.update(of_org(row))
     return out

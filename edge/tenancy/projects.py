@@ -16,12 +16,12 @@ from edge.access import values as access_values
 from edge.access.engine import Caller, Permissions
 from edge.access.standing import ProjectStanding, project_standing
 from edge.auth.tokens import Lifetimes
-from edge.errors import AliasTaken, Conflict, DeleteProtected, Denied, NotFound, ValidationError
+from edge.errors import AliasTaken, Conflict, Denied, NotFound, ValidationError
 from edge.listing import CursorCodec, ListQuery, Page, fetch
 from edge.principal import Principal
-from edge.tenancy import user_rules
-from edge.tenancy.orgs import LOGIN_FIELDS, Orgs, Rule
-from edge.tenancy.orgs import SETTINGS as ORG_SETTINGS
+from edge.tenancy.orgs import Orgs
+from edge.tenancy.settings import LOGIN_FIELDS, Rule, of_org, validated
+from edge.tenancy.settings import SETTINGS as ORG_SETTINGS
 from edge.tenancy.trash import Trash
 from storage import access as access_store
 from storage import aliases, visibility
@@ -53,7 +53,7 @@ INHERITED = (
     "allowed_login_fields",
 )
 OWN_DEFAULTS: dict[str, Any] = {"custom_settings": {}, "ui_config": {}}
-SETTINGS: dict[str, Rule] = {name: ORG_SETTINGS[name][1] for name in (*INHERITED, *OWN_DEFAULTS)}
+SETTINGS = (*INHERITED, *OWN_DEFAULTS)  # a project's settings, by name
 COLUMNS: dict[str, Rule] = {
     "name": fields.identifier,
     "description": lambda f, v: fields.text(
@@ -179,16 +179,14 @@ class Projects:
         _, current, where = self.open(principal, project_id)
         if not where.delete:
             raise Denied("Not permitted to delete this project")
-        if force and not where.admin:
-            raise Denied("force: only admins may force a delete")
-        if current.is_delete_protected and not force:
-            raise DeleteProtected("Project")
-        await self._trash.delete(principal, "project", current, permanent=permanent)
+        await self._trash.delete(
+            principal, "project", current, force=force, may_force=where.admin, permanent=permanent
+        )
 
     async def _apply(self, principal: Principal, current: Project, body: dict[str, Any]) -> None:
         changes = {n: rule(n, body[n]) for n, rule in COLUMNS.items() if n in body}
         before = _settings(current)
-        after = {**before, **_validated_settings(body)}
+        after = {**before, **validated(body, SETTINGS)}
         enabling = set(after["allowed_login_fields"]) - set(before["allowed_login_fields"])
         changes["settings"] = after
         if "name" in changes:
@@ -233,7 +231,7 @@ class Projects:
     def find_login(self, org: Org, project: Project | None, login: str) -> User | None:
         """The account a login names through the allowed login fields of the project, or of
         the org when signing in at org level; None when it names nobody, or two accounts."""
-        settings = _settings(project) if project is not None else _org_settings(org)
+        settings = _settings(project) if project is not None else of_org(org)
         enabled = [f for f in LOGIN_FIELDS if f in settings["allowed_login_fields"]]
         phone = _phone_of(login)
         if phone is None:
@@ -281,7 +279,7 @@ class Projects:
             org, project = self.resolve_client(client_id)
         except ValidationError:
             raise NotFound("No organization or project has this client ID") from None
-        settings = _settings(project) if project else _org_settings(org)
+        settings = _settings(project) if project else of_org(org)
         return {
             "client_id": (project or org).id,
             "allowed_login_fields": list(settings["allowed_login_fields"]),
@@ -317,9 +315,9 @@ def _new_project(
     columns = {n: rule(n, body[n]) for n, rule in COLUMNS.items() if n in body}
     if "name" not in columns:
         raise ValidationError("name", "is required")
-    org_settings = _org_settings(org)
+    org_settings = of_org(org)
     settings = {**{n: org_settings[n] for n in INHERITED}, **OWN_DEFAULTS}
-    settings.update(_validated_settings(body))
+    settings.update(validated(body, SETTINGS))
     protected = org_settings["project_delete_protection_on_by_default"]
     now = clock.now_iso()
     return Project(
@@ -347,20 +345,6 @@ def _creator_access(principal: Principal, project: Project) -> Access:
     )
 
 
-def _validated_settings(body: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for name, rule in SETTINGS.items():
-        if name in body:
-            value = fields.normalize_locale(body[name]) if name == "default_locale" else body[name]
-            out[name] = rule(name, value)
-    return out
-
-
-def _org_settings(org: Org) -> dict[str, Any]:
-    stored = org.settings
-    return {name: stored.get(name, default) for name, (default, _) in ORG_SETTINGS.items()}
-
-
 def _settings(row: Project) -> dict[str, Any]:
     stored = row.settings
     defaults = {n: ORG_SETTINGS[n][0] for n in INHERITED} | OWN_DEFAULTS
@@ -370,7 +354,7 @@ def _settings(row: Project) -> dict[str, Any]:
 def _phone_of(login: str) -> str | None:
     """The login as a stored phone number, when it is shaped like one."""
     try:
-        return user_rules.phone("username", login)
+        return fields.phone("username", login)
     except ValidationError:
         return None
 

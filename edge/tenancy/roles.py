@@ -29,7 +29,7 @@ from edge.access.engine import Caller, Permissions
 from edge.access.kinds import Revoker, RoleAccessKind, check_room
 from edge.access.levels import BLOCKS, BLOCKS_BY_KIND
 from edge.access.standing import RoleStanding
-from edge.errors import DeleteProtected, Denied, NotFound, ValidationError
+from edge.errors import Denied, NotFound, ValidationError
 from edge.listing import CursorCodec, ListQuery, Page, fetch
 from edge.principal import Principal
 from edge.tenancy import settings
@@ -164,13 +164,12 @@ class Roles:
         standing = self._open(principal, role_id)
         standing.require_outranking("delete")
         role = standing.role
-        if force and not standing.caller.is_project_admin(role.project_id):
-            raise Denied("Only admins may force a delete")
-        if role.is_delete_protected and not force:
-            raise DeleteProtected("Role")
+        admin = standing.caller.is_project_admin(role.project_id)
         admin_role = _is_admin_role(self._db.read(lambda c: store.levels_of(c, [role_id])))
         holders = self._db.read(lambda c: access_store.holders_of_role(c, role_id))
-        await self._trash.delete(principal, "role", role, permanent=permanent)
+        await self._trash.delete(
+            principal, "role", role, force=force, may_force=admin, permanent=permanent
+        )
         if admin_role:
             await self._tokens.revoke_accounts(holders)
 

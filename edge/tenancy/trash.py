@@ -5,8 +5,10 @@ A delete without `permanent=true` moves the record, and every row that belongs t
 the trash in one transaction: it disappears from lookups, lists and permission checks,
 its unique names are free, and the sessions it opened end. Admins may restore it for
 `trash_retention_days`; after that a sweep erases it. `permanent=true` erases at once.
-Callers check who may delete before they come here; restoring and erasing from the
-trash are for org admins, and for admins of the project a record belonged to.
+Callers check who may delete before they come here, and whether the caller is an admin of
+the record; the guard every delete shares is here: a delete-protected record needs
+`force`, and only its admins may force. Restoring and erasing from the trash are for org
+admins, and for admins of the project a record belonged to.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, Protocol
 
 from edge import audit, clock
 from edge.access.engine import Permissions
-from edge.errors import Conflict, Denied, NotFound
+from edge.errors import Conflict, DeleteProtected, Denied, NotFound
 from edge.listing import ListQuery, Page, fetch
 from edge.principal import Principal
 from storage import trash as store
@@ -44,6 +46,9 @@ class Trashed(Protocol):
     @property
     def org_id(self) -> str: ...
 
+    @property
+    def is_delete_protected(self) -> bool: ...
+
 
 class RestoreBlocked(Conflict):
     def __init__(self, table: str) -> None:
@@ -68,9 +73,21 @@ class Trash:
         self._after_erase = hook
 
     async def delete(
-        self, principal: Principal, kind: str, record: Trashed, *, permanent: bool
+        self,
+        principal: Principal,
+        kind: str,
+        record: Trashed,
+        *,
+        force: bool,
+        may_force: bool,
+        permanent: bool,
     ) -> None:
-        """Move to the trash (or erase, when permanent); end the sessions it held."""
+        """Move to the trash (or erase, when permanent); end the sessions it held.
+        `may_force`: the caller is an admin of the record."""
+        if force and not may_force:
+            raise Denied("force: only admins may force a delete")
+        if record.is_delete_protected and not force:
+            raise DeleteProtected(kind.capitalize())
         now = clock.now()
         deleted = clock.iso(now)
         entry = {

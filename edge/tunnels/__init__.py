@@ -10,7 +10,8 @@ clients: `connector.py` (the technician's side) and `agent.py` (the device's sid
 their shared TCP-to-WebSocket bridge in `bridge.py`; they alone here use aiohttp's client
 and amqtt's MQTT client, and the server never imports them.
 
-May import `edge` (errors, clock, ids, principal, audit), `edge.devices` (the device and how
-the caller stands towards it), `edge.tenancy.settings`, `edge.delivery.messages` and
-`storage`.
+May import `edge` (errors, clock, ids, principal, audit, config), `edge.accounts` (the
+device and how the caller stands towards it), `edge.devices.topics` (a device's topics, for
+its notices), `edge.tenancy.settings`, `edge.delivery.messages` and `storage`;
+`edge.accounts` imports `views.py` (a device's open tunnels in its views).
 """

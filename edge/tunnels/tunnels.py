@@ -25,8 +25,9 @@ from datetime import timedelta
 from typing import Any
 
 from edge import audit, clock
+from edge.accounts.devices import Devices
+from edge.accounts.service import Target
 from edge.delivery.messages import Messages
-from edge.devices.devices import Devices, Target
 from edge.errors import Conflict, Denied, NotFound, Unauthenticated, ValidationError
 from edge.ids import new_id
 from edge.principal import Principal
@@ -65,7 +66,7 @@ class Tunnels:
         self.notify: Notify | None = None
 
     # -- who may -------------------------------------------------------------------------
-    def _target(self, principal: Principal, device_id: str, need: str) -> Target:
+    def _target(self, principal: Principal, device_id: str, need: str) -> Target[Device]:
         target = self._devices.target(principal, device_id)
         standing = self._standing(target)
         if not getattr(standing, need):
@@ -77,8 +78,8 @@ class Tunnels:
             )
         return target
 
-    def _standing(self, target: Target) -> Standing:
-        rel, device = target.rel, target.device
+    def _standing(self, target: Target[Device]) -> Standing:
+        rel, device = target.rel, target.account
         owner_may = rel.is_owner and bool(
             settings.effective(self._db, device.org_id, device.project_id, OWNERS_CAN_TUNNEL)
         )
@@ -88,7 +89,7 @@ class Tunnels:
     # -- the five operations -------------------------------------------------------------
     async def open(self, principal: Principal, device_id: str, body: dict[str, Any]) -> Row:
         target = self._target(principal, device_id, "manage")
-        device = target.device
+        device = target.account
         if target.rel.is_self and not target.rel.admin:
             raise Denied("A device may not open tunnels to itself")
         if not device.is_active:
@@ -156,7 +157,7 @@ class Tunnels:
         target = self._target(principal, device_id, "manage")
         wanted = None if tunnel_id is None else [tunnel_id]
         now = clock.now_iso()
-        device = target.device
+        device = target.account
         closing = audit.event(  # one per tunnel closed, made here where the request is known
             "tunnel_closed", principal, org_id=device.org_id, target=("device", device.id)
         )
@@ -178,7 +179,7 @@ class Tunnels:
                 principal.actor,
             )
             await self.hub.drop(done, f"closed by {principal.actor}")
-            self._notify(target.device, notices.closed(done))
+            self._notify(target.account, notices.closed(done))
         return len(closed)
 
     async def device_token(self, principal: Principal, tunnel_id: str) -> Row:

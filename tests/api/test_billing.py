@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from edge import clock
+from edge.accounts.device_kind import new_device
 from edge.app import Site
 from edge.devices import credentials
-from edge.devices.device_writes import new_device
 from edge.errors import Denied
 from edge.principal import Principal
 from storage import devices as device_store

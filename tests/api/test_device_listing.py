@@ -201,6 +201,20 @@ async def test_unknown_filters_are_refused(world: World) -> None:
     assert status == 400 and body["message"].startswith("search_fields: 'api_key'")
 
 
+@pytest.mark.parametrize("query", ["search=x&search_fields=bogus", "search_fields=bogus"])
+async def test_search_fields_are_checked_as_for_users(world: World, query: str) -> None:
+    """One rule for both kinds of account (edge/accounts/lists.py): the fields `search`
+    may name, custom attributes among them, with or without `search`."""
+    status, body = await world.call("org_admin", "GET", f"/v2/devices?{query}")
+    assert status == 400
+    assert body["message"].startswith("search_fields: 'bogus' is not searchable (choose from ")
+    assert body["message"].endswith(", custom_attributes, restricted_custom_attributes)")
+    status, body = await world.call(
+        "org_admin", "GET", "/v2/devices?search_fields=custom_attributes"
+    )
+    assert status == 200, body
+
+
 async def test_project_sessions_list_their_projects_devices(world: World) -> None:
     token = await world.token("project_admin", project_id=world.project_id)
     status, body = await world.api.call("GET", "/v2/devices", token)

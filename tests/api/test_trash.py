@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from edge.app import Site
 from storage import trash as trash_store
 from tests.conftest import Api
 from tests.tenants import PASSWORD, Tenant, new_tenant
+from tests.world import World
 
 
 @pytest.fixture
@@ -181,3 +183,30 @@ async def test_another_orgs_trash_is_not_found(site: Site, api: Api, tenant: Ten
     assert (await api.call("GET", f"/v2/trash/{group}", stranger))[0] == 404
     assert (await api.call("POST", f"/v2/trash/{group}/restore", stranger))[0] == 404
     assert (await ok(api, "GET", "/v2/trash", stranger))["trash"] == []
+
+
+# kind -> (its path, the record made delete protected, a caller who may delete it but is no
+# admin of it)
+GUARDED: dict[str, tuple[str, Callable[[World], str], str]] = {
+    "user": ("users", lambda w: w.id("plain"), "org_user_perms"),
+    "device": ("devices", lambda w: w.id("device_member"), "org_device_perms"),
+    "group": ("groups", lambda w: w.org_group_id, "org_group_role_perms"),
+    "role": ("roles", lambda w: w.project_role_id, "org_group_role_perms"),
+    "project": ("projects", lambda w: w.project_id, "org_project_perms"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(GUARDED))
+async def test_one_guard_for_every_delete(world: World, kind: str) -> None:
+    """The trash's delete guards every kind alike: a protected record needs force, and
+    force is for admins, whoever else may delete it."""
+    resource, record, who = GUARDED[kind]
+    path = f"/v2/{resource}/{record(world)}"
+    status, _ = await world.call("org_admin", "PATCH", path, json={"is_delete_protected": True})
+    assert status == 200
+    protected = f"{kind.capitalize()} is delete protected: set is_delete_protected to false"
+    status, body = await world.call(who, "DELETE", path)
+    assert status == 409 and body["message"].startswith(protected)
+    status, body = await world.call(who, "DELETE", path + "?force=true")
+    assert (status, body) == (403, {"message": "force: only admins may force a delete"})
+    assert (await world.call("org_admin", "GET", path))[0] == 200

@@ -1,4 +1,4 @@
-"""What the services keep about a user between requests (edge/tenancy/user_facts.py) never
+"""What the services keep about a user between requests (edge/accounts/user_facts.py) never
 outlives a change that shows in a GET, whoever makes it: each test reads a user once (so it
 is kept), changes something, and reads again with the same token (a new token opens a
 session, which would clear what is kept and prove nothing).
@@ -16,7 +16,7 @@ import apsw
 from aiohttp import FormData
 from PIL import Image
 
-from edge.tenancy.user_facts import MAX_HELD, MAX_PICTURE
+from edge.accounts.user_facts import MAX_HELD, MAX_PICTURE
 from tests.images import image_bytes
 from tests.world import World
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from edge.accounts.device_kind import new_device
 from edge.app import Site
 from edge.devices import credentials
-from edge.devices.device_writes import new_device
 from storage import access, devices
 from storage import credentials as auth_store
 from storage import device_certificates as certificates

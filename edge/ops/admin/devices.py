@@ -1,5 +1,5 @@
 """`edge admin devices list|create|show|suspend|resume|reset`, through
-edge/devices/devices.py as the HTTP interface's handlers call it, as the operator:
+edge/accounts/devices.py as the HTTP interface's handlers call it, as the operator:
 - list: GET /v2/devices; show: GET /v2/devices/{id};
 - create: POST /v2/devices. Its API key is shown once, or written to `--out FILE`; the
   key pair issued with it is not shown (a private key does not belong in a terminal):
@@ -36,9 +36,9 @@ BUNDLE = "for MQTT over TLS: edge device bundle {id} --out DIR (a certificate an
 
 
 def _members(group: str | None, project: str | None) -> Any:
-    from edge.devices.device_lists import DeviceFilters
+    from edge.accounts.lists import Filters
 
-    return DeviceFilters(group_id=group, project_id=project)
+    return Filters(group_id=group, project_id=project)
 
 
 async def find(operator: Operator, given: str) -> str:

@@ -1,7 +1,7 @@
 """`edge admin users list|create|show|suspend|resume|reset|unlock`, and the older names
 `edge admin reset-password` and `edge admin unlock` (the same handlers).
 
-Each verb calls what the HTTP interface calls (edge/tenancy/users.py), as the operator:
+Each verb calls what the HTTP interface calls (edge/accounts/users.py), as the operator:
 - list: GET /v2/users; create: POST /v2/users (audited `user_created`);
 - show: GET /v2/users/{id};
 - suspend / resume: PATCH /v2/users/{id} with is_active false / true (audited
@@ -61,9 +61,9 @@ async def _find(operator: Operator, given: str) -> str:
 
 
 def _members(group: str | None, project: str | None) -> Any:
-    from edge.tenancy.users import UserFilters
+    from edge.accounts.lists import Filters
 
-    return UserFilters(group_id=group, project_id=project)
+    return Filters(group_id=group, project_id=project)
 
 
 USERS = Kind(

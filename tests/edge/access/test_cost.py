@@ -16,10 +16,11 @@ import pytest
 from edge.access import holdings
 from edge.access.engine import Permissions
 from edge.access.standing import GroupStanding
+from edge.accounts.device_kind import DEVICE
+from edge.accounts.standing import relation
+from edge.accounts.user_kind import USER
 from edge.app import Site
-from edge.devices import device_access
 from edge.principal import Principal
-from edge.tenancy.user_access import relation
 from storage import devices as device_store
 from storage import groups as group_store
 from storage import listing, visibility
@@ -78,14 +79,14 @@ def point_user(world: World, a: dict[str, Any]) -> object:
     caller = a["caller_of"]()
     user = world.db.read(lambda c: user_store.get(c, a["member"]))
     held = holdings.of_account(world.db, world.org_id, a["member"])
-    return relation(caller, user, held).read
+    return relation(caller, USER, user, held).read
 
 
 def point_device(world: World, a: dict[str, Any]) -> object:
     caller = a["caller_of"]()
     device = world.db.read(lambda c: device_store.get(c, a["device"]))
     held = holdings.of_account(world.db, world.org_id, a["device"])
-    return device_access.relation(caller, device, held, owner_admin=False).read
+    return relation(caller, DEVICE, device, held).read
 
 
 def page_of(table: listing.Table, scope: Callable[[Any], tuple[str, tuple[Any, ...]]]) -> Any:

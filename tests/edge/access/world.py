@@ -10,11 +10,11 @@ from typing import Any
 from edge import clock, ids
 from edge.access import values
 from edge.access.engine import Caller
+from edge.accounts.device_kind import new_device
+from edge.accounts.user_kind import new_user
 from edge.app import Site
 from edge.devices import credentials
-from edge.devices.device_writes import new_device
 from edge.principal import Principal
-from edge.tenancy.user_writes import new_user
 from storage import access, devices, groups, orgs, projects, roles, users
 from storage.records import Group, Org, Project, Role
 from storage.rows import Tx

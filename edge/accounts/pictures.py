@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from edge import clock
+from edge.accounts.users import Users
 from edge.errors import Denied, ValidationError
 from edge.principal import Principal
-from edge.tenancy.users import Users
 from storage import pictures as store
 from storage.database import Database
 

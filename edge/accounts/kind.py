@@ -1,0 +1,87 @@
+"""What differs between the kinds of account (users, devices), and what every account has.
+
+The shared flow (standing, views, rules, writes, lists, the service) asks a kind only
+what differs; the user kind lives in `users.py`, the device kind in `devices.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from edge.listing import Table
+from storage.user_scopes import Clause
+
+Row = dict[str, Any]
+
+
+class Account(Protocol):
+    """What every account record has (storage/records.py `User` and `Device`)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def org_id(self) -> str: ...
+
+    @property
+    def project_id(self) -> str | None: ...
+
+    @property
+    def is_active(self) -> bool: ...
+
+    @property
+    def is_delete_protected(self) -> bool: ...
+
+    @property
+    def created_date(self) -> str: ...
+
+    @property
+    def last_updated_date(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Relation:
+    """The caller towards one account. `admin`: sees admin-only fields, sets restricted
+    attributes (and a device's `iot_scopes` and `is_active`), may force a delete.
+    `is_owner`: the caller owns the device (never so for a user)."""
+
+    is_self: bool
+    is_owner: bool
+    admin: bool
+    read: bool
+    update: bool
+    delete: bool
+
+
+A = TypeVar("A", bound=Account)
+A_contra = TypeVar("A_contra", bound=Account, contravariant=True)
+
+
+class Kind(Protocol[A_contra]):
+    # 'user' or 'device': the principal's kind, the permission block (`user_permissions`,
+    # `device_permissions`), and the kind the audit log and the trash name.
+    name: str
+    noun: str  # 'User' or 'Device', as messages name it
+    # Whether an admin over the account may always update and delete it (devices); a user
+    # who is an admin of another project stays out of reach of their home project's admins.
+    admin_acts: bool
+    listing: Table  # its list: the fields, the full-text and the JSON columns
+    private: str  # what its anonymous view hides, as a refused filter names it
+
+    def visible(self, account_id: str, grantees: Sequence[str]) -> Clause:
+        """The rows of its list a caller who may not read them all sees (SQL)."""
+        ...
+
+    def hidden(self, names: set[str]) -> list[str]:
+        """The filter and sort names that would reveal what its anonymous view hides."""
+        ...
+
+    def login(self, row: A_contra) -> str:
+        """What the anonymous view shows as `username` (a device's name)."""
+        ...
+
+    def fields(self, row: A_contra, rel: Relation, extra: Row) -> Row:
+        """The kind's own fields, as `rel` may see them (edge/accounts/views.py)."""
+        ...
