@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
-
 from argon2 import PasswordHasher
 
 from edge import clock

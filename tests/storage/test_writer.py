@@ -214,7 +214,6 @@ async def test_a_load_without_pauses_still_checkpoints(
     database.close()
 
 
-
 async def test_closing_right_after_a_read_still_cuts_the_wal(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
