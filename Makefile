@@ -28,14 +28,28 @@ run: $(RUN_STAMP)
 	$(BIN)/edge serve $(ARGS)
 
 # The everyday suite: every test but those marked `long` (pyproject.toml deselects them).
+# At most 8 minutes on two cores (docs/testing.md).
 test: $(DEV_STAMP) browser
-	$(BIN)/python -m pytest -q -m "not long"
+	$(call suite,test,not long)
 
 # The slow but thorough runs, and only those (`-m long`): schemathesis' coverage phase, the
 # property tests with many more examples; later the browser matrix and the PostgreSQL suite.
 # Under 25 minutes on two cores, so that `make test` and this fit CI's 90 (docs/testing.md).
 test-long: $(DEV_STAMP) browser
-	$(BIN)/python -m pytest -q -m long
+	$(call suite,test-long,long)
+
+# $(call suite,NAME,MARKERS): pytest on TEST_WORKERS pytest-xdist workers (the tests of one
+# file may go to either), in a folder of its own on a tmpfs where there is one (SQLite's
+# fsyncs and removing thousands of data folders cost nothing there), removed afterwards;
+# then the wall time. TEST_WORKERS=0 runs in this one process.
+TEST_WORKERS ?= auto
+TEST_TMP ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm || echo $${TMPDIR:-/tmp})
+define suite
+	@start=$$(date +%s); tmp=$$(mktemp -d "$(TEST_TMP)/edge-tests.XXXXXX"); \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist load -m "$(2)" --basetemp="$$tmp"; \
+	status=$$?; rm -rf "$$tmp"; echo "make $(1): $$(( $$(date +%s) - start )) s wall"; \
+	exit $$status
+endef
 
 # The page tests drive a real headless Chromium (Debian's package; PyPI has none).
 browser:

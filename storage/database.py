@@ -139,6 +139,10 @@ class Database:
         return {"database": _size(self.path), "wal": _size(wal)}
 
     def close(self) -> None:
+        # The loop reader's snapshot is a read transaction: left open, the writer's last
+        # checkpoint (TRUNCATE) would wait the whole busy timeout for it, then give up with
+        # the WAL uncut. A close in the same loop turn as a read met exactly that.
+        self.end_snapshot()
         self._closed = True
         self._pool.shutdown(wait=True)
         self._writer.stop()

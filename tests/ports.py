@@ -8,17 +8,24 @@ runs, as `address already in use`). Ports below that range are never handed to o
 connections, so a probe there stays free until the server binds it. No port is handed out
 twice in one run: a test that asks for five ports at once could otherwise get one twice
 (its server then failed to bind its second listener), and a port given to an earlier
-test's server may still be held while that server shuts down."""
+test's server may still be held while that server shuts down.
+
+Under pytest-xdist each worker is a process of its own, with its own memory of what it
+handed out: two workers could draw the same port between one's probe and its server's bind
+(CI failed once on a port handed out twice). So the range is cut into one slice per worker
+(`PYTEST_XDIST_WORKER` gwN of `PYTEST_XDIST_WORKER_COUNT`), and a worker draws only from
+its own slice."""
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 from pathlib import Path
 
 LOWEST = 10_000
 _RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
-_given: set[int] = set()  # ports handed out in this run
+_given: set[int] = set()  # ports handed out in this run (by this worker)
 
 
 def _ephemeral_start() -> int:
@@ -28,11 +35,30 @@ def _ephemeral_start() -> int:
         return 32_768  # Linux's default
 
 
-def free_port() -> int:
-    """A loopback port below the ephemeral range that nothing is bound to right now."""
+def _worker() -> tuple[int, int]:
+    """(this worker's index, the number of workers): (0, 1) outside pytest-xdist."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    if not name.startswith("gw") or count < 1:
+        return 0, 1
+    return int(name[2:]) % count, count
+
+
+def worker_range() -> range:
+    """The ports this process may hand out: its worker's slice of those below the ephemeral
+    range, the slices of two workers never overlapping."""
     top = _ephemeral_start()
+    index, count = _worker()
+    width = (top - LOWEST) // count
+    start = LOWEST + index * width
+    return range(start, start + width)
+
+
+def free_port() -> int:
+    """A loopback port of this worker's slice that nothing is bound to right now."""
+    slice_ = worker_range()
     for _ in range(200):
-        port = random.randrange(LOWEST, top) if top > LOWEST + 100 else 0
+        port = random.choice(slice_) if len(slice_) > 100 else 0
         if port in _given:
             continue
         with socket.socket() as probe:

@@ -5,12 +5,14 @@ device, against the real application on a loopback port.
 
 The server runs in this test's event loop (so tests/documented.py checks its responses too);
 the schemathesis CLI runs as a subprocess. The number of examples per operation is small
-(EXAMPLES) to keep the run within about a minute per caller on two cores. The world's IDs
-are given as path parameters, so operations reach real resources and not only 404s.
+(EXAMPLES): `make test` runs each caller's examples and fuzzing with EVERYDAY examples, a
+smoke pass of about ten seconds a caller, and `make test-long` (the `long` marker) with
+EXAMPLES. The world's IDs are given as path parameters, so operations reach real resources
+and not only 404s.
 
 The coverage phase (every boundary and missing or wrong-typed value of every parameter,
 every undocumented method of every path) takes several minutes a caller: it runs in
-`make test-long` (the `long` marker), not in `make test`.
+`make test-long` only.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from aiohttp import web
 from tests.world import World
 
 EXAMPLES = 8
+EVERYDAY = 3  # make test's smoke pass
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 # Operations a caller cannot fuzz without ending its own session or password.
@@ -66,19 +69,30 @@ async def base_url(aiohttp_server: Any, app: web.Application) -> str:
 
 
 PHASES = [
-    # every change: examples and fuzzing, a few examples per operation
-    pytest.param("examples,fuzzing", marks=[pytest.mark.slow, pytest.mark.timeout(240)]),
-    # make test-long: the coverage phase (every boundary, every undocumented method)
-    pytest.param("coverage", marks=[pytest.mark.long, pytest.mark.timeout(900)]),
+    # every change: examples and fuzzing, the fewest examples per operation
+    pytest.param(
+        "examples,fuzzing", EVERYDAY, marks=[pytest.mark.slow, pytest.mark.timeout(240)], id="smoke"
+    ),
+    # make test-long: examples and fuzzing with more examples, and the coverage phase
+    # (every boundary, every undocumented method)
+    pytest.param(
+        "examples,fuzzing",
+        EXAMPLES,
+        marks=[pytest.mark.long, pytest.mark.timeout(480)],
+        id="examples,fuzzing",
+    ),
+    pytest.param(
+        "coverage", EXAMPLES, marks=[pytest.mark.long, pytest.mark.timeout(900)], id="coverage"
+    ),
 ]
 
 
-@pytest.mark.parametrize("phases", PHASES)
+@pytest.mark.parametrize(("phases", "examples"), PHASES)
 @pytest.mark.parametrize("who", ["staff", "org_admin", "device_member"])
 async def test_schemathesis_every_operation(
-    who: str, phases: str, world: World, base_url: str, tmp_path: Path
+    who: str, phases: str, examples: int, world: World, base_url: str, tmp_path: Path
 ) -> None:
-    await _schemathesis(who, world, base_url, tmp_path, phases, EXAMPLES)
+    await _schemathesis(who, world, base_url, tmp_path, phases, examples)
 
 
 async def _schemathesis(

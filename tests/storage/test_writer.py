@@ -10,6 +10,7 @@ import apsw
 import pytest
 
 from storage.database import Database
+from storage.writer import Writer
 
 
 @pytest.fixture
@@ -211,3 +212,25 @@ async def test_a_load_without_pauses_still_checkpoints(
     # The database file holds the rows although the writer was never idle.
     assert (tmp_path / "edge.db").stat().st_size > before + 256 * 1024
     database.close()
+
+
+async def test_closing_right_after_a_read_still_cuts_the_wal(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read on the loop keeps its snapshot open until the loop's next turn; a close in
+    that same turn ends it first. Left open, it kept the writer's last checkpoint
+    (TRUNCATE) from completing: the writer waited the whole busy timeout for it, then left
+    the WAL as it was. Here the checkpoint may not wait, and says whether it was blocked."""
+    blocked: list[int] = []
+
+    def checkpoint(self: Writer, conn: apsw.Connection, mode: str) -> None:
+        if mode == "TRUNCATE":  # the last one, at close (idle ones are PASSIVE)
+            conn.set_busy_timeout(0)
+            busy, _, _ = conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
+            blocked.append(busy)
+
+    monkeypatch.setattr(Writer, "_checkpoint", checkpoint)
+    await db.write(insert("k", 1))
+    assert db.read(lambda c: c.execute("SELECT count(*) FROM t").fetchone()) == (1,)
+    db.close()
+    assert blocked == [0]

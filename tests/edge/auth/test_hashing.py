@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 
@@ -34,3 +35,25 @@ def test_the_pool_is_bounded() -> None:
     names = {hashing._pool.submit(lambda: threading.current_thread().name).result()}
     assert all(name.startswith("edge-password") for name in names)
     assert hashing._pool._max_workers == hashing.POOL_SIZE
+
+
+def test_edge_hashes_at_argon2ids_full_cost() -> None:
+    """The suite hashes at Argon2id's smallest cost (tests/conftest.py): edge itself, in a
+    fresh interpreter, hashes with 64 MiB, 3 passes and 4 lanes, and checks a password
+    against an unknown account at that same cost (so timing does not tell)."""
+    script = (
+        "from edge.auth import hashing\n"
+        "print(hashing.hash_sync('a long enough password'))\n"
+        "print(hashing._DUMMY)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    stored, dummy = done.stdout.split()
+    for made in (stored, dummy):
+        assert made.startswith("$argon2id$v=19$m=65536,t=3,p=4$"), made
+
+
+def test_the_suite_hashes_at_the_smallest_cost() -> None:
+    """What tests/conftest.py changes, and only that: the algorithm stays Argon2id."""
+    assert hashing.hash_sync("a long enough password").startswith("$argon2id$v=19$m=8,t=1,p=1$")
