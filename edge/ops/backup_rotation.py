@@ -24,6 +24,7 @@ from edge import clock
 from edge.errors import Conflict
 from edge.ops import backup
 from storage import layout
+from storage.blobs import fsync_dir
 
 NAME = re.compile(r"^edge-\d{4}-\d{2}-\d{2}T\d{6}Z$")
 PARTIAL = ".partial"
@@ -48,7 +49,7 @@ def into(data_dir: Path, folder: Path, keep: int, echo: backup.Echo = print) -> 
         partial = final.with_name(final.name + PARTIAL)
         summary = backup.backup(data_dir, partial, echo)
         partial.rename(final)
-        _sync(folder)
+        fsync_dir(folder)  # the rename is durable before older backups are removed
         removed = _prune(folder, keep)
     return Rotation(summary, final, removed)
 
