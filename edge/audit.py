@@ -56,7 +56,7 @@ ACTIONS = {
         "device_deleted",
         "device_restored",
     ),
-    "tunnels": ("tunnel_opened", "tunnel_closed"),
+    "tunnels": ("tunnel_opened", "tunnel_closed", "tunnel_token_taken"),
 }
 OPERATOR = "operator"  # the name of the command line's actor
 

@@ -191,9 +191,18 @@ class Tunnels:
             raise NotFound("Tunnel not found")
         token, digest = tokens.new_token("device")
         now, device_id = clock.now_iso(), principal.account_id
+        taken = audit.event(
+            "tunnel_token_taken",
+            principal,
+            target=("device", device_id),
+            details={"tunnel_id": tunnel_id},
+        )
 
         def write(conn: Tx) -> bool:
-            return store.set_device_token(conn, tunnel_id, device_id, digest, now)
+            if not store.set_device_token(conn, tunnel_id, device_id, digest, now):
+                return False
+            audit.add(conn, taken)  # a credential issued: recorded with it, never the token
+            return True
 
         if not await self._db.write(write):
             raise NotFound("Tunnel not found")

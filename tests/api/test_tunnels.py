@@ -295,6 +295,13 @@ async def test_only_the_tunnels_device_takes_its_token(
     assert status == expected, body
     if expected != 201:
         assert set(body) == {"message"}
+    sql = "SELECT actor_id, target_id, details FROM audit_events WHERE action = ?"
+    taken = world.site.services.db.read(lambda c: many(c, sql, ("tunnel_token_taken",)))
+    device = world.id("device_member")
+    details = json.dumps({"tunnel_id": opened["uuid"]})
+    assert [tuple(row.values()) for row in taken] == (
+        [(device, device, details)] if expected == 201 else []
+    )  # the credential issued is recorded, never the token
 
 
 async def test_each_token_taken_replaces_the_one_before(
