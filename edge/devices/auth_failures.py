@@ -52,7 +52,7 @@ class AuthFailures:
         if minute != self._minute:
             self.close_minute()
             self._minute = minute
-            _at_minute_end(self.close_minute)
+            _at_minute_end(functools.partial(self._close_if, minute))
         name = self._name(address, (username or "")[:MAX_NAME])
         if (address, name) not in self._tallies and len(self._tallies) >= MAX_EVENTS:
             address, name = OTHERS, OTHERS
@@ -74,6 +74,12 @@ class AuthFailures:
                 )
         self._tallies.clear()
         self._names.clear()
+
+    def _close_if(self, minute: str) -> None:
+        """The timer of a minute closes that minute only: a failure in the half second
+        before it fired has already closed it and opened the next, which it must not cut."""
+        if self._minute == minute:
+            self.close_minute()
 
     def _name(self, address: str, name: str) -> str:
         if (address, name) in self._tallies:
