@@ -49,9 +49,14 @@ class Reads:
         """The entry at a path (None when there is none): a point query on this thread.
         With a request's `budget`, its value is charged to it, or BudgetSpent."""
         target.require(path, ("read",))
-        if budget is not None and not query.paths_only:
-            self._reserve(target.group_id, path, budget)
-        row = self._db.read(lambda c: store.get_stored(c, target.group_id, path))
+        charged = None if query.paths_only else budget
+
+        def read(conn: Tx) -> tuple[Any, ...] | None:
+            if charged is not None:
+                _reserve(conn, target.group_id, path, charged)
+            return store.get_stored(conn, target.group_id, path)
+
+        row = self._db.read(read)  # its size and its value in one snapshot
         if row is None:
             return None
         if query.paths_only:
@@ -60,15 +65,6 @@ class Reads:
             return {"data": present_stored(row)}
         entry = store.decode(row)
         return {"data": present(entry, self._signer.verify(entry))}
-
-    def _reserve(self, group_id: str, path: str, budget: ReadBudget) -> None:
-        """Charge the value at `path` to `budget` before it is read (its size first)."""
-        size = self._db.read(lambda c: store.value_sizes(c, group_id, [path])).get(path)
-        if size is None:
-            return
-        if budget.answered and size > budget.bytes_left:
-            raise BudgetSpent(path)
-        budget.charge(0, size, 1)
 
     async def many(
         self, target: DataTarget, path: str, query: DataQuery, budget: ReadBudget | None = None
@@ -157,3 +153,13 @@ class Reads:
         if got.resume is not None:
             body["last_evaluated_key"] = self._keys.encode(target.group_id, path, plan, got.resume)
         return body
+
+
+def _reserve(conn: Tx, group_id: str, path: str, budget: ReadBudget) -> None:
+    """Charge the value at `path` to `budget` before it is read (its size first)."""
+    size = store.value_sizes(conn, group_id, [path]).get(path)
+    if size is None:
+        return
+    if budget.answered and size > budget.bytes_left:
+        raise BudgetSpent(path)
+    budget.charge(0, size, 1)
