@@ -40,7 +40,7 @@ class Rotation:
 
 def into(data_dir: Path, folder: Path, keep: int, echo: backup.Echo = print) -> Rotation:
     """Back up `data_dir` into a new folder of `folder`, then keep the newest `keep`."""
-    layout.private_dir(folder)
+    folder.mkdir(mode=layout.SECRET_DIR_MODE, parents=True, exist_ok=True)  # others: kept
     with _locked(folder):
         _remove_partials(folder, echo)
         final = folder / clock.now().strftime("edge-%Y-%m-%dT%H%M%SZ")
@@ -90,14 +90,5 @@ def _locked(folder: Path) -> Iterator[None]:
         raise Conflict(f"another backup into {folder} is running") from None
     try:
         yield
-    finally:
-        os.close(fd)
-
-
-def _sync(folder: Path) -> None:
-    """The rename is durable before older backups are removed."""
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
     finally:
         os.close(fd)

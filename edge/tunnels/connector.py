@@ -92,6 +92,7 @@ class Connector:
             )
             await asyncio.wait({closed, stopped}, return_when=asyncio.FIRST_COMPLETED)
             if closed.done():
+                closed.result()  # an error that is not a closed tunnel is raised, not hidden
                 print(f"tunnel {self.config.tunnel_id}: closed or expired", flush=True)
         finally:
             server.close()
@@ -135,7 +136,11 @@ class Connector:
         ) as answer:
             if answer.status == 401:
                 return None
-            message = str((await answer.json(content_type=None) or {}).get("message", ""))
+            try:  # a proxy's HTML error page while the server restarts is not an answer
+                body = await answer.json(content_type=None)
+            except ValueError:
+                raise Refused(f"unexpected answer from the server ({answer.status})", 1) from None
+            message = str(body.get("message", "")) if isinstance(body, dict) else ""
         if answer.status != 400 or not message.startswith(OFFERS):
             raise Refused(f"unexpected answer from the server ({answer.status}): {message}", 1)
         return [name.strip() for name in message.removeprefix(OFFERS).split(",")]

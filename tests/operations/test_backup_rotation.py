@@ -52,6 +52,17 @@ def test_the_name_is_the_utc_time_and_the_folder_owner_only(data_dir: Path, tmp_
     assert made.stat().st_mode & 0o777 == 0o700
 
 
+def test_a_folder_that_exists_keeps_its_mode(data_dir: Path, tmp_path: Path) -> None:
+    """A shared backup folder (read by a sync tool's group) is not made owner-only: each
+    backup in it is."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o750)
+    (made,) = nightly(data_dir, folder, keep=1, nights=1)
+    assert folder.stat().st_mode & 0o777 == 0o750
+    assert made.stat().st_mode & 0o777 == 0o700
+
+
 def test_nothing_else_in_the_folder_is_touched(data_dir: Path, tmp_path: Path) -> None:
     folder = tmp_path / "backups"
     folder.mkdir()
