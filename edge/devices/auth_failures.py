@@ -6,8 +6,10 @@ The first failure of a minute is written at once (count 1), so an attack shows i
 while it goes on; the count is brought up to date when the minute ends. One address gets
 at most `NAMES_PER_ADDRESS` user names a minute; failures under further names are counted
 in one more event whose user name is `*`, and past `MAX_EVENTS` events in a minute the
-rest are counted in one whose address is `*` too. The user name is cut to `MAX_NAME`
-characters; the password is never seen here.
+rest are counted in one whose address is `*` too. The user name is kept only when it can
+name an account (an ID); anything else is recorded as `NOT_AN_ID`, since people type
+secrets into the user name field (an API key with the fields swapped, a token with no
+password), as sign-in failures keep no login text either. The password is never seen here.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from edge import audit, clock
+from edge.ids import looks_like_id
 from storage import audit as store
 from storage.database import Database
 from storage.records import AuditEvent
@@ -28,8 +31,8 @@ from storage.rows import Tx
 ACTION = "mqtt_auth_failed"
 NAMES_PER_ADDRESS = 10
 MAX_EVENTS = 1000  # a minute's, all addresses together
-MAX_NAME = 64
 OTHERS = "*"
+NOT_AN_ID = "(not an ID)"
 log = logging.getLogger("edge.mqtt")
 
 
@@ -53,7 +56,7 @@ class AuthFailures:
             self.close_minute()
             self._minute = minute
             _at_minute_end(functools.partial(self._close_if, minute))
-        name = self._name(address, (username or "")[:MAX_NAME])
+        name = self._name(address, _kept(username or ""))
         if (address, name) not in self._tallies and len(self._tallies) >= MAX_EVENTS:
             address, name = OTHERS, OTHERS
         tally = self._tallies.get((address, name))
@@ -94,6 +97,11 @@ class AuthFailures:
             self._db.submit(fn).add_done_callback(_report)
         except Exception:  # the database closing: an audit record must not break a refusal
             log.exception("mqtt: an authentication failure could not be audited")
+
+
+def _kept(username: str) -> str:
+    """What of a refused user name may be stored: an ID as it is, nothing else."""
+    return username if not username or looks_like_id(username) else NOT_AN_ID
 
 
 def _at_minute_end(close: Callable[[], None]) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from edge import clock
 from edge.devices import auth_failures
+from edge.ids import new_id
 from tests.embedded_broker import packets
 from tests.embedded_broker.conftest import Harness
 
@@ -112,11 +113,12 @@ async def test_authentication_failures_are_one_audit_event_per_address_name_and_
     clock.freeze()  # one minute for the whole test, until the clock is moved
     device = await broker.device("dev1")
     await failures(broker, 5, device.id)
-    await failures(broker, 2, "someone-else")
+    stranger = new_id()  # an ID no account has
+    await failures(broker, 2, stranger)
     await broker.until(lambda: len(audited(broker)) == 2)
     assert [(e["username"], e["count"]) for e in audited(broker)] == [
         (device.id, 1),  # written at the first failure, so an attack shows at once
-        ("someone-else", 1),
+        (stranger, 1),
     ]
     clock.advance(timedelta(minutes=1))
     await failures(broker, 1, device.id)  # the next minute: the last one's counts are written
@@ -124,7 +126,7 @@ async def test_authentication_failures_are_one_audit_event_per_address_name_and_
     found = audited(broker)
     assert [(e["username"], e["count"]) for e in found] == [
         (device.id, 5),
-        ("someone-else", 2),
+        (stranger, 2),
         (device.id, 1),
     ]
     assert {(e["client"], e["actor"]) for e in found} == {("127.0.0.1", "anonymous")}
@@ -133,7 +135,7 @@ async def test_authentication_failures_are_one_audit_event_per_address_name_and_
 
 async def test_a_stranger_trying_many_names_fills_no_table(broker: Harness) -> None:
     clock.freeze()
-    names = [f"guess-{n}" for n in range(auth_failures.NAMES_PER_ADDRESS + 5)]
+    names = [new_id() for _ in range(auth_failures.NAMES_PER_ADDRESS + 5)]
     for name in names:
         await failures(broker, 1, name)
     await failures(broker, 3, names[-1])
@@ -146,3 +148,18 @@ async def test_a_stranger_trying_many_names_fills_no_table(broker: Harness) -> N
     # The writes land in their own time (on a loaded machine, after close_minute returns).
     await broker.until(lambda: [e["count"] for e in others()] == [8])  # 5 names, 3 more tries
     assert len(audited(broker)) == auth_failures.NAMES_PER_ADDRESS + 1
+
+
+async def test_a_user_name_that_is_no_id_is_not_kept(broker: Harness) -> None:
+    """An API key typed into the user name (the fields swapped) must not reach the audit
+    log, nor its backups: only IDs are kept, the rest is one marker."""
+    clock.freeze()
+    device = await broker.device("dev1")
+    key = device.api_key
+    await failures(broker, 2, key, password=device.id)  # the fields swapped
+    await failures(broker, 1, "ops@example.test")
+    await broker.until(lambda: sum(e["count"] for e in audited(broker)) >= 1)
+    broker.directory._failures.close_minute()  # type: ignore[attr-defined]
+    await broker.until(lambda: [e["count"] for e in audited(broker)] == [3])
+    assert [e["username"] for e in audited(broker)] == [auth_failures.NOT_AN_ID]
+    assert key not in json.dumps(audited(broker))
