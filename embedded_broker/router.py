@@ -143,15 +143,8 @@ class Router:
         over = granted.count(_OVER_LIMIT)
         if over:
             granted = [REFUSED if qos == _OVER_LIMIT else qos for qos in granted]
-            log.warning(
-                "mqtt subscribe refused: client %s (%s %s), %d filters past the limit of %d"
-                " subscriptions per session",
-                session.key,
-                session.client.kind,
-                session.client.account_id,
-                over,
-                self.limits.max_subscriptions,
-            )
+            limit = f"past the limit of {self.limits.max_subscriptions} subscriptions per session"
+            self.refusal(session, "subscribe", f"{over} filters", 0, 0, limit)  # throttled
         if session.persistent and any(qos != REFUSED for qos in granted):
             self.save_subscriptions(session)
         return granted

@@ -219,13 +219,16 @@ class ClientSession:
             self._send(link, out)
 
     def _fits(self, size: int) -> bool:
-        """Whether one more message of `size` bytes may wait: the session's bounds, then
-        the account's (a refusal there is counted and logged by `Accounts`)."""
+        """Whether one more message of `size` bytes may wait: the session's bounds, then,
+        for a session with no connection, the account's (the total guards the disk, which
+        only offline sessions write their queues to; a live client is not cut off for what
+        an abandoned session of its account holds). A refusal there is counted and logged
+        by `Accounts`."""
         if len(self.waiting) >= self.limits.queue_messages:
             return False
         if self.waiting_bytes + size > self.limits.queue_bytes:
             return False
-        if self.accounts.may_queue(self.usage, size):
+        if self.link is not None or self.accounts.may_queue(self.usage, size):
             return True
         detail = f"{self.usage.queued} bytes waiting for its sessions"
         self.accounts.refuse(self.client.account_id, QUEUE, detail)

@@ -113,3 +113,27 @@ async def test_retained_bytes_of_an_account_stop_at_its_total(
         assert usage.retained == len(f"{root}/b") + 600
     finally:
         restarted.stop_clients()
+
+
+async def test_a_live_client_is_not_cut_off_for_what_its_offline_sessions_hold(
+    broker: Harness,
+) -> None:
+    """The account's total guards the disk, which offline sessions write to: with the
+    total held by sessions left behind, a connected client of the same account whose
+    in-flight window is full still queues, within its own session's bounds (it was
+    disconnected as 'a slow client' at once, and again after every reconnect)."""
+    device = await broker.device("dev1")
+    for client_id in ("a", "b"):
+        await kept(broker, device, client_id)
+    publisher = await broker.connected(await broker.device("pub"), "pub")
+    topic = f"{device.root}/sensors/t"
+    for _ in range(4):  # the offline sessions take the account's whole total
+        await publisher.publish(topic, b"m" * 20_000, 1)
+    live = await broker.connected(device, "live")
+    assert await live.subscribe(topic, 1) == 1
+    live.stall()  # reads nothing more: its in-flight window fills, then its queue
+    session = broker.session(device.id, "live")
+    for n in range(120):  # past the 100 messages in flight
+        await publisher.publish(topic, b"%03d" % n, 1)
+    await broker.until(lambda: len(session.waiting) > 0)
+    assert session.link is not None and broker.stats.slow_disconnects == 0
