@@ -40,10 +40,13 @@ test-long: $(DEV_STAMP) browser
 
 # $(call suite,NAME,MARKERS): pytest on TEST_WORKERS pytest-xdist workers (the tests of one
 # file may go to either), in a folder of its own on a tmpfs where there is one (SQLite's
-# fsyncs and removing thousands of data folders cost nothing there), removed afterwards;
-# then the wall time. TEST_WORKERS=0 runs in this one process.
+# fsyncs and removing thousands of data folders cost nothing there) with 2 GiB free (a
+# container's default /dev/shm is 64 MiB), removed afterwards; then the wall time.
+# TEST_WORKERS=0 runs in this one process.
 TEST_WORKERS ?= auto
-TEST_TMP ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm || echo $${TMPDIR:-/tmp})
+TEST_TMP ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] \
+	&& [ "$$(df -Pk /dev/shm | awk 'NR==2 {print $$4}')" -ge 2097152 ] \
+	&& echo /dev/shm || echo $${TMPDIR:-/tmp})
 define suite
 	@start=$$(date +%s); tmp=$$(mktemp -d "$(TEST_TMP)/edge-tests.XXXXXX"); \
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist load -m "$(2)" --basetemp="$$tmp"; \
