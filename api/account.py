@@ -23,7 +23,7 @@ from api.responses import json_response
 from api.routing import Handler, Route, principal
 from api.schemas import OBJECT, Schema, integer, obj, text
 from edge.accounts.pictures import MAX_BYTES
-from edge.tenancy.account import MAX_WIDGETS, TABLES, AccessOptions
+from edge.tenancy.account import MAX_WIDGETS, ORDER_RANGE, TABLES, AccessOptions
 
 _LISTS = {
     "project": listing.Listable(
@@ -49,7 +49,7 @@ WIDGET: Schema = {
     "type": "object",
     "properties": {
         # edge/tenancy/account.py's rules
-        "order": integer(-(2**31), 2**31 - 1),
+        "order": integer(*ORDER_RANGE),
         "widget_type": text(),
         "widget_title": text(required=False),
         "config": OBJECT,

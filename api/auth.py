@@ -12,7 +12,7 @@ from aiohttp import web
 from api import bodies
 from api.client_address import client_address
 from api.keys import SERVICES
-from api.responses import json_response
+from api.responses import NO_STORE, json_response
 from api.routing import CHALLENGE, Route, principal
 from api.schemas import STR, obj
 from edge.errors import ValidationError
@@ -79,7 +79,7 @@ async def login(request: web.Request) -> web.Response:
 
 def _signed_in_or_challenged(info: dict[str, object]) -> web.Response:
     status = 200 if "challenge" in info else 201
-    return json_response(info, status=status, headers={"Cache-Control": "no-store"})
+    return json_response(info, status=status, headers=NO_STORE)
 
 
 async def respond_to_challenge(request: web.Request) -> web.Response:

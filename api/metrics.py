@@ -19,6 +19,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import CollectorRegistry
 
 from api.keys import SERVICES
+from api.responses import NO_STORE
 from api.routing import Route, bearer_token
 from edge.auth import bearer
 from edge.errors import Denied, NotFound, Unauthenticated
@@ -34,9 +35,7 @@ async def metrics(request: web.Request) -> web.Response:
         raise NotFound(f"Not found: {request.method} {request.path}")
     _authorize(request)
     body = generate_latest(request.app[REGISTRY])
-    return web.Response(
-        body=body, headers={"Content-Type": CONTENT_TYPE_LATEST, "Cache-Control": "no-store"}
-    )
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST, **NO_STORE})
 
 
 def _authorize(request: web.Request) -> None:

@@ -17,7 +17,7 @@ from aiohttp import web
 
 from api import bodies
 from api.keys import SERVICES
-from api.responses import json_response
+from api.responses import NO_STORE, json_response
 from api.routing import CHALLENGE, Auth, Handler, Route, principal
 from api.schemas import STR, Schema, obj
 from edge.auth.mfa import User, software_code
@@ -79,7 +79,7 @@ async def get_secret_code(request: web.Request) -> web.Response:
     user, challenge = _caller(request)
     _setup_only(challenge)
     reply = await request.app[SERVICES].mfa.secret_code(user)
-    return json_response(reply, headers={"Cache-Control": "no-store"})
+    return json_response(reply, headers=NO_STORE)
 
 
 async def add_software(request: web.Request) -> web.Response:
@@ -95,7 +95,7 @@ async def add_software(request: web.Request) -> web.Response:
     }
     if challenge is not None:
         reply["session"] = await services.signin.setup_session(challenge)
-    return json_response(reply, headers={"Cache-Control": "no-store"})
+    return json_response(reply, headers=NO_STORE)
 
 
 async def add_sms(request: web.Request) -> web.Response:
@@ -110,7 +110,7 @@ async def add_sms(request: web.Request) -> web.Response:
     reply = await services.sms_mfa.add(user, form)
     if challenge is not None and "recovery_code" in reply:
         reply["session"] = await services.signin.setup_session(challenge)
-    return json_response(reply, headers={"Cache-Control": "no-store"})
+    return json_response(reply, headers=NO_STORE)
 
 
 def _remover(kind: str) -> Handler:

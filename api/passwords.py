@@ -11,7 +11,7 @@ from aiohttp import web
 
 from api import bodies
 from api.keys import SERVICES
-from api.responses import json_response
+from api.responses import NO_STORE, json_response
 from api.routing import RESET_TOKEN, Route, principal
 from api.schemas import STR, obj
 
@@ -28,7 +28,6 @@ FORGOT_PASSWORD_FORM = obj(
 FORGOT_PASSWORD_FORM["description"] = (
     "client_id names the organization; username, email or phone_number the account"
 )
-NO_STORE = {"Cache-Control": "no-store"}
 
 
 async def set_password(request: web.Request) -> web.Response:

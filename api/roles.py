@@ -168,7 +168,6 @@ def _held_access(plural: str) -> Handler:
             key = f"{kind}_ids"
         return listing.respond(key, page, query, services.cursors, listable.resource)
 
-    held.__name__ = f"get_role_{kind}_access"  # the SDK's name
     return held
 
 
@@ -185,6 +184,7 @@ def _held_route(plural: str, noun: str) -> Route:
         query=("list", *listable.kinds, *listable.extras),
         query_types=listable.query_types(),
         responses={200: f"{model} | {kind.capitalize()}IdList | ListCounts"},
+        operation_id=f"get_role_{kind}_access",  # the SDK's name
     )
 
 

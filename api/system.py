@@ -14,7 +14,7 @@ import swagger_ui_bundle
 from aiohttp import web
 
 from api.keys import SERVICES
-from api.responses import json_response
+from api.responses import NO_STORE, json_response
 from api.routing import Route
 from edge import BUILD_VERSION, INTERFACE_VERSION, clock
 from edge.errors import NotFound
@@ -23,7 +23,6 @@ from edge.ops.health import Health
 
 OPENAPI = web.AppKey("openapi", dict)
 HEALTH = web.AppKey("health", Health)
-NO_CACHE = {"Cache-Control": "no-store"}
 _CODE = re.compile(r"`([^`]+)`")
 _STATIC = resources.files("api") / "static"
 _OWN_ASSETS = {"docs.js": "text/javascript", "docs.css": "text/css"}
@@ -40,7 +39,7 @@ _DOCS_CSP = (
 
 async def health(request: web.Request) -> web.Response:
     """HealthInfo from the background probe (edge/ops/health.py): a 200 while serving."""
-    return json_response(request.app[HEALTH].report(), headers=NO_CACHE)
+    return json_response(request.app[HEALTH].report(), headers=NO_STORE)
 
 
 async def ready(request: web.Request) -> web.Response:
@@ -48,8 +47,8 @@ async def ready(request: web.Request) -> web.Response:
     polling a server that is not ready must not mail the operator every time)."""
     found = request.app[HEALTH]
     if found.ready:
-        return json_response(found.report(), headers=NO_CACHE)
-    return json_response({"message": found.not_ready()}, status=503, headers=NO_CACHE)
+        return json_response(found.report(), headers=NO_STORE)
+    return json_response({"message": found.not_ready()}, status=503, headers=NO_STORE)
 
 
 async def version(request: web.Request) -> web.Response:

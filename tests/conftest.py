@@ -34,8 +34,7 @@ pytest_plugins = ("tests.world", "tests.documented")
 # with a password, not Argon2's cost: in this process the same algorithm runs at its
 # smallest cost. `edge serve` started by a test, and tests/edge/auth/test_hashing.py's
 # check of the real parameters (in a fresh interpreter), keep edge's.
-hashing._hasher = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
-hashing._DUMMY = hashing._hasher.hash("edge-timing-equalizer")
+hashing.use(PasswordHasher(time_cost=1, memory_cost=8, parallelism=1))
 
 STAFF_PASSWORD = "staff-password-for-tests"
 STAFF_EMAIL = "ops@example.test"

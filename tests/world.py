@@ -201,13 +201,6 @@ class Notices:
         self.sent.append((device_id, topic, json.loads(payload)))
         return 1
 
-    def opened(self, tunnel_id: str) -> dict[str, Any]:
-        """The notice that told the device of a tunnel."""
-        for _, _, body in self.sent:
-            if body.get("uuid") == tunnel_id and body["action"] == "open":
-                return body
-        raise AssertionError(f"no notice for {tunnel_id}")
-
 
 @dataclass
 class World:

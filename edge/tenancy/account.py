@@ -35,6 +35,7 @@ SEARCH_FIELDS = {
     "role": ("name", "description", "tags"),
 }
 MAX_WIDGETS = 200
+ORDER_RANGE = (-(2**31), 2**31 - 1)  # a widget's order: a signed 32-bit integer
 
 
 @dataclass(frozen=True)
@@ -230,7 +231,7 @@ def _widgets(items: list[Row]) -> list[Row]:
     for n, item in enumerate(items):
         where = f"widgets.{n}"
         widget = dict(item)
-        widget["order"] = fields.integer(f"{where}.order", item["order"], -(2**31), 2**31 - 1)
+        widget["order"] = fields.integer(f"{where}.order", item["order"], *ORDER_RANGE)
         for name, required in (("widget_type", True), ("widget_title", False)):
             widget[name] = _widget_text(f"{where}.{name}", item[name], required)
         out.append(widget)
