@@ -32,7 +32,7 @@ from edge.errors import ValidationError
 
 RIGHTS = ("read", "write", "update", "delete")
 Paths = Mapping[str, Mapping[str, bool]]
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # control characters no path may hold
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def segment_problem(path: str) -> str | None:
             return f"'{path}' has an empty segment"
         if segment in (".", ".."):
             return "'.' and '..' are not path segments"
-    if _CONTROL.search(path):
+    if CONTROL.search(path):
         return "must not hold control characters"
     try:
         path.encode("utf-8")

@@ -30,10 +30,11 @@ Paths = dict[str, dict[str, bool]]
 def normalize_path(field: str, raw: Any) -> str:
     """A data or file path as grants spell it (edge/access/paths.py `requested_grant_path`):
     a leading '/' (added when missing), no trailing one, and none that no data or file
-    could have."""
+    could have. Spaces are kept, at the ends too, as data and file paths keep them: a
+    grant meant to take `/report.pdf ` away was stored as `/report.pdf`."""
     if not isinstance(raw, str):
         raise ValidationError(field, "paths must be strings")
-    path = raw.strip()
+    path = raw
     if len(path) > MAX_PATH:
         raise ValidationError(field, f"paths must be at most {MAX_PATH} characters")
     return requested_grant_path(field, path)

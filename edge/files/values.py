@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from edge import numbers, patterns
+from edge.access.paths import CONTROL
 from edge.errors import ValidationError
 from edge.files import etags
 
@@ -38,7 +39,7 @@ def file_path(raw: str) -> str:
     resolves before the server sees it: a file there could never be fetched through its
     presigned URL. Spaces are kept where they are, at the ends too (as data paths and S3
     keys keep them): `report.pdf ` was silently stored as `report.pdf`, overwriting it."""
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in raw):
+    if CONTROL.search(raw):  # C0, DEL and C1, as data and grant paths refuse them
         raise ValidationError("path", "must not contain control characters")
     segments = [part for part in raw.split("/") if part]
     if any(part in (".", "..") for part in segments):

@@ -108,7 +108,10 @@ async def test_dot_segments_are_not_paths(world: World, raw: str) -> None:
         assert got == (400, {"message": "path: '.' and '..' are not path segments"}), method
 
 
-@pytest.mark.parametrize("raw", ["a%09", "a%0D", "%09a", "a%0D/b", "a%0Ab", "a%0A"])
+CONTROLS = ["a%09", "a%0D", "%09a", "a%0D/b", "a%0Ab", "a%0A", "a%C2%85b", "a%7F"]  # C1 too
+
+
+@pytest.mark.parametrize("raw", CONTROLS)
 async def test_control_characters_at_an_end_are_refused_not_dropped(world: World, raw: str) -> None:
     got = await world.files("file_editor", "PUT", raw, json={})
     assert got == (400, {"message": "path: must not contain control characters"})

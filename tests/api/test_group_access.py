@@ -195,6 +195,7 @@ UNREACHABLE = {  # grant paths no data entry or file can have, and why
     "/secret/.": "'.' and '..' are not path segments",
     "secret//": "'/secret/' has an empty segment",
     "/se\x01cret": "must not hold control characters",
+    "/se\x85cret": "must not hold control characters",  # C1 too, as data and files refuse
 }
 
 
@@ -228,6 +229,16 @@ async def test_grant_paths_keep_their_one_spelling(world: World) -> None:
     assert (await world.call("org_admin", "POST", where, json=body))[0] == 201
     stored = await read_access(world, world.org_group_id, world.id("plain"))
     assert stored is not None and sorted(stored["data_paths"]) == ["/a/b", "/c.d/..e"]
+
+
+async def test_spaces_at_a_grant_paths_ends_are_kept(world: World) -> None:
+    """As file and data paths keep them: a grant meant to take `/report.pdf ` away was
+    stored as `/report.pdf`, and took the other file away instead."""
+    body = {"file_paths": {"/": {"can_read": True}, "/report.pdf ": {}, " lead": {}}}
+    where = path(world.org_group_id, world.id("plain"))
+    assert (await world.call("org_admin", "POST", where, json=body))[0] == 201
+    stored = await read_access(world, world.org_group_id, world.id("plain"))
+    assert stored is not None and sorted(stored["file_paths"]) == ["/", "/ lead", "/report.pdf "]
 
 
 async def test_existing_access_is_a_conflict(world: World) -> None:
