@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from edge import clock
 from edge.access.engine import Caller, Permissions
-from edge.access.kinds import GroupAccessKind, ProjectAccessKind, RoleAccessKind, sees_role
+from edge.access.kinds import GroupAccessKind, ProjectAccessKind, RoleAccessKind
 from edge.access.objects import AccessObjects
 from edge.accounts.devices import Devices
 from edge.accounts.pictures import Pictures
@@ -136,7 +136,7 @@ class Services:
             """Access goes only to accounts and roles the caller can read (the reach rule,
             edge/accounts/service.py)."""
             if kind == "role":
-                return sees_role(permissions, db, caller, grantee_id)
+                return role_kind.sees(caller, grantee_id)
             return (users if kind == "user" else devices).readable(caller, grantee_id)
 
         access = AccessObjects(

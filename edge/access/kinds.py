@@ -48,14 +48,6 @@ def _grantee(db: Database, target: Target, grantee_id: str, missing: str) -> str
     return kind
 
 
-def sees_role(permissions: Permissions, db: Database, caller: Caller, role_id: str) -> bool:
-    """Whether the caller knows the role exists (its GET is not a 404)."""
-    role = db.read(lambda c: role_store.get(c, role_id))
-    if role is None or role.org_id != caller.principal.org_id:
-        return False
-    return RoleStanding(db, caller, role, permissions.grantee(role.org_id, role.id)).sees()
-
-
 def _check_home(db: Database, field: str, kind: str, account_id: str, project_id: Any) -> None:
     """A user or role of one project gets access only to that project's targets (or the org's)."""
     _, home = db.read(lambda c: project_store.account_project(c, account_id))
@@ -205,6 +197,13 @@ class RoleAccessKind(_Defaults):
         if role is None or role.org_id != caller.principal.org_id:
             raise NotFound("Role not found")
         return RoleStanding(self._db, caller, role, self._permissions.grantee(role.org_id, role.id))
+
+    def sees(self, caller: Caller, role_id: str) -> bool:
+        """Whether the caller knows the role exists (its GET is not a 404)."""
+        try:
+            return self.standing(caller, role_id).sees()
+        except NotFound:
+            return False
 
     def open(self, caller: Caller, target_id: str) -> Target:
         standing = self.standing(caller, target_id)
