@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from aiohttp import hdrs, web
 
-from api import bodies, listing, params
+from api import account_filters, bodies, listing, params
 from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import Route, principal
@@ -42,7 +42,6 @@ from api.schemas import (
 from api.users import ORG_PERMISSIONS, PROJECT_PERMISSIONS
 from edge import fields
 from edge.accounts.device_kind import DESCRIPTIVE, TABLE
-from edge.accounts.lists import Filters
 from edge.devices.credentials import ROOT_CA_PATH
 
 _FIELDS: dict[str, Schema] = {
@@ -63,25 +62,15 @@ _FIELDS: dict[str, Schema] = {
 }
 CREATE_DEVICE = obj({**_FIELDS, "project_id": STR}, ("name",), title="CreateDeviceBody")
 PATCH_DEVICE = obj(_FIELDS, title="PatchDeviceBody")
-EXTRAS = ("group_id", "project_id", "role_id", "is_group_admin", "is_project_admin")
 LISTABLE = listing.Listable(
-    "devices", TABLE.kinds(), table=TABLE, json_columns=TABLE.json_columns, extras=EXTRAS
+    "devices",
+    TABLE.kinds(),
+    table=TABLE,
+    json_columns=TABLE.json_columns,
+    extras=account_filters.EXTRAS,
 )
 PEM = "application/x-pem-file"
 TEXT = "text/plain"
-
-
-def _filters(extras: dict[str, str]) -> Filters:
-    def optional_flag(name: str) -> bool | None:
-        return params.boolean(name, extras[name]) if name in extras else None
-
-    return Filters(
-        group_id=extras.get("group_id") or None,
-        project_id=extras.get("project_id") or None,
-        role_id=extras.get("role_id") or None,
-        is_group_admin=optional_flag("is_group_admin"),
-        is_project_admin=optional_flag("is_project_admin"),
-    )
 
 
 async def root_ca(request: web.Request) -> web.Response:
@@ -105,7 +94,7 @@ async def create_device(request: web.Request) -> web.Response:
 async def list_devices(request: web.Request) -> web.Response:
     services = request.app[SERVICES]
     query, extras = listing.parse(request.query, LISTABLE, services.cursors)
-    page = await services.devices.list(principal(request), query, _filters(extras))
+    page = await services.devices.list(principal(request), query, account_filters.filters(extras))
     return listing.respond("devices", page, query, services.cursors, LISTABLE.resource)
 
 
@@ -176,7 +165,7 @@ ROUTES = [
         "token",
         "List devices",
         "devices",
-        query=("list", *EXTRAS, *LISTABLE.kinds),
+        query=("list", *account_filters.EXTRAS, *LISTABLE.kinds),
         query_types=LISTABLE.query_types(),
         responses={200: "AdminDeviceList | DeviceList | AnonDeviceList"},
         operation_id="get_devices",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from api import bodies, listing, params, uploads
+from api import account_filters, bodies, listing, params, uploads
 from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import Route, principal
@@ -38,7 +38,6 @@ from api.schemas import (
     text,
 )
 from edge import fields
-from edge.accounts.lists import Filters
 from edge.accounts.pictures import MAX_BYTES
 from edge.accounts.user_kind import TABLE
 
@@ -77,28 +76,13 @@ CREATE_USER = obj(
     title="CreateUserBody",
 )
 PATCH_USER = obj(_PROFILE, title="PatchUserBody")
-EXTRAS = ("group_id", "project_id", "role_id", "is_group_admin", "is_project_admin")
 LISTABLE = listing.Listable(
     "users",
     TABLE.kinds(),
     table=TABLE,
     json_columns=TABLE.json_columns,
-    extras=(*EXTRAS, "exclude_admins"),
+    extras=(*account_filters.EXTRAS, "exclude_admins"),
 )
-
-
-def _filters(extras: dict[str, str]) -> Filters:
-    def optional_flag(name: str) -> bool | None:
-        return params.boolean(name, extras[name]) if name in extras else None
-
-    return Filters(
-        group_id=extras.get("group_id") or None,
-        project_id=extras.get("project_id") or None,
-        role_id=extras.get("role_id") or None,
-        is_group_admin=optional_flag("is_group_admin"),
-        is_project_admin=optional_flag("is_project_admin"),
-        exclude_admins=params.flag(extras, "exclude_admins"),
-    )
 
 
 async def create_user(request: web.Request) -> web.Response:
@@ -110,7 +94,7 @@ async def create_user(request: web.Request) -> web.Response:
 async def list_users(request: web.Request) -> web.Response:
     services = request.app[SERVICES]
     query, extras = listing.parse(request.query, LISTABLE, services.cursors)
-    page = await services.users.list(principal(request), query, _filters(extras))
+    page = await services.users.list(principal(request), query, account_filters.filters(extras))
     return listing.respond("users", page, query, services.cursors, LISTABLE.resource)
 
 
@@ -173,7 +157,7 @@ ROUTES = [
         "token",
         "List users",
         "users",
-        query=("list", *EXTRAS, "exclude_admins", *LISTABLE.kinds),
+        query=("list", *account_filters.EXTRAS, "exclude_admins", *LISTABLE.kinds),
         query_types=LISTABLE.query_types(),
         responses={200: "AdminUserList | UserList | AnonUserList"},
         operation_id="get_users",
