@@ -40,11 +40,11 @@ _INDEX: dict[str, Schema] = {
     },
     **{name: _NUMBER for name in values.NUMBER_FIELDS},
 }
-# A file's path (edge/files/values.py): no control characters.
+# A file's path (edge/files/values.py): no control characters (C0, DEL, C1).
 PATH: Schema = {
     "type": "string",
     "maxLength": values.MAX_PATH - 1,
-    "pattern": "^[^\\x00-\\x1f\\x7f]*$",
+    "pattern": "^[^\\x00-\\x1f\\x7f-\\x9f]*$",
 }
 PUT_FILES = obj(
     {
