@@ -28,6 +28,14 @@ async def test_personal_information_hidden_from_non_admins(room: Room) -> None:
     assert shown == {**{k: shown[k] for k in ANONYMOUS}, "username": "pump"}
 
 
+async def test_a_devices_owner_sees_it_whole_where_details_are_hidden(room: Room) -> None:
+    org_id = await room.org(pii_admin_only=True)
+    owner = await room.add_user(org_id)
+    device_id = await room.add_device(org_id, owner_id=owner, serial_number="SN-1")
+    shown = room.services.devices.get(room.user(org_id, owner), device_id)
+    assert (shown["serial_number"], shown["owner_id"]) == ("SN-1", owner)
+
+
 async def test_the_admins_view_adds_the_admin_only_fields(room: Room) -> None:
     org_id = await room.org()
     admin = await room.admin(org_id)

@@ -10,7 +10,7 @@ from edge.listing import ListQuery
 from edge.tenancy.account import MAX_WIDGETS, AccessOptions
 from tests.edge.rooms import Room
 
-BY_DATE = ListQuery()
+ANY = ListQuery()
 
 
 async def test_a_member_without_org_access_reads_all_false(room: Room) -> None:
@@ -49,15 +49,15 @@ async def test_access_lists_hold_the_active_roles_access_too(room: Room) -> None
     await room.grant(org_id, "group", closed, user_id)
     await room.services.groups.patch(admin, closed, {"is_active": False})
     account, me = room.services.account, room.user(org_id, user_id)
-    page = await account.access(me, "group", BY_DATE, AccessOptions())
+    page = await account.access(me, "group", ANY, AccessOptions())
     assert sorted((g["group_id"], g["grantee_id"]) for g in page.rows) == sorted(
         [(ward, user_id), (lab, nurses), (ward, nurses)]
     )
-    ids = await account.access(me, "group", BY_DATE, AccessOptions(ids_only=True))
+    ids = await account.access(me, "group", ANY, AccessOptions(ids_only=True))
     assert sorted(ids.rows) == sorted([ward, lab])  # a target once
     with_closed = AccessOptions(ids_only=True, include_inactive_groups=True)
-    assert closed in (await account.access(me, "group", BY_DATE, with_closed)).rows
-    roles = await account.access(me, "role", BY_DATE, AccessOptions(ids_only=True))
+    assert closed in (await account.access(me, "group", ANY, with_closed)).rows
+    roles = await account.access(me, "role", ANY, AccessOptions(ids_only=True))
     assert sorted(roles.rows) == sorted([nurses, retired])
 
 
@@ -70,7 +70,7 @@ async def test_a_project_session_narrows_the_lists_to_its_project(room: Room) ->
     for group_id in (inside, outside):
         await room.grant(org_id, "group", group_id, user_id)
     me = room.user(org_id, user_id, project_id)
-    page = await room.services.account.access(me, "group", BY_DATE, AccessOptions(ids_only=True))
+    page = await room.services.account.access(me, "group", ANY, AccessOptions(ids_only=True))
     assert page.rows == [inside]
 
 
