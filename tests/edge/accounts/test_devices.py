@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from edge.errors import Conflict, Denied, ValidationError
+from edge.errors import Conflict, Denied, NotFound, ValidationError
 from tests.edge.rooms import CRUD, Room
 
 SCOPES = {"telemetry": {"can_publish": True}}
@@ -43,10 +43,11 @@ async def test_a_device_may_deactivate_itself_and_nothing_more(room: Room) -> No
     admin = await room.admin(org_id)
     device_id = await room.add_device(org_id)
     devices, itself = room.services.devices, room.device(org_id, device_id)
+    for body in ({"is_active": True}, {"iot_scopes": SCOPES}, {"restricted_custom_attributes": {}}):
+        with pytest.raises(Denied):
+            await devices.patch(itself, device_id, body)
     with pytest.raises(Denied):
-        await devices.patch(itself, device_id, {"is_active": True})
-    with pytest.raises(Denied):
-        await devices.patch(itself, device_id, {"iot_scopes": SCOPES})
+        await devices.delete(itself, device_id, force=False, permanent=False)
     await devices.patch(itself, device_id, {"is_active": False, "site": "Hall 2"})
     shown = devices.get(admin, device_id)
     assert (shown["is_active"], shown["site"]) == (False, "Hall 2")
@@ -56,17 +57,25 @@ async def test_a_device_may_deactivate_itself_and_nothing_more(room: Room) -> No
 async def test_the_owner_is_changed_by_admins_or_the_owner(room: Room) -> None:
     org_id = await room.org()
     admin = await room.admin(org_id)
+    ward = await room.group(admin)
     owner, heir = await room.add_user(org_id), await room.add_user(org_id)
-    editor = await room.add_user(org_id)
+    editor, head = await room.add_user(org_id), await room.add_user(org_id)
     await room.grant(org_id, "org", org_id, editor, device_permissions=CRUD)
+    await room.grant(org_id, "group", ward, head, is_admin=True)
     device_id = await room.add_device(org_id, owner_id=owner)
+    await room.grant(org_id, "group", ward, device_id, "device")
     devices = room.services.devices
-    with pytest.raises(Denied):
-        await devices.patch(room.user(org_id, editor), device_id, {"owner_id": heir})
+    for who in (room.user(org_id, editor), room.device(org_id, device_id)):
+        with pytest.raises(Denied):
+            await devices.patch(who, device_id, {"owner_id": heir})
     await devices.patch(room.user(org_id, owner), device_id, {"owner_id": heir})
     assert devices.get(admin, device_id)["owner_id"] == heir
-    await devices.patch(admin, device_id, {"owner_id": None})
+    with pytest.raises(NotFound):  # no longer the owner: out of their sight
+        await devices.patch(room.user(org_id, owner), device_id, {"owner_id": owner})
+    await devices.patch(room.user(org_id, head), device_id, {"owner_id": None})  # a group admin
     assert "owner_id" not in devices.get(admin, device_id)
+    with pytest.raises(ValidationError):
+        await devices.patch(admin, device_id, {"owner_id": "nobody"})
 
 
 @pytest.mark.parametrize("creators_are_owners", [False, True])
@@ -75,11 +84,17 @@ async def test_the_creator_owns_a_new_device_when_the_setting_says(
 ) -> None:
     org_id = await room.org(device_creators_are_owners_by_default=creators_are_owners)
     admin = await room.admin(org_id)
-    devices = room.services.devices
-    made = await devices.create(admin, {"name": "pump"})
-    assert (made.get("owner_id") == admin.account_id) is creators_are_owners
-    given = await devices.create(admin, {"name": "valve", "owner_id": None})
+    maker, plain = await room.add_user(org_id), await room.add_user(org_id)
+    await room.grant(org_id, "org", org_id, maker, device_permissions=CRUD)
+    devices, as_maker = room.services.devices, room.user(org_id, maker)
+    made = await devices.create(as_maker, {"name": "pump"})
+    assert (made.get("owner_id") == maker) is creators_are_owners
+    given = await devices.create(as_maker, {"name": "valve", "owner_id": None})
     assert "owner_id" not in given  # an owner given (none) wins over the setting
+    with pytest.raises(Denied):
+        await devices.create(as_maker, {"name": "tank", "owner_id": plain})
+    made = await devices.create(admin, {"name": "tank", "owner_id": plain})  # admins may
+    assert made["owner_id"] == plain
 
 
 async def test_a_reset_key_replaces_the_old_one_at_once(room: Room) -> None:

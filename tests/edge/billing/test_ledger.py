@@ -19,15 +19,33 @@ from tests.edge.rooms import Room
 async def test_only_staff_keep_the_ledger(room: Room) -> None:
     org_id = await room.org()
     admin = await room.admin(org_id)
-    billing = room.services.billing
-    with pytest.raises(Denied):
-        await billing.create(admin, org_id, {"points": 10})
-    with pytest.raises(Denied):
-        billing.balance(admin, org_id)
-    with pytest.raises(Denied):
-        billing.rates(admin, org_id)
+    billing, staff = room.services.billing, room.staff()
+    entry = await billing.create(staff, org_id, {"points": 100, "description": "kept"})
+    refused = [
+        billing.create(admin, org_id, {"points": 10}),
+        billing.list(admin, org_id, ListQuery()),
+        billing.patch(admin, org_id, entry, {"description": "mine now"}),
+        billing.delete(admin, org_id, entry),
+        billing.patch_rates(admin, org_id, {"devices": 0}),
+    ]
+    for call in refused:
+        with pytest.raises(Denied):
+            await call
+    for read in (
+        lambda: billing.balance(admin, org_id),
+        lambda: billing.summary(admin, org_id, "day", None, None),
+        lambda: billing.rates(admin, org_id),
+        lambda: billing.get(admin, org_id, entry),
+    ):
+        with pytest.raises(Denied):
+            read()
+    assert billing.get(staff, org_id, entry)["description"] == "kept"  # nothing was written
+    assert billing.balance(room.staff(org_id), org_id)["balance"] == 100  # scoped staff too
+    assert billing.rates(staff, org_id)["rates"]["devices"] == 1
     with pytest.raises(NotFound):
-        billing.balance(room.staff(), "no-such-org")
+        billing.balance(staff, "no-such-org")
+    with pytest.raises(NotFound):
+        await billing.create(staff, "no-such-org", {"points": 1})
 
 
 async def test_an_entrys_sign_makes_it_a_credit_or_a_debit(room: Room) -> None:
@@ -138,6 +156,8 @@ async def test_a_summary_by_day_holds_the_last_30_days_or_at_most_366(room: Room
         ("day", "2024-12-31", "2026-01-01", "to"),  # 366 days after
         ("month", "yesterday", None, "from"),
         ("day", None, "2026-13-01", "to"),
+        ("day", None, "soon", "to"),
+        ("month", "2000-01-01", "2026-11-01", "to"),  # past 3660 days
     ],
 )
 async def test_a_summary_refuses_a_bad_range(

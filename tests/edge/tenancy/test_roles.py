@@ -46,20 +46,31 @@ async def test_creating_needs_role_create_and_admin_fields_need_admins(room: Roo
     assert shown["is_org_admin"] is False and shown["is_active"] is True
 
 
-async def test_only_org_admins_touch_an_org_admin_role(room: Room) -> None:
+async def test_only_those_who_outrank_a_role_change_it(room: Room) -> None:
+    """Non-admins never change admin roles; a project's admins change its admin roles, never
+    an org-admin role."""
     org_id = await room.org()
     admin = await room.admin(org_id)
+    project_id = await room.project(admin)
     manager = await _role_manager(room, org_id)
-    bosses = await room.role(admin, name="Bosses", org_permissions=ADMIN)
+    lead = await room.add_user(org_id)
+    await room.grant(org_id, "project", project_id, lead, is_admin=True)
+    await room.grant(org_id, "org", org_id, lead, role_permissions=CRUD)
+    as_lead = room.user(org_id, lead)
+    bosses = await room.role(admin, project_id, name="Bosses", org_permissions=ADMIN)
+    leads = await room.role(admin, project_id, name="Leads", project_permissions=ADMIN)
     nurses = await room.role(admin, name="Nurses")
     roles = room.services.roles
     assert roles.get(manager, bosses)["is_org_admin"] is True  # reading is fine
-    with pytest.raises(Denied):
-        await roles.patch(manager, bosses, {"description": "mine now"})
-    with pytest.raises(Denied):
-        await roles.delete(manager, bosses, force=False, permanent=False)
+    for who, role_id in ((manager, bosses), (manager, leads), (as_lead, bosses)):
+        with pytest.raises(Denied):
+            await roles.patch(who, role_id, {"description": "mine now"})
+        with pytest.raises(Denied):
+            await roles.delete(who, role_id, force=False, permanent=False)
+    await roles.patch(as_lead, leads, {"description": "Shift leads"})
     await roles.patch(manager, nurses, {"description": "Night shift"})
     await roles.delete(manager, nurses, force=False, permanent=False)
+    await roles.delete(as_lead, leads, force=False, permanent=False)
     await roles.patch(admin, bosses, {"description": "Board"})
 
 
@@ -86,14 +97,18 @@ async def test_holders_are_logged_out_when_a_role_stops_making_them_admins(
     admin = await room.admin(org_id)
     bosses = await room.role(admin, name="Bosses", org_permissions=ADMIN)
     plain = await room.role(admin, name="Plain")
-    holder = await room.add_user(org_id)
+    holder, bystander = await room.add_user(org_id), await room.add_user(org_id)
     for role_id in (bosses, plain):
         await room.grant(org_id, "role", role_id, holder)
+    await room.grant(org_id, "role", plain, bystander)
     token = await room.session(room.user(org_id, holder))
+    other = await room.session(room.user(org_id, bystander))
     await room.services.roles.patch(admin, plain, {"is_active": False})  # not an admin role
+    keeps = {"name": "Board", "org_permissions": {"is_admin": True, "can_read": True}}
+    await room.services.roles.patch(admin, bosses, keeps)
     assert room.signed_in(token)
     await room.services.roles.patch(admin, bosses, {"org_permissions": {"can_read": True}})
-    assert not room.signed_in(token)
+    assert not room.signed_in(token) and room.signed_in(other)
     await room.services.roles.patch(admin, bosses, {"org_permissions": ADMIN})
     token = await room.session(room.user(org_id, holder))
     await room.services.roles.delete(admin, bosses, force=False, permanent=False)

@@ -15,12 +15,9 @@ from tests.edge.rooms import Room
     ("name", "value"),
     [
         ("mfa_required", "yes"),
-        ("session_expire_mins", 2),
-        ("session_expire_mins", 16),
-        ("access_token_expire_hours", 25),
-        ("refresh_token_expire_hours", 0),
-        ("reset_token_expire_hours", 169),
-        ("max_roles_per_user", 10001),
+        *((name, low - 1) for name, (low, _) in settings.RANGES.items()),
+        *((name, high + 1) for name, (_, high) in settings.RANGES.items()),
+        ("session_expire_mins", -5),
         ("allowed_login_fields", ["username", "nickname"]),
         ("default_from_address", "not an address"),
         ("custom_settings", ["a list"]),
@@ -35,16 +32,22 @@ def test_a_bad_value_is_refused_naming_its_setting(name: str, value: object) -> 
 @pytest.mark.parametrize(
     ("name", "value"),
     [
-        ("session_expire_mins", 3),
-        ("session_expire_mins", 15),
-        ("access_token_expire_hours", 24),
-        ("max_roles_per_user", 1),
+        *((name, low) for name, (low, _) in settings.RANGES.items()),
+        *((name, high) for name, (_, high) in settings.RANGES.items()),
         ("allowed_login_fields", ["email"]),
         ("mfa_required", True),
     ],
 )
 def test_values_at_the_edges_of_their_rule_pass(name: str, value: object) -> None:
     assert settings.validated({name: value}) == {name: value}
+
+
+def test_a_whole_number_may_be_written_as_a_float() -> None:
+    """JSON does not tell 5.0 from 5; stored as an integer."""
+    stored = settings.validated({"session_expire_mins": 15.0})["session_expire_mins"]
+    assert stored == 15 and isinstance(stored, int)
+    with pytest.raises(ValidationError):
+        settings.validated({"session_expire_mins": 5.5})
 
 
 def test_only_the_names_asked_for_are_read_and_the_first_bad_one_is_named() -> None:

@@ -65,21 +65,53 @@ async def test_only_admins_see_the_trash_and_project_admins_their_projects(room:
     at_org = await room.group(admin)
     for group_id in (in_apollo, in_gemini, at_org):
         await room.services.groups.delete(admin, group_id, force=False, permanent=False)
-    project_admin = await room.add_user(org_id)
-    await room.grant(org_id, "project", apollo, project_admin, is_admin=True)
-    plain = room.user(org_id, await room.add_user(org_id))
+    lead = room.user(org_id, await room.add_user(org_id))
+    await room.grant(org_id, "project", apollo, lead.account_id, is_admin=True)
     trash = room.services.trash
     every = await trash.list(admin, BY_DATE)
     assert {e["id"] for e in every.rows} == {in_apollo, in_gemini, at_org}
-    theirs = await trash.list(room.user(org_id, project_admin), BY_DATE)
-    assert [e["id"] for e in theirs.rows] == [in_apollo]
-    with pytest.raises(NotFound):
-        trash.get(room.user(org_id, project_admin), in_gemini)
+    assert [e["id"] for e in (await trash.list(lead, BY_DATE)).rows] == [in_apollo]
+    for outside in (in_gemini, at_org):
+        with pytest.raises(NotFound):
+            trash.get(lead, outside)
+        with pytest.raises(NotFound):
+            await trash.restore(lead, outside)
+    await trash.restore(lead, in_apollo)
+
+
+@pytest.mark.parametrize("who", ["plain", "group admin"])
+async def test_other_members_may_not_see_or_touch_the_trash(room: Room, who: str) -> None:
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    ward, gone = await room.group(admin, name="Ward"), await room.group(admin, name="Gone")
+    member = await room.add_user(org_id)
+    if who == "group admin":
+        await room.grant(org_id, "group", ward, member, is_admin=True)
+    await room.services.groups.delete(admin, gone, force=False, permanent=False)
+    trash, caller = room.services.trash, room.user(org_id, member)
     with pytest.raises(Denied):
-        await trash.list(plain, BY_DATE)
-    other = await room.admin(await room.org("Other"))
+        await trash.list(caller, BY_DATE)
+    with pytest.raises(Denied):
+        await trash.restore(caller, gone)
+    with pytest.raises(Denied):
+        await trash.erase(caller, gone)
+    with pytest.raises(Denied):
+        await trash.list(room.staff(), BY_DATE)  # staff: with a scope only
+
+
+async def test_another_orgs_trash_is_not_found(room: Room) -> None:
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    group_id = await room.group(admin)
+    await room.services.groups.delete(admin, group_id, force=False, permanent=False)
+    stranger, trash = await room.admin(await room.org("Other")), room.services.trash
     with pytest.raises(NotFound):
-        trash.get(other, at_org)
+        trash.get(stranger, group_id)
+    with pytest.raises(NotFound):
+        await trash.restore(stranger, group_id)
+    with pytest.raises(NotFound):
+        await trash.erase(stranger, group_id)
+    assert (await trash.list(stranger, BY_DATE)).rows == []
 
 
 async def test_a_deleted_user_leaves_lookups_and_its_sessions_end(room: Room) -> None:
