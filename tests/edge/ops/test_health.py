@@ -69,3 +69,13 @@ async def test_a_recovery_is_logged_at_info(room: Room, caplog: pytest.LogCaptur
         state["mqtt"] = "ok"
         await probe.once()
     assert [r.levelno for r in caplog.records] == [logging.INFO]
+
+
+async def test_a_first_reading_that_finds_a_part_failing_is_a_warning(
+    room: Room, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="edge.health"):
+        await Probe(room.services.db, Health(), broker=lambda: "not listening").once()
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.WARNING, "health changed: database ok, writer ok, storage ok, mqtt not listening")
+    ]

@@ -18,15 +18,24 @@ async def test_a_member_without_org_access_reads_all_false(room: Room) -> None:
     member = room.user(org_id, await room.add_user(org_id))
     shown = room.services.account.org_access(member)["org_access"]
     assert shown["org_id"] == org_id and shown["grantee_id"] == member.account_id
-    assert not shown["is_admin"] and not shown["can_read"]
-    assert shown["user_permissions"] == {
-        "can_create": False,
-        "can_read": False,
-        "can_update": False,
-        "can_delete": False,
-    }
+    assert not shown["is_admin"] and not shown["can_read"] and shown["created_date"]
+    for block in ("user", "device", "role", "group", "project"):
+        assert shown[f"{block}_permissions"] == dict.fromkeys(
+            ("can_create", "can_read", "can_update", "can_delete"), False
+        )
+
+
+async def test_staff_hold_no_account(room: Room) -> None:
+    org_id = await room.org()
+    account, staff = room.services.account, room.staff(org_id)
     with pytest.raises(Denied):
-        room.services.account.org_access(room.staff(org_id))
+        account.org_access(staff)
+    for kind in ("project", "group", "role"):
+        with pytest.raises(Denied):
+            await account.access(staff, kind, ANY, AccessOptions())
+    with pytest.raises(Denied):
+        account.dashboard(staff)
+    assert account.current_session(staff)["org_permissions"]["is_admin"] is True
 
 
 async def test_access_lists_hold_the_active_roles_access_too(room: Room) -> None:
