@@ -1,0 +1,165 @@
+"""edge/accounts/service.py: the flow both kinds share. An account the caller may not see
+is a 404, one they see but may not change a 403; the reach rule (access goes only to an
+account the caller can read, and project access only to its home project); the project a
+new account is made in; what the audit log records of a change."""
+
+from __future__ import annotations
+
+import pytest
+
+from edge.accounts.service import changed_fields
+from edge.errors import Denied, NotFound, ValidationError
+from tests.edge.rooms import CRUD, Room
+
+PASSWORD = "a-long-enough-password-1"
+
+
+async def test_unseen_is_not_found_and_seen_but_refused_is_denied(room: Room) -> None:
+    org_id = await room.org()
+    reader = await room.add_user(org_id)
+    await room.grant(org_id, "org", org_id, reader, user_permissions={"can_read": True})
+    target = await room.add_user(org_id)
+    users = room.services.users
+    as_reader, stranger = room.user(org_id, reader), room.user(org_id, await room.add_user(org_id))
+    with pytest.raises(Denied):
+        await users.patch(as_reader, target, {"nickname": "Bo"})
+    with pytest.raises(Denied):
+        await users.delete(as_reader, target, force=False, permanent=False)
+    with pytest.raises(NotFound):
+        await users.patch(stranger, target, {"nickname": "Bo"})
+    with pytest.raises(NotFound):
+        users.get(stranger, target)
+    other_admin = await room.admin(await room.org("Other"))
+    with pytest.raises(NotFound):
+        users.get(other_admin, target)  # another org's account does not exist for them
+
+
+async def test_staff_need_a_scope(room: Room) -> None:
+    org_id = await room.org()
+    user_id = await room.add_user(org_id)
+    with pytest.raises(Denied):
+        room.services.users.get(room.staff(), user_id)
+    assert room.services.users.get(room.staff(org_id), user_id)["id"] == user_id
+
+
+async def test_access_is_given_only_to_an_account_in_sight(room: Room) -> None:
+    """The reach rule: a project admin may give project access to a user they can read
+    without any right to update that user, and never to a user they cannot read."""
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    project_id = await room.project(admin)
+    boss = await room.add_user(org_id)
+    await room.grant(org_id, "project", project_id, boss, is_admin=True)
+    await room.grant(org_id, "org", org_id, boss, user_permissions={"can_read": True})
+    target = await room.add_user(org_id)
+    users, as_boss = room.services.users, room.user(org_id, boss, project_id)
+    grant = {"project_permissions": {"can_read": True}}
+    await users.patch(as_boss, target, grant)
+    held = room.services.permissions.caller(room.user(org_id, target))
+    assert held.project(project_id).can_read
+    with pytest.raises(Denied):
+        await users.patch(as_boss, target, {**grant, "nickname": "Bo"})  # an update too
+    no_read = await room.add_user(org_id)
+    await room.grant(org_id, "project", project_id, no_read, is_admin=True)
+    limited, elsewhere = room.user(org_id, no_read, project_id), await room.add_user(org_id)
+    assert not users.readable(room.services.permissions.caller(limited), elsewhere)
+    with pytest.raises(NotFound):
+        await users.patch(limited, elsewhere, grant)
+    assert users.readable(room.services.permissions.caller(limited), target)  # now a member
+
+
+async def test_project_access_goes_only_to_the_accounts_home_project(room: Room) -> None:
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    apollo, gemini = await room.project(admin, "Apollo"), await room.project(admin, "Gemini")
+    at_gemini = await room.add_user(org_id, gemini)
+    device_at_gemini = await room.add_device(org_id, gemini)
+    in_apollo = room.user(org_id, admin.account_id, apollo)
+    grant = {"project_permissions": {"can_read": True}}
+    with pytest.raises(ValidationError) as refused:
+        await room.services.users.patch(in_apollo, at_gemini, grant)
+    assert refused.value.field == "project_permissions"
+    await room.services.devices.patch(in_apollo, device_at_gemini, grant)  # its home's, always
+    device = room.services.permissions.caller(room.device(org_id, device_at_gemini))
+    assert device.project(gemini).can_read and not device.project(apollo).held
+    await room.services.users.patch(admin, at_gemini, grant)  # its home project
+    with pytest.raises(ValidationError):  # an org-level user, outside a project session
+        await room.services.users.patch(admin, await room.add_user(org_id), grant)
+
+
+async def test_a_new_account_goes_to_the_sessions_project_or_an_active_one_named(
+    room: Room,
+) -> None:
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    apollo, gemini = await room.project(admin, "Apollo"), await room.project(admin, "Gemini")
+    users = room.services.users
+    in_apollo = room.user(org_id, admin.account_id, apollo)
+    made = await users.create(in_apollo, {"email": "a@x.test", "password": PASSWORD})
+    assert users.get(admin, made)["project_id"] == apollo
+    with pytest.raises(ValidationError) as refused:
+        await users.create(in_apollo, {"email": "b@x.test", "project_id": gemini})
+    assert refused.value.field == "project_id"
+    await room.services.projects.patch(admin, gemini, {"is_active": False})
+    with pytest.raises(ValidationError):
+        await users.create(admin, {"email": "c@x.test", "project_id": gemini})
+    with pytest.raises(ValidationError):
+        await users.create(admin, {"email": "d@x.test", "project_id": "nowhere"})
+
+
+async def test_creating_needs_the_kinds_create_permission_where_it_goes(room: Room) -> None:
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    project_id = await room.project(admin)
+    maker = await room.add_user(org_id)
+    await room.grant(org_id, "project", project_id, maker, device_permissions={"can_create": True})
+    as_maker = room.user(org_id, maker)
+    with pytest.raises(Denied):
+        await room.services.devices.create(as_maker, {"name": "pump"})
+    with pytest.raises(Denied):
+        await room.services.users.create(as_maker, {"email": "x@x.test", "project_id": project_id})
+    made = await room.services.devices.create(as_maker, {"name": "pump", "project_id": project_id})
+    assert made["id"]
+
+
+async def test_only_an_admin_over_the_account_forces_a_delete(room: Room) -> None:
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    manager = await room.add_user(org_id)
+    await room.grant(org_id, "org", org_id, manager, user_permissions=CRUD)
+    target = await room.add_user(org_id, is_delete_protected=True)
+    users = room.services.users
+    with pytest.raises(Denied):
+        await users.delete(room.user(org_id, manager), target, force=True, permanent=False)
+    await users.delete(admin, target, force=True, permanent=False)
+
+
+def test_the_audit_log_records_names_and_standing_never_secrets() -> None:
+    body = {
+        "email": "a@x.test",
+        "password": "secret-1",
+        "temp_password": "secret-2",
+        "is_active": False,
+        "org_permissions": {"is_admin": True},
+        "project_permissions": {"can_read": True},
+        "iot_scopes": {"b": {}, "a": {}},
+    }
+    assert changed_fields(body) == {
+        "fields": ["email", "iot_scopes", "is_active", "org_permissions", "project_permissions"],
+        "is_active": False,
+        "org_admin": True,
+        "iot_scopes": ["a", "b"],
+    }
+
+
+async def test_a_create_and_an_update_are_audited_with_their_fields(room: Room) -> None:
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    users = room.services.users
+    made = await users.create(admin, {"email": "a@x.test", "password": PASSWORD})
+    await users.patch(admin, made, {"is_active": False})
+    found = [(e.action, e.target_id, e.details) for e in await room.events(org_id)][-2:]
+    assert found == [
+        ("user_created", made, {"fields": ["email"]}),
+        ("user_updated", made, {"fields": ["is_active"], "is_active": False}),
+    ]

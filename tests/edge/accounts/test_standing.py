@@ -1,0 +1,151 @@
+"""edge/accounts/standing.py: how a caller stands towards an account. Everyone reads and
+updates themselves; org admins are admins over everyone; project admins over the accounts
+of their project, group admins over the members of their groups, but neither over an org
+or project admin; non-admins never act on admins; a device's owner reads it, and is its
+admin when the setting says so; an admin over a device may always act on it."""
+
+from __future__ import annotations
+
+import pytest
+
+from edge.accounts.kind import Relation
+from edge.principal import Principal
+from tests.edge.rooms import CRUD, Room
+
+# (admin, read, update, delete)
+NOTHING = (False, False, False, False)
+READS = (False, True, False, False)
+ACTS = (False, True, True, True)
+ADMIN = (True, True, True, True)
+
+
+def user_rel(room: Room, caller: Principal, user_id: str) -> tuple[bool, ...]:
+    rel = room.services.users.target(caller, user_id).rel
+    return _flags(rel)
+
+
+def device_rel(room: Room, caller: Principal, device_id: str) -> tuple[bool, ...]:
+    return _flags(room.services.devices.target(caller, device_id).rel)
+
+
+def _flags(rel: Relation) -> tuple[bool, ...]:
+    return (rel.admin, rel.read, rel.update, rel.delete)
+
+
+async def test_everyone_reads_and_updates_themselves_but_does_not_delete(room: Room) -> None:
+    org_id = await room.org()
+    user_id = await room.add_user(org_id)
+    rel = room.services.users.target(room.user(org_id, user_id), user_id).rel
+    assert rel.is_self and _flags(rel) == (False, True, True, False)
+    device_id = await room.add_device(org_id)
+    own = room.services.devices.target(room.device(org_id, device_id), device_id).rel
+    assert own.is_self and _flags(own) == (False, True, True, False)
+
+
+async def test_org_admins_are_admins_over_everyone(room: Room) -> None:
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    other_admin = await room.admin(org_id)
+    assert user_rel(room, admin, other_admin.account_id) == ADMIN
+    assert user_rel(room, admin, await room.add_user(org_id)) == ADMIN
+
+
+async def test_org_level_user_permissions_never_act_on_admins(room: Room) -> None:
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    project_id = await room.project(admin)
+    manager = await room.add_user(org_id)
+    await room.grant(org_id, "org", org_id, manager, user_permissions=CRUD)
+    as_manager = room.user(org_id, manager)
+    project_admin = await room.add_user(org_id)
+    await room.grant(org_id, "project", project_id, project_admin, is_admin=True)
+    assert user_rel(room, as_manager, await room.add_user(org_id)) == ACTS
+    assert user_rel(room, as_manager, admin.account_id) == READS
+    assert user_rel(room, as_manager, project_admin) == READS
+
+
+async def test_project_admins_are_admins_over_their_projects_accounts(room: Room) -> None:
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    apollo, gemini = await room.project(admin, "Apollo"), await room.project(admin, "Gemini")
+    boss = await room.add_user(org_id)
+    await room.grant(org_id, "project", apollo, boss, is_admin=True)
+    as_boss = room.user(org_id, boss)
+    assert user_rel(room, as_boss, await room.add_user(org_id, apollo)) == ADMIN
+    assert user_rel(room, as_boss, await room.add_user(org_id, gemini)) == NOTHING
+    assert user_rel(room, as_boss, await room.add_user(org_id)) == NOTHING
+    assert user_rel(room, as_boss, admin.account_id) == NOTHING
+    assert device_rel(room, as_boss, await room.add_device(org_id, apollo)) == ADMIN
+
+
+async def test_an_admin_of_another_project_is_out_of_reach_of_home_admins_users_only(
+    room: Room,
+) -> None:
+    """The difference of the kinds (`admin_acts`): a user who administers Gemini, at home in
+    Apollo, is shown to Apollo's admins as their admin would see it, but they may not change
+    or delete that user; a device in the same place they may."""
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    apollo, gemini = await room.project(admin, "Apollo"), await room.project(admin, "Gemini")
+    boss = await room.add_user(org_id)
+    await room.grant(org_id, "project", apollo, boss, is_admin=True)
+    user_id = await room.add_user(org_id, apollo)
+    device_id = await room.add_device(org_id, apollo)
+    for account_id, kind in ((user_id, "user"), (device_id, "device")):
+        await room.grant(org_id, "project", gemini, account_id, kind, is_admin=True)
+    as_boss = room.user(org_id, boss)
+    assert user_rel(room, as_boss, user_id) == (True, True, False, False)
+    assert device_rel(room, as_boss, device_id) == ADMIN
+
+
+async def test_group_admins_are_admins_over_members_who_are_not_admins(room: Room) -> None:
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    project_id = await room.project(admin)
+    ward = await room.group(admin)
+    head = await room.add_user(org_id)
+    await room.grant(org_id, "group", ward, head, is_admin=True)
+    member, outsider = await room.add_user(org_id), await room.add_user(org_id)
+    boss = await room.add_user(org_id)
+    await room.grant(org_id, "project", project_id, boss, is_admin=True)
+    for user_id in (member, boss):
+        await room.grant(org_id, "group", ward, user_id)
+    as_head = room.user(org_id, head)
+    assert user_rel(room, as_head, member) == ADMIN
+    assert user_rel(room, as_head, outsider) == NOTHING
+    assert user_rel(room, as_head, boss) == READS  # a project admin: in reach, not in hand
+    await room.services.groups.patch(admin, ward, {"is_active": False})
+    assert user_rel(room, as_head, member) == NOTHING  # a suspended group gives nothing
+
+
+async def test_group_level_blocks_reach_the_members(room: Room) -> None:
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    ward = await room.group(admin)
+    reader = await room.add_user(org_id)
+    await room.grant(org_id, "group", ward, reader, user_permissions={"can_read": True})
+    member = await room.add_user(org_id)
+    await room.grant(org_id, "group", ward, member)
+    assert user_rel(room, room.user(org_id, reader), member) == READS
+    assert user_rel(room, room.user(org_id, reader), await room.add_user(org_id)) == NOTHING
+
+
+@pytest.mark.parametrize(("owners_are_admins", "expected"), [(False, READS), (True, ADMIN)])
+async def test_a_device_owner_reads_it_and_is_its_admin_when_the_setting_says(
+    room: Room, owners_are_admins: bool, expected: tuple[bool, ...]
+) -> None:
+    org_id = await room.org(device_owners_have_admin_access=owners_are_admins)
+    owner = await room.add_user(org_id)
+    device_id = await room.add_device(org_id, owner_id=owner)
+    rel = room.services.devices.target(room.user(org_id, owner), device_id).rel
+    assert rel.is_owner and _flags(rel) == expected
+    stranger = room.user(org_id, await room.add_user(org_id))
+    assert device_rel(room, stranger, device_id) == NOTHING
+
+
+async def test_an_owner_is_not_made_admin_over_an_admin_device(room: Room) -> None:
+    org_id = await room.org(device_owners_have_admin_access=True)
+    owner = await room.add_user(org_id)
+    device_id = await room.add_device(org_id, owner_id=owner)
+    await room.grant(org_id, "org", org_id, device_id, "device", is_admin=True)
+    assert device_rel(room, room.user(org_id, owner), device_id) == READS

@@ -1,0 +1,81 @@
+"""edge/ops/health.py: the status a probe's findings add up to, readiness, the report's
+shape, and what a change of health logs."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from edge.ops.health import Health, Probe
+from tests.edge.rooms import Room
+
+
+def test_status_follows_the_components_and_stopping_wins() -> None:
+    health = Health()
+    assert (health.status, health.ready) == ("starting", False)
+    assert health.report() == {"status": "starting"}
+    health.components, health.checked = {"database": "ok", "writer": "ok"}, "now"
+    assert (health.status, health.ready) == ("ok", True)
+    health.components["writer"] = "full"
+    assert health.status == "degraded" and not health.ready
+    assert health.not_ready() == "Not ready: writer full"
+    assert list(health.report()) == ["status", "database", "writer", "checked"]
+    health.stopping = True
+    assert health.not_ready() == "Not ready: stopping"
+
+
+async def test_a_probe_of_a_sound_site_finds_every_part_ok(room: Room) -> None:
+    health = Health()
+    await Probe(room.services.db, health, broker=lambda: "ok").once()
+    assert health.components == {"database": "ok", "writer": "ok", "storage": "ok", "mqtt": "ok"}
+    assert health.ready and health.checked is not None
+    await Probe(room.services.db, health).once()
+    assert "mqtt" not in health.components  # every listener turned off
+
+
+async def test_a_failing_broker_probe_is_a_finding(room: Room) -> None:
+    def broken() -> str:
+        raise RuntimeError("gone")
+
+    health = Health()
+    await Probe(room.services.db, health, broker=broken).once()
+    assert health.components["mqtt"] == "failing (RuntimeError)"
+    assert health.status == "degraded"
+
+
+async def test_a_closed_database_is_unavailable_and_logged_once(
+    room: Room, caplog: pytest.LogCaptureFixture
+) -> None:
+    health = Health()
+    probe = Probe(room.services.db, health)
+    with caplog.at_level(logging.INFO, logger="edge.health"):
+        await probe.once()
+        assert caplog.records == []  # a clean first reading logs nothing
+        room.services.db.close()
+        await probe.once()
+        await probe.once()  # no change: no second line
+    assert health.components["database"] == "unavailable"
+    assert health.components["writer"] != "ok"
+    assert [r.levelno for r in caplog.records] == [logging.WARNING]
+
+
+async def test_a_recovery_is_logged_at_info(room: Room, caplog: pytest.LogCaptureFixture) -> None:
+    state = {"mqtt": "starting"}
+    health = Health()
+    probe = Probe(room.services.db, health, broker=lambda: state["mqtt"])
+    with caplog.at_level(logging.INFO, logger="edge.health"):
+        await probe.once()  # starting is not a failure
+        state["mqtt"] = "ok"
+        await probe.once()
+    assert [r.levelno for r in caplog.records] == [logging.INFO]
+
+
+async def test_a_first_reading_that_finds_a_part_failing_is_a_warning(
+    room: Room, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="edge.health"):
+        await Probe(room.services.db, Health(), broker=lambda: "not listening").once()
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.WARNING, "health changed: database ok, writer ok, storage ok, mqtt not listening")
+    ]

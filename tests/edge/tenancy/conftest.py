@@ -1,0 +1,5 @@
+"""The room tests' world (tests/edge/rooms.py)."""
+
+from tests.edge.rooms import room
+
+__all__ = ["room"]
