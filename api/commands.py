@@ -17,9 +17,9 @@ from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import BOOL, INT, OBJECT, STR, Schema, integer, obj, text
-from edge.devices.commands import MAX_TTL, Commands
+from edge.devices.command_messages import MAX_NAME, MAX_TIMEOUT, MAX_TTL
+from edge.devices.commands import Commands
 
-MAX_TIMEOUT, MAX_NAME = 60, 128
 SEND_COMMAND = obj(
     {
         "name": text(MAX_NAME),

@@ -8,14 +8,17 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from edge import clock
+from edge import clock, fields
 from edge.devices.topics import root_scope
+from edge.errors import ValidationError
 from edge.ids import new_id
 from storage.commands import WAITING, Command
 from storage.records import Device
 
 Row = dict[str, Any]
-REPLY = "reply"
+MAX_NAME = 128
+DEFAULT_TIMEOUT, MAX_TIMEOUT = 10, 60
+DEFAULT_TTL, MAX_TTL = 3600, 7 * 86400
 
 
 def topic(device: Device, request_id: str) -> str:
@@ -38,6 +41,24 @@ def message(command: Command) -> bytes:
     return json.dumps(body).encode()
 
 
+def lasts(body: Row) -> tuple[int, int]:
+    """(seconds the caller waits, seconds the command lasts), by the body's rules: a
+    queued command lasts its `ttl`; one waited for, its `timeout`."""
+    queued = bool(body.get("queue", False))
+    if "ttl" in body and not queued:
+        raise ValidationError("ttl", "applies only with queue true")
+    timeout = seconds("timeout", body.get("timeout", DEFAULT_TIMEOUT), MAX_TIMEOUT)
+    return timeout, seconds("ttl", body.get("ttl", DEFAULT_TTL), MAX_TTL) if queued else timeout
+
+
+def seconds(field: str, raw: Any, high: int) -> int:
+    if isinstance(raw, float) and raw.is_integer():  # JSON does not tell 5.0 from 5
+        raw = int(raw)
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= high:
+        raise ValidationError(field, f"must be a whole number of seconds from 1 to {high}")
+    return raw
+
+
 def parse_reply(payload: bytes) -> tuple[int, Row] | None:
     """`{"status": <int>, "payload": {...}}` (payload optional), or None when it is not."""
     try:
@@ -58,7 +79,7 @@ def new(device: Device, by: str, body: Row, queued: bool, seconds: int) -> Comma
         id=new_id(),
         org_id=device.org_id,
         device_id=device.id,
-        name=body["name"],
+        name=fields.text("name", body.get("name"), max_length=MAX_NAME),
         payload=body.get("payload") or {},
         state="queued" if queued else "sent",
         queued=queued,

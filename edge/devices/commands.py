@@ -42,7 +42,6 @@ from storage.records import Device
 from storage.rows import Tx
 
 Row = dict[str, Any]
-DEFAULT_TIMEOUT, DEFAULT_TTL, MAX_TTL = 10, 3600, 7 * 86400
 log = logging.getLogger("edge.commands")
 
 
@@ -78,8 +77,7 @@ class Commands:
             )
         if not queue and not online:
             raise Conflict("Device is offline: send with queue true to deliver it later")
-        timeout = int(body.get("timeout", DEFAULT_TIMEOUT))
-        lasts = int(body.get("ttl", DEFAULT_TTL)) if queue else timeout
+        timeout, lasts = messages.lasts(body)
         command = messages.new(device, principal.actor, body, queue, lasts)
         await self._record(principal, device, command)
         self.counts["sent"] += 1

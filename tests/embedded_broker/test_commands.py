@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
+from embedded_broker import acl
 from tests.embedded_broker.clients import Client
 from tests.embedded_broker.conftest import Device, Harness, start
 from tests.embedded_broker.test_presence import eventually, until_state
+from tests.embedded_broker.test_reserved_topics import DEVICE, ORG, OTHER, client
 from tests.embedded_broker.test_retained_and_sessions import stop
 
 EVERYTHING = {"/": {"can_publish": True, "can_subscribe": True}}
@@ -204,3 +206,26 @@ async def test_nobody_else_publishes_on_the_command_or_reply_topics(
     status, body = await call
     assert (status, body["command"]["reply"]["status"]) == (200, 200)
     assert client.messages.empty()  # no forged command reached the device
+
+
+@pytest.mark.parametrize("root", [ORG, f"{ORG}/prj1"])
+@pytest.mark.parametrize(
+    ("kind", "account_id", "rest", "refused", "pattern"),
+    [
+        ("device", DEVICE, "commands/r1/reply", None, acl.COMMAND_REPLY),
+        ("device", OTHER, "commands/r1/reply", "reserved for the device's own sessions", None),
+        ("user", "u1", "commands/r1/reply", "reserved for the device's own sessions", None),
+        ("device", DEVICE, "commands/r1", "reserved for the server", None),
+        ("device", DEVICE, "commands", "reserved for the server", None),
+        ("device", DEVICE, "commands/r1/reply/x", "reserved for the server", None),
+        ("user", "u1", "commands/r1", "reserved for the server", None),
+        ("device", DEVICE, "inbox", None, None),
+    ],
+)
+def test_the_reserved_table_holds_the_command_topics(
+    root: str, kind: str, account_id: str, rest: str, refused: str | None, pattern: str | None
+) -> None:
+    topic = f"{root}/devices/{DEVICE}/{rest}"
+    assert acl.publish_refusal(client(kind, account_id), topic) == refused
+    if refused is None:
+        assert acl.request_pattern(topic) == pattern
