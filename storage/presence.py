@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from storage.access import marks
 from storage.rows import Tx
 
+# A device deleted for good meanwhile (its sessions end as it goes) has no row to write.
+_KNOWN = "WHERE EXISTS (SELECT 1 FROM devices WHERE id = ?)"
+
 
 @dataclass(frozen=True, slots=True)
 class PresenceRow:
@@ -24,19 +27,19 @@ class PresenceRow:
 
 def online(conn: Tx, device_id: str, since: str) -> None:
     conn.execute(
-        "INSERT INTO device_presence (device_id, connected_since) VALUES (?, ?)"
+        f"INSERT INTO device_presence (device_id, connected_since) SELECT ?, ? {_KNOWN}"
         " ON CONFLICT (device_id) DO UPDATE SET connected_since = excluded.connected_since",
-        (device_id, since),
+        (device_id, since, device_id),
     )
 
 
 def offline(conn: Tx, device_id: str, at: str, reason: str) -> None:
     conn.execute(
         "INSERT INTO device_presence (device_id, last_disconnect_date, last_disconnect_reason)"
-        " VALUES (?, ?, ?) ON CONFLICT (device_id) DO UPDATE SET connected_since = NULL,"
+        f" SELECT ?, ?, ? {_KNOWN} ON CONFLICT (device_id) DO UPDATE SET connected_since = NULL,"
         " last_disconnect_date = excluded.last_disconnect_date,"
         " last_disconnect_reason = excluded.last_disconnect_reason",
-        (device_id, at, reason),
+        (device_id, at, reason, device_id),
     )
 
 

@@ -6,10 +6,13 @@ restart; the figures in /metrics and the presence events."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from edge.devices.presence import PresenceEvent
 from tests.api.test_metrics import scrape, value
@@ -163,3 +166,20 @@ async def test_connects_and_disconnects_are_counted_and_published(broker: Harnes
         (device.id, True, None),
         (device.id, False, "clean"),
     ]
+
+
+async def test_a_device_deleted_for_good_while_connected_leaves_no_error(
+    broker: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its session ends as it goes: there is no device left to mark offline, and no write
+    to fail."""
+    device = await broker.device("meter")
+    client = await broker.connected(device, "m1")
+    await until_state(broker, device, True, None)
+    with caplog.at_level(logging.ERROR, "edge.presence"):
+        status, body = await broker.call("DELETE", f"/v2/devices/{device.id}?permanent=true")
+        assert status == 200, body
+        await client.disconnected()
+        await broker.until(lambda: not broker.site.services.devices.presence.is_online(device.id))
+        await broker.site.services.db.write(lambda c: None)  # the presence write is done
+    assert "presence could not be stored" not in caplog.text
