@@ -82,6 +82,7 @@ def measure(count: int, updating: int, seconds: float, topic: str) -> dict[str, 
         with serve(data) as (process, http, port):
             org_id, token, logins = make_fleet(f"http://127.0.0.1:{http}", count)
             url = f"http://127.0.0.1:{http}/v2/orgs/{org_id}"
+            _wrk(url, token, 2)  # warm-up: the first run otherwise pays for caches filling
             idle = _wrk(url, token, seconds)
             rss_before = rss_mib(process.pid)
             topics = [topic.format(root=org_id, id=login.client_id) for login in logins]
