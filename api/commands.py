@@ -3,7 +3,8 @@
 - POST /v2/devices/{device_id}/commands               those who may update the device:
                                                       200 with the reply, 202 when queued,
                                                       504 no reply in time, 409 offline,
-                                                      429 past the per-minute limit
+                                                      429 past the per-minute limit,
+                                                      413 past the broker's message size
 - GET  /v2/devices/{device_id}/commands               the same callers; newest first
 - GET  /v2/devices/{device_id}/commands/{request_id}  the same callers
 """
@@ -98,7 +99,7 @@ ROUTES = [
         "devices",
         body=SEND_COMMAND,
         responses={200: "CommandInfo", 202: "CommandInfo"},
-        errors=(409, 429, 504),
+        errors=(409, 413, 429, 504),
         extension=True,
     ),
     Route(

@@ -174,7 +174,11 @@ class Services:
         signer, file_sweeps = UrlSigner(load_key(config.data_dir)), Sweeps(db, blobs)
         trash.after_erase(file_sweeps.collect)
         tunnels = Tunnels(db, devices, messages, _tunnel_hub(config, db), config.base_url)
-        limits = CommandLimits(config.command_rate_limit, config.command_retention_hours)
+        limits = CommandLimits(
+            config.command_rate_limit,
+            config.command_retention_hours,
+            config.mqtt_max_message_bytes,
+        )
         return cls(
             config=config,
             db=db,

@@ -12,6 +12,8 @@ which answers on the command's reply topic.
 - Replies (`reply`): the broker hands over what the device's own sessions publish on
   `.../commands/<request_id>/reply` (embedded_broker/acl.py lets no one else publish
   there); the first valid reply of a command still waiting is kept, later ones ignored.
+- A command's MQTT message is at most the broker's `mqtt_max_message_bytes` (413 past it):
+  what no client may send, no device is sent either.
 - At most `rate_per_minute` commands per device per minute, counted in the write that
   records the command, so two callers at once cannot both take the last one.
 - Finished commands are kept `retention_hours`; `sweep` ends the expired and deletes the
@@ -31,7 +33,7 @@ from edge import audit, clock
 from edge.accounts.devices import Devices
 from edge.devices import command_messages as messages
 from edge.devices.presence import PresenceEvent
-from edge.errors import Conflict, NoReply, NotFound, TooManyAttempts
+from edge.errors import Conflict, NoReply, NotFound, TooLarge, TooManyAttempts
 from edge.principal import Principal
 from edge.tunnels.notices import Notify
 from storage import commands as store
@@ -49,6 +51,7 @@ log = logging.getLogger("edge.commands")
 class CommandLimits:
     rate_per_minute: int
     retention_hours: int
+    max_message_bytes: int = 256 * 1024  # the broker's mqtt_max_message_bytes
 
 
 class Commands:
@@ -79,6 +82,12 @@ class Commands:
             raise Conflict("Device is offline: send with queue true to deliver it later")
         timeout, lasts = messages.lasts(body)
         command = messages.new(device, principal.actor, body, queue, lasts)
+        size = len(messages.message(command))
+        if size > self.limits.max_message_bytes:
+            raise TooLarge(
+                f"payload: the command's MQTT message would be {size} bytes, over the"
+                f" broker's limit of {self.limits.max_message_bytes}"
+            )
         await self._record(principal, device, command)
         self.counts["sent"] += 1
         if queue:

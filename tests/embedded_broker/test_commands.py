@@ -166,6 +166,16 @@ async def test_commands_past_the_rate_limit_are_refused(broker: Harness) -> None
     assert len(listed) == 2  # the refused one was not recorded
 
 
+@pytest.mark.parametrize("broker_settings", [{"mqtt_max_message_bytes": 1024}])
+async def test_a_command_larger_than_the_broker_allows_is_a_413(broker: Harness) -> None:
+    device = await broker.device("pump")
+    await away_with_a_session(broker, device)
+    body = {"name": "big", "payload": {"blob": "x" * 1024}, "queue": True}
+    status, refused = await broker.call("POST", commands(device), json=body)
+    assert status == 413 and "over the broker's limit of 1024" in refused["message"]
+    assert (await broker.call("GET", commands(device)))[1]["commands"] == []
+
+
 async def test_the_command_is_audited_without_its_payload(broker: Harness) -> None:
     device = await broker.device("pump")
     await away_with_a_session(broker, device)
