@@ -9,10 +9,12 @@ MQTT path itself is tests/embedded_broker/test_commands.py's."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
+from edge import clock
 from tests.api.test_devices import UPDATE
 from tests.world import DEVICE_TARGETS, World, target_table
 
@@ -117,3 +119,70 @@ async def test_a_suspended_device_gets_no_command(world: World, devices: Answeri
     assert status == 200
     status, body = await world.call("org_admin", "POST", device, json={"name": "x"})
     assert status == 409 and "not active" in body["message"] and devices.sent == []
+
+
+async def test_the_list_pages_newest_first(world: World, devices: AnsweringDevices) -> None:
+    sent = []
+    for name in ("one", "two", "three"):
+        status, body = await world.call(
+            "org_admin", "POST", path(world, "device_member"), json={"name": name}
+        )
+        assert status == 200, body
+        sent.append(body["command"]["request_id"])
+        clock.advance(timedelta(seconds=1))  # created one after the other
+    status, first = await world.call("org_admin", "GET", path(world, "device_member") + "?limit=2")
+    assert status == 200, first
+    assert [c["name"] for c in first["commands"]] == ["three", "two"]
+    after = first["last_evaluated_key"]
+    status, second = await world.call(
+        "org_admin", "GET", path(world, "device_member") + f"?limit=2&last_evaluated_key={after}"
+    )
+    assert [c["name"] for c in second["commands"]] == ["one"]
+    assert "last_evaluated_key" not in second
+
+
+async def test_the_rate_limit_is_per_minute_and_per_device(
+    world: World, devices: AnsweringDevices
+) -> None:
+    """command_rate_limit is 60: the 61st within a minute is refused; another device's
+    count is its own; a minute later the device may be sent commands again."""
+    commands = world.site.services.commands
+    assert commands.limits.rate_per_minute == 60
+    for _ in range(60):
+        status, body = await world.call(
+            "org_admin", "POST", path(world, "device_member"), json={"name": "x"}
+        )
+        assert status == 200, body
+    status, body = await world.call(
+        "org_admin", "POST", path(world, "device_member"), json={"name": "x"}
+    )
+    assert status == 429 and body == {
+        "message": "Too many commands: at most 60 per device per minute"
+    }
+    status, _ = await world.call(
+        "org_admin", "POST", path(world, "device_loner"), json={"name": "x"}
+    )
+    assert status == 200
+    clock.advance(timedelta(seconds=61))
+    status, _ = await world.call(
+        "org_admin", "POST", path(world, "device_member"), json={"name": "x"}
+    )
+    assert status == 200
+
+
+async def test_finished_commands_are_kept_for_the_retention_then_deleted(
+    world: World, devices: AnsweringDevices
+) -> None:
+    commands = world.site.services.commands
+    assert commands.limits.retention_hours == 24
+    status, body = await world.call(
+        "org_admin", "POST", path(world, "device_member"), json={"name": "x"}
+    )
+    assert status == 200
+    one = path(world, "device_member", f"/{body['command']['request_id']}")
+    clock.advance(timedelta(hours=23))
+    assert await commands.sweep() == (0, 0)
+    assert (await world.call("org_admin", "GET", one))[0] == 200
+    clock.advance(timedelta(hours=2))
+    assert await commands.sweep() == (0, 1)
+    assert (await world.call("org_admin", "GET", one))[0] == 404

@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
+from edge import clock
 from embedded_broker import acl
 from tests.embedded_broker.clients import Client
 from tests.embedded_broker.conftest import Device, Harness, start
@@ -138,12 +140,10 @@ async def test_a_queued_command_expires_unanswered(broker: Harness) -> None:
     )
     assert status == 202
     path = commands(device, f"/{queued['command']['request_id']}")
-
-    async def expired() -> bool:
-        return (await broker.call("GET", path))[1]["command"]["state"] == "expired"
-
-    await eventually(expired)
+    clock.advance(timedelta(seconds=2))
+    assert (await broker.call("GET", path))[1]["command"]["state"] == "expired"
     assert await broker.site.services.commands.sweep() == (1, 0)
+    assert (await broker.call("GET", path))[1]["command"]["state"] == "expired"
     back = broker.client("keeper", **device.login, clean=False)
     assert (await back.connect())[0] == 0
     await until_state(broker, device, True, "clean")
