@@ -18,8 +18,8 @@ from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import BOOL, INT, OBJECT, STR, Schema, integer, obj, text
-from edge.devices.command_messages import MAX_NAME, MAX_TIMEOUT, MAX_TTL
-from edge.devices.commands import Commands
+from edge.commands.messages import MAX_NAME, MAX_TIMEOUT, MAX_TTL
+from edge.commands.service import Commands
 
 SEND_COMMAND = obj(
     {

@@ -20,6 +20,7 @@ from edge.auth.sms_mfa import SmsMfa
 from edge.auth.tokens import Tokens
 from edge.billing.ledger import Billing
 from edge.billing.meter import Meter
+from edge.commands.service import CommandLimits, Commands
 from edge.config import Config
 from edge.data.eraser import DataEraser
 from edge.data.service import Data
@@ -28,7 +29,6 @@ from edge.delivery.alerts import OperatorAlerts
 from edge.delivery.email_templates import EmailTemplates
 from edge.delivery.messages import Messages
 from edge.delivery.outbox_worker import OutboxWorker
-from edge.devices.commands import CommandLimits, Commands
 from edge.devices.credentials import Endpoints
 from edge.devices.directory import DeviceDirectory
 from edge.devices.keys import DeviceKeys

@@ -29,7 +29,7 @@ COMMAND_REPLY = "commands/+/reply"
 # The first line that matches decides.
 RESERVED: tuple[tuple[str, str], ...] = (
     ("tunnels/#", SERVER),  # tunnel notices (edge/tunnels/notices.py)
-    (COMMAND_REPLY, DEVICE),  # a command's reply (edge/devices/commands.py)
+    (COMMAND_REPLY, DEVICE),  # a command's reply (edge/commands/service.py)
     ("commands/#", SERVER),  # commands to the device
 )
 

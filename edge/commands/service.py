@@ -31,7 +31,7 @@ from typing import Any
 
 from edge import audit, clock
 from edge.accounts.devices import Devices
-from edge.devices import command_messages as messages
+from edge.commands import messages
 from edge.devices.presence import PresenceEvent
 from edge.errors import Conflict, NoReply, NotFound, TooLarge, TooManyAttempts
 from edge.principal import Principal
