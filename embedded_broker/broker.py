@@ -286,8 +286,8 @@ class EdgeBroker(Broker):
         client_id = (client_session.client_id or "").split(":", 1)[-1]
         address = f"{client_session.remote_address}:{client_session.remote_port}"
         connections.connected(state.client, client_id, address)
-        self._presence(state.client, None)
         try:
+            self._presence(state.client, None)
             await super()._handle_client_session(
                 reader, writer, client_session, handler, server, listener_name
             )

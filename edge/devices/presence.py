@@ -92,7 +92,11 @@ class Presence:
         return {i: _fields(rows.get(i)) for i in device_ids}
 
     def _write(self, change: Callable[[Tx], None]) -> None:
-        self._db.submit(change).add_done_callback(_report_failure)
+        """Queued in order; a failure is logged, never raised into the connection."""
+        try:
+            self._db.submit(change).add_done_callback(_report_failure)
+        except Exception:
+            log.exception("presence could not be stored")
 
 
 def _fields(row: store.PresenceRow | None) -> dict[str, Any]:
