@@ -110,6 +110,12 @@ ROUTES = [
         "A device's commands, newest first",
         "devices",
         query=("limit", "last_evaluated_key"),
+        query_types={
+            "last_evaluated_key": {
+                "type": "string",
+                "description": "The `last_evaluated_key` of the previous page (a request ID)",
+            }
+        },
         responses={200: "CommandList"},
         extension=True,
     ),
