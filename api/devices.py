@@ -9,6 +9,7 @@ the caller may do to which device is decided by the permission engine with
 - POST   /v2/devices                                    device create permission (org, or the
                                                         new device's project)
 - GET    /v2/devices                                    lists the devices the caller may read
+                                                        (`is_online`: docs/presence.md)
 - GET    /v2/devices/{device_id}                        read permission, the owner, or the
                                                         device itself
 - PATCH  /v2/devices/{device_id}                        update permission, or the device
@@ -19,6 +20,8 @@ the caller may do to which device is decided by the permission engine with
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from aiohttp import hdrs, web
 
@@ -67,7 +70,7 @@ LISTABLE = listing.Listable(
     TABLE.kinds(),
     table=TABLE,
     json_columns=TABLE.json_columns,
-    extras=account_filters.EXTRAS,
+    extras=(*account_filters.EXTRAS, "is_online"),
 )
 PEM = "application/x-pem-file"
 TEXT = "text/plain"
@@ -94,7 +97,10 @@ async def create_device(request: web.Request) -> web.Response:
 async def list_devices(request: web.Request) -> web.Response:
     services = request.app[SERVICES]
     query, extras = listing.parse(request.query, LISTABLE, services.cursors)
-    page = await services.devices.list(principal(request), query, account_filters.filters(extras))
+    filters = account_filters.filters(extras)
+    if "is_online" in extras:
+        filters = replace(filters, is_online=params.boolean("is_online", extras["is_online"]))
+    page = await services.devices.list(principal(request), query, filters)
     return listing.respond("devices", page, query, services.cursors, LISTABLE.resource)
 
 
@@ -165,7 +171,7 @@ ROUTES = [
         "token",
         "List devices",
         "devices",
-        query=("list", *account_filters.EXTRAS, *LISTABLE.kinds),
+        query=("list", *LISTABLE.extras, *LISTABLE.kinds),
         query_types=LISTABLE.query_types(),
         responses={200: "AdminDeviceList | DeviceList | AnonDeviceList"},
         operation_id="get_devices",

@@ -31,6 +31,7 @@ STATUS: dict[type[errors.EdgeError], int] = {
     errors.TooManyAttempts: 429,
     errors.Unavailable: 503,
     errors.TimedOut: 408,
+    errors.NoReply: 504,
 }
 HTTP_MESSAGES = {
     400: "Bad request",

@@ -39,9 +39,10 @@ ERRORS = {
     412: "A precondition (If-Match, If-Unmodified-Since) does not hold",
     413: "The body (or upload) is too large",
     416: "The range cannot be satisfied",
-    429: "Too many failed attempts: wait `Retry-After` seconds",
+    429: "Too many attempts (sign-ins, commands): wait `Retry-After` seconds",
     500: "Unexpected error; the body carries only the request ID",
     503: "The server cannot serve now (too many connections from this address, or not ready)",
+    504: "The device did not answer in time (a command)",
     507: "The server's disk is full: nothing was written; retry later",
 }
 BOOLEAN, TEXT = listing.KIND_TYPES["bool"], listing.KIND_TYPES["text"]
@@ -88,6 +89,7 @@ QUERY_TYPES: dict[str, Schema] = {
     "service": {"type": "string", "description": "The tunnel's service to reach"},
     **dict.fromkeys(("group_id", "project_id", "role_id"), TEXT),
     **dict.fromkeys(("is_group_admin", "is_project_admin"), BOOLEAN),
+    "is_online": {**BOOLEAN, "description": "edge's own: devices online (true) or not"},
     "period": {"type": "string", "enum": ["day", "month"], "default": "month"},
     "from": DATE,
     "to": DATE,

@@ -28,7 +28,7 @@ import json
 import logging
 from typing import Any
 
-from aiohttp import WSMsgType, web
+from aiohttp import WSCloseCode, WSMsgType, web
 
 from api import bodies
 from api.keys import SERVICES
@@ -165,12 +165,14 @@ async def agent_control(request: web.Request) -> web.StreamResponse:
     if replaced is not None:
         with contextlib.suppress(Exception):
             await replaced.close("replaced by a newer connection of the device")
+    online = _tunnels(request).agent_online(tunnel)  # the device is online meanwhile
     try:
         async for message in ws:
             if message.type == WSMsgType.TEXT:
                 _agent_says(hub, tunnel_id, message.data)
     finally:
         hub.detach_agent(tunnel_id, control)
+        online.close(ws.close_code == WSCloseCode.OK)
     return ws
 
 

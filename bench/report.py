@@ -23,7 +23,17 @@ from pathlib import Path
 from bench.rows import Row, Skipped, log
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCHES = ("requests_wrk", "data", "files", "mqtt", "tunnels", "executable", "billing", "soak")
+BENCHES = (
+    "requests_wrk",
+    "data",
+    "files",
+    "mqtt",
+    "fleet",
+    "tunnels",
+    "executable",
+    "billing",
+    "soak",
+)
 NOT_IN_TABLE = {
     "bench.http_requests": "a Python client, for quick checks; its ratios are too kind"
     " (bench.requests_wrk measures the same requests with wrk)",

@@ -23,6 +23,7 @@ from api import (
     audit,
     auth,
     billing,
+    commands,
     connections,
     data,
     devices,
@@ -59,6 +60,7 @@ from edge.ops import metrics as site_metrics
 from edge.ops.health import Health, Probe
 from edge.services import Services
 from embedded_broker import listeners
+from embedded_broker.acl import COMMAND_REPLY
 from embedded_broker.service import MqttService
 from storage import challenges, layout, sessions, throttle
 from storage import trash as trash_store
@@ -86,6 +88,7 @@ ROUTES: list[Route] = [
     *users.ROUTES,
     *devices.ROUTES,
     *tunnels.ROUTES,
+    *commands.ROUTES,
     *account.ROUTES,
     *my_org.ROUTES,
     *email_templates.ROUTES,
@@ -140,6 +143,7 @@ def create_app(site: Site) -> web.Application:
     app.on_response_prepare.append(middleware.name_the_server)
     app[MQTT] = _broker(services)
     services.tunnels.notify = app[MQTT].notify_device  # tunnel notices go to devices
+    _commands(services, app[MQTT])
     app[PROBE] = Probe(services.db, app[system.HEALTH], app[MQTT].state)
     services.meter.source = app[MQTT].published  # MQTT messages by org, for billing
     if services.config.metrics:
@@ -168,6 +172,8 @@ def _metrics(app: web.Application) -> None:
             services.signin.throttle.counts,
             services.tunnels.hub,
             broker_figures,
+            services.devices.presence,
+            services.commands.counts,
         )
     )
 
@@ -176,11 +182,24 @@ def _broker(services: Services) -> MqttService:
     assert services.mqtt_directory is not None, "open_site sets the MQTT client directory"
     store = RetainedMessages(services.db, clock.now_iso)
     sessions = MqttSessions(services.db)
-    return MqttService(services.config, services.mqtt_directory, store, sessions)
+    presence = services.devices.presence  # told of devices' connections
+    return MqttService(services.config, services.mqtt_directory, store, sessions, presence)
+
+
+def _commands(services: Services, broker: MqttService) -> None:
+    """Commands go to devices through the broker, and their replies come back from it."""
+    commands = services.commands
+    commands.notify = broker.notify_device
+    commands.persistent = broker.keeps_session
+    broker.router.requests[COMMAND_REPLY] = lambda client, topic, payload: commands.reply(
+        client.account_id, topic, payload
+    )
 
 
 async def _mqtt(app: web.Application) -> AsyncIterator[None]:
-    """The MQTT broker, on this event loop (docs/mqtt.md, "The process model")."""
+    """The MQTT broker, on this event loop (docs/mqtt.md, "The process model"); nobody is
+    online before they connect to it (docs/presence.md)."""
+    await app[SERVICES].devices.presence.reset()
     await app[MQTT].start()
     await app[PROBE].once()  # health shows the broker from the first request
     yield
@@ -242,6 +261,7 @@ async def sweep_once(services: Services) -> None:
         services.audit.prune(conn)
 
     await services.db.write(purge)
+    await services.commands.sweep()
 
 
 def _purge(conn: Tx) -> None:

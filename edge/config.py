@@ -470,6 +470,16 @@ class Config:
         _seconds(0.1, 300),
         "Seconds a new tunnel stream waits for the device's end to connect",
     )
+    command_rate_limit: int = _setting(
+        60,
+        _int_range(1, 100000),
+        "Commands one device may be sent per minute; more are refused with 429",
+    )
+    command_retention_hours: int = _setting(
+        24,
+        _int_range(1, 24 * 3650),
+        "Hours a finished command (answered, timed out, expired) is kept with its reply",
+    )
     audit_retention_days: int = _setting(
         365,
         _int_range(1, 36500),

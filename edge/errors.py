@@ -74,6 +74,10 @@ class TooLarge(EdgeError):
     limit, or than a storage quota leaves room for."""
 
 
+class NoReply(EdgeError):
+    """A device did not answer a command in the time the caller gave it."""
+
+
 class TimedOut(EdgeError):
     """The client did not send its request (its body) within the time allowed."""
 

@@ -20,6 +20,7 @@ from edge.auth.sms_mfa import SmsMfa
 from edge.auth.tokens import Tokens
 from edge.billing.ledger import Billing
 from edge.billing.meter import Meter
+from edge.commands.service import CommandLimits, Commands
 from edge.config import Config
 from edge.data.eraser import DataEraser
 from edge.data.service import Data
@@ -33,6 +34,7 @@ from edge.devices.directory import DeviceDirectory
 from edge.devices.keys import DeviceKeys
 from edge.devices.last_seen import LastSeen
 from edge.devices.mqtt_clients import ClientDirectory
+from edge.devices.presence import Presence
 from edge.files.entries import Files
 from edge.files.quotas import Quotas
 from edge.files.rights import FileRights
@@ -95,6 +97,7 @@ class Services:
     file_sweeps: Sweeps
     blobs: BlobStore
     tunnels: Tunnels
+    commands: Commands
     billing: Billing
     meter: Meter
     audit: Audit
@@ -130,7 +133,10 @@ class Services:
         last_seen = LastSeen(db)
         device_keys = DeviceKeys(db, last_seen)
         endpoints = Endpoints.of(config.base_url, config.broker_host)
-        devices = Devices(db, cursors, orgs, permissions, trash, site_ca, endpoints, device_keys)
+        presence = Presence(db)
+        devices = Devices(
+            db, cursors, orgs, permissions, trash, site_ca, endpoints, device_keys, presence
+        )
 
         def reads(caller: Caller, kind: str, grantee_id: str) -> bool:
             """Access goes only to accounts and roles the caller can read (the reach rule,
@@ -168,6 +174,11 @@ class Services:
         signer, file_sweeps = UrlSigner(load_key(config.data_dir)), Sweeps(db, blobs)
         trash.after_erase(file_sweeps.collect)
         tunnels = Tunnels(db, devices, messages, _tunnel_hub(config, db), config.base_url)
+        limits = CommandLimits(
+            config.command_rate_limit,
+            config.command_retention_hours,
+            config.mqtt_max_message_bytes,
+        )
         return cls(
             config=config,
             db=db,
@@ -219,6 +230,7 @@ class Services:
             file_sweeps=file_sweeps,
             blobs=blobs,
             tunnels=tunnels,
+            commands=Commands(db, devices, limits),
             billing=Billing(db, cursors, orgs),
             meter=Meter(db),
             audit=Audit(

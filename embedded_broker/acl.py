@@ -21,12 +21,16 @@ from edge.devices.mqtt_clients import MqttClient
 MAX_LEVELS = 128
 MAX_TOPIC_BYTES = 1024
 SERVER, DEVICE = "server", "device"
+COMMAND_REPLY = "commands/+/reply"
 
 # Under <root>/devices/<device_id>/: who may publish there (the server itself does not
 # go through these checks). Topics to come (docs/mqtt.md, "Reserved topics") are one
 # line each here.
+# The first line that matches decides.
 RESERVED: tuple[tuple[str, str], ...] = (
     ("tunnels/#", SERVER),  # tunnel notices (edge/tunnels/notices.py)
+    (COMMAND_REPLY, DEVICE),  # a command's reply (edge/commands/service.py)
+    ("commands/#", SERVER),  # commands to the device
 )
 
 
@@ -37,6 +41,16 @@ def publish_refusal(client: MqttClient, topic: str) -> str | None:
         or _reserved_refusal(client, topic, RESERVED)
         or (None if client.rights.may_publish(topic) else "outside the client's rights")
     )
+
+
+def request_pattern(topic: str) -> str | None:
+    """The RESERVED pattern of a device's request to the server that `topic` is (checked
+    after `publish_refusal`: the publisher is the device itself), or None."""
+    for _, rest in _namespaces(topic):
+        for pattern, owner in RESERVED:
+            if _matches(pattern.split("/"), rest):
+                return pattern if owner == DEVICE else None
+    return None
 
 
 def subscribe_refusal(client: MqttClient, topic_filter: str) -> str | None:
@@ -65,17 +79,25 @@ def _reserved_refusal(
     """A topic of a device's namespace that the table reserves, published by someone it
     is not reserved for. The root is the org (one level) or org/project (two): both
     readings are checked, so neither can be used to slip past the other."""
-    levels = topic.split("/")
-    for start in (1, 2):
-        if len(levels) > start + 2 and levels[start] == "devices":
-            device_id, rest = levels[start + 1], levels[start + 2 :]
-            for pattern, owner in table:
-                if _matches(pattern.split("/"), rest):
-                    if owner == SERVER:
-                        return "reserved for the server"
-                    if client.kind != "device" or client.account_id != device_id:
-                        return "reserved for the device's own sessions"
+    for device_id, rest in _namespaces(topic):
+        for pattern, owner in table:
+            if _matches(pattern.split("/"), rest):
+                if owner == SERVER:
+                    return "reserved for the server"
+                if client.kind != "device" or client.account_id != device_id:
+                    return "reserved for the device's own sessions"
+                break
     return None
+
+
+def _namespaces(topic: str) -> list[tuple[str, list[str]]]:
+    """(device ID, the levels below its namespace) for each reading of the root."""
+    levels = topic.split("/")
+    return [
+        (levels[start + 1], levels[start + 2 :])
+        for start in (1, 2)
+        if len(levels) > start + 2 and levels[start] == "devices"
+    ]
 
 
 def _matches(pattern: list[str], levels: list[str]) -> bool:

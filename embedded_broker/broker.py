@@ -46,6 +46,7 @@ from amqtt.session import Session
 from amqtt.utils import gen_client_id
 
 from edge.devices.mqtt_clients import ClientDirectory, MqttClient
+from edge.devices.presence import LOST, REVOKED, STOPPING, TAKEN_OVER, Presence
 from embedded_broker import acl, connections
 from embedded_broker.authentication import Refusal, authenticate
 from embedded_broker.frames import Message
@@ -72,10 +73,12 @@ class EdgeBroker(Broker):
         router: Router,
         directory: ClientDirectory,
         sockets: Mapping[str, socket.socket] | None = None,
+        presence: Presence | None = None,
     ) -> None:
         super().__init__(config)
         self.router = router
         self.directory = directory
+        self.presence = presence  # told of devices' connections opening and closing
         self.sockets = dict(sockets or {})
         self.live = 0
         self._stopping = False
@@ -263,7 +266,7 @@ class EdgeBroker(Broker):
         wait until amqtt is done with it (its will sent, its session disconnected)."""
         if not isinstance(handler, EdgeHandler) or not hasattr(handler, "finished"):
             return
-        handler.end("taken over by a new connection with the same client ID")
+        handler.end("taken over by a new connection with the same client ID", TAKEN_OVER)
         await handler.finished.wait()
 
     async def _authenticate(self, session: Session, _: ListenerConfig) -> bool:
@@ -284,15 +287,31 @@ class EdgeBroker(Broker):
         address = f"{client_session.remote_address}:{client_session.remote_port}"
         connections.connected(state.client, client_id, address)
         try:
+            self._presence(state.client, None)
             await super()._handle_client_session(
                 reader, writer, client_session, handler, server, listener_name
             )
         finally:
             reason = handler.end_reason or self._ended_by_broker(state)
             connections.disconnected(state.client, client_id, address, reason)
+            self._presence(state.client, handler.end_cause or self._cause(state))
             handler.finished.set()
             if state.revoked:
                 await self._delete_session(client_session.client_id)
+
+    def _presence(self, client: MqttClient, closed: str | None) -> None:
+        """A device's connection opened (`closed` None) or closed, for the reason given."""
+        if self.presence is None or client.kind != "device":
+            return
+        if closed is None:
+            self.presence.opened(client.account_id, client.org_id)
+        else:
+            self.presence.closed(client.account_id, client.org_id, closed)
+
+    def _cause(self, state: ClientSession) -> str:
+        if state.revoked:
+            return REVOKED
+        return STOPPING if self._stopping else LOST
 
     def _ended_by_broker(self, state: ClientSession) -> str:
         if state.revoked:
@@ -413,6 +432,16 @@ class EdgeBroker(Broker):
         await super().shutdown()
         with _logged_failure():
             await stored.save([], False)  # every earlier write is committed too
+
+    def keeps_session(self, device_id: str) -> bool:
+        """Whether one of the device's sessions here is persistent (a queued command
+        reaches it when the device comes back); a scan, for the rare queued command."""
+        for session, _ in self._sessions.values():
+            state = state_of(session)
+            if state is not None and state.persistent and not state.revoked:
+                if state.client.kind == "device" and state.client.account_id == device_id:
+                    return True
+        return False
 
     # Revocation
 

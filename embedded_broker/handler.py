@@ -13,6 +13,7 @@ from amqtt.mqtt.disconnect import DisconnectPacket
 from amqtt.mqtt.protocol.broker_handler import BrokerProtocolHandler
 from amqtt.session import OutgoingApplicationMessage
 
+from edge.devices import presence
 from edge.devices.mqtt_clients import ClientDirectory
 from embedded_broker.frames import Message, ProtocolError
 from embedded_broker.inbound import Inbound
@@ -33,6 +34,7 @@ class EdgeHandler(BrokerProtocolHandler):
         self._idle: asyncio.TimerHandle | None = None
         self._inbound: Inbound | None = None
         self.end_reason: str | None = None  # why the connection ended, for the log
+        self.end_cause: str | None = None  # ... as presence names it (edge/devices/presence.py)
 
     async def _reader_loop(self) -> None:
         """Replaces amqtt's: same contract (ready, then closed, then stopped)."""
@@ -72,15 +74,17 @@ class EdgeHandler(BrokerProtocolHandler):
         self.client_session.offer(Message.of(topic, bytes(data), level), level, retain)
         return OutgoingApplicationMessage(None, topic, qos, data, retain)
 
-    def end(self, reason: str) -> None:
+    def end(self, reason: str, cause: str = presence.LOST) -> None:
         """Drop the connection now (a slow client, a takeover, revocation)."""
         self.end_reason = self.end_reason or reason
+        self.end_cause = self.end_cause or cause
         if self.writer is not None:
             cast(Link, self.writer).abort()
 
     async def _disconnect(self) -> None:
         """DISCONNECT: amqtt ends the session without publishing the will (MQTT-3.14.4-3)."""
         self.end_reason = self.end_reason or "the client disconnected"
+        self.end_cause = self.end_cause or presence.CLEAN
         await self.handle_disconnect(DisconnectPacket())
 
     def _closed(self) -> None:
@@ -104,6 +108,6 @@ class EdgeHandler(BrokerProtocolHandler):
         loop = asyncio.get_running_loop()
         idle = loop.time() - self._inbound.last_read
         if idle >= limit:
-            self.end(f"silent for {limit:g} s, past its keep-alive")
+            self.end(f"silent for {limit:g} s, past its keep-alive", presence.KEEPALIVE)
             return
         self._idle = loop.call_later(limit - idle, self._watch_idle)

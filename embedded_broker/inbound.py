@@ -49,7 +49,8 @@ class Inbound:
         self.link = link
         self.directory = directory
         self.on_disconnect = on_disconnect
-        self._known: dict[bytes, tuple[str, str | None]] = {}  # topic -> (name, refusal)
+        # topic -> (name, refusal, the RESERVED pattern of a request to the server)
+        self._known: dict[bytes, tuple[str, str | None, str | None]] = {}
         self._loop = asyncio.get_running_loop()
         self._rate = router.limits.rate_limit
         self._tokens = float(self._rate)
@@ -94,7 +95,7 @@ class Inbound:
         known = self._known.get(topic_bytes)
         if known is None:
             known = self._check(topic_bytes)
-        topic, refusal = known
+        topic, refusal, request = known
         self.router.stats.received += 1
         if refusal is not None:
             self.router.stats.refused_publishes += 1
@@ -106,6 +107,10 @@ class Inbound:
             self._acknowledge(qos, packet_id)
             return None
         message = Message(topic, topic_bytes, data[payload_start:end], qos)
+        if request is not None:  # for the server alone: not retained, not routed
+            self.router.request(self.session.client, request, message)
+            self._acknowledge(qos, packet_id)
+            return None
         if first & 1:
             stored = self.router.retain(message, self.session.client.account_id)
             if stored is None:  # past the account's retained bytes: refused and counted
@@ -120,8 +125,10 @@ class Inbound:
         self._acknowledge(qos, packet_id)
         return None
 
-    def _check(self, topic_bytes: bytes) -> tuple[str, str | None]:
-        known = (topic := _topic(topic_bytes)), acl.publish_refusal(self.session.client, topic)
+    def _check(self, topic_bytes: bytes) -> tuple[str, str | None, str | None]:
+        topic = _topic(topic_bytes)
+        refusal = acl.publish_refusal(self.session.client, topic)
+        known = topic, refusal, None if refusal else acl.request_pattern(topic)
         if len(self._known) < CACHED_TOPICS:
             self._known[topic_bytes] = known
         return known

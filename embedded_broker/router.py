@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from edge.devices.mqtt_clients import MqttClient
 from embedded_broker import acl
@@ -26,6 +26,8 @@ from storage.mqtt_sessions import StoredMessage
 REFUSED = 0x80
 _OVER_LIMIT = -1  # a filter past max_subscriptions (answered 0x80, logged once per packet)
 LOGGED_REFUSALS = 20
+# (the device, topic, payload) of a device's request to the server
+RequestHandler = Callable[[MqttClient, str, bytes], None]
 log = logging.getLogger("edge.mqtt")
 
 
@@ -47,6 +49,9 @@ class Router:
         self._journaled: list[Awaitable[None]] = []
         self._saving: set[str] = set()  # sessions whose subscriptions are being stored
         self._resave: set[str] = set()  # ... and changed again meanwhile
+        # A device's requests to the server, by their RESERVED pattern (embedded_broker/
+        # acl.py): handed to the server's handler, never routed to subscribers.
+        self.requests: dict[str, RequestHandler] = {}
 
     def new_session(self, key: str, client: MqttClient) -> ClientSession:
         return ClientSession(key, client, self.limits, self.stats, self.accounts)
@@ -76,6 +81,16 @@ class Router:
             journaled, self._journaled = self._journaled, []
             return journaled
         return None
+
+    def request(self, client: MqttClient, pattern: str, message: Message) -> None:
+        """A device's request to the server: to its handler (none yet: dropped)."""
+        handler = self.requests.get(pattern)
+        if handler is None:
+            return
+        try:
+            handler(client, message.topic, bytes(message.payload))
+        except Exception:  # the server's bug must not end the device's connection
+            log.exception("mqtt: the request on %r could not be handled", message.topic)
 
     def journal(self, session: ClientSession, message: StoredMessage) -> None:
         """A QoS 1/2 message queued for a persistent session whose client is away."""

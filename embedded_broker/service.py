@@ -14,6 +14,7 @@ from amqtt.errors import BrokerError
 
 from edge.config import Config
 from edge.devices.mqtt_clients import ClientDirectory
+from edge.devices.presence import Presence
 from embedded_broker import listeners
 from embedded_broker.accounts import AccountLimits
 from embedded_broker.broker import EdgeBroker
@@ -53,9 +54,11 @@ class MqttService:
         directory: ClientDirectory,
         store: RetainedStore,
         sessions: SessionStore,
+        presence: Presence | None = None,
     ) -> None:
         self.config = config
         self.directory = directory
+        self.presence = presence
         self.router = Router(limits(config), store, sessions, account_limits(config))
         self.broker: EdgeBroker | None = None
         # Listeners bound beforehand by `edge serve` (edge/app.py `bind`), by name; a
@@ -85,6 +88,7 @@ class MqttService:
             self.router,
             self.directory,
             self.sockets,
+            self.presence,
         )
         try:
             await broker.start()
@@ -130,6 +134,12 @@ class MqttService:
         """Publish a server notice (QoS 1, not retained) to one device's own sessions; a
         persistent session of the device that is offline gets it when it comes back."""
         return self.router.route_to_device(device_id, Message.of(topic, payload, 1))
+
+    def keeps_session(self, device_id: str) -> bool:
+        """Whether the device has a persistent session here (connected or not)."""
+        if self.broker is None:
+            return False
+        return self.broker.keeps_session(device_id)
 
     def published(self) -> dict[str, int]:
         """MQTT messages published by organization since the last call (billing)."""

@@ -84,12 +84,14 @@ class DeviceKind:
     def fields(self, row: Device, rel: Relation, extra: Row) -> Row:
         """The device, always with `open_tunnels`: its open tunnels (`extra['tunnels']`)
         for its admins, its owner and itself (docs/tunnels.md), an empty list for others;
-        the admin's view adds `is_active`."""
+        the admin's view adds `is_active`. Presence (docs/presence.md): `is_online`, and
+        `connected_since` and `last_disconnect_reason` when they hold a value."""
         out = _device(row)
         tunnels = extra.get("tunnels")
         if tunnels and (rel.admin or rel.is_owner or rel.is_self):
             out["open_tunnels"] = tunnels
         out.update(views.set_values(row, OPTIONAL))
+        out.update(_presence(extra.get("presence")))
         if rel.admin:
             out["is_active"] = row.is_active
         return out
@@ -112,6 +114,12 @@ def _device(row: Device) -> Row:
         "api_key_last_changed": row.api_key_last_changed,
         "mqtt_credentials_last_changed": row.mqtt_credentials_last_changed,
     }
+
+
+def _presence(found: Row | None) -> Row:
+    if found is None:
+        return {}
+    return {name: value for name, value in found.items() if value is not None}
 
 
 def owns(grants: Caller, device: Device) -> bool:

@@ -27,6 +27,7 @@ from edge.accounts.views import View
 from edge.devices import credentials
 from edge.devices.credentials import Endpoints
 from edge.devices.keys import DeviceKeys
+from edge.devices.presence import Presence
 from edge.errors import Conflict, Denied, NotFound, ValidationError
 from edge.listing import CursorCodec
 from edge.ops.ca import SiteCa
@@ -58,8 +59,10 @@ class Devices(Accounts[Device]):
         ca: SiteCa,
         endpoints: Endpoints,
         keys: DeviceKeys,
+        presence: Presence,
     ) -> None:
         super().__init__(db, cursors, orgs, permissions, trash, DEVICE)
+        self.presence = presence
         self._ca = ca
         self._endpoints = endpoints
         self._keys = keys
@@ -82,10 +85,15 @@ class Devices(Accounts[Device]):
         return relation(grants, DEVICE, device, held, owner=owner, owner_admin=owner_admin)
 
     def _extras(self, account_ids: list[str]) -> dict[str, Row]:
-        """Its last activity, and its open tunnels (edge/accounts/device_kind.py `fields`)."""
+        """Its last activity, its open tunnels and whether it is online
+        (edge/accounts/device_kind.py `fields`)."""
         seen = self._db.read(lambda c: store.last_seen(c, account_ids))
         tunnels = tunnel_views.open_for(self._db, account_ids)
-        return {i: {"last_seen": seen.get(i), "tunnels": tunnels.get(i)} for i in account_ids}
+        online = self.presence.views(account_ids)
+        return {
+            i: {"last_seen": seen.get(i), "tunnels": tunnels.get(i), "presence": online[i]}
+            for i in account_ids
+        }
 
     def _setting(self, device: Device, name: str) -> Any:
         return settings.effective(self._db, device.org_id, device.project_id, name)

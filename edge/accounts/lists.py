@@ -12,6 +12,7 @@ from edge.access.engine import Caller
 from edge.accounts.kind import Kind
 from edge.errors import Denied, ValidationError
 from edge.listing import Filter, ListQuery
+from storage import presence
 from storage import user_scopes as scopes
 
 ADMIN_FILTERS = {"is_active"}
@@ -20,7 +21,7 @@ ADMIN_FILTERS = {"is_active"}
 @dataclass(frozen=True)
 class Filters:
     """The list parameters that are not columns: membership and admin status
-    (`exclude_admins`: the users' list only)."""
+    (`exclude_admins`: the users' list only), and presence (`is_online`: the devices')."""
 
     group_id: str | None = None
     project_id: str | None = None
@@ -28,6 +29,7 @@ class Filters:
     is_group_admin: bool | None = None
     is_project_admin: bool | None = None
     exclude_admins: bool = False
+    is_online: bool | None = None  # the devices' list only (docs/presence.md)
 
 
 def scope(grants: Caller, kind: Kind[Any], filters: Filters) -> scopes.Conditions:
@@ -39,6 +41,8 @@ def scope(grants: Caller, kind: Kind[Any], filters: Filters) -> scopes.Condition
     if not grants.sees_all(kind.name):
         out.add(kind.visible(principal.account_id, grants.grantees))
     _membership(principal.project_id, filters, out, table)
+    if filters.is_online is not None:
+        out.add(presence.online_clause(filters.is_online, table))
     if filters.exclude_admins and (filters.group_id or filters.project_id):
         if not grants.is_admin_anywhere():
             out.add(scopes.not_admins(table))

@@ -6,7 +6,7 @@ Two kinds of figure:
   lookup of a client-library metric), so serving pays almost nothing for them;
 - everything else is read when a scraper asks (`SiteCollector`), from state that exists
   anyway: the writer's queue and commit times, file sizes, the sign-in throttle's
-  counters, the outbox, the broker's counters, the tunnel relay.
+  counters, the outbox, the broker's counters, the tunnel relay, presence and commands.
 
 prometheus_client renders the text; each application has a registry of its own
 (`registry`), so several applications in one process never share a series.
@@ -15,7 +15,7 @@ prometheus_client renders the text; each application has a registry of its own
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from prometheus_client.core import (
@@ -26,6 +26,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from edge.devices.presence import Presence
 from edge.tunnels.relay import Hub
 from storage import files, outbox
 from storage.database import Database
@@ -65,6 +66,8 @@ class Sources:
     sign_in: Counter[str]  # the throttle's: failed:<factor>, refused, locked:<scope>
     tunnels: Hub
     broker: Callable[[], Broker | None] = field(default=lambda: None)
+    presence: Presence | None = None
+    commands: Mapping[str, int] = field(default_factory=dict)  # sent, answered, ...
 
 
 class SiteCollector(Collector):
@@ -78,6 +81,7 @@ class SiteCollector(Collector):
         yield from self._files_and_outbox()
         yield from self._broker()
         yield from self._tunnels()
+        yield from self._devices()
 
     def _requests(self) -> Iterator[Metric]:
         count = CounterMetricFamily(
@@ -198,6 +202,35 @@ class SiteCollector(Collector):
         yield GaugeMetricFamily(
             "edge_tunnel_streams", "Open tunnel streams", value=sum(len(i.streams) for i in live)
         )
+
+    def _devices(self) -> Iterator[Metric]:
+        """Presence (docs/presence.md) and commands (docs/commands.md)."""
+        presence = self._s.presence
+        if presence is not None:
+            yield GaugeMetricFamily(
+                "edge_devices_online", "Devices online now", value=presence.online_count()
+            )
+            yield CounterMetricFamily(
+                "edge_device_connects",
+                "Connections of devices opened (MQTT sessions and tunnel agents)",
+                value=presence.connects,
+            )
+            closed = CounterMetricFamily(
+                "edge_device_disconnects",
+                "Connections of devices closed, by reason",
+                labels=["reason"],
+            )
+            for reason, count in presence.disconnects.items():
+                closed.add_metric([reason], count)
+            yield closed
+        commands = CounterMetricFamily(
+            "edge_device_commands",
+            "Commands sent to devices, answered, timed out; replies refused as invalid",
+            labels=["outcome"],
+        )
+        for outcome, count in self._s.commands.items():
+            commands.add_metric([outcome], count)
+        yield commands
 
 
 def registry(sources: Sources) -> CollectorRegistry:

@@ -12,6 +12,7 @@ and amqtt's MQTT client, and the server never imports them.
 
 May import `edge` (errors, clock, ids, principal, audit, config), `edge.accounts` (the
 device and how the caller stands towards it), `edge.devices.topics` (a device's topics, for
-its notices), `edge.tenancy.settings`, `edge.delivery.messages` and `storage`;
-`edge.accounts` imports `views.py` (a device's open tunnels in its views).
+its notices), `edge.devices.presence` (a connected agent makes its device online),
+`edge.tenancy.settings`, `edge.delivery.messages` and `storage`; `edge.accounts` imports
+`views.py` (a device's open tunnels in its views).
 """

@@ -28,6 +28,7 @@ from edge import audit, clock
 from edge.accounts.devices import Devices
 from edge.accounts.service import Target
 from edge.delivery.messages import Messages
+from edge.devices.presence import CLEAN, LOST, Presence
 from edge.errors import Conflict, Denied, NotFound, Unauthenticated, ValidationError
 from edge.ids import new_id
 from edge.principal import Principal
@@ -51,6 +52,17 @@ INVALID = "Invalid tunnel token"
 class Standing:
     read: bool
     manage: bool  # open and close
+
+
+class AgentPresence:
+    """One connection of a tunnel agent, as presence counts it."""
+
+    def __init__(self, presence: Presence, device_id: str, org_id: str) -> None:
+        self._presence, self._device_id, self._org_id = presence, device_id, org_id
+        presence.opened(device_id, org_id)
+
+    def close(self, clean: bool) -> None:
+        self._presence.closed(self._device_id, self._org_id, CLEAN if clean else LOST)
 
 
 class Tunnels:
@@ -85,6 +97,11 @@ class Tunnels:
         )
         opener = rel.admin or owner_may
         return Standing(read=opener or rel.is_owner or rel.is_self, manage=opener or rel.is_self)
+
+    def agent_online(self, tunnel: Tunnel) -> AgentPresence:
+        """The device counts as online while its tunnel agent is connected
+        (docs/presence.md); `close` the returned handle when the agent goes."""
+        return AgentPresence(self._devices.presence, tunnel.device_id, tunnel.org_id)
 
     # -- the five operations -------------------------------------------------------------
     async def open(self, principal: Principal, device_id: str, body: dict[str, Any]) -> Row:

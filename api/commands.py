@@ -1,0 +1,132 @@
+"""Commands with replies (docs/commands.md), an extension beyond the interface.
+
+- POST /v2/devices/{device_id}/commands               those who may update the device:
+                                                      200 with the reply, 202 when queued,
+                                                      504 no reply in time, 409 offline,
+                                                      429 past the per-minute limit,
+                                                      413 past the broker's message size
+- GET  /v2/devices/{device_id}/commands               the same callers; newest first
+- GET  /v2/devices/{device_id}/commands/{request_id}  the same callers
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from api import bodies, params
+from api.keys import SERVICES
+from api.responses import json_response
+from api.routing import Route, principal
+from api.schemas import BOOL, INT, OBJECT, STR, Schema, integer, obj, text
+from edge.commands.messages import MAX_NAME, MAX_TIMEOUT, MAX_TTL
+from edge.commands.service import Commands
+
+SEND_COMMAND = obj(
+    {
+        "name": text(MAX_NAME),
+        "payload": OBJECT,
+        "timeout": integer(1, MAX_TIMEOUT),
+        "queue": BOOL,
+        "ttl": integer(1, MAX_TTL),
+    },
+    ("name",),
+    title="SendCommandBody",
+)
+_DATE: Schema = {"type": "string", "format": "date-time"}
+_COMMAND: Schema = obj(
+    {
+        "request_id": STR,
+        "device_id": STR,
+        "name": STR,
+        "payload": OBJECT,
+        "state": {
+            "type": "string",
+            "enum": ["sent", "queued", "delivered", "answered", "timed_out", "expired"],
+        },
+        "queued": BOOL,
+        "created_date": _DATE,
+        "created_by": STR,
+        "expires_date": _DATE,
+        "delivered_date": _DATE,
+        "ended_date": _DATE,
+        "reply": obj({"status": INT, "payload": OBJECT}, ("status", "payload")),
+    },
+    ("request_id", "device_id", "name", "payload", "state", "queued", "created_date"),
+    title="Command",
+)
+MODELS: dict[str, Schema] = {
+    "Command": _COMMAND,
+    "CommandInfo": obj({"command": _COMMAND}, ("command",)),
+    "CommandList": obj(
+        {"commands": {"type": "array", "items": _COMMAND}, "last_evaluated_key": STR},
+        ("commands",),
+    ),
+}
+
+
+def _commands(request: web.Request) -> Commands:
+    return request.app[SERVICES].commands
+
+
+async def send_command(request: web.Request) -> web.Response:
+    body = await bodies.read_json(request, SEND_COMMAND)
+    device_id = request.match_info["device_id"]
+    status, command = await _commands(request).send(principal(request), device_id, body)
+    return json_response({"command": command}, status=status)
+
+
+async def list_commands(request: web.Request) -> web.Response:
+    query = request.query
+    limit = params.integer("limit", query["limit"], 1, 1000) if "limit" in query else 100
+    after = query.get("last_evaluated_key") or None
+    device_id = request.match_info["device_id"]
+    return json_response(_commands(request).list(principal(request), device_id, limit, after))
+
+
+async def get_command(request: web.Request) -> web.Response:
+    info = request.match_info
+    found = _commands(request).get(principal(request), info["device_id"], info["request_id"])
+    return json_response(found)
+
+
+ROUTES = [
+    Route(
+        "POST",
+        "/v2/devices/{device_id}/commands",
+        send_command,
+        "token",
+        "Send a command to a device and wait for its reply (or queue it)",
+        "devices",
+        body=SEND_COMMAND,
+        responses={200: "CommandInfo", 202: "CommandInfo"},
+        errors=(409, 413, 429, 504),
+        extension=True,
+    ),
+    Route(
+        "GET",
+        "/v2/devices/{device_id}/commands",
+        list_commands,
+        "token",
+        "A device's commands, newest first",
+        "devices",
+        query=("limit", "last_evaluated_key"),
+        query_types={
+            "last_evaluated_key": {
+                "type": "string",
+                "description": "The `last_evaluated_key` of the previous page (a request ID)",
+            }
+        },
+        responses={200: "CommandList"},
+        extension=True,
+    ),
+    Route(
+        "GET",
+        "/v2/devices/{device_id}/commands/{request_id}",
+        get_command,
+        "token",
+        "One command of a device, with its reply once answered",
+        "devices",
+        responses={200: "CommandInfo"},
+        extension=True,
+    ),
+]

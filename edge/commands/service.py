@@ -1,0 +1,234 @@
+"""Commands with replies (docs/commands.md): a named request sent to a device over MQTT,
+which answers on the command's reply topic.
+
+- Sending (`send`): those who may update the device. The command is written (with its
+  audit event, without its payload) before it is published, at QoS 1, to the device's
+  own sessions only (as tunnel notices are) on `<root>/devices/<id>/commands/<request_id>`.
+  The caller waits for the reply up to `timeout` seconds (504 past it); a device that is
+  offline is a 409. With `queue`, the caller does not wait (202): the command is delivered
+  now if the device is online, else when it next connects (presence events), until its
+  `ttl`; only for a device that keeps a persistent session (one that is subscribed to its
+  commands topic while away).
+- Replies (`reply`): the broker hands over what the device's own sessions publish on
+  `.../commands/<request_id>/reply` (embedded_broker/acl.py lets no one else publish
+  there); the first valid reply of a command still waiting is kept, later ones ignored.
+- A command's MQTT message is at most the broker's `mqtt_max_message_bytes` (413 past it):
+  what no client may send, no device is sent either.
+- At most `rate_per_minute` commands per device per minute, counted in the write that
+  records the command, so two callers at once cannot both take the last one.
+- Finished commands are kept `retention_hours`; `sweep` ends the expired and deletes the
+  old.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from edge import audit, clock
+from edge.accounts.devices import Devices
+from edge.commands import messages
+from edge.devices.presence import PresenceEvent
+from edge.errors import Conflict, NoReply, NotFound, TooLarge, TooManyAttempts
+from edge.principal import Principal
+from edge.tunnels.notices import Notify
+from storage import commands as store
+from storage import devices as device_store
+from storage.commands import Command
+from storage.database import Database
+from storage.records import Device
+from storage.rows import Tx
+
+Row = dict[str, Any]
+log = logging.getLogger("edge.commands")
+
+
+@dataclass(frozen=True)
+class CommandLimits:
+    rate_per_minute: int
+    retention_hours: int
+    max_message_bytes: int = 256 * 1024  # the broker's mqtt_max_message_bytes
+
+
+class Commands:
+    def __init__(self, db: Database, devices: Devices, limits: CommandLimits) -> None:
+        self._db = db
+        self._devices = devices
+        self.limits = limits
+        # Set by edge/app.py (the broker is not an edge service): how a command reaches a
+        # device's sessions, and whether a device keeps a persistent session.
+        self.notify: Notify | None = None
+        self.persistent: Callable[[str], bool] = lambda _: False
+        self._waiting: dict[str, asyncio.Future[Command]] = {}
+        self.counts = dict.fromkeys(("sent", "answered", "timed_out", "bad_replies"), 0)
+        devices.presence.events.listen(self._presence)
+
+    # -- sending -------------------------------------------------------------------------
+    async def send(self, principal: Principal, device_id: str, body: Row) -> tuple[int, Row]:
+        """(200, the answered command), or (202, the queued command)."""
+        device = self._sendable(principal, device_id)
+        queue = bool(body.get("queue", False))
+        online = self._devices.presence.is_online(device_id)
+        if queue and not online and not self.persistent(device_id):
+            raise Conflict(
+                "Device is offline and keeps no persistent session: it would not get the"
+                " command when it comes back (connect it once with clean_session false)"
+            )
+        if not queue and not online:
+            raise Conflict("Device is offline: send with queue true to deliver it later")
+        timeout, lasts = messages.lasts(body)
+        command = messages.new(device, principal.actor, body, queue, lasts)
+        size = len(messages.message(command))
+        if size > self.limits.max_message_bytes:
+            raise TooLarge(
+                f"payload: the command's MQTT message would be {size} bytes, over the"
+                f" broker's limit of {self.limits.max_message_bytes}"
+            )
+        await self._record(principal, device, command)
+        self.counts["sent"] += 1
+        if queue:
+            if online:
+                await self._deliver(device, [command])
+            return 202, messages.view(command)
+        return 200, messages.view(await self._call(device, command, timeout))
+
+    def _sendable(self, principal: Principal, device_id: str) -> Device:
+        target = self._devices.target(principal, device_id)
+        self._devices.require(target, "update")
+        if not target.account.is_active:
+            raise Conflict("Device is not active: reactivate it before sending it commands")
+        return target.account
+
+    async def _record(self, principal: Principal, device: Device, command: Command) -> None:
+        details = {"command_id": command.id, "name": command.name, "queued": command.queued}
+        sent = audit.event(
+            "command_sent",
+            principal,
+            org_id=device.org_id,
+            target=("device", device.id),
+            details=details,
+        )
+        await self._db.write(audit.along(lambda c: self._insert(c, command), sent))
+
+    def _insert(self, conn: Tx, command: Command) -> None:
+        since = clock.iso(clock.now() - timedelta(minutes=1))
+        if store.sent_since(conn, command.device_id, since) >= self.limits.rate_per_minute:
+            limit = self.limits.rate_per_minute
+            raise TooManyAttempts(
+                f"Too many commands: at most {limit} per device per minute", retry_after=60
+            )
+        store.create(conn, command)
+
+    async def _call(self, device: Device, command: Command, timeout: int) -> Command:
+        future: asyncio.Future[Command] = asyncio.get_running_loop().create_future()
+        self._waiting[command.id] = future
+        try:
+            if self._publish(device, command) == 0:
+                await self._db.write(lambda c: store.timed_out(c, command.id, clock.now_iso()))
+                raise Conflict("Device is online but not subscribed to its commands topic")
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), timeout)
+            except TimeoutError:
+                return await self._timed_out(command, timeout)
+        finally:
+            self._waiting.pop(command.id, None)
+
+    async def _timed_out(self, command: Command, timeout: int) -> Command:
+        """504, unless the reply was written meanwhile (then it is the answer)."""
+        now = clock.now_iso()
+        if await self._db.write(lambda c: store.timed_out(c, command.id, now)):
+            self.counts["timed_out"] += 1
+            raise NoReply(f"The device did not answer within {timeout} s (request {command.id})")
+        found = self._db.read(lambda c: store.get(c, command.device_id, command.id))
+        if found is None or found.state != "answered":
+            raise NoReply(f"The device did not answer within {timeout} s (request {command.id})")
+        return found
+
+    def _publish(self, device: Device, command: Command) -> int:
+        assert self.notify is not None, "edge/app.py sets how commands reach devices"
+        return self.notify(device.id, messages.topic(device, command.id), messages.message(command))
+
+    async def _deliver(self, device: Device, commands: list[Command]) -> None:
+        got = [c.id for c in commands if self._publish(device, c) > 0]
+        if got:
+            await self._db.write(lambda c: store.delivered(c, got, clock.now_iso()))
+
+    def _presence(self, event: PresenceEvent) -> None:
+        """A device that comes online gets what waits for it."""
+        if event.online:
+            task = asyncio.ensure_future(self._deliver_waiting(event.device_id))
+            task.add_done_callback(_report_failure)
+
+    async def _deliver_waiting(self, device_id: str) -> None:
+        now = clock.now_iso()
+        waiting = self._db.read(lambda c: store.waiting_for(c, device_id, now))
+        device = self._db.read(lambda c: device_store.get(c, device_id)) if waiting else None
+        if device is not None and device.is_active:
+            await self._deliver(device, waiting)
+
+    # -- replies -------------------------------------------------------------------------
+    def reply(self, device_id: str, topic_name: str, payload: bytes) -> None:
+        """What the device's own session published on a reply topic (from the broker)."""
+        request_id = messages.request_of(topic_name)
+        parsed = messages.parse_reply(payload)
+        if parsed is None:
+            self.counts["bad_replies"] += 1
+            log.warning("command %s: device %s sent an invalid reply", request_id, device_id)
+            return
+        task = asyncio.ensure_future(self._answered(device_id, request_id, *parsed))
+        task.add_done_callback(_report_failure)
+
+    async def _answered(self, device_id: str, request_id: str, status: int, body: Row) -> None:
+        now = clock.now_iso()
+        done = await self._db.write(
+            lambda c: store.answered(c, device_id, request_id, now, status, body)
+        )
+        if done is None:
+            log.info("command %s: a reply from device %s came too late", request_id, device_id)
+            return
+        self.counts["answered"] += 1
+        future = self._waiting.get(request_id)
+        if future is not None and not future.done():
+            future.set_result(done)
+
+    # -- reading -------------------------------------------------------------------------
+    def list(self, principal: Principal, device_id: str, limit: int, after: str | None) -> Row:
+        """Newest first; `last_evaluated_key` continues after the last one shown."""
+        self._readable(principal, device_id)
+        found = self._db.read(lambda c: store.of_device(c, device_id, limit + 1, after))
+        out: Row = {"commands": [messages.view(c) for c in found[:limit]]}
+        if len(found) > limit:
+            out["last_evaluated_key"] = found[limit - 1].id
+        return out
+
+    def get(self, principal: Principal, device_id: str, request_id: str) -> Row:
+        self._readable(principal, device_id)
+        found = self._db.read(lambda c: store.get(c, device_id, request_id))
+        if found is None:
+            raise NotFound("Command not found")
+        return {"command": messages.view(found)}
+
+    def _readable(self, principal: Principal, device_id: str) -> None:
+        """Commands are read by those who may send them."""
+        self._devices.require(self._devices.target(principal, device_id), "update")
+
+    # -- upkeep --------------------------------------------------------------------------
+    async def sweep(self) -> tuple[int, int]:
+        """End the commands past their time; delete those ended over `retention_hours`
+        ago. Returns (expired, deleted)."""
+        now = clock.now()
+        before = clock.iso(now - timedelta(hours=self.limits.retention_hours))
+
+        def upkeep(conn: Tx) -> tuple[int, int]:
+            return store.expire(conn, clock.iso(now)), store.purge_ended_before(conn, before)
+
+        return await self._db.write(upkeep)
+
+
+def _report_failure(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("commands: a delivery or a reply failed", exc_info=task.exception())

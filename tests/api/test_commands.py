@@ -1,0 +1,188 @@
+"""Who may send and read a device's commands (docs/commands.md; #29): those who may update
+the device, every caller of the world (tests/world.py) against each target device,
+denials beside grants; bodies that break the rules.
+
+The devices are marked online as the broker marks them, and answer at once through the
+server's reply path (`Commands.reply`, what the broker calls for a device's reply): the
+MQTT path itself is tests/embedded_broker/test_commands.py's."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from edge import clock
+from tests.api.test_devices import UPDATE
+from tests.world import DEVICE_TARGETS, World, target_table
+
+
+class AnsweringDevices:
+    """Every device answers each command at once with `{"status": 200}` and its name."""
+
+    def __init__(self, world: World) -> None:
+        self.commands = world.site.services.commands
+        self.sent: list[str] = []
+
+    def __call__(self, device_id: str, topic: str, payload: bytes) -> int:
+        name = json.loads(payload)["name"]
+        self.sent.append(device_id)
+        reply = json.dumps({"status": 200, "payload": {"ran": name}}).encode()
+        self.commands.reply(device_id, f"{topic}/reply", reply)
+        return 1
+
+
+@pytest.fixture
+def devices(world: World) -> AnsweringDevices:
+    answering = AnsweringDevices(world)
+    world.site.services.commands.notify = answering
+    presence = world.site.services.devices.presence
+    for target in DEVICE_TARGETS:
+        presence.opened(world.id(target), world.tenant.org_id)
+    return answering
+
+
+def path(world: World, target: str, tail: str = "") -> str:
+    return f"/v2/devices/{world.id(target)}/commands{tail}"
+
+
+@pytest.mark.parametrize(("who", "target", "expected"), target_table(UPDATE, DEVICE_TARGETS))
+async def test_who_may_send_a_command(
+    world: World, devices: AnsweringDevices, who: str, target: str, expected: int
+) -> None:
+    status, body = await world.call(who, "POST", path(world, target), json={"name": "ping"})
+    assert status == expected, body
+    if status == 200:
+        assert body["command"]["reply"] == {"status": 200, "payload": {"ran": "ping"}}
+        assert devices.sent == [world.id(target)]
+    else:
+        assert set(body) == {"message"} and devices.sent == []
+
+
+@pytest.mark.parametrize(("who", "target", "expected"), target_table(UPDATE, DEVICE_TARGETS))
+async def test_who_may_read_commands(
+    world: World, devices: AnsweringDevices, who: str, target: str, expected: int
+) -> None:
+    status, sent = await world.call("org_admin", "POST", path(world, target), json={"name": "x"})
+    assert status == 200, sent
+    request_id = sent["command"]["request_id"]
+    status, listed = await world.call(who, "GET", path(world, target))
+    assert status == expected, listed
+    status, one = await world.call(who, "GET", path(world, target, f"/{request_id}"))
+    assert status == expected, one
+    if status == 200:
+        assert [c["request_id"] for c in listed["commands"]] == [request_id]
+        assert one["command"]["state"] == "answered"
+
+
+BAD: list[tuple[dict[str, Any], int, str]] = [
+    ({}, 406, "name"),
+    ({"name": "  "}, 400, "name: must not be empty"),
+    ({"name": "x", "timeout": 0}, 400, "timeout: must be a whole number of seconds from 1 to 60"),
+    ({"name": "x", "timeout": 61}, 400, "timeout: must be a whole number of seconds from 1 to 60"),
+    ({"name": "x", "timeout": "5"}, 406, "timeout"),
+    ({"name": "x", "queue": True, "ttl": 604801}, 400, "ttl: must be a whole number of seconds"),
+    ({"name": "x", "ttl": 60}, 400, "ttl: applies only with queue true"),
+    ({"name": "x", "payload": [1]}, 406, "payload"),
+    ({"name": "x", "other": 1}, 406, "other"),
+]
+
+
+@pytest.mark.parametrize(("body", "status", "field"), BAD)
+async def test_bodies_that_break_the_rules(
+    world: World, devices: AnsweringDevices, body: dict[str, Any], status: int, field: str
+) -> None:
+    got, reply = await world.call("org_admin", "POST", path(world, "device_member"), json=body)
+    assert (got, set(reply)) == (status, {"message"}), reply
+    assert field in reply["message"] and devices.sent == []
+
+
+async def test_an_unknown_command_and_another_devices_are_404(
+    world: World, devices: AnsweringDevices
+) -> None:
+    status, sent = await world.call(
+        "org_admin", "POST", path(world, "device_member"), json={"name": "x"}
+    )
+    request_id = sent["command"]["request_id"]
+    for target, tail in (("device_loner", f"/{request_id}"), ("device_member", "/nope")):
+        status, body = await world.call("org_admin", "GET", path(world, target, tail))
+        assert (status, body) == (404, {"message": "Command not found"})
+
+
+async def test_a_suspended_device_gets_no_command(world: World, devices: AnsweringDevices) -> None:
+    device = path(world, "device_loner")
+    status, _ = await world.call(
+        "org_admin", "PATCH", f"/v2/devices/{world.id('device_loner')}", json={"is_active": False}
+    )
+    assert status == 200
+    status, body = await world.call("org_admin", "POST", device, json={"name": "x"})
+    assert status == 409 and "not active" in body["message"] and devices.sent == []
+
+
+async def test_the_list_pages_newest_first(world: World, devices: AnsweringDevices) -> None:
+    sent = []
+    for name in ("one", "two", "three"):
+        status, body = await world.call(
+            "org_admin", "POST", path(world, "device_member"), json={"name": name}
+        )
+        assert status == 200, body
+        sent.append(body["command"]["request_id"])
+        clock.advance(timedelta(seconds=1))  # created one after the other
+    status, first = await world.call("org_admin", "GET", path(world, "device_member") + "?limit=2")
+    assert status == 200, first
+    assert [c["name"] for c in first["commands"]] == ["three", "two"]
+    after = first["last_evaluated_key"]
+    status, second = await world.call(
+        "org_admin", "GET", path(world, "device_member") + f"?limit=2&last_evaluated_key={after}"
+    )
+    assert [c["name"] for c in second["commands"]] == ["one"]
+    assert "last_evaluated_key" not in second
+
+
+async def test_the_rate_limit_is_per_minute_and_per_device(
+    world: World, devices: AnsweringDevices
+) -> None:
+    """command_rate_limit is 60: the 61st within a minute is refused; another device's
+    count is its own; a minute later the device may be sent commands again."""
+    commands = world.site.services.commands
+    assert commands.limits.rate_per_minute == 60
+    for _ in range(60):
+        status, body = await world.call(
+            "org_admin", "POST", path(world, "device_member"), json={"name": "x"}
+        )
+        assert status == 200, body
+    status, body = await world.call(
+        "org_admin", "POST", path(world, "device_member"), json={"name": "x"}
+    )
+    assert status == 429 and body == {
+        "message": "Too many commands: at most 60 per device per minute"
+    }
+    status, _ = await world.call(
+        "org_admin", "POST", path(world, "device_loner"), json={"name": "x"}
+    )
+    assert status == 200
+    clock.advance(timedelta(seconds=61))
+    status, _ = await world.call(
+        "org_admin", "POST", path(world, "device_member"), json={"name": "x"}
+    )
+    assert status == 200
+
+
+async def test_finished_commands_are_kept_for_the_retention_then_deleted(
+    world: World, devices: AnsweringDevices
+) -> None:
+    commands = world.site.services.commands
+    assert commands.limits.retention_hours == 24
+    status, body = await world.call(
+        "org_admin", "POST", path(world, "device_member"), json={"name": "x"}
+    )
+    assert status == 200
+    one = path(world, "device_member", f"/{body['command']['request_id']}")
+    clock.advance(timedelta(hours=23))
+    assert await commands.sweep() == (0, 0)
+    assert (await world.call("org_admin", "GET", one))[0] == 200
+    clock.advance(timedelta(hours=2))
+    assert await commands.sweep() == (0, 1)
+    assert (await world.call("org_admin", "GET", one))[0] == 404

@@ -1,0 +1,241 @@
+"""Commands with replies over real HTTP and real MQTT clients (docs/commands.md; #29):
+answered, timed out, offline, queued (and across a restart), expired, rate-limited; the
+reply and command topics refused to everyone else; the audit event without the payload."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from edge import clock
+from embedded_broker import acl
+from tests.embedded_broker.clients import Client
+from tests.embedded_broker.conftest import Device, Harness, start
+from tests.embedded_broker.test_presence import eventually, until_state
+from tests.embedded_broker.test_reserved_topics import DEVICE, ORG, OTHER, client
+from tests.embedded_broker.test_retained_and_sessions import stop
+
+EVERYTHING = {"/": {"can_publish": True, "can_subscribe": True}}
+
+
+def commands(device: Device, tail: str = "") -> str:
+    return f"/v2/devices/{device.id}/commands{tail}"
+
+
+def topic(device: Device, request_id: str = "+") -> str:
+    return f"{device.root}/devices/{device.id}/commands/{request_id}"
+
+
+async def listening(harness: Harness, device: Device, client_id: str = "d", **kw: Any) -> Client:
+    """The device, connected and subscribed to its commands, online."""
+    client = await harness.connected(device, client_id, **kw)
+    assert await client.subscribe(topic(device), 1) == 1
+    await until_state(harness, device, True, None)
+    return client
+
+
+async def answer(client: Client, status: int = 200, **payload: Any) -> dict[str, Any]:
+    """Take the next command and answer it; the command's message."""
+    got = await client.next_message()
+    command: dict[str, Any] = json.loads(got.payload)
+    reply = json.dumps({"status": status, "payload": payload}).encode()
+    await client.publish(f"{got.topic}/reply", reply, 1)
+    return command
+
+
+async def test_a_command_is_answered(broker: Harness) -> None:
+    device = await broker.device("pump")
+    client = await listening(broker, device)
+    body = {"name": "reboot", "payload": {"delay": 5}, "timeout": 30}
+    call = asyncio.create_task(broker.call("POST", commands(device), json=body))
+    sent = await answer(client, 201, done=True)
+    status, reply = await call
+    assert status == 200, reply
+    command = reply["command"]
+    assert command["state"] == "answered"
+    assert command["reply"] == {"status": 201, "payload": {"done": True}}
+    assert sent["name"] == "reboot" and sent["payload"] == {"delay": 5}
+    assert sent["request_id"] == command["request_id"]
+    status, found = await broker.call("GET", commands(device, f"/{command['request_id']}"))
+    assert (status, found["command"]["reply"]) == (200, command["reply"])
+    status, listed = await broker.call("GET", commands(device))
+    assert [c["request_id"] for c in listed["commands"]] == [command["request_id"]]
+
+
+async def test_no_answer_in_time_is_a_504_and_a_late_reply_is_ignored(broker: Harness) -> None:
+    device = await broker.device("pump")
+    client = await listening(broker, device)
+    status, body = await broker.call("POST", commands(device), json={"name": "slow", "timeout": 1})
+    assert status == 504 and set(body) == {"message"}, body
+    got = await client.next_message()
+    request_id = json.loads(got.payload)["request_id"]
+    await client.publish(f"{got.topic}/reply", b'{"status": 200}', 1)
+    status, found = await broker.call("GET", commands(device, f"/{request_id}"))
+    assert found["command"]["state"] == "timed_out" and "reply" not in found["command"]
+
+
+async def test_an_offline_device_is_a_409(broker: Harness) -> None:
+    device = await broker.device("pump")
+    status, body = await broker.call("POST", commands(device), json={"name": "x"})
+    assert status == 409 and body["message"].startswith("Device is offline"), body
+    status, body = await broker.call("POST", commands(device), json={"name": "x", "queue": True})
+    assert status == 409 and "no persistent session" in body["message"], body
+
+
+async def away_with_a_session(harness: Harness, device: Device) -> None:
+    """The device's persistent session, subscribed to its commands; then it goes."""
+    keeper = await listening(harness, device, "keeper", clean=False)
+    await keeper.close()
+    await until_state(harness, device, False, "clean")
+
+
+async def test_a_queued_command_reaches_the_device_when_it_comes_back(broker: Harness) -> None:
+    device = await broker.device("pump")
+    await away_with_a_session(broker, device)
+    body = {"name": "update", "payload": {"v": 2}, "queue": True, "ttl": 600}
+    status, queued = await broker.call("POST", commands(device), json=body)
+    assert status == 202, queued
+    request_id = queued["command"]["request_id"]
+    assert queued["command"]["state"] == "queued"
+    back = broker.client("keeper", **device.login, clean=False)
+    assert (await back.connect())[0] == 0
+    sent = await answer(back, 200, applied=True)
+    assert sent["request_id"] == request_id
+
+    async def answered() -> bool:
+        found = (await broker.call("GET", commands(device, f"/{request_id}")))[1]["command"]
+        return found["state"] == "answered" and found["reply"]["payload"] == {"applied": True}
+
+    await eventually(answered)
+
+
+async def test_a_queued_command_survives_a_restart(broker: Harness, aiohttp_client: Any) -> None:
+    device = await broker.device("pump")
+    await away_with_a_session(broker, device)
+    status, queued = await broker.call(
+        "POST", commands(device), json={"name": "later", "queue": True}
+    )
+    assert status == 202, queued
+    await stop(broker)
+    restarted = await start(broker.site.services.config.data_dir, aiohttp_client, tenants=False)
+    try:
+        back = restarted.client("keeper", **device.login, clean=False)
+        assert (await back.connect())[0] == 0
+        sent = await answer(back)
+        assert sent["request_id"] == queued["command"]["request_id"]
+    finally:
+        restarted.stop_clients()
+
+
+async def test_a_queued_command_expires_unanswered(broker: Harness) -> None:
+    device = await broker.device("pump")
+    await away_with_a_session(broker, device)
+    status, queued = await broker.call(
+        "POST", commands(device), json={"name": "brief", "queue": True, "ttl": 1}
+    )
+    assert status == 202
+    path = commands(device, f"/{queued['command']['request_id']}")
+    clock.advance(timedelta(seconds=2))
+    assert (await broker.call("GET", path))[1]["command"]["state"] == "expired"
+    assert await broker.site.services.commands.sweep() == (1, 0)
+    assert (await broker.call("GET", path))[1]["command"]["state"] == "expired"
+    back = broker.client("keeper", **device.login, clean=False)
+    assert (await back.connect())[0] == 0
+    await until_state(broker, device, True, "clean")
+    marker = f"{device.root}/devices/{device.id}/inbox"
+    assert await back.subscribe(marker, 1) == 1
+    await back.publish(marker, b"marker", 1)
+    assert (await back.next_message()).payload == b"marker"  # and no command before it
+
+
+@pytest.mark.parametrize("broker_settings", [{"command_rate_limit": 2}])
+async def test_commands_past_the_rate_limit_are_refused(broker: Harness) -> None:
+    device = await broker.device("pump")
+    await away_with_a_session(broker, device)
+    body = {"name": "ping", "queue": True}
+    for _ in range(2):
+        assert (await broker.call("POST", commands(device), json=body))[0] == 202
+    status, refused = await broker.call("POST", commands(device), json=body)
+    assert status == 429 and "at most 2 per device per minute" in refused["message"]
+    listed = (await broker.call("GET", commands(device)))[1]["commands"]
+    assert len(listed) == 2  # the refused one was not recorded
+
+
+@pytest.mark.parametrize("broker_settings", [{"mqtt_max_message_bytes": 1024}])
+async def test_a_command_larger_than_the_broker_allows_is_a_413(broker: Harness) -> None:
+    device = await broker.device("pump")
+    await away_with_a_session(broker, device)
+    body = {"name": "big", "payload": {"blob": "x" * 1024}, "queue": True}
+    status, refused = await broker.call("POST", commands(device), json=body)
+    assert status == 413 and "over the broker's limit of 1024" in refused["message"]
+    assert (await broker.call("GET", commands(device)))[1]["commands"] == []
+
+
+async def test_the_command_is_audited_without_its_payload(broker: Harness) -> None:
+    device = await broker.device("pump")
+    await away_with_a_session(broker, device)
+    body = {"name": "unlock", "payload": {"pin": "4711"}, "queue": True}
+    assert (await broker.call("POST", commands(device), json=body))[0] == 202
+    status, log = await broker.call("GET", "/v2/audit?action=command_sent")
+    assert status == 200, log
+    [event] = log["audit_events"]
+    assert event["target_id"] == device.id and event["details"]["name"] == "unlock"
+    assert "4711" not in json.dumps(event)
+
+
+async def test_nobody_else_publishes_on_the_command_or_reply_topics(
+    broker: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another device whose scopes cover the topics, a user tool, the device itself on
+    the command topic: all refused; the device's own reply is taken."""
+    device = await broker.device("pump")
+    client = await listening(broker, device)
+    call = asyncio.create_task(
+        broker.call("POST", commands(device), json={"name": "x", "timeout": 30})
+    )
+    got = await client.next_message()
+    reply_topic = f"{got.topic}/reply"
+    tool = broker.client("tool", username="admin", password=broker.admin_token)
+    assert (await tool.connect())[0] == 0
+    other = await broker.connected(await broker.device("other", EVERYTHING), "other")
+    forged = b'{"status": 666, "payload": {}}'
+    with caplog.at_level(logging.WARNING, "edge.mqtt"):
+        for sender in (tool, other):
+            await sender.publish(reply_topic, forged, 1)
+            await sender.publish(topic(device, "forged"), b"{}", 1)
+        await client.publish(topic(device, "forged"), b"{}", 1)
+    assert broker.stats.refused_publishes == 5
+    assert caplog.text.count("reserved for the device's own sessions") == 2
+    assert caplog.text.count("reserved for the server") == 3
+    await client.publish(reply_topic, b'{"status": 200, "payload": {"real": 1}}', 1)
+    status, body = await call
+    assert (status, body["command"]["reply"]["status"]) == (200, 200)
+    assert client.messages.empty()  # no forged command reached the device
+
+
+@pytest.mark.parametrize("root", [ORG, f"{ORG}/prj1"])
+@pytest.mark.parametrize(
+    ("kind", "account_id", "rest", "refused", "pattern"),
+    [
+        ("device", DEVICE, "commands/r1/reply", None, acl.COMMAND_REPLY),
+        ("device", OTHER, "commands/r1/reply", "reserved for the device's own sessions", None),
+        ("user", "u1", "commands/r1/reply", "reserved for the device's own sessions", None),
+        ("device", DEVICE, "commands/r1", "reserved for the server", None),
+        ("device", DEVICE, "commands", "reserved for the server", None),
+        ("device", DEVICE, "commands/r1/reply/x", "reserved for the server", None),
+        ("user", "u1", "commands/r1", "reserved for the server", None),
+        ("device", DEVICE, "inbox", None, None),
+    ],
+)
+def test_the_reserved_table_holds_the_command_topics(
+    root: str, kind: str, account_id: str, rest: str, refused: str | None, pattern: str | None
+) -> None:
+    topic = f"{root}/devices/{DEVICE}/{rest}"
+    assert acl.publish_refusal(client(kind, account_id), topic) == refused
+    if refused is None:
+        assert acl.request_pattern(topic) == pattern
