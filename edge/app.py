@@ -44,6 +44,7 @@ from api import (
     system,
     trash,
     tunnels,
+    twins,
     ui,
     user_mfa,
     users,
@@ -58,6 +59,7 @@ from edge.ops import listening, memory, site_keys, tls
 from edge.ops import metrics as site_metrics
 from edge.ops.health import Health, Probe
 from edge.services import Services
+from edge.twins.inbox import TwinInbox
 from embedded_broker import listeners
 from embedded_broker.service import MqttService
 from storage import challenges, layout, sessions, throttle
@@ -86,6 +88,7 @@ ROUTES: list[Route] = [
     *users.ROUTES,
     *devices.ROUTES,
     *tunnels.ROUTES,
+    *twins.ROUTES,
     *account.ROUTES,
     *my_org.ROUTES,
     *email_templates.ROUTES,
@@ -140,6 +143,8 @@ def create_app(site: Site) -> web.Application:
     app.on_response_prepare.append(middleware.name_the_server)
     app[MQTT] = _broker(services)
     services.tunnels.notify = app[MQTT].notify_device  # tunnel notices go to devices
+    services.twins.notify = app[MQTT].notify_device  # and twin replies and deltas
+    app[MQTT].add_inbox(TwinInbox(services.twins))  # twin requests come from them
     app[PROBE] = Probe(services.db, app[system.HEALTH], app[MQTT].state)
     services.meter.source = app[MQTT].published  # MQTT messages by org, for billing
     if services.config.metrics:

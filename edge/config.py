@@ -470,6 +470,11 @@ class Config:
         _seconds(0.1, 300),
         "Seconds a new tunnel stream waits for the device's end to connect",
     )
+    twin_max_bytes: int = _setting(
+        8192,
+        _int_range(256, 1024 * 1024),
+        "Largest device twin: desired and reported together, as compact JSON, in bytes",
+    )
     audit_retention_days: int = _setting(
         365,
         _int_range(1, 36500),

@@ -52,6 +52,8 @@ from edge.tenancy.trash import Trash
 from edge.tunnels.limits import Limits as TunnelLimits
 from edge.tunnels.relay import Hub
 from edge.tunnels.tunnels import Tunnels
+from edge.twins.document import Limits as TwinLimits
+from edge.twins.twins import Twins
 from storage import tunnels as tunnel_store
 from storage.blobs import BlobStore
 from storage.database import Database
@@ -95,6 +97,7 @@ class Services:
     file_sweeps: Sweeps
     blobs: BlobStore
     tunnels: Tunnels
+    twins: Twins
     billing: Billing
     meter: Meter
     audit: Audit
@@ -219,6 +222,7 @@ class Services:
             file_sweeps=file_sweeps,
             blobs=blobs,
             tunnels=tunnels,
+            twins=Twins(db, devices, TwinLimits(config.twin_max_bytes)),
             billing=Billing(db, cursors, orgs),
             meter=Meter(db),
             audit=Audit(

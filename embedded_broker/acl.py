@@ -27,6 +27,9 @@ SERVER, DEVICE = "server", "device"
 # line each here.
 RESERVED: tuple[tuple[str, str], ...] = (
     ("tunnels/#", SERVER),  # tunnel notices (edge/tunnels/notices.py)
+    ("twin/get", DEVICE),  # twin requests (edge/twins/inbox.py) ...
+    ("twin/update", DEVICE),
+    ("twin/#", SERVER),  # ... and their replies and deltas (the first matching line decides)
 )
 
 
@@ -70,12 +73,18 @@ def _reserved_refusal(
         if len(levels) > start + 2 and levels[start] == "devices":
             device_id, rest = levels[start + 1], levels[start + 2 :]
             for pattern, owner in table:
-                if _matches(pattern.split("/"), rest):
+                if _matches(pattern.split("/"), rest):  # the first matching line decides
                     if owner == SERVER:
                         return "reserved for the server"
                     if client.kind != "device" or client.account_id != device_id:
                         return "reserved for the device's own sessions"
+                    break
     return None
+
+
+def filter_matches(topic_filter: str, topic: str) -> bool:
+    """Whether a subscription to `topic_filter` receives what is published on `topic`."""
+    return _matches(topic_filter.split("/"), topic.split("/"))
 
 
 def _matches(pattern: list[str], levels: list[str]) -> bool:

@@ -17,6 +17,7 @@ from edge.devices.mqtt_clients import MqttClient
 from embedded_broker import acl
 from embedded_broker.accounts import RETAINED, AccountLimits, Accounts
 from embedded_broker.frames import Message
+from embedded_broker.inbox import Inboxes
 from embedded_broker.persistence import SessionStore
 from embedded_broker.retained import RetainedMessages, RetainedStore
 from embedded_broker.sessions import ClientSession, Limits, Stats
@@ -44,6 +45,7 @@ class Router:
         self.retained = RetainedMessages(store)
         self._published: dict[str, int] = {}  # by organization, of sessions settled
         self.sessions = sessions
+        self.inboxes = Inboxes()  # the server's own requests topics (embedded_broker/inbox.py)
         self._journaled: list[Awaitable[None]] = []
         self._saving: set[str] = set()  # sessions whose subscriptions are being stored
         self._resave: set[str] = set()  # ... and changed again meanwhile

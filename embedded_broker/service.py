@@ -18,6 +18,7 @@ from embedded_broker import listeners
 from embedded_broker.accounts import AccountLimits
 from embedded_broker.broker import EdgeBroker
 from embedded_broker.frames import Message
+from embedded_broker.inbox import Inbox
 from embedded_broker.persistence import SessionStore
 from embedded_broker.retained import RetainedStore
 from embedded_broker.router import Router
@@ -130,6 +131,10 @@ class MqttService:
         """Publish a server notice (QoS 1, not retained) to one device's own sessions; a
         persistent session of the device that is offline gets it when it comes back."""
         return self.router.route_to_device(device_id, Message.of(topic, payload, 1))
+
+    def add_inbox(self, inbox: Inbox) -> None:
+        """A service that answers requests devices publish on their own topics."""
+        self.router.inboxes.inboxes.append(inbox)
 
     def published(self) -> dict[str, int]:
         """MQTT messages published by organization since the last call (billing)."""
