@@ -23,7 +23,17 @@ from pathlib import Path
 from bench.rows import Row, Skipped, log
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCHES = ("requests_wrk", "data", "files", "mqtt", "tunnels", "executable", "billing", "soak")
+BENCHES = (
+    "requests_wrk",
+    "data",
+    "files",
+    "mqtt",
+    "tunnels",
+    "twins",
+    "executable",
+    "billing",
+    "soak",
+)
 NOT_IN_TABLE = {
     "bench.http_requests": "a Python client, for quick checks; its ratios are too kind"
     " (bench.requests_wrk measures the same requests with wrk)",
@@ -148,6 +158,9 @@ def document(
         "  throughput, the broker is the limit (bench/mqtt.py prints its verdict).",
         "- Files and tunnels use curl and a direct loopback copy as the native clients; the",
         "  references (dd, MD5, the direct TCP copy) run on the same bytes.",
+        "- The twin delta's round trip is a latency, one request at a time over raw sockets",
+        "  and a kept-alive HTTP connection: neither side is near a core (its CPU column), so",
+        "  what is timed is the server's path, the plain publish's beside it on the same run.",
         "- The soak paces every load below saturation (its CPU column: the server's share and",
         "  the generators' together, wrk, the MQTT device processes and the soak's own).",
         "",
