@@ -20,19 +20,29 @@ from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import integer, obj
 from edge.errors import ValidationError
+from edge.twins.document import MAX_KEY_CHARS
 from edge.twins.twins import MAX_CLIENT_TOKEN, Twins, view
 from storage.records import Twin
 
-SECTION = {"type": ["object", "null"]}
-PATCH_TWIN = obj(
-    {
-        "desired": SECTION,
-        "reported": SECTION,
-        "version": integer(0, 1 << 62),
-        "client_token": {"type": "string", "maxLength": MAX_CLIENT_TOKEN},
-    },
-    title="PatchTwinBody",
-)
+# A section's keys at every level are 1 to MAX_KEY_CHARS characters, nested at most
+# document.MAX_DEPTH deep, the whole twin at most `twin_max_bytes` (docs/twins.md): the
+# service's 400s; the schema can state the top level's keys only.
+SECTION = {
+    "type": ["object", "null"],
+    "propertyNames": {"minLength": 1, "maxLength": MAX_KEY_CHARS},
+}
+PATCH_TWIN = {
+    **obj(
+        {
+            "desired": SECTION,
+            "reported": SECTION,
+            "version": integer(0, 1 << 62),
+            "client_token": {"type": "string", "maxLength": MAX_CLIENT_TOKEN},
+        },
+        title="PatchTwinBody",
+    ),
+    "anyOf": [{"required": ["desired"]}, {"required": ["reported"]}],
+}
 
 
 def _twins(request: web.Request) -> Twins:

@@ -70,7 +70,8 @@ def delta(desired: JsonObject, reported: JsonObject) -> JsonObject:
 
 def size(desired: JsonObject, reported: JsonObject) -> int:
     """The document's size as the limit counts it: both sections as compact UTF-8 JSON."""
-    text = json.dumps({"desired": desired, "reported": reported}, separators=(",", ":"))
+    both = {"desired": desired, "reported": reported}
+    text = json.dumps(both, separators=(",", ":"), ensure_ascii=False)
     return len(text.encode("utf-8"))
 
 

@@ -224,3 +224,48 @@ async def test_the_twin_goes_to_the_trash_and_comes_back_with_its_device(world: 
     status, body = await world.call("org_admin", "POST", f"/v2/trash/{device_id}/restore")
     assert status == 200, body
     assert twins(world).current(device_id) == before
+
+
+async def test_the_twin_goes_and_comes_back_with_its_project(world: World) -> None:
+    await patch(world, {"desired": {"mode": "eco"}})
+    before = twins(world).current(world.id("device_member"))
+    path = f"/v2/projects/{world.project_id}"
+    status, body = await world.call("org_admin", "DELETE", path, params={"force": "true"})
+    assert status == 200, body
+    assert twins(world).current(world.id("device_member")).version == 0
+    status, body = await world.call("org_admin", "POST", f"/v2/trash/{world.project_id}/restore")
+    assert status == 200, body
+    assert twins(world).current(world.id("device_member")) == before
+
+
+async def test_listeners_hear_of_each_accepted_update_after_its_commit(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    heard: list[tuple[str, int, dict[str, Any]]] = []
+
+    def listener(device: Any, twin: Any) -> None:
+        stored = twins(world).current(device.id)  # committed before anyone hears of it
+        heard.append((device.id, twin.version, stored.desired))
+
+    def failing(device: Any, twin: Any) -> None:
+        raise RuntimeError("a listener's own fault")
+
+    twins(world).on_change.extend([failing, listener])
+    await patch(world, {"desired": {"a": 1}})
+    status, _ = await world.call(
+        "org_admin", "PATCH", twin_path(world), json={"desired": {"a": 2}, "version": 0}
+    )
+    assert status == 409  # refused: nobody hears of it
+    await patch(world, {"reported": {"a": 1}}, "device_member")
+    device_id = world.id("device_member")
+    assert heard == [(device_id, 1, {"a": 1}), (device_id, 2, {"a": 1})]
+    assert caplog.text.count("twin change listener failed") == 2
+
+
+async def test_the_routes_are_tagged_as_extensions(world: World) -> None:
+    status, document = await world.call("anonymous", "GET", "/v2/openapi.json")
+    assert status == 200
+    operations = document["paths"]["/v2/devices/{device_id}/twin"]
+    assert set(operations) >= {"get", "patch"}
+    for method in ("get", "patch"):
+        assert "extensions" in operations[method]["tags"]
