@@ -103,7 +103,7 @@ class Device:
         self.sock.close()
 
 
-def _json(base: str, method: str, path: str, token: str | None, body: Any = None) -> Any:
+def api_call(base: str, method: str, path: str, token: str | None, body: Any = None) -> Any:
     headers = {"Content-Type": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
@@ -113,7 +113,7 @@ def _json(base: str, method: str, path: str, token: str | None, body: Any = None
         return json.loads(response.read() or b"null")
 
 
-def _token(base: str, **form: str) -> str:
+def sign_in(base: str, **form: str) -> str:
     data = urllib.parse.urlencode({"grant_type": "password", "username": "admin", **form})
     request = urllib.request.Request(base + "/v2/auth/token", data.encode())
     with urllib.request.urlopen(request, timeout=30) as response:
@@ -123,15 +123,15 @@ def _token(base: str, **form: str) -> str:
 def _site(base: str, devices: int) -> tuple[str, dict[str, Any], str]:
     """An org, `devices` devices each with a small twin, the device measured and a group
     for the durable writes."""
-    staff = _token(base, password=servers.PASSWORD)
-    _json(base, "POST", "/v2/orgs", staff, {"name": "Twins", "alias": "twins"})
-    admin = _token(base, password=servers.PASSWORD, scope="twins")
+    staff = sign_in(base, password=servers.PASSWORD)
+    api_call(base, "POST", "/v2/orgs", staff, {"name": "Twins", "alias": "twins"})
+    admin = sign_in(base, password=servers.PASSWORD, scope="twins")
     for n in range(devices - 1):
-        made = _json(base, "POST", "/v2/devices", admin, {"name": f"other-{n}"})["device"]
+        made = api_call(base, "POST", "/v2/devices", admin, {"name": f"other-{n}"})["device"]
         path = f"/v2/devices/{made['id']}/twin"
-        _json(base, "PATCH", path, admin, {"desired": {"interval": n}})
-    device = _json(base, "POST", "/v2/devices", admin, {"name": "measured"})["device"]
-    group = _json(base, "POST", "/v2/groups", admin, {"name": "durable"})["group"]["id"]
+        api_call(base, "PATCH", path, admin, {"desired": {"interval": n}})
+    device = api_call(base, "POST", "/v2/devices", admin, {"name": "measured"})["device"]
+    group = api_call(base, "POST", "/v2/groups", admin, {"name": "durable"})["group"]["id"]
     return admin, device, str(group)
 
 
