@@ -11,6 +11,7 @@ of a target acting on itself; another device is any other device's row; another 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -269,3 +270,16 @@ async def test_the_routes_are_tagged_as_extensions(world: World) -> None:
     assert set(operations) >= {"get", "patch"}
     for method in ("get", "patch"):
         assert "extensions" in operations[method]["tags"]
+
+
+async def test_two_updates_against_one_version_never_both_apply(world: World) -> None:
+    """Sent at once (they may share one group commit), each reads what the one before wrote."""
+    calls = [
+        world.call(
+            "org_admin", "PATCH", twin_path(world), json={"desired": {"by": n}, "version": 0}
+        )
+        for n in range(4)
+    ]
+    statuses = sorted(status for status, _ in await asyncio.gather(*calls))
+    assert statuses == [200, 409, 409, 409]
+    assert twins(world).current(world.id("device_member")).version == 1
