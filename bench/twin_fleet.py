@@ -3,15 +3,16 @@ of their own), each with a twin, UPDATERS of them publishing `reported` on their
 `update` once a second (each a durable write on the server). Measured on the same run:
 
 - the HTTP token GET rate (`GET /v2/devices/{id}/twin` with an org admin's access token,
-  wrk) with the fleet connected and updating, beside the same GET before the fleet
-  connected (the broker idle): target at least 0.7x;
+  wrk) with the fleet connected and updating, beside the same GET with no device connected
+  (the broker idle), in turns ROUNDS times, the best of each: target at least 0.7x;
 - the server's RSS per connected device: its RSS with the fleet connected less its RSS
   before, over DEVICES.
 
 The fleet's process spends well under a core (raw sockets, a frame built per update); the
 CPU column shows the server's share beside wrk's.
 
-Run: .venv/bin/python -m bench.twin_fleet [--devices 1000] [--updaters 200] [--seconds 5]
+Run: .venv/bin/python -m bench.twin_fleet [--devices 1000] [--updaters 200]
+     [--seconds 5] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -109,34 +110,55 @@ def _drain(sock: socket.socket) -> None:
         pass
 
 
-def _measure(devices: int, updaters: int, seconds: float) -> Figures:
+def _measure(devices: int, updaters: int, seconds: float, rounds: int) -> Figures:
+    """Idle and loaded in turns, `rounds` times, the best of each: on a machine that other
+    work shares, a single pair measures which of the two the scheduler favoured."""
     with tempfile.TemporaryDirectory(prefix="edge-bench-fleet-") as folder:
         env = servers.mqtt_ports()
         with servers.edge(Path(folder), env) as server:
             admin, members = _site(server.url, devices)
             target = wrk.Target(f"{server.url}/v2/devices/{members[-1].id}/twin", token=admin)
             load = wrk.Load(connections=32, seconds=seconds)
-            idle = wrk.run(target, load, server.pid)
-            rss_before = rss_mib(server.pid)
-            context = multiprocessing.get_context("spawn")
-            ready, stop, sent = context.Event(), context.Event(), context.Value("q", 0)
             port = int(env["EDGE_MQTT_PORT"])
-            args = (port, members, updaters, sent, ready, stop)
-            process = context.Process(target=fleet, args=args)
-            process.start()
-            try:
-                if not ready.wait(300):
-                    raise RuntimeError("the fleet did not connect")
-                time.sleep(3)  # every session settled, the updates under way
-                rss_after = rss_mib(server.pid)
-                before, began = sent.value, time.monotonic()
-                loaded = wrk.run(target, load, server.pid, settle=False)
-                rate = (sent.value - before) / (time.monotonic() - began)
-            finally:
-                stop.set()
-                process.join(60)
+            idle: list[wrk.Result] = []
+            loaded: list[tuple[wrk.Result, float, float]] = []
+            rss_before = rss_mib(server.pid)
+            for _ in range(rounds):
+                idle.append(wrk.run(target, load, server.pid))
+                loaded.append(_under_fleet(server, port, members, updaters, target, load))
             _check_updates(server.url, admin, members[0])
-    return Figures(devices, updaters, idle, loaded, rss_before, rss_after, rate)
+    best_idle = max(idle, key=lambda r: r.rps)
+    best, rate, _ = max(loaded, key=lambda found: found[0].rps)
+    rss_after = loaded[0][2]  # the first time the fleet connected
+    return Figures(devices, updaters, best_idle, best, rss_before, rss_after, rate)
+
+
+def _under_fleet(
+    server: servers.Server,
+    port: int,
+    members: Sequence[Member],
+    updaters: int,
+    target: wrk.Target,
+    load: wrk.Load,
+) -> tuple[wrk.Result, float, float]:
+    """The GET with the fleet connected and reporting: the result, the reports a second
+    sent meanwhile, and the server's RSS with the fleet connected."""
+    context = multiprocessing.get_context("spawn")
+    ready, stop, sent = context.Event(), context.Event(), context.Value("q", 0)
+    process = context.Process(target=fleet, args=(port, members, updaters, sent, ready, stop))
+    process.start()
+    try:
+        if not ready.wait(300):
+            raise RuntimeError("the fleet did not connect")
+        time.sleep(3)  # every session settled, the reports under way
+        rss = rss_mib(server.pid)
+        before, began = sent.value, time.monotonic()
+        result = wrk.run(target, load, server.pid, settle=False)
+        rate = (sent.value - before) / (time.monotonic() - began)
+    finally:
+        stop.set()
+        process.join(60)
+    return result, rate, rss
 
 
 def _check_updates(base: str, admin: str, member: Member) -> None:
@@ -180,18 +202,20 @@ def as_rows(f: Figures, line: str) -> list[out.Row]:
     ]
 
 
-def run(devices: int, updaters: int, seconds: float) -> Figures:
-    figures = _measure(devices, updaters, seconds)
+def run(devices: int, updaters: int, seconds: float, rounds: int) -> Figures:
+    figures = _measure(devices, updaters, seconds, rounds)
     _print(figures)
     return figures
 
 
 def rows(quick: bool) -> list[out.Row]:
-    devices, updaters, seconds = (200, 40, 3) if quick else (1000, 200, 5)
+    devices, updaters, seconds, rounds = (200, 40, 3, 1) if quick else (1000, 200, 5, 3)
     line = out.command(
-        "bench.twin_fleet", "--devices", devices, "--updaters", updaters, "--seconds", seconds
+        "bench.twin_fleet",
+        *("--devices", devices, "--updaters", updaters),
+        *("--seconds", seconds, "--rounds", rounds),
     )
-    return as_rows(run(devices, updaters, seconds), line)
+    return as_rows(run(devices, updaters, seconds, rounds), line)
 
 
 def main() -> None:
@@ -199,8 +223,9 @@ def main() -> None:
     parser.add_argument("--devices", type=int, default=1000)
     parser.add_argument("--updaters", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=3, help="idle and loaded, in turns")
     args = parser.parse_args()
-    run(args.devices, args.updaters, args.seconds)
+    run(args.devices, args.updaters, args.seconds, args.rounds)
 
 
 if __name__ == "__main__":
