@@ -13,7 +13,10 @@ After the last kill the storm stops, the server starts once more, and the checks
 - no upload is half-visible: every file the index lists (acknowledged or not) downloads whole,
   every data entry holds its whole value, and a bulk write is there entirely or not at all;
 - no replaced API key works again: every key an acknowledged reset replaced is refused;
-- retained MQTT messages acknowledged at QoS 1 are still retained.
+- retained MQTT messages acknowledged at QoS 1 are still retained;
+- every acknowledged twin update is in the device's twin: `desired` set over HTTP and
+  `reported` over MQTT at QoS 1 (acknowledged once durable), each a count that only grows,
+  so the twin holds the acknowledged count or a later one.
 
     python -m bench.crash --kills 100        (make crash-test KILLS=100)
 """
@@ -47,7 +50,7 @@ from bench.crash_load import PART, Http, Unanswered, file_bytes, request, value_
 ROOT = Path(__file__).resolve().parent.parent  # the tree under test, whatever is installed
 PASSWORD = "crash-test-password-1"
 STARTUP_SECONDS = 60.0
-KINDS = frozenset({"data", "bulk", "file", "user", "group", "device", "reset", "retained"})
+KINDS = frozenset({"data", "bulk", "file", "user", "group", "device", "reset", "retained", "twin"})
 MQTT_PORTS = ("mqtt", "mqtt-tls", "mqtt-ws", "mqtt-wss")
 
 
@@ -317,6 +320,7 @@ def verify(edge: Edge, storm: dict[str, Any], report: Report) -> None:
     check_accounts(http, entries, report)
     check_keys(http, entries, report)
     check_retained(edge.db, entries, report)
+    check_twin(http, storm["mqtt_device"], entries, report)
     for entry in entries:
         if entry["kind"] == "refused":
             report.violations.append(f"the storm was refused: {entry['what']}")
@@ -416,6 +420,15 @@ def check_retained(db: Path, entries: list[dict[str, Any]], report: Report) -> N
         if entry["kind"] == "retained":
             found = retained.get(entry["topic"]) == entry["payload"].encode()
             _tally(report, "retained", found, entry["topic"])
+
+
+def check_twin(http: Http, device: str, entries: list[dict[str, Any]], report: Report) -> None:
+    twin = http.call("GET", f"/v2/devices/{device}/twin")["twin"]
+    for entry in entries:
+        if entry["kind"] == "twin":
+            held = twin[entry["section"]].get(entry["key"], -1)
+            what = f"{entry['section']}.{entry['key']} = {entry['value']}"
+            _tally(report, "twin", held >= entry["value"], what)
 
 
 def _tally(report: Report, kind: str, found: bool, what: str) -> None:

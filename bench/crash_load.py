@@ -1,6 +1,7 @@
 """The write storm of the crash test (bench/crash.py), run as its own process.
 
-Threads write through HTTP while another publishes retained MQTT messages at QoS 1, each
+Threads write through HTTP while another publishes retained MQTT messages and twin reports
+at QoS 1 (the device's twin's `desired` is among the HTTP writes), each
 write under a name used once, whose content follows from the name (`content`, `value_of`),
 so the checker can tell a whole write from a half one without knowing what was sent. A write
 goes into the journal (one JSON line, flushed) only once the server acknowledged it: a 2xx
@@ -153,6 +154,7 @@ class Writer:
     def __init__(self, number: int, settings: dict[str, Any], journal: Journal) -> None:
         self.http = Http(settings)
         self.group = settings["group"]
+        self.twin_device = settings["mqtt_device"]
         self.journal = journal
         self.random = random.Random(settings["seed"] * 1000 + number)
         self.prefix = f"t{number}"
@@ -168,6 +170,7 @@ class Writer:
             (self.new_group, 1),
             (self.device, 1),
             (self.reset_key, 2),
+            (self.twin, 2),
         ]
 
     def run(self, stop: threading.Event) -> None:
@@ -241,9 +244,18 @@ class Writer:
         made = self.http.call("POST", f"/v2/devices/{device}/reset-api-key")
         self.journal.add(kind="reset", id=device, key=made["api_key"])
 
+    def twin(self, name: str) -> None:
+        """This thread's key of the device's desired state, set to a count that only grows:
+        the twin holds the last acknowledged count or a later one."""
+        count = self.count
+        body = {"desired": {self.prefix: count}}
+        self.http.call("PATCH", f"/v2/devices/{self.twin_device}/twin", body)
+        self.journal.add(kind="twin", section="desired", key=self.prefix, value=count)
+
 
 class Publisher:
-    """Retained messages at QoS 1, each on a topic of its own; journaled on PUBACK."""
+    """Retained messages at QoS 1, each on a topic of its own, and every fourth message a
+    report of the device's twin (`mqtt`: a count that only grows); journaled on PUBACK."""
 
     def __init__(self, settings: dict[str, Any], journal: Journal) -> None:
         self.settings = settings
@@ -259,8 +271,7 @@ class Publisher:
                 time.sleep(DOWN_PAUSE)
                 continue
             count += 1
-            topic = f"{self.settings['mqtt_root']}/crash/{count}"
-            if not self._publish(topic, f"retained {count}".encode()):
+            if not self._publish(*self._next(count)):
                 self._drop()
         self._drop()
 
@@ -282,16 +293,27 @@ class Publisher:
             return False
         return True
 
-    def _publish(self, topic: str, payload: bytes) -> bool:
+    def _next(self, count: int) -> tuple[str, bytes, dict[str, Any]]:
+        """The topic, payload and journal entry of the count-th message."""
+        root, device = self.settings["mqtt_root"], self.settings["mqtt_device"]
+        if count % 4 == 0:
+            topic = f"{root}/devices/{device}/twin/update"
+            entry = {"kind": "twin", "section": "reported", "key": "mqtt", "value": count}
+            return topic, json.dumps({"reported": {"mqtt": count}}).encode(), entry
+        topic, payload = f"{root}/crash/{count}", f"retained {count}"
+        return topic, payload.encode(), {"kind": "retained", "topic": topic, "payload": payload}
+
+    def _publish(self, topic: str, payload: bytes, entry: dict[str, Any]) -> bool:
         assert self.client is not None
         try:
-            info = self.client.publish(topic, payload, qos=1, retain=True)
+            retain = entry["kind"] == "retained"
+            info = self.client.publish(topic, payload, qos=1, retain=retain)
             info.wait_for_publish(TIMEOUT)
         except (RuntimeError, ValueError, OSError):
             return False
         if not info.is_published():
             return False
-        self.journal.add(kind="retained", topic=topic, payload=payload.decode())
+        self.journal.add(**entry)
         return not self.lost.is_set()
 
     def _drop(self) -> None:

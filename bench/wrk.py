@@ -68,10 +68,11 @@ def ensure_installed() -> str:
     return found
 
 
-def run(target: Target, load: Load, server_pid: int) -> Result:
+def run(target: Target, load: Load, server_pid: int, *, settle: bool = True) -> Result:
     """Warm up (which also tells a slow path), then one measured run once the server is idle.
 
-    Non-2xx answers count as errors.
+    Non-2xx answers count as errors. `settle=False` for a server kept busy on purpose (a
+    background load): it would never fall idle, so neither run waits for it to.
     """
     with tempfile.TemporaryDirectory(prefix="edge-wrk-") as folder:
         script = Path(folder) / "request.lua"
@@ -81,7 +82,8 @@ def run(target: Target, load: Load, server_pid: int) -> Result:
             probe = _wrk(target.url, script, load.threads, load.connections, load.warmup)
             if probe[0] / (probe[1] / 1e6) < SLOW_RPS:
                 connections = SLOW_CONNECTIONS
-            wait_idle(server_pid)
+            if settle:
+                wait_idle(server_pid)
         before = _cpu_seconds(server_pid)
         children_before = _children_cpu()
         began = time.monotonic()
@@ -89,7 +91,8 @@ def run(target: Target, load: Load, server_pid: int) -> Result:
         wall = time.monotonic() - began
         server_cpu = (_cpu_seconds(server_pid) - before) / wall
         wrk_cpu = (_children_cpu() - children_before) / wall
-        wait_idle(server_pid)  # requests wrk left in flight are finished before the next run
+        if settle:
+            wait_idle(server_pid)  # requests wrk left in flight finish before the next run
     requests, duration_us, *errors, p50, p99 = fields
     return Result(
         rps=requests / (duration_us / 1e6),

@@ -45,6 +45,7 @@ from api import (
     system,
     trash,
     tunnels,
+    twins,
     ui,
     user_mfa,
     users,
@@ -54,13 +55,14 @@ from api.routing import Route
 from edge import clock
 from edge.auth.keys import load_or_create
 from edge.auth.staff import FirstStaff, ensure_first
+from edge.commands.inbox import CommandInbox
 from edge.config import Config
 from edge.ops import listening, memory, site_keys, tls
 from edge.ops import metrics as site_metrics
 from edge.ops.health import Health, Probe
 from edge.services import Services
+from edge.twins.inbox import TwinInbox
 from embedded_broker import listeners
-from embedded_broker.acl import COMMAND_REPLY
 from embedded_broker.service import MqttService
 from storage import challenges, layout, sessions, throttle
 from storage import trash as trash_store
@@ -89,6 +91,7 @@ ROUTES: list[Route] = [
     *devices.ROUTES,
     *tunnels.ROUTES,
     *commands.ROUTES,
+    *twins.ROUTES,
     *account.ROUTES,
     *my_org.ROUTES,
     *email_templates.ROUTES,
@@ -144,6 +147,8 @@ def create_app(site: Site) -> web.Application:
     app[MQTT] = _broker(services)
     services.tunnels.notify = app[MQTT].notify_device  # tunnel notices go to devices
     _commands(services, app[MQTT])
+    services.twins.notify = app[MQTT].notify_device  # and twin replies and deltas
+    app[MQTT].add_inbox(TwinInbox(services.twins))  # twin requests come from them
     app[PROBE] = Probe(services.db, app[system.HEALTH], app[MQTT].state)
     services.meter.source = app[MQTT].published  # MQTT messages by org, for billing
     if services.config.metrics:
@@ -191,9 +196,7 @@ def _commands(services: Services, broker: MqttService) -> None:
     commands = services.commands
     commands.notify = broker.notify_device
     commands.persistent = broker.keeps_session
-    broker.router.requests[COMMAND_REPLY] = lambda client, topic, payload: commands.reply(
-        client.account_id, topic, payload
-    )
+    broker.add_inbox(CommandInbox(commands))
 
 
 async def _mqtt(app: web.Application) -> AsyncIterator[None]:

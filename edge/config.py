@@ -480,6 +480,11 @@ class Config:
         _int_range(1, 24 * 3650),
         "Hours a finished command (answered, timed out, expired) is kept with its reply",
     )
+    twin_max_bytes: int = _setting(
+        8192,
+        _int_range(256, 1024 * 1024),
+        "Largest device twin: desired and reported together, as compact JSON, in bytes",
+    )
     audit_retention_days: int = _setting(
         365,
         _int_range(1, 36500),

@@ -54,6 +54,8 @@ from edge.tenancy.trash import Trash
 from edge.tunnels.limits import Limits as TunnelLimits
 from edge.tunnels.relay import Hub
 from edge.tunnels.tunnels import Tunnels
+from edge.twins.document import Limits as TwinLimits
+from edge.twins.twins import Twins
 from storage import tunnels as tunnel_store
 from storage.blobs import BlobStore
 from storage.database import Database
@@ -98,6 +100,7 @@ class Services:
     blobs: BlobStore
     tunnels: Tunnels
     commands: Commands
+    twins: Twins
     billing: Billing
     meter: Meter
     audit: Audit
@@ -231,6 +234,7 @@ class Services:
             blobs=blobs,
             tunnels=tunnels,
             commands=Commands(db, devices, limits),
+            twins=Twins(db, devices, TwinLimits(config.twin_max_bytes)),
             billing=Billing(db, cursors, orgs),
             meter=Meter(db),
             audit=Audit(

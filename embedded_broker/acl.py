@@ -31,6 +31,9 @@ RESERVED: tuple[tuple[str, str], ...] = (
     ("tunnels/#", SERVER),  # tunnel notices (edge/tunnels/notices.py)
     (COMMAND_REPLY, DEVICE),  # a command's reply (edge/commands/service.py)
     ("commands/#", SERVER),  # commands to the device
+    ("twin/get", DEVICE),  # twin requests (edge/twins/inbox.py) ...
+    ("twin/update", DEVICE),
+    ("twin/#", SERVER),  # ... and their replies and deltas (the first matching line decides)
 )
 
 
@@ -41,16 +44,6 @@ def publish_refusal(client: MqttClient, topic: str) -> str | None:
         or _reserved_refusal(client, topic, RESERVED)
         or (None if client.rights.may_publish(topic) else "outside the client's rights")
     )
-
-
-def request_pattern(topic: str) -> str | None:
-    """The RESERVED pattern of a device's request to the server that `topic` is (checked
-    after `publish_refusal`: the publisher is the device itself), or None."""
-    for _, rest in _namespaces(topic):
-        for pattern, owner in RESERVED:
-            if _matches(pattern.split("/"), rest):
-                return pattern if owner == DEVICE else None
-    return None
 
 
 def subscribe_refusal(client: MqttClient, topic_filter: str) -> str | None:
@@ -98,6 +91,11 @@ def _namespaces(topic: str) -> list[tuple[str, list[str]]]:
         for start in (1, 2)
         if len(levels) > start + 2 and levels[start] == "devices"
     ]
+
+
+def filter_matches(topic_filter: str, topic: str) -> bool:
+    """Whether a subscription to `topic_filter` receives what is published on `topic`."""
+    return _matches(topic_filter.split("/"), topic.split("/"))
 
 
 def _matches(pattern: list[str], levels: list[str]) -> bool:

@@ -42,6 +42,8 @@ class EdgeHandler(BrokerProtocolHandler):
         session, link = self.client_session, cast(Link, self.writer)
         session.on_overflow = lambda: self.end("its queue is full (a slow client)")
         session.attach(link)
+        if session.subscriptions:  # a stored session is back: what waits for it (a delta)
+            self.router.inboxes.subscribed(session.client, list(session.subscriptions))
         self._inbound = Inbound(self.router, session, link, self.directory, self._disconnect)
         self._watch_idle()
         try:

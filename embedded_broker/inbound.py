@@ -24,6 +24,7 @@ from amqtt.mqtt.unsubscribe import UnsubscribePacket
 from edge.devices.mqtt_clients import ClientDirectory
 from embedded_broker import acl, frames
 from embedded_broker.frames import Message, ProtocolError
+from embedded_broker.inbox import Inbox
 from embedded_broker.links import ChunkReader, Link
 from embedded_broker.router import REFUSED, Router
 from embedded_broker.sessions import ClientSession
@@ -49,8 +50,8 @@ class Inbound:
         self.link = link
         self.directory = directory
         self.on_disconnect = on_disconnect
-        # topic -> (name, refusal, the RESERVED pattern of a request to the server)
-        self._known: dict[bytes, tuple[str, str | None, str | None]] = {}
+        # topic -> (name, refusal, the server's inbox that takes it)
+        self._known: dict[bytes, tuple[str, str | None, Inbox | None]] = {}
         self._loop = asyncio.get_running_loop()
         self._rate = router.limits.rate_limit
         self._tokens = float(self._rate)
@@ -95,7 +96,7 @@ class Inbound:
         known = self._known.get(topic_bytes)
         if known is None:
             known = self._check(topic_bytes)
-        topic, refusal, request = known
+        topic, refusal, inbox = known
         self.router.stats.received += 1
         if refusal is not None:
             self.router.stats.refused_publishes += 1
@@ -106,11 +107,9 @@ class Inbound:
         if qos == 2 and not self._first_delivery(packet_id):
             self._acknowledge(qos, packet_id)
             return None
+        if inbox is not None:  # a request to the server: answered, never routed or retained
+            return self._to_server(inbox, topic, data[payload_start:end], qos, packet_id)
         message = Message(topic, topic_bytes, data[payload_start:end], qos)
-        if request is not None:  # for the server alone: not retained, not routed
-            self.router.request(self.session.client, request, message)
-            self._acknowledge(qos, packet_id)
-            return None
         if first & 1:
             stored = self.router.retain(message, self.session.client.account_id)
             if stored is None:  # past the account's retained bytes: refused and counted
@@ -125,13 +124,23 @@ class Inbound:
         self._acknowledge(qos, packet_id)
         return None
 
-    def _check(self, topic_bytes: bytes) -> tuple[str, str | None, str | None]:
+    def _check(self, topic_bytes: bytes) -> tuple[str, str | None, Inbox | None]:
+        client = self.session.client
         topic = _topic(topic_bytes)
-        refusal = acl.publish_refusal(self.session.client, topic)
-        known = topic, refusal, None if refusal else acl.request_pattern(topic)
+        refusal = acl.publish_refusal(client, topic)
+        inbox = None if refusal is not None else self.router.inboxes.taking(client, topic)
+        known = topic, refusal, inbox
         if len(self._known) < CACHED_TOPICS:
             self._known[topic_bytes] = known
         return known
+
+    async def _to_server(
+        self, inbox: Inbox, topic: str, payload: bytes, qos: int, packet_id: bytes
+    ) -> None:
+        """The client's later packets wait for the answer, so its requests apply in order
+        and the acknowledgement follows what the request made durable."""
+        await inbox.receive(self.session.client, topic, payload)
+        self._acknowledge(qos, packet_id)
 
     async def _after_commit(
         self, stored: Awaitable[None], message: Message, packet_id: bytes
@@ -213,6 +222,8 @@ class Inbound:
             if qos != REFUSED:
                 for message in self.router.retained.matching(topic_filter):
                     self.session.offer(message, min(qos, message.qos), retain=True)
+        held = [f for (f, _), qos in zip(wanted, granted, strict=True) if qos != REFUSED]
+        self.router.inboxes.subscribed(self.session.client, held)
 
     async def _unsubscribe(self, first: int, body: bytes) -> None:
         header = MQTTFixedHeader(frames.UNSUBSCRIBE, first & 0x0F, len(body))

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 
 from edge.devices.mqtt_clients import MqttClient
 from embedded_broker import acl
 from embedded_broker.accounts import RETAINED, AccountLimits, Accounts
 from embedded_broker.frames import Message
+from embedded_broker.inbox import Inboxes
 from embedded_broker.persistence import SessionStore
 from embedded_broker.retained import RetainedMessages, RetainedStore
 from embedded_broker.sessions import ClientSession, Limits, Stats
@@ -26,8 +27,6 @@ from storage.mqtt_sessions import StoredMessage
 REFUSED = 0x80
 _OVER_LIMIT = -1  # a filter past max_subscriptions (answered 0x80, logged once per packet)
 LOGGED_REFUSALS = 20
-# (the device, topic, payload) of a device's request to the server
-RequestHandler = Callable[[MqttClient, str, bytes], None]
 log = logging.getLogger("edge.mqtt")
 
 
@@ -46,12 +45,10 @@ class Router:
         self.retained = RetainedMessages(store)
         self._published: dict[str, int] = {}  # by organization, of sessions settled
         self.sessions = sessions
+        self.inboxes = Inboxes()  # the server's own requests topics (embedded_broker/inbox.py)
         self._journaled: list[Awaitable[None]] = []
         self._saving: set[str] = set()  # sessions whose subscriptions are being stored
         self._resave: set[str] = set()  # ... and changed again meanwhile
-        # A device's requests to the server, by their RESERVED pattern (embedded_broker/
-        # acl.py): handed to the server's handler, never routed to subscribers.
-        self.requests: dict[str, RequestHandler] = {}
 
     def new_session(self, key: str, client: MqttClient) -> ClientSession:
         return ClientSession(key, client, self.limits, self.stats, self.accounts)
@@ -81,16 +78,6 @@ class Router:
             journaled, self._journaled = self._journaled, []
             return journaled
         return None
-
-    def request(self, client: MqttClient, pattern: str, message: Message) -> None:
-        """A device's request to the server: to its handler (none yet: dropped)."""
-        handler = self.requests.get(pattern)
-        if handler is None:
-            return
-        try:
-            handler(client, message.topic, bytes(message.payload))
-        except Exception:  # the server's bug must not end the device's connection
-            log.exception("mqtt: the request on %r could not be handled", message.topic)
 
     def journal(self, session: ClientSession, message: StoredMessage) -> None:
         """A QoS 1/2 message queued for a persistent session whose client is away."""

@@ -19,6 +19,7 @@ from embedded_broker import listeners
 from embedded_broker.accounts import AccountLimits
 from embedded_broker.broker import EdgeBroker
 from embedded_broker.frames import Message
+from embedded_broker.inbox import Inbox
 from embedded_broker.persistence import SessionStore
 from embedded_broker.retained import RetainedStore
 from embedded_broker.router import Router
@@ -140,6 +141,10 @@ class MqttService:
         if self.broker is None:
             return False
         return self.broker.keeps_session(device_id)
+
+    def add_inbox(self, inbox: Inbox) -> None:
+        """A service that answers requests devices publish on their own topics."""
+        self.router.inboxes.inboxes.append(inbox)
 
     def published(self) -> dict[str, int]:
         """MQTT messages published by organization since the last call (billing)."""

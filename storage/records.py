@@ -311,9 +311,23 @@ class Tunnel(Record):
     closed_by: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class Twin(Record):
+    """A device's twin (docs/twins.md): `metadata` holds `{"desired": ..., "reported": ...}`
+    in the shape of the two sections, each leaf the time it was last set."""
+
+    device_id: str
+    desired: JsonObject
+    reported: JsonObject
+    metadata: JsonObject
+    version: int
+    updated_date: str
+
+
 DEVICES = Codec(Device, "devices")
 DEVICE_CERTIFICATES = Codec(DeviceCertificate, "device_certificates")
 TUNNELS = Codec(Tunnel, "tunnels")
+TWINS = Codec(Twin, "device_twins")
 
 
 @dataclass(frozen=True, slots=True)

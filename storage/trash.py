@@ -32,7 +32,11 @@ _USER_ROWS = (
     ("dashboards", "account_id = :id"),
     ("mfa_factors", "user_id = :id"),
 )
-_DEVICE_ROWS = (("device_seen", "device_id = :id"), ("device_certificates", "device_id = :id"))
+_DEVICE_ROWS = (
+    ("device_seen", "device_id = :id"),
+    ("device_certificates", "device_id = :id"),
+    ("device_twins", "device_id = :id"),
+)
 _PROJECT_DEVICES = "device_id IN (SELECT id FROM devices WHERE project_id = :id)"
 DEPENDENTS: dict[str, tuple[tuple[str, str], ...]] = {
     "user": (
@@ -56,6 +60,7 @@ DEPENDENTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("devices", "project_id = :id"),
         ("device_seen", _PROJECT_DEVICES),
         ("device_certificates", _PROJECT_DEVICES),
+        ("device_twins", _PROJECT_DEVICES),
         ("access", f"target_id = :id OR target_id IN ({_MEMBERS}) OR grantee_id IN ({_MEMBERS})"),
         ("pictures", "account_id IN (SELECT id FROM users WHERE project_id = :id)"),
         ("dashboards", "account_id IN (SELECT id FROM users WHERE project_id = :id)"),

@@ -171,16 +171,22 @@ class Commands:
             await self._deliver(device, waiting)
 
     # -- replies -------------------------------------------------------------------------
-    def reply(self, device_id: str, topic_name: str, payload: bytes) -> None:
-        """What the device's own session published on a reply topic (from the broker)."""
+    async def reply(self, device_id: str, topic_name: str, payload: bytes) -> None:
+        """What the device's own session published on a reply topic (from the broker's
+        inbox, edge/commands/inbox.py): recorded before the device's PUBACK. It never
+        raises: the server's failure must not end the device's connection."""
         request_id = messages.request_of(topic_name)
         parsed = messages.parse_reply(payload)
         if parsed is None:
             self.counts["bad_replies"] += 1
             log.warning("command %s: device %s sent an invalid reply", request_id, device_id)
             return
-        task = asyncio.ensure_future(self._answered(device_id, request_id, *parsed))
-        task.add_done_callback(_report_failure)
+        try:
+            await self._answered(device_id, request_id, *parsed)
+        except Exception:
+            log.exception(
+                "command %s: the reply of device %s was not recorded", request_id, device_id
+            )
 
     async def _answered(self, device_id: str, request_id: str, status: int, body: Row) -> None:
         now = clock.now_iso()

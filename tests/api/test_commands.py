@@ -8,6 +8,7 @@ MQTT path itself is tests/embedded_broker/test_commands.py's."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import timedelta
 from typing import Any
@@ -25,12 +26,16 @@ class AnsweringDevices:
     def __init__(self, world: World) -> None:
         self.commands = world.site.services.commands
         self.sent: list[str] = []
+        self.replies: list[asyncio.Future[None]] = []
 
     def __call__(self, device_id: str, topic: str, payload: bytes) -> int:
         name = json.loads(payload)["name"]
         self.sent.append(device_id)
         reply = json.dumps({"status": 200, "payload": {"ran": name}}).encode()
-        self.commands.reply(device_id, f"{topic}/reply", reply)
+        # the broker's inbox awaits the reply; notify is called synchronously
+        self.replies.append(
+            asyncio.ensure_future(self.commands.reply(device_id, f"{topic}/reply", reply))
+        )
         return 1
 
 

@@ -1,0 +1,41 @@
+"""A device's replies to commands over MQTT, taken by the server (docs/commands.md).
+
+The broker hands this inbox what a device publishes on its own
+`<root>/devices/<device_id>/commands/<request_id>/reply` (embedded_broker/inbox.py; the
+topic ACL already refused anyone else's publish there): the reply is recorded before the
+device's PUBACK, and the HTTP caller waiting for it gets it. The same inbox protocol
+carries twin requests (edge/twins/inbox.py); replies are never routed to subscribers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from edge.commands.service import Commands
+from edge.devices.mqtt_clients import MqttClient
+
+
+class CommandInbox:
+    def __init__(self, commands: Commands) -> None:
+        self._commands = commands
+
+    def takes(self, client: MqttClient, topic: str) -> bool:
+        return is_reply(client, topic)
+
+    async def receive(self, client: MqttClient, topic: str, payload: bytes) -> None:
+        await self._commands.reply(client.account_id, topic, payload)
+
+    def watches(self, client: MqttClient) -> Sequence[str]:
+        return ()  # queued commands go out on the device's presence, not on a subscribe
+
+    def subscribed(self, client: MqttClient, topic: str) -> None:
+        return None
+
+
+def is_reply(client: MqttClient, topic: str) -> bool:
+    """Whether a publish is a reply of the device's own: `.../commands/<id>/reply`."""
+    if client.kind != "device":
+        return False
+    own = f"{client.root_scope}/devices/{client.account_id}/commands/"
+    rest = topic[len(own) :].split("/") if topic.startswith(own) else []
+    return len(rest) == 2 and rest[0] != "" and rest[1] == "reply"

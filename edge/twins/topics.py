@@ -1,0 +1,52 @@
+"""A twin's MQTT topics and payloads, under the device's own namespace
+`<root>/devices/<device_id>/twin/` (docs/twins.md, beside AWS's shadow topics):
+
+- `get` (the device) -> `get/accepted` (the document) or `get/rejected`;
+- `update` (the device, `{"reported": ..., "version"?, "client_token"?}`) ->
+  `update/accepted` (the document) or `update/rejected`;
+- `update/delta` (the server): what `desired` holds that `reported` does not.
+
+A rejection carries `code` (as the HTTP status would be), `message` (naming the rule) and
+the request's `client_token`; every reply echoes it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from edge.devices.topics import root_scope
+from storage.records import Device, Twin
+
+# (device ID, topic, payload) -> how many of the device's sessions got it
+Notify = Callable[[str, str, bytes], int]
+GET, UPDATE = "get", "update"
+DELTA = "update/delta"
+
+
+def base(root: str, device_id: str) -> str:
+    return f"{root}/devices/{device_id}/twin"
+
+
+def delta_topic(device: Device) -> str:
+    return f"{base(root_scope(device.org_id, device.project_id), device.id)}/{DELTA}"
+
+
+def delta_payload(twin: Twin, difference: dict[str, Any]) -> bytes:
+    body = {"delta": difference, "version": twin.version, "timestamp": twin.updated_date}
+    return json.dumps(body).encode()
+
+
+def accepted(document: dict[str, Any], client_token: Any) -> bytes:
+    return json.dumps(_with_token(dict(document), client_token)).encode()
+
+
+def rejected(code: int, message: str, client_token: Any) -> bytes:
+    return json.dumps(_with_token({"code": code, "message": message}, client_token)).encode()
+
+
+def _with_token(body: dict[str, Any], client_token: Any) -> dict[str, Any]:
+    if isinstance(client_token, str):
+        body["client_token"] = client_token
+    return body

@@ -1,0 +1,181 @@
+"""The twin service: read and update a device's twin, who may, and what follows an
+update (docs/twins.md).
+
+Who may: reading, those who may read the device; `desired`, those who may update it (its
+admins, its owner where the org's settings make owners admins, `device_permissions`
+with `can_update`), but not the device itself; `reported`, the device itself alone (its
+API key over HTTP, or its own MQTT session, edge/twins/topics.py). A device the caller
+cannot see is a 404, one it sees but may not change that way a 403.
+
+An update is read, checked (its expected version, the limits) and written in one write
+transaction, so two updates never both apply to the same version; it is durable before
+anyone is told: the caller's answer, the device's delta (sent when `desired` changed and
+still differs from `reported`) and the change hook all come after the commit.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from edge import clock
+from edge.accounts.devices import Devices
+from edge.errors import Conflict, Denied, NotFound, SchemaError, ValidationError
+from edge.principal import Principal
+from edge.twins import document, topics
+from edge.twins.document import SECTIONS, JsonObject, Limits
+from edge.twins.topics import Notify
+from storage import devices as device_store
+from storage import twins as store
+from storage.database import Database
+from storage.records import Device, Twin
+from storage.rows import Tx
+
+log = logging.getLogger("edge.twins")
+Row = dict[str, Any]
+FIELDS = frozenset({*SECTIONS, "version", "client_token"})
+MAX_CLIENT_TOKEN = 64
+# Told of every accepted update, after its commit: the device and its twin as it now is.
+# The live changes (#30) carry it; a listener must not block or raise.
+TwinChanged = Callable[[Device, Twin], None]
+
+
+@dataclass(frozen=True)
+class Update:
+    """An update as asked: the sections' patches (a section absent is left alone) and the
+    version it was made against, if the caller cares."""
+
+    patches: Mapping[str, JsonObject | None]
+    version: int | None
+
+
+class Twins:
+    def __init__(self, db: Database, devices: Devices, limits: Limits) -> None:
+        self.db = db
+        self._devices = devices
+        self.limits = limits
+        # How deltas reach a device; set by edge/app.py (the broker is not an edge service).
+        self.notify: Notify | None = None
+        self.on_change: list[TwinChanged] = []
+
+    # -- over HTTP -------------------------------------------------------------------------
+    def get(self, principal: Principal, device_id: str) -> Twin:
+        target = self._devices.target(principal, device_id)
+        if not target.rel.read:
+            raise NotFound("Device not found")
+        return self.current(device_id)
+
+    async def patch(
+        self, principal: Principal, device_id: str, body: Mapping[str, Any], if_match: int | None
+    ) -> Twin:
+        update = parse(body)
+        if if_match is not None:
+            if update.version is not None and update.version != if_match:
+                raise ValidationError("version", "differs from If-Match")
+            update = Update(update.patches, if_match)
+        target = self._devices.target(principal, device_id)
+        rel = target.rel
+        if not rel.read:
+            raise NotFound("Device not found")
+        if "desired" in update.patches and not (rel.update and not rel.is_self):
+            raise Denied("Not permitted to set the desired state of this device")
+        if "reported" in update.patches and not rel.is_self:
+            raise Denied("Only the device itself reports its state")
+        return await self.apply(target.account, update)
+
+    # -- for the device's own MQTT session and for both ------------------------------------
+    def current(self, device_id: str) -> Twin:
+        found = self.db.read(lambda c: store.get(c, device_id))
+        return found if found is not None else empty(device_id)
+
+    async def apply(self, device: Device, update: Update) -> Twin:
+        """Check and write the update, then tell the device and the listeners."""
+        for section, patch in update.patches.items():
+            document.check_patch(section, patch, self.limits)
+        now = clock.now_iso()
+        twin = await self.db.write(lambda conn: self._write(conn, device.id, update, now))
+        log.debug("twin of device %s at version %d", device.id, twin.version)
+        if "desired" in update.patches:
+            self.send_delta(device, twin)
+        for listener in self.on_change:
+            try:
+                listener(device, twin)
+            except Exception:  # a listener's fault is not the update's
+                log.exception("twin change listener failed for device %s", device.id)
+        return twin
+
+    def send_delta(self, device: Device, twin: Twin) -> None:
+        """Publish the delta to the device's own sessions, if there is one."""
+        difference = document.delta(twin.desired, twin.reported)
+        if not difference or self.notify is None:
+            return
+        self.notify(device.id, topics.delta_topic(device), topics.delta_payload(twin, difference))
+
+    def _write(self, conn: Tx, device_id: str, update: Update, now: str) -> Twin:
+        if device_store.get(conn, device_id) is None:
+            raise NotFound("Device not found")
+        before = store.get(conn, device_id) or empty(device_id)
+        if update.version is not None and update.version != before.version:
+            raise Conflict(
+                f"version: the twin is at version {before.version}, not {update.version}"
+            )
+        sections = {"desired": before.desired, "reported": before.reported}
+        metadata = {s: before.metadata.get(s, {}) for s in SECTIONS}
+        for section, patch in update.patches.items():
+            sections[section] = {} if patch is None else document.merge(sections[section], patch)
+            metadata[section] = _stamp(metadata[section], patch, now)
+        document.check_size(sections["desired"], sections["reported"], self.limits)
+        desired, reported = sections["desired"], sections["reported"]
+        twin = Twin(device_id, desired, reported, metadata, before.version + 1, now)
+        store.put(conn, twin)
+        return twin
+
+
+def empty(device_id: str) -> Twin:
+    """The twin of a device that never had an update."""
+    return Twin(device_id, {}, {}, {"desired": {}, "reported": {}}, 0, "")
+
+
+def parse(body: Mapping[str, Any]) -> Update:
+    """An update's body: `desired` and/or `reported` (objects, or null to clear), an
+    optional `version` and `client_token` (MQTT's; its echo is topics.py's)."""
+    unknown = set(body) - FIELDS
+    if unknown:
+        raise SchemaError(f"{sorted(unknown)[0]}: is not a field of a twin update")
+    patches = {s: body[s] for s in SECTIONS if s in body}
+    if not patches:
+        raise SchemaError("body: give desired or reported")
+    version, token = body.get("version"), body.get("client_token")
+    if version is not None and type(version) is not int:
+        raise SchemaError("version: must be an integer")
+    if version is not None and version < 0:
+        raise ValidationError("version", "must be 0 or more")
+    if token is not None and not isinstance(token, str):
+        raise SchemaError("client_token: must be a string")
+    if token is not None and len(token) > MAX_CLIENT_TOKEN:
+        raise ValidationError("client_token", f"must be at most {MAX_CLIENT_TOKEN} characters")
+    return Update(patches, version)
+
+
+def view(twin: Twin) -> Row:
+    """The twin as HTTP answers it and MQTT's `get/accepted` carries it."""
+    out: Row = {
+        "device_id": twin.device_id,
+        "desired": twin.desired,
+        "reported": twin.reported,
+        "delta": document.delta(twin.desired, twin.reported),
+        "metadata": twin.metadata,
+        "version": twin.version,
+    }
+    if twin.updated_date:
+        out["updated_date"] = twin.updated_date
+    return out
+
+
+def _stamp(metadata: JsonObject, patch: JsonObject | None, now: str) -> JsonObject:
+    if patch is None:  # the section is cleared, and its times with it
+        return {}
+    stamped = document.merge(metadata, document.stamped(patch, now))
+    return stamped if isinstance(stamped, dict) else {}

@@ -1,0 +1,61 @@
+"""The server's own inbox on devices' topics: requests a device publishes to the server
+(its twin's `get` and `update`, edge/twins/inbox.py) are handed to the service that
+answers them instead of being routed to subscribers, and the publisher's acknowledgement
+waits until that service is done (an update is durable before it is acknowledged). An
+inbox also names topics it `watches`: when a session of the device subscribes to one
+(or comes back holding such a subscription), the inbox is told, so it can send what waits
+there (a twin's delta).
+
+The services live in `edge/` and know nothing of the broker: they meet this protocol by
+shape; `edge/app.py` hands them to the broker (`MqttService.add_inbox`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Protocol
+
+from edge.devices.mqtt_clients import MqttClient
+from embedded_broker import acl
+
+log = logging.getLogger("edge.mqtt")
+
+
+class Inbox(Protocol):
+    def takes(self, client: MqttClient, topic: str) -> bool:
+        """Whether this publish (already allowed by the ACL) is a request to the server."""
+        ...
+
+    async def receive(self, client: MqttClient, topic: str, payload: bytes) -> None:
+        """Answer the request; it never raises (a failure is the inbox's to report)."""
+        ...
+
+    def watches(self, client: MqttClient) -> Sequence[str]:
+        """The topics whose subscription by this client the inbox wants to hear of."""
+        ...
+
+    def subscribed(self, client: MqttClient, topic: str) -> None:
+        """A session of the client now holds a subscription matching a watched topic."""
+        ...
+
+
+class Inboxes:
+    def __init__(self) -> None:
+        self.inboxes: list[Inbox] = []
+
+    def taking(self, client: MqttClient, topic: str) -> Inbox | None:
+        for inbox in self.inboxes:
+            if inbox.takes(client, topic):
+                return inbox
+        return None
+
+    def subscribed(self, client: MqttClient, filters: Sequence[str]) -> None:
+        """Tell each inbox of the watched topics these new filters match."""
+        for inbox in self.inboxes:
+            for topic in inbox.watches(client):
+                if any(acl.filter_matches(f, topic) for f in filters):
+                    try:
+                        inbox.subscribed(client, topic)
+                    except Exception:  # the subscription stands whatever the inbox does
+                        log.exception("mqtt: the server's answer to a subscription failed")

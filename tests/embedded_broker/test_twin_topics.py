@@ -1,0 +1,183 @@
+"""Device twins over MQTT (docs/twins.md), with real paho clients against the embedded
+broker and real HTTP: `get` and `update` answered on `accepted`/`rejected` (the
+`client_token` echoed, each rejection naming its rule), `update/delta` at QoS 1 when
+`desired` changes over HTTP, at once on subscribing, and again on reconnecting; an update
+durable before its acknowledgement; and the request, reply and delta topics refused to
+anyone else (another device, a user tool), the reply topics to the device itself.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pytest
+
+from tests.embedded_broker.clients import Client
+from tests.embedded_broker.conftest import Device, Harness
+
+EVERYTHING = {"/": {"can_publish": True, "can_subscribe": True}}
+
+
+def twin(device: Device) -> str:
+    return f"{device.root}/devices/{device.id}/twin"
+
+
+async def listening(broker: Harness, device: Device, client_id: str = "d", **kw: Any) -> Client:
+    """The device, connected and subscribed to every twin reply (the delta included)."""
+    client = await broker.connected(device, client_id, **kw)
+    assert await client.subscribe(f"{twin(device)}/+/+", 1) == 1
+    return client
+
+
+async def reply(client: Client) -> tuple[str, dict[str, Any]]:
+    got = await client.next_message()
+    return got.topic, json.loads(got.payload)
+
+
+async def set_desired(broker: Harness, device: Device, desired: dict[str, Any]) -> Any:
+    status, body = await broker.call(
+        "PATCH", f"/v2/devices/{device.id}/twin", json={"desired": desired}
+    )
+    assert status == 200, body
+    return body["twin"]
+
+
+async def test_get_answers_the_document_and_echoes_the_client_token(broker: Harness) -> None:
+    device = await broker.device("pump")
+    await set_desired(broker, device, {"speed": 3})
+    client = await broker.connected(device, "d")
+    assert await client.subscribe(f"{twin(device)}/get/+", 1) == 1
+    await client.publish(f"{twin(device)}/get", json.dumps({"client_token": "t-1"}).encode(), 1)
+    topic, body = await reply(client)
+    assert topic == f"{twin(device)}/get/accepted"
+    assert body["desired"] == {"speed": 3} and body["version"] == 1
+    assert body["delta"] == {"speed": 3} and body["client_token"] == "t-1"
+    await client.publish(f"{twin(device)}/get", b"", 0)  # an empty get is a get
+    topic, body = await reply(client)
+    assert topic == f"{twin(device)}/get/accepted" and "client_token" not in body
+
+
+async def test_an_update_is_durable_before_it_is_acknowledged(broker: Harness) -> None:
+    device = await broker.device("pump")
+    client = await listening(broker, device)
+    update = {"reported": {"speed": 3, "fw": "2.1"}, "client_token": "u-1"}
+    await client.publish(f"{twin(device)}/update", json.dumps(update).encode(), 1)
+    stored = broker.site.services.twins.current(device.id)  # the PUBACK has come
+    assert stored.reported == {"speed": 3, "fw": "2.1"} and stored.version == 1
+    topic, body = await reply(client)
+    assert topic == f"{twin(device)}/update/accepted"
+    assert body["reported"] == {"speed": 3, "fw": "2.1"} and body["client_token"] == "u-1"
+    status, got = await broker.call("GET", f"/v2/devices/{device.id}/twin")
+    assert status == 200 and got["twin"]["reported"] == body["reported"]
+    assert got["twin"]["metadata"]["reported"]["fw"] == body["updated_date"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "code", "words"),
+    [
+        (b"{not json", 400, "not valid JSON"),
+        (b"[1]", 406, "JSON object"),
+        (json.dumps({"desired": {"a": 1}}).encode(), 403, "desired is set by others"),
+        (json.dumps({"reported": {"a": "x" * 9000}}).encode(), 400, "limit of 8192"),
+        (json.dumps({"reported": {"k" * 200: 1}}).encode(), 400, "1 to 128 characters"),
+        (json.dumps({"reported": {"a": 1}, "version": 7}).encode(), 409, "at version 0"),
+        (json.dumps({"reported": 5}).encode(), 400, "must be an object"),
+        (json.dumps({"state": {}}).encode(), 406, "not a field"),
+    ],
+)
+async def test_a_refused_update_is_rejected_naming_the_rule(
+    broker: Harness, payload: bytes, code: int, words: str
+) -> None:
+    device = await broker.device("pump")
+    client = await listening(broker, device)
+    with_token = payload
+    if payload.startswith(b"{") and payload.endswith(b"}"):
+        with_token = json.dumps({**json.loads(payload), "client_token": "r"}).encode()
+    await client.publish(f"{twin(device)}/update", with_token, 1)
+    topic, body = await reply(client)
+    assert topic == f"{twin(device)}/update/rejected"
+    assert body["code"] == code and words in body["message"], body
+    assert body.get("client_token") == ("r" if with_token != payload else None)
+    assert broker.site.services.twins.current(device.id).version == 0
+
+
+async def test_desired_set_over_http_reaches_the_device_as_a_delta(broker: Harness) -> None:
+    device = await broker.device("pump")
+    client = await listening(broker, device)
+    await client.publish(f"{twin(device)}/update", b'{"reported": {"speed": 1, "fw": "2"}}', 1)
+    await reply(client)  # update/accepted
+    await set_desired(broker, device, {"speed": 4, "fw": "2"})
+    got = await client.next_message()
+    assert got.topic == f"{twin(device)}/update/delta" and got.qos == 1
+    assert json.loads(got.payload)["delta"] == {"speed": 4}  # only what differs
+    assert json.loads(got.payload)["version"] == 2
+
+
+async def test_a_device_catches_up_when_it_subscribes(broker: Harness) -> None:
+    device = await broker.device("pump")
+    await set_desired(broker, device, {"speed": 4})
+    client = await broker.connected(device, "d")
+    assert await client.subscribe(f"{twin(device)}/update/delta", 1) == 1
+    got = await client.next_message()
+    assert json.loads(got.payload) == {
+        "delta": {"speed": 4},
+        "version": 1,
+        "timestamp": broker.site.services.twins.current(device.id).updated_date,
+    }
+
+
+async def test_a_device_catches_up_when_it_reconnects(broker: Harness) -> None:
+    """A persistent session holds its subscription: coming back is enough."""
+    device = await broker.device("pump")
+    client = await listening(broker, device, "keeper", clean=False)
+    await client.close()
+    await set_desired(broker, device, {"speed": 5})  # while it is away
+    back = broker.client("keeper", **device.login, clean=False)
+    assert await back.connect() == (0, True)
+    deltas = []
+    while not deltas or deltas[-1]["version"] != 1 or back.messages.qsize():
+        topic, body = await reply(back)
+        assert topic == f"{twin(device)}/update/delta"
+        deltas.append(body)
+    assert {d["version"] for d in deltas} == {1} and deltas[-1]["delta"] == {"speed": 5}
+
+
+async def test_no_delta_when_nothing_differs(broker: Harness) -> None:
+    device = await broker.device("pump")
+    client = await listening(broker, device)
+    await client.publish(f"{twin(device)}/update", b'{"reported": {"speed": 4}}', 1)
+    await reply(client)
+    await set_desired(broker, device, {"speed": 4})
+    await client.publish(f"{twin(device)}/get", b"{}", 1)
+    topic, _ = await reply(client)
+    assert topic == f"{twin(device)}/get/accepted"  # the delta would have come first
+
+
+async def test_only_the_device_itself_asks_and_only_the_server_answers(
+    broker: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    device = await broker.device("pump")
+    client = await listening(broker, device)
+    tool = broker.client("tool", username="admin", password=broker.admin_token)
+    assert (await tool.connect())[0] == 0
+    assert await tool.subscribe(f"{twin(device)}/#", 1) == 1
+    other = await broker.connected(await broker.device("other", EVERYTHING), "other")
+    forged = b'{"reported": {"speed": 99}, "desired": {"speed": 99}}'
+    base = twin(device)
+    with caplog.at_level(logging.WARNING, "edge.mqtt"):
+        for sender in (tool, other):
+            for rest in ("get", "update", "update/delta", "update/accepted", "get/rejected"):
+                await sender.publish(f"{base}/{rest}", forged, 1)
+        for rest in ("update/delta", "update/accepted", "get/accepted"):
+            await client.publish(f"{base}/{rest}", forged, 1)  # the device itself
+    assert broker.stats.refused_publishes == 13
+    assert caplog.text.count("reserved for the device's own sessions") == 4
+    assert caplog.text.count("reserved for the server") == 9
+    assert broker.site.services.twins.current(device.id).version == 0
+    await client.publish(f"{base}/get", b"{}", 1)
+    topic, _ = await reply(client)  # nothing forged came before the server's answer
+    assert topic == f"{base}/get/accepted"
+    assert client.messages.empty()
+    assert tool.messages.empty()  # the request and its answer are the device's alone
