@@ -50,9 +50,9 @@ the device tables.
 
 The content of groups (files and data) has holders of its own, who are in the world of
 a test marked `@pytest.mark.world("content")` only: this world with its content part,
-built once per session on a copy of the world's folder (so that the other tables' lists of users, groups,
-projects and roles stay as they are). Its tables hold every caller and the holders
-(`FILE_CALLERS`, `DATA_CALLERS`).
+built once per session on a copy of the world's folder (so that the other tables' lists
+of users, groups, projects and roles stay as they are). Its tables hold every caller and
+the holders (`FILE_CALLERS`, `DATA_CALLERS`).
 
 Data: Ward holds the data. Holding `data_paths` on Ward: data_reader {/: read},
 data_writer {/: write}, data_updater {/: update}, data_deleter {/: delete}; the callers
