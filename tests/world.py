@@ -71,8 +71,8 @@ user, legacy_writer, holds {/: read, write} on Archive.
 
 Named tables: the questions several resources ask have one table each, built from
 `org_admins_and(*holders)` and `in_apollo(table, *holders)` (who may create a group or a
-role, a user, a device, a project; who may change the org). A test module keeps its own
-table only for a question no other module asks.
+role, a user, a device, a project; who may change the org). A question only one
+resource asks keeps its table in that resource's test module.
 
 Tunnels: `device_owners_can_tunnel` is off in Clinic and in its projects (the default),
 so `owner` only reads the tunnels of its devices until a test turns it on. A test that
