@@ -69,8 +69,13 @@ def from_fixture(name: str, attribute: str) -> Callable[[pytest.FixtureRequest],
     return lambda request: getattr(request.getfixturevalue(name), attribute)
 
 
+PARTS = {"content"}  # the parts of the world a mark may name
+
+
 def _parts(request: pytest.FixtureRequest) -> set[str]:
-    return {part for mark in request.node.iter_markers("world") for part in mark.args}
+    named = {part for mark in request.node.iter_markers("world") for part in mark.args}
+    assert named <= PARTS, f"no such part of the world: {sorted(named - PARTS)}"
+    return named
 
 
 # -- the layers, once per session ---------------------------------------------------------------
