@@ -1,31 +1,26 @@
-"""Shared fixtures: a migrated template data folder built once from code, copied per test.
-
-Every test gets its own data folder, database and app; nothing mutable is shared. A test
-that asks for `world` (tests/world.py) starts from a copy of the world's folder instead.
-"""
+"""What every test shares: the settings of a test server, the HTTP helper `Api`, a cheap
+password hash and a real clock. The fixtures that build sites, servers, orgs and worlds
+are in the one factory, tests/factory.py."""
 
 from __future__ import annotations
 
 import gc
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 from aiohttp.test_utils import TestClient
 from argon2 import PasswordHasher
 
 from edge import clock
-from edge.app import Site, create_app, open_site
 from edge.auth import hashing
 from edge.config import Config, load
 
-# `world`, `content_world` and their templates (tests/world.py); every response checked
-# against the OpenAPI document (tests/documented.py).
-pytest_plugins = ("tests.world", "tests.documented")
+# The one factory of sites, servers, orgs and worlds (tests/factory.py); every response
+# checked against the OpenAPI document (tests/documented.py).
+pytest_plugins = ("tests.factory", "tests.documented")
 
 # Argon2id at edge's cost (64 MiB, 3 passes, 4 lanes) is about 0.2 s of CPU a hash, slow on
 # purpose; the suite hashes and checks passwords thousands of times (every sign-in, every
@@ -60,51 +55,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     stayed the same (about 390 MB over test_devices and test_users)."""
     gc.freeze()
     gc.set_threshold(50_000, 20, 10)
-
-
-@pytest.fixture(scope="session")
-def template_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A data folder prepared once: keys, migrated database, first staff account."""
-    folder = tmp_path_factory.mktemp("template") / "data"
-    site = open_site(make_config(folder))
-    site.services.db.close()
-    return folder
-
-
-@pytest.fixture
-def data_dir(template_dir: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Path:
-    """A fresh copy of the template, or of the world's folder for a test that uses it (of
-    the world with its files part, for a test that uses `content_world`)."""
-    source = template_dir
-    if "content_world_template" in request.fixturenames:  # `content_world` needs it
-        source = request.getfixturevalue("content_world_template").folder
-    elif "world_template" in request.fixturenames:  # the `world` fixture needs it
-        source = request.getfixturevalue("world_template").folder
-    target = tmp_path / "data"
-    shutil.copytree(source, target)
-    return target
-
-
-@pytest.fixture
-def config(data_dir: Path) -> Config:
-    return make_config(data_dir)
-
-
-@pytest.fixture
-def site(config: Config) -> Iterator[Site]:
-    opened = open_site(config)
-    yield opened
-    opened.services.db.close()  # idempotent: the app's cleanup may have closed it already
-
-
-@pytest.fixture
-def app(site: Site) -> web.Application:
-    return create_app(site)
-
-
-@pytest.fixture
-async def client(aiohttp_client: Any, app: web.Application) -> TestClient:  # type: ignore[type-arg]
-    return await aiohttp_client(app)
 
 
 @pytest.fixture(autouse=True)
@@ -146,13 +96,3 @@ class Api:
         status, reply = await self.call("POST", "/v2/orgs", token, json=body)
         assert status == 201, reply
         return str(reply["org"]["id"])
-
-
-@pytest.fixture
-def api(client: TestClient) -> Api:  # type: ignore[type-arg]
-    return Api(client)
-
-
-@pytest.fixture
-async def staff_token(api: Api) -> str:
-    return await api.token()

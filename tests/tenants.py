@@ -1,7 +1,8 @@
-"""Building tenants for identity tests: an org with its admin, and signed-in callers.
+"""A tenant: an org with its admin, helpers to add users and sign them in.
 
-Import from test modules: `from tests.tenants import Tenant, new_tenant`. For tests that
-need an org with every kind of caller already in it, see tests/world.py.
+A test gets Clinic from the factory's `tenant` fixture (and Other from `other_tenant`,
+tests/factory.py), built once per session; `new_tenant` makes one more org where a test
+needs an org of its own name. For callers of every standing, see tests/world.py.
 """
 
 from __future__ import annotations
@@ -88,20 +89,6 @@ async def new_tenant(site: Site, api: Api, name: str = "Clinic", alias: str = "c
     admin = site.services.db.read(lambda c: user_store.find_by_login(c, org_id, email))
     assert admin is not None
     return Tenant(site, api, org_id, alias, str(admin["id"]), email)
-
-
-async def quick_tenant(site: Site, api: Api, name: str = "Clinic", alias: str = "clinic") -> Tenant:
-    """Like `new_tenant`, without hashing a new password (the shared hash is reused)."""
-    owner = site.services.db.read(staff.first)["id"]
-    org_id = await site.services.orgs.create(
-        Principal("staff", owner, None), {"name": name, "alias": alias}
-    )
-    email = f"admin@{alias}.test"
-    tenant = Tenant(site, api, org_id, alias, "", email)
-    tenant.admin_id = await tenant.add_user(email, email=email)
-    row = access_values.org_admin(org_id, tenant.admin_id, owner)
-    await site.services.db.write(lambda c: access_store.create(c, row))
-    return tenant
 
 
 async def mint(

@@ -1,8 +1,9 @@
 """The world of the role-by-role tables: one org with a caller of every standing.
 
-It is built once per session into a data folder of its own (`world_template`); a test that
-asks for the `world` fixture runs on a fresh copy of that folder (see `data_dir` in
-`tests/conftest.py`), so nothing is shared between tests and no test pays for building it.
+The one factory (tests/factory.py) builds it once per session, layer by layer (Clinic,
+then Other, then this cast, then the content part), each in a data folder of its own; a
+test that asks for the `world` fixture runs on a fresh copy of its layer's folder, so
+nothing is shared between tests and no test pays for building it.
 
 The organization "Clinic" (alias `clinic`) holds:
 
@@ -48,10 +49,10 @@ device_loner and device_boss (`DEVICE_TARGETS`), their counterparts, are the tar
 the device tables.
 
 The content of groups (files and data) has holders of its own, who are in the world of
-the `content_world` fixture only: this world with its content part, built once per
-session on a copy of the world's folder (so that the other tables' lists of users, groups,
-projects and roles stay as they are). Its tables hold every caller and the holders
-(`FILE_CALLERS`, `DATA_CALLERS`).
+a test marked `@pytest.mark.world("content")` only: this world with its content part,
+built once per session on a copy of the world's folder (so that the other tables' lists
+of users, groups, projects and roles stay as they are). Its tables hold every caller and
+the holders (`FILE_CALLERS`, `DATA_CALLERS`).
 
 Data: Ward holds the data. Holding `data_paths` on Ward: data_reader {/: read},
 data_writer {/: write}, data_updater {/: update}, data_deleter {/: delete}; the callers
@@ -68,6 +69,11 @@ holds Viewers, a role whose access to Scans gives {/: read}; scans_admin: group 
 `is_admin` on Scans; scans_member: group access on Scans with no file paths. One more
 user, legacy_writer, holds {/: read, write} on Archive.
 
+Named tables: the questions several resources ask have one table each, built from
+`org_admins_and(*holders)` and `in_apollo(table, *holders)` (who may create a group or a
+role, a user, a device, a project; who may change the org). A question only one
+resource asks keeps its table in that resource's test module.
+
 Tunnels: `device_owners_can_tunnel` is off in Clinic and in its projects (the default),
 so `owner` only reads the tunnels of its devices until a test turns it on. A test that
 reads what the tunnels tell a device calls `keep_notices()`: the notices are then kept
@@ -77,12 +83,9 @@ for its device end's token as the device does.
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
-import shutil
-from collections.abc import Awaitable, Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -91,13 +94,13 @@ from urllib.parse import quote
 import pytest
 
 from edge.accounts.device_kind import new_device
-from edge.app import Site, open_site
+from edge.app import Site
 from edge.devices import credentials
 from edge.principal import Principal
 from storage import devices as device_store
 from storage import staff
 from storage.records import Device
-from tests.conftest import Api, make_config
+from tests.conftest import Api
 from tests.files import md5, relative
 from tests.tenants import Tenant, mint, new_tenant
 
@@ -155,6 +158,39 @@ EVERYTHING = {"can_read": True, "can_write": True, "can_update": True, "can_dele
 NOTHING = {"can_read": False, "can_write": False, "can_update": False, "can_delete": False}
 
 
+ORG_ADMINS = ("staff", "org_admin", "device_boss", "other_admin")  # other_admin: of Other
+
+
+def org_admins_and(*holders: str, ok: int = 201) -> dict[str, int]:
+    """A caller table where the org admins (staff scoped to Clinic, Clinic's admin,
+    device_boss; Other's admin in Other) and `holders` may (`ok`), anyone else signed in
+    may not (403), and anonymous is asked to sign in (401)."""
+    may = dict.fromkeys((*ORG_ADMINS, *holders), ok)
+    return {**dict.fromkeys(CALLERS, 403), **may, "anonymous": 401}
+
+
+def in_apollo(org_level: Mapping[str, int], *holders: str) -> dict[str, int]:
+    """The same question asked in Apollo: its project admins (project_admin, role_admin)
+    and `holders` may too, and Other's admin gets 400 (Apollo is not a project of Other)."""
+    ok = org_level["org_admin"]
+    may = dict.fromkeys(("project_admin", "role_admin", *holders), ok)
+    return {**org_level, **may, "other_admin": 400}
+
+
+# Named tables, one per question several resources ask (tests/api/test_<resource>.py).
+# Who may create, org-level and in Apollo: each kind by the holders of its permissions.
+GROUP_AND_ROLE_CREATORS = org_admins_and("org_group_role_perms")
+GROUP_AND_ROLE_CREATORS_IN_APOLLO = in_apollo(GROUP_AND_ROLE_CREATORS, "project_group_role_perms")
+USER_CREATORS = org_admins_and("org_user_perms")
+USER_CREATORS_IN_APOLLO = in_apollo(USER_CREATORS, "project_user_perms")
+DEVICE_CREATORS = org_admins_and("org_device_perms")
+DEVICE_CREATORS_IN_APOLLO = in_apollo(DEVICE_CREATORS, "project_device_perms")
+PROJECT_CREATORS = org_admins_and("org_project_perms")
+ADMIN_CREATORS = org_admins_and()  # what no block of permissions reaches (email templates)
+ADMIN_CREATORS_IN_APOLLO = in_apollo(ADMIN_CREATORS)
+ORG_CHANGERS = org_admins_and(ok=200)  # who may change their own organization
+
+
 def only(*rights: str) -> dict[str, bool]:
     """File (or data) path rights: these, and no other."""
     return {**NOTHING, **{f"can_{r}": True for r in rights}}
@@ -207,7 +243,7 @@ class World:
     site: Site
     api: Api | None
     tenant: Tenant  # Clinic
-    other: Tenant  # Other
+    other_org: Tenant | None  # Other (None in the factory's clinic layer)
     project_id: str = ""
     second_project_id: str = ""
     other_project_id: str = ""
@@ -243,6 +279,12 @@ class World:
         if who == "other_admin":
             return self.other.admin_email
         return f"{who}@{self.tenant.alias}.test"
+
+    @property
+    def other(self) -> Tenant:
+        """Other, the second organization (every layer but the factory's first has it)."""
+        assert self.other_org is not None, "this world holds Clinic alone"
+        return self.other_org
 
     @property
     def admin(self) -> Principal:
@@ -424,7 +466,7 @@ class World:
             site=site,
             api=api,
             tenant=replace(self.tenant, site=site, api=api),  # type: ignore[arg-type]
-            other=replace(self.other, site=site, api=api),  # type: ignore[arg-type]
+            other_org=self.other_org and replace(self.other_org, site=site, api=api),  # type: ignore[arg-type]
             users=dict(self.users),
             devices=dict(self.devices),
             keys=dict(self.keys),
@@ -436,10 +478,20 @@ async def new_project(site: Site, tenant: Tenant, **body: Any) -> str:
     return await site.services.projects.create(admin, {"create_own_access": False, **body})
 
 
-async def build(site: Site) -> World:
+async def build_clinic(site: Site) -> World:
+    """The clinic layer: Clinic with its admin, and nothing else."""
     tenant = await new_tenant(site, None)  # type: ignore[arg-type]  # bound per test
-    other = await new_tenant(site, None, name="Other", alias="other")  # type: ignore[arg-type]
-    world = World(site, None, tenant, other)
+    return World(site, None, tenant, None)
+
+
+async def with_other(world: World) -> World:
+    """The orgs layer: Other, with its admin, beside Clinic."""
+    other = await new_tenant(world.site, None, name="Other", alias="other")  # type: ignore[arg-type]
+    return replace(world, other_org=other)
+
+
+async def with_cast(world: World) -> World:
+    """The cast layer on the orgs: targets, users and devices (see the module's docstring)."""
     await _targets(world)
     await _cast(world)
     await _devices(world)
@@ -585,45 +637,3 @@ async def _data(world: World) -> None:
     rights = ("can_read", "can_write", "can_update", "can_delete")  # one each, others unsaid
     for name, right in zip(DATA_CALLERS, rights, strict=True):
         await world.data_holder(name, {"/": {right: True}})
-
-
-def _built_in(source: Path, folder: Path, make: Callable[[Site], Awaitable[World]]) -> World:
-    """A world made by `make` in `folder`, a copy of `source`, once."""
-    shutil.copytree(source, folder)
-    site = open_site(make_config(folder))
-    try:  # in a thread of its own: no event loop may be running in this one
-        with ThreadPoolExecutor(1) as pool:
-            built = pool.submit(asyncio.run, make(site)).result()  # type: ignore[arg-type]
-    finally:
-        site.services.db.close()
-    built.folder = folder
-    return built
-
-
-@pytest.fixture(scope="session")
-def world_template(template_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> World:
-    """The world built once per session in a data folder of its own."""
-    return _built_in(template_dir, tmp_path_factory.mktemp("world") / "data", build)
-
-
-@pytest.fixture(scope="session")
-def content_world_template(
-    world_template: World, tmp_path_factory: pytest.TempPathFactory
-) -> World:
-    """The world with its content part, built once per session on a copy of its folder."""
-    folder = tmp_path_factory.mktemp("content-world") / "data"
-    return _built_in(
-        world_template.folder, folder, lambda site: with_content(world_template.bound(site, None))
-    )
-
-
-@pytest.fixture
-def world(world_template: World, site: Site, api: Api) -> World:
-    """The world on this test's copy of its data folder."""
-    return world_template.bound(site, api)
-
-
-@pytest.fixture
-def content_world(content_world_template: World, site: Site, api: Api) -> World:
-    """The world with its content part, on this test's copy of its data folder."""
-    return content_world_template.bound(site, api)

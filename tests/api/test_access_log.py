@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from api.middleware import loggable_path
-from edge.app import Site, create_app, open_site
+from edge.app import Site, create_app
 from storage import staff
-from tests.conftest import Api, make_config
+from tests.conftest import Api
+from tests.factory import new_site
 
 
 def access_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
@@ -49,7 +50,7 @@ async def test_unauthenticated_requests_are_logged_without_a_principal(
 async def test_the_access_log_can_be_turned_off(
     aiohttp_client: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    site = open_site(make_config(tmp_path / "quiet", access_log="false"))
+    site = new_site(tmp_path / "quiet", access_log="false")
     api = Api(await aiohttp_client(create_app(site)))
     with caplog.at_level(logging.INFO, logger="edge.access"):
         status, _ = await api.call("GET", "/v2/health")

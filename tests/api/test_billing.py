@@ -21,7 +21,7 @@ from storage import devices as device_store
 from storage import staff
 from tests.conftest import Api
 from tests.files import relative
-from tests.tenants import Tenant, mint, quick_tenant
+from tests.tenants import Tenant, mint
 from tests.world import CALLERS, World, table
 
 GIB = 1 << 30
@@ -44,8 +44,7 @@ async def staff_token(site: Site, org_id: str | None = None) -> str:
 
 
 @pytest.fixture
-async def org(site: Site, api: Api) -> Org:
-    tenant = await quick_tenant(site, api)
+async def org(site: Site, tenant: Tenant) -> Org:
     token = await staff_token(site)
     return Org(tenant, token, f"/v2/orgs/{tenant.org_id}/billing-points")
 
@@ -129,9 +128,8 @@ async def test_ledger_arithmetic(api: Api, org: Org) -> None:
     assert got["balance"] == 491
 
 
-async def test_each_org_has_its_own_ledger(site: Site, api: Api, org: Org) -> None:
-    other = await quick_tenant(site, api, "Other", "other")
-    other_base = f"/v2/orgs/{other.org_id}/billing-points"
+async def test_each_org_has_its_own_ledger(api: Api, org: Org, other_tenant: Tenant) -> None:
+    other_base = f"/v2/orgs/{other_tenant.org_id}/billing-points"
     mine = await credit(api, org, 40)
     status, _ = await api.call("POST", other_base, org.staff, json={"points": 2})
     assert status == 201

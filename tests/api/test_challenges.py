@@ -23,15 +23,10 @@ from tests.sign_in import (
     user,
     wrong,
 )
-from tests.tenants import PASSWORD, Tenant, new_tenant
+from tests.tenants import PASSWORD, Tenant
 from tests.world import World
 
 RESTART = "Session is invalid or has expired: restart sign-in"
-
-
-@pytest.fixture
-async def tenant(site: Site, api: Api) -> Tenant:
-    return await new_tenant(site, api)
 
 
 async def expect_challenge(tenant: Tenant, name: str, kind: str) -> str:

@@ -11,15 +11,9 @@ from edge.auth.hashing import COMMON
 from edge.errors import ValidationError
 from edge.principal import Principal
 from storage import staff
-from tests.conftest import Api
-from tests.tenants import PASSWORD, Tenant, new_tenant
+from tests.tenants import PASSWORD, Tenant
 
 COMMON_ONES = ["password1", "Password123", "qwertyuiop", "1qaz2wsx", "TRUSTNO1", " letmein123 "]
-
-
-@pytest.fixture
-async def tenant(site: Site, api: Api) -> Tenant:
-    return await new_tenant(site, api)
 
 
 def test_the_list_ships_with_the_package() -> None:

@@ -15,11 +15,12 @@ from aiohttp import web
 
 from api.keys import SERVICES
 from api.system import HEALTH
-from edge.app import ROUTES, create_app, open_site
+from edge.app import ROUTES, create_app
 from edge.delivery.alerts import PURPOSE
 from edge.ops.health import Probe
 from storage import outbox
-from tests.conftest import STAFF_EMAIL, Api, make_config
+from tests.conftest import STAFF_EMAIL, Api
+from tests.factory import new_site
 
 PROTECTED = [r for r in ROUTES if r.auth != "public"]
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")  # data paths take all five
@@ -151,7 +152,7 @@ async def test_unknown_list_parameter_is_400(api: Api, staff_token: str) -> None
 
 
 async def test_oversized_body_is_413(aiohttp_client: Any, tmp_path: Path) -> None:
-    site = open_site(make_config(tmp_path / "small", max_body_bytes=2048))
+    site = new_site(tmp_path / "small", max_body_bytes=2048)
     api = Api(await aiohttp_client(create_app(site)))
     token = await api.token()
     status, body = await api.call(

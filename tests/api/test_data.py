@@ -7,22 +7,17 @@ world's org-level group (tests/world.py), and Clinic's org admin reads and write
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from edge.config import Config
-from tests.conftest import make_config
 from tests.world import World
 
 VALUE_LIMIT = 4096
 
 
-@pytest.fixture
-def config(data_dir: Path) -> Config:
-    """A small value limit (the setting at work), so oversized values stay small."""
-    return make_config(data_dir, data_max_value_bytes=VALUE_LIMIT)
+# A small value limit (the setting at work), so oversized values stay small.
+pytestmark = pytest.mark.world(data_max_value_bytes=VALUE_LIMIT)
 
 
 async def test_put_then_get_returns_the_entry(world: World) -> None:

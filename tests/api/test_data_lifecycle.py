@@ -16,11 +16,10 @@ from tests.data import seed
 from tests.world import World
 
 
-@pytest.fixture
-async def world(world: World) -> World:
-    """The world (tests/world.py), with five entries in Ward."""
+@pytest.fixture(autouse=True)
+async def five_entries(world: World) -> None:
+    """Ward holds five entries, /e/0 to /e/4."""
     await seed(world, [f"/e/{i}" for i in range(5)])
-    return world
 
 
 def stored(world: World, group_id: str = "") -> int:

@@ -25,11 +25,13 @@ U = {"can_update": True}
 D = {"can_delete": True}
 
 
-@pytest.fixture
-async def world(content_world: World) -> World:
-    """The world with its data holders (tests/world.py); Ward holds one entry, /exists."""
-    await content_world.put_data("org_admin", "exists", {"n": 1})
-    return content_world
+pytestmark = pytest.mark.world("content")  # the data holders (tests/world.py)
+
+
+@pytest.fixture(autouse=True)
+async def exists(world: World) -> None:
+    """Ward holds one entry, /exists."""
+    await world.put_data("org_admin", "exists", {"n": 1})
 
 
 async def attempt(world: World, who: str, method: str, path: str) -> int:

@@ -27,13 +27,13 @@ from aiohttp import web
 from hypothesis import strategies as st
 
 from edge import clock
-from edge.app import Site, create_app, open_site
+from edge.app import Site, create_app
 from edge.auth.tokens import Lifetimes
 from edge.data.signing import DataSigner
 from edge.principal import Principal
 from storage import data as store
 from storage.data import INDEX_FIELDS, DataEntry
-from tests.conftest import make_config
+from tests.factory import new_site
 from tests.properties import everyday_and_long
 from tests.tenants import new_tenant
 
@@ -117,7 +117,7 @@ async def arrange(site: Site) -> tuple[web.AppRunner, Live]:
 def live(tmp_path_factory: pytest.TempPathFactory, template_dir: Path) -> Iterator[Live]:
     folder = tmp_path_factory.mktemp("properties") / "data"
     shutil.copytree(template_dir, folder)
-    site = open_site(make_config(folder))
+    site = new_site(folder)
     loop = Loop()
     runner, found = loop.run(arrange(site))
     seed_paths(site, found.paged_group, "seeder0000000000")

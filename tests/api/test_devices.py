@@ -18,7 +18,15 @@ from typing import Any
 import pytest
 
 from storage import devices as device_store
-from tests.world import DEVICE_TARGETS, DEVICES, World, table, target_table
+from tests.world import (
+    DEVICE_CREATORS,
+    DEVICE_CREATORS_IN_APOLLO,
+    DEVICE_TARGETS,
+    DEVICES,
+    World,
+    table,
+    target_table,
+)
 
 # Status per caller for each target device, in the order of DEVICE_TARGETS: device_member,
 # device_loner, device_boss.
@@ -119,52 +127,12 @@ async def test_reset_mqtt_credentials_by_role(
         assert body["root_scope"] == home
 
 
-CREATE = {
-    "staff": 201,
-    "staff_unscoped": 403,
-    "org_admin": 201,
-    "project_admin": 403,
-    "role_admin": 403,
-    "org_user_perms": 403,
-    "org_group_role_perms": 403,
-    "org_project_perms": 403,
-    "org_device_perms": 201,
-    "project_user_perms": 403,
-    "project_group_role_perms": 403,
-    "project_device_perms": 403,
-    "project_reader": 403,
-    "project_updater": 403,
-    "group_admin": 403,
-    "group_user_perms": 403,
-    "group_editor": 403,
-    "group_device_perms": 403,
-    "member": 403,
-    "holder": 403,
-    "owner": 403,
-    "plain": 403,
-    "gemini_user": 403,
-    "device_member": 403,
-    "device_loner": 403,
-    "device_boss": 201,
-    "device_plain": 403,
-    "other_admin": 201,  # in their own organization
-    "anonymous": 401,
-}
-CREATE_IN_PROJECT = {
-    **CREATE,
-    "project_admin": 201,
-    "role_admin": 201,
-    "project_device_perms": 201,
-    "other_admin": 400,  # not a project of their organization
-}
-
-
-@pytest.mark.parametrize(("who", "expected"), table(CREATE))
+@pytest.mark.parametrize(("who", "expected"), table(DEVICE_CREATORS))
 async def test_create_org_level_device_by_role(world: World, who: str, expected: int) -> None:
     await create_by_role(world, who, expected, in_project=False)
 
 
-@pytest.mark.parametrize(("who", "expected"), table(CREATE_IN_PROJECT))
+@pytest.mark.parametrize(("who", "expected"), table(DEVICE_CREATORS_IN_APOLLO))
 async def test_create_device_in_project_by_role(world: World, who: str, expected: int) -> None:
     await create_by_role(world, who, expected, in_project=True)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.world import World, table
+from tests.world import ADMIN_CREATORS, ADMIN_CREATORS_IN_APOLLO, World, table
 
 BODY = {
     "name": "Welcome",
@@ -25,50 +25,13 @@ async def create(world: World, who: str = "org_admin", **extra: Any) -> str:
     return str(body["template"]["id"])
 
 
-ORG_LEVEL_CREATE = {
-    **dict.fromkeys(("staff", "org_admin", "other_admin"), 201),  # other_admin: in their org
-    "staff_unscoped": 403,
-    "project_admin": 403,
-    "role_admin": 403,
-    "org_user_perms": 403,
-    "org_group_role_perms": 403,
-    "org_project_perms": 403,
-    "org_device_perms": 403,
-    "project_user_perms": 403,
-    "project_group_role_perms": 403,
-    "project_device_perms": 403,
-    "project_reader": 403,
-    "project_updater": 403,
-    "group_admin": 403,
-    "group_user_perms": 403,
-    "group_editor": 403,
-    "group_device_perms": 403,
-    "member": 403,
-    "holder": 403,
-    "owner": 403,
-    "plain": 403,
-    "gemini_user": 403,
-    "device_member": 403,
-    "device_loner": 403,
-    "device_boss": 201,
-    "device_plain": 403,
-    "anonymous": 401,
-}
-PROJECT_LEVEL_CREATE = {
-    **ORG_LEVEL_CREATE,
-    "project_admin": 201,
-    "role_admin": 201,
-    "other_admin": 400,  # not a project of their organization
-}
-
-
-@pytest.mark.parametrize(("who", "expected"), table(ORG_LEVEL_CREATE))
+@pytest.mark.parametrize(("who", "expected"), table(ADMIN_CREATORS))
 async def test_create_org_template_by_role(world: World, who: str, expected: int) -> None:
     status, body = await world.api.call("POST", PATH, await world.token(who), json=BODY)
     assert status == expected, body
 
 
-@pytest.mark.parametrize(("who", "expected"), table(PROJECT_LEVEL_CREATE))
+@pytest.mark.parametrize(("who", "expected"), table(ADMIN_CREATORS_IN_APOLLO))
 async def test_create_project_template_by_role(world: World, who: str, expected: int) -> None:
     body = {**BODY, "project_id": world.project_id}
     status, reply = await world.api.call("POST", PATH, await world.token(who), json=body)
@@ -76,7 +39,7 @@ async def test_create_project_template_by_role(world: World, who: str, expected:
 
 
 READ_PROJECT_TEMPLATE = {
-    **dict.fromkeys(ORG_LEVEL_CREATE, 404),
+    **dict.fromkeys(ADMIN_CREATORS, 404),
     "staff": 200,
     "staff_unscoped": 403,
     "org_admin": 200,

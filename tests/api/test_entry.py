@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from edge.app import create_app, open_site
-from tests.conftest import Api, make_config
+from edge.app import create_app
+from tests.conftest import Api
+from tests.factory import new_site
 
 
 async def test_the_root_leads_to_the_reference_page(api: Api) -> None:
@@ -47,7 +48,7 @@ async def test_every_entry_point_answers(api: Api) -> None:
 
 
 async def test_the_entry_points_name_the_public_url(aiohttp_client: Any, tmp_path: Path) -> None:
-    site = open_site(make_config(tmp_path / "site", public_url="https://edge.plant.example"))
+    site = new_site(tmp_path / "site", public_url="https://edge.plant.example")
     api = Api(await aiohttp_client(create_app(site)))
     _, body = await api.call("GET", "/v2")
     assert body["links"]["docs"] == "https://edge.plant.example/v2/docs"

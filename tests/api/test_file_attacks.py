@@ -11,14 +11,11 @@ import hashlib
 import json
 import os
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from edge.config import Config
-from tests.conftest import make_config
 from tests.files import PART, relative
 from tests.world import World
 
@@ -26,15 +23,7 @@ HUGE = int("9" * 400)  # past what a float holds
 NOT_IN_PROGRESS = "completed_upload_id: is not an upload in progress at this path"
 
 
-@pytest.fixture
-def config(data_dir: Path) -> Config:
-    return make_config(data_dir, files_min_part_bytes=PART)
-
-
-@pytest.fixture
-def world(content_world: World) -> World:
-    """The world with its files part (tests/world.py): Scans, Strict, Archive, their callers."""
-    return content_world
+pytestmark = pytest.mark.world("content", files_min_part_bytes=PART)
 
 
 async def start_parts(world: World, path: str, parts: list[bytes]) -> tuple[str, list[str]]:

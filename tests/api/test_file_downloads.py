@@ -6,27 +6,15 @@ from __future__ import annotations
 import json
 import os
 from email.utils import format_datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from edge import clock
-from edge.config import Config
-from tests.conftest import make_config
 from tests.files import PART, md5, multipart_etag, relative
 from tests.world import World
 
-
-@pytest.fixture
-def config(data_dir: Path) -> Config:
-    return make_config(data_dir, files_min_part_bytes=PART)
-
-
-@pytest.fixture
-def world(content_world: World) -> World:
-    """The world with its files part (tests/world.py): Scans, Strict, Archive, their callers."""
-    return content_world
+pytestmark = pytest.mark.world("content", files_min_part_bytes=PART)
 
 
 DATA = os.urandom(10_000)

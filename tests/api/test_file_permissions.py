@@ -3,27 +3,15 @@ to grants, with `file_paths` (the longest path decides), roles, and the legacy r
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from edge.config import Config
-from tests.conftest import make_config
 from tests.files import PART
 from tests.world import FILE_CALLERS, World, table
 
-
-@pytest.fixture
-def config(data_dir: Path) -> Config:
-    return make_config(data_dir, files_min_part_bytes=PART)
-
-
-@pytest.fixture
-def world(content_world: World) -> World:
-    """The world with its files part (tests/world.py): Scans, Strict, Archive, their callers."""
-    return content_world
+pytestmark = pytest.mark.world("content", files_min_part_bytes=PART)
 
 
 # Per caller, towards the files of Scans (a group in Apollo) when no file path grants it

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
-from edge.config import Config
-from tests.conftest import make_config
 from tests.files import PART
 from tests.world import World
 
@@ -21,20 +18,12 @@ TOTAL_FULL = (
 )
 
 
-@pytest.fixture
-def config(data_dir: Path) -> Config:
-    return make_config(
-        data_dir,
-        files_min_part_bytes=PART,
-        files_group_quota_bytes=GROUP_QUOTA,
-        files_quota_bytes=TOTAL_QUOTA,
-    )
-
-
-@pytest.fixture
-def world(content_world: World) -> World:
-    """The world with its files part (tests/world.py): Scans, Strict, Archive, their callers."""
-    return content_world
+pytestmark = pytest.mark.world(
+    "content",
+    files_min_part_bytes=PART,
+    files_group_quota_bytes=GROUP_QUOTA,
+    files_quota_bytes=TOTAL_QUOTA,
+)
 
 
 async def test_a_group_quota_refuses_what_would_pass_it(world: World) -> None:

@@ -18,24 +18,13 @@ import pytest
 
 from api.errors import FULL_MESSAGE
 from edge import clock
-from edge.config import Config
 from edge.files import sweeps
 from storage import blobs, files
 from storage.blobs import CHUNK
-from tests.conftest import make_config
 from tests.files import PART, blob_paths, relative
 from tests.world import World
 
-
-@pytest.fixture
-def config(data_dir: Path) -> Config:
-    return make_config(data_dir, files_min_part_bytes=PART)
-
-
-@pytest.fixture
-def world(content_world: World) -> World:
-    """The world with its files part (tests/world.py): Scans, Strict, Archive, their callers."""
-    return content_world
+pytestmark = pytest.mark.world("content", files_min_part_bytes=PART)
 
 
 def blob_of(world: World, path: str) -> Path:

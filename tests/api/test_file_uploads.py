@@ -6,31 +6,22 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
 from edge import clock
-from edge.config import Config
 from edge.files.signing import UrlSigner, load_key
-from tests.conftest import make_config
 from tests.files import PART, md5, relative
 from tests.world import World
 
 MAX_UPLOAD = 64 * 1024
 
 
-@pytest.fixture
-def config(data_dir: Path) -> Config:
-    return make_config(data_dir, files_min_part_bytes=PART, files_max_upload_bytes=MAX_UPLOAD)
-
-
-@pytest.fixture
-def world(content_world: World) -> World:
-    """The world with its files part (tests/world.py): Scans, Strict, Archive, their callers."""
-    return content_world
+pytestmark = pytest.mark.world(
+    "content", files_min_part_bytes=PART, files_max_upload_bytes=MAX_UPLOAD
+)
 
 
 def altered(url: str, **changes: str) -> str:

@@ -7,27 +7,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from edge.config import Config
-from tests.conftest import make_config
 from tests.files import PART, blob_paths, md5, multipart_etag, relative
 from tests.world import World
 
-
-@pytest.fixture
-def config(data_dir: Path) -> Config:
-    return make_config(data_dir, files_min_part_bytes=PART)
-
-
-@pytest.fixture
-def world(content_world: World) -> World:
-    """The world with its files part (tests/world.py): Scans, Strict, Archive, their callers."""
-    return content_world
+pytestmark = pytest.mark.world("content", files_min_part_bytes=PART)
 
 
 async def start_multipart(world: World, path: str, parts: int, **body: Any) -> dict[str, Any]:

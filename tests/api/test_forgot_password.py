@@ -14,14 +14,9 @@ from edge import clock
 from edge.app import Site
 from storage import outbox, users
 from tests.conftest import Api
-from tests.tenants import PASSWORD, Tenant, new_tenant
+from tests.tenants import PASSWORD, Tenant
 
 ANSWER = (200, {"message": "If an account matches, a message is on its way to it"})
-
-
-@pytest.fixture
-async def tenant(site: Site, api: Api) -> Tenant:
-    return await new_tenant(site, api)
 
 
 async def forgot(api: Api, **form: str) -> tuple[int, Any]:

@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 
 from edge.principal import Principal
-from tests.world import ALL, World, table
+from tests.world import (
+    ALL,
+    GROUP_AND_ROLE_CREATORS,
+    GROUP_AND_ROLE_CREATORS_IN_APOLLO,
+    World,
+    table,
+)
 
 
 async def get_group(world: World, group_id: str) -> dict[str, Any]:
@@ -29,40 +35,9 @@ async def list_ids(world: World, who: str, query: str = "", **token: Any) -> lis
 
 
 # -- create ------------------------------------------------------------------------------
-ORG_CREATORS = {
-    "staff": 201,
-    "staff_unscoped": 403,
-    "org_admin": 201,
-    "project_admin": 403,
-    "role_admin": 403,
-    "org_user_perms": 403,
-    "org_group_role_perms": 201,
-    "org_project_perms": 403,
-    "org_device_perms": 403,
-    "project_user_perms": 403,
-    "project_group_role_perms": 403,
-    "project_device_perms": 403,
-    "project_reader": 403,
-    "project_updater": 403,
-    "group_admin": 403,
-    "group_user_perms": 403,
-    "group_editor": 403,
-    "group_device_perms": 403,
-    "member": 403,
-    "holder": 403,
-    "owner": 403,
-    "plain": 403,
-    "gemini_user": 403,
-    "device_member": 403,
-    "device_loner": 403,
-    "device_boss": 201,
-    "device_plain": 403,
-    "other_admin": 201,  # in their own organization
-    "anonymous": 401,
-}
 
 
-@pytest.mark.parametrize(("who", "expected"), table(ORG_CREATORS))
+@pytest.mark.parametrize(("who", "expected"), table(GROUP_AND_ROLE_CREATORS))
 async def test_who_may_create_an_org_level_group(world: World, who: str, expected: int) -> None:
     status, body = await world.call(who, "POST", "/v2/groups", json={"name": "New"})
     assert status == expected, body
@@ -75,16 +50,7 @@ async def test_who_may_create_an_org_level_group(world: World, who: str, expecte
         assert row == [(org.org_id,)]
 
 
-PROJECT_CREATORS = {
-    **ORG_CREATORS,
-    "project_admin": 201,
-    "role_admin": 201,
-    "project_group_role_perms": 201,
-    "other_admin": 400,  # the project is not one of their organization
-}
-
-
-@pytest.mark.parametrize(("who", "expected"), table(PROJECT_CREATORS))
+@pytest.mark.parametrize(("who", "expected"), table(GROUP_AND_ROLE_CREATORS_IN_APOLLO))
 async def test_who_may_create_a_project_level_group(world: World, who: str, expected: int) -> None:
     body = {"name": "New", "project_id": world.project_id}
     status, reply = await world.call(who, "POST", "/v2/groups", json=body)

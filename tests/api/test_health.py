@@ -15,10 +15,11 @@ from aiohttp import web
 
 from api.keys import SERVICES
 from api.system import HEALTH
-from edge.app import MQTT, PROBE, create_app, open_site
+from edge.app import MQTT, PROBE, create_app
 from edge.ops import health as health_module
 from edge.ops.health import Health, Probe
-from tests.conftest import Api, make_config
+from tests.conftest import Api
+from tests.factory import new_site
 from tests.ports import free_port
 
 
@@ -133,7 +134,7 @@ def test_the_broker_is_absent_while_its_listeners_are_off(app: web.Application) 
 
 
 async def test_the_broker_is_a_part_while_it_listens(aiohttp_client: Any, data_dir: Path) -> None:
-    site = open_site(make_config(data_dir, mqtt_port=free_port()))
+    site = new_site(data_dir, mqtt_port=free_port())
     app = create_app(site)
     client = await aiohttp_client(app)
     response = await client.get("/v2/health")
@@ -152,7 +153,7 @@ async def test_a_clean_start_logs_health_without_a_warning(
 ) -> None:
     """Every clean start logged a WARNING "health changed" (the broker, `stopped` at the
     probe's first reading, then listening): news, not a warning (#25)."""
-    site = open_site(make_config(data_dir, mqtt_port=free_port()))
+    site = new_site(data_dir, mqtt_port=free_port())
     with caplog.at_level(logging.INFO, "edge.health"):
         await aiohttp_client(create_app(site))
     lines = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "edge.health"]

@@ -15,7 +15,7 @@ from edge import json_text
 from edge.app import Site
 from storage.rows import scalar
 from tests.conftest import Api
-from tests.tenants import Tenant, new_tenant
+from tests.tenants import Tenant
 
 JSON = {"Content-Type": "application/json"}
 
@@ -26,11 +26,6 @@ def deep(levels: int, inner: str = "1") -> str:
 
 def count(site: Site, table: str) -> int:
     return int(site.services.db.read(lambda c: scalar(c, f"SELECT count(*) FROM {table}")))
-
-
-@pytest.fixture
-async def tenant(site: Site, api: Api) -> Tenant:
-    return await new_tenant(site, api)
 
 
 async def post_raw(api: Api, path: str, token: str, raw: str | bytes) -> tuple[int, Any]:

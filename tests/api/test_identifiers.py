@@ -10,18 +10,11 @@ import pytest
 from aiohttp import web
 
 from edge import fields
-from edge.app import Site
 from edge.printable import for_log
-from tests.conftest import Api
-from tests.tenants import Tenant, new_tenant
+from tests.tenants import Tenant
 
 REFUSED = "must not contain control, bidirectional-formatting or separator characters"
 SNEAKY = ["ad\x00min", "ad\nmin", "evil\u202egnp.exe", "a\u2066b\u2069", "tab\there", "\x1b[31mred"]
-
-
-@pytest.fixture
-async def tenant(site: Site, api: Api) -> Tenant:
-    return await new_tenant(site, api)
 
 
 @pytest.mark.parametrize("value", SNEAKY)

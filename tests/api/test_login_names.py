@@ -9,12 +9,7 @@ import pytest
 from edge.app import Site
 from edge.ops import check
 from tests.conftest import Api
-from tests.tenants import PASSWORD, Tenant, new_tenant
-
-
-@pytest.fixture
-async def tenant(site: Site, api: Api) -> Tenant:
-    return await new_tenant(site, api)
+from tests.tenants import PASSWORD, Tenant
 
 
 @pytest.mark.parametrize("name", ["+15550100200", "+1 (555) 010-0200", "0044 20 7946 0000"])

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from edge.app import create_app, open_site
+from edge.app import create_app
 from edge.config import ConfigError
 from tests.conftest import Api, make_config
+from tests.factory import new_site
 from tests.world import CALLERS, World, table
 
 METRICS_TOKEN = "scraper-token-0123456789abcdef"
@@ -111,7 +112,7 @@ async def test_who_may_scrape(world: World, who: str, expected: int) -> None:
 
 
 async def test_the_metrics_token(aiohttp_client: Any, data_dir: Path) -> None:
-    site = open_site(make_config(data_dir, metrics_token=METRICS_TOKEN))
+    site = new_site(data_dir, metrics_token=METRICS_TOKEN)
     api = Api(await aiohttp_client(create_app(site)))
     assert (await api.call("GET", "/metrics", METRICS_TOKEN))[0] == 200
     for wrong in (METRICS_TOKEN[:-1] + "X", "edk_" + "a" * 40, "a.b.c"):
@@ -120,7 +121,7 @@ async def test_the_metrics_token(aiohttp_client: Any, data_dir: Path) -> None:
 
 
 async def test_metrics_off(aiohttp_client: Any, data_dir: Path) -> None:
-    site = open_site(make_config(data_dir, metrics="false"))
+    site = new_site(data_dir, metrics="false")
     api = Api(await aiohttp_client(create_app(site)))
     status, body = await api.call("GET", "/metrics", await api.token())
     assert (status, set(body)) == (404, {"message"})
@@ -129,8 +130,8 @@ async def test_metrics_off(aiohttp_client: Any, data_dir: Path) -> None:
 async def test_two_applications_keep_their_own_figures(
     aiohttp_client: Any, data_dir: Path, tmp_path: Path
 ) -> None:
-    first = Api(await aiohttp_client(create_app(open_site(make_config(data_dir)))))
-    second = Api(await aiohttp_client(create_app(open_site(make_config(tmp_path / "two")))))
+    first = Api(await aiohttp_client(create_app(new_site(data_dir))))
+    second = Api(await aiohttp_client(create_app(new_site(tmp_path / "two"))))
     for _ in range(2):
         await first.call("GET", "/v2/version")
     scraped = [await scrape(api, await api.token()) for api in (first, second)]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from edge.app import Site
-from tests.conftest import Api
 from tests.sign_in import (
     enroll_sms,
     enroll_software,
@@ -17,14 +16,9 @@ from tests.sign_in import (
     user,
     wrong,
 )
-from tests.tenants import Tenant, new_tenant
+from tests.tenants import Tenant
 
 PHONE = "+15550102000"
-
-
-@pytest.fixture
-async def tenant(site: Site, api: Api) -> Tenant:
-    return await new_tenant(site, api)
 
 
 async def signed_in(tenant: Tenant, name: str, **profile: object) -> tuple[str, str]:

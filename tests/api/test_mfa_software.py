@@ -22,12 +22,7 @@ from tests.sign_in import (
     user,
     wrong,
 )
-from tests.tenants import Tenant, new_tenant
-
-
-@pytest.fixture
-async def tenant(site: Site, api: Api) -> Tenant:
-    return await new_tenant(site, api)
+from tests.tenants import Tenant
 
 
 async def signed_in(tenant: Tenant, name: str) -> tuple[str, str]:

@@ -7,40 +7,9 @@ from typing import Any
 import pytest
 
 from tests.tenants import PASSWORD
-from tests.world import CALLERS, World, table
+from tests.world import CALLERS, ORG_CHANGERS, World, table
 
 READ = {**dict.fromkeys(CALLERS, 200), "staff_unscoped": 403, "anonymous": 401}  # every member
-WRITE = {
-    "staff": 200,
-    "staff_unscoped": 403,
-    "org_admin": 200,
-    "project_admin": 403,
-    "role_admin": 403,
-    "org_user_perms": 403,
-    "org_group_role_perms": 403,
-    "org_project_perms": 403,
-    "org_device_perms": 403,
-    "project_user_perms": 403,
-    "project_group_role_perms": 403,
-    "project_device_perms": 403,
-    "project_reader": 403,
-    "project_updater": 403,
-    "group_admin": 403,
-    "group_user_perms": 403,
-    "group_editor": 403,
-    "group_device_perms": 403,
-    "member": 403,
-    "holder": 403,
-    "owner": 403,
-    "plain": 403,
-    "gemini_user": 403,
-    "device_member": 403,
-    "device_loner": 403,
-    "device_boss": 200,
-    "device_plain": 403,
-    "other_admin": 200,  # their own organization
-    "anonymous": 401,
-}
 
 
 @pytest.mark.parametrize(("who", "expected"), table(READ))
@@ -53,7 +22,7 @@ async def test_get_my_org_by_role(world: World, who: str, expected: int) -> None
         assert body["org"]["session_expire_mins"] == 5
 
 
-@pytest.mark.parametrize(("who", "expected"), table(WRITE))
+@pytest.mark.parametrize(("who", "expected"), table(ORG_CHANGERS))
 async def test_patch_my_org_by_role(world: World, who: str, expected: int) -> None:
     status, body = await world.call(who, "PATCH", "/v2/my-org", json={"description": "Changed"})
     assert status == expected, body

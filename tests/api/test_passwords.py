@@ -13,7 +13,7 @@ from edge.app import Site
 from edge.auth import reset_tokens
 from storage import users
 from tests.conftest import Api
-from tests.tenants import PASSWORD, Tenant, new_tenant
+from tests.tenants import PASSWORD, Tenant
 
 NEW = "a-brand-new-password"
 CURRENT = "/v2/account/access/current-session"
@@ -23,11 +23,6 @@ POLICY = [
     ("NightNurse", "new_password: must not be the username"),
     ("NIGHTNURSE@clinic.test", "new_password: must not be the e-mail address"),
 ]
-
-
-@pytest.fixture
-async def tenant(site: Site, api: Api) -> Tenant:
-    return await new_tenant(site, api)
 
 
 @pytest.fixture

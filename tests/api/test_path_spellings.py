@@ -14,11 +14,7 @@ import pytest
 
 from tests.world import World
 
-
-@pytest.fixture
-def world(content_world: World) -> World:
-    """The world with files (Scans) as well as data (Ward)."""
-    return content_world
+pytestmark = pytest.mark.world("content")
 
 
 NOT_UTF8 = {"message": "path: holds a percent-escape that is not UTF-8 (write a literal % as %25)"}

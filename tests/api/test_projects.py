@@ -13,8 +13,8 @@ from edge.app import Site
 from storage import access as access_store
 from storage import projects as project_store
 from tests.conftest import Api
-from tests.tenants import Tenant, quick_tenant
-from tests.world import CALLERS, PROJECT_ADMINS, World, new_project, table
+from tests.tenants import Tenant
+from tests.world import CALLERS, PROJECT_ADMINS, PROJECT_CREATORS, World, new_project, table
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 TOKEN_RANGES = {
@@ -23,12 +23,6 @@ TOKEN_RANGES = {
     "refresh_token_expire_hours": (1, 8760),
     "session_expire_mins": (3, 15),
 }
-
-
-@pytest.fixture
-async def tenant(site: Site, api: Api) -> Tenant:
-    """An org with nothing in it yet, for the tests that count and name what they make."""
-    return await quick_tenant(site, api)
 
 
 def stored(world: World, project_id: str) -> dict[str, Any] | None:
@@ -156,18 +150,7 @@ async def test_list_by_role(world: World, who: str, expected: set[str] | int) ->
         assert {p["name"] for p in body["projects"]} == expected
 
 
-CREATE = {
-    **dict.fromkeys(CALLERS, 403),
-    "staff": 201,
-    "org_admin": 201,
-    "org_project_perms": 201,
-    "device_boss": 201,
-    "other_admin": 201,  # in their own organization
-    "anonymous": 401,
-}
-
-
-@pytest.mark.parametrize(("who", "expected"), table(CREATE))
+@pytest.mark.parametrize(("who", "expected"), table(PROJECT_CREATORS))
 async def test_create_by_role(world: World, who: str, expected: int) -> None:
     token = await world.token(who)
     status, body = await world.api.call("POST", "/v2/projects", token, json={"name": "New"})
@@ -401,7 +384,7 @@ async def test_token_settings_have_ranges(api: Api, tenant: Tenant, setting: str
 
 # -- names and aliases ------------------------------------------------------------------------
 async def test_names_are_unique_in_an_org_without_case(
-    site: Site, api: Api, tenant: Tenant
+    site: Site, api: Api, tenant: Tenant, other_tenant: Tenant
 ) -> None:
     token = await tenant.admin_token()
     first = await api.call("POST", "/v2/projects", token, json={"name": "Apollo"})
@@ -413,12 +396,11 @@ async def test_names_are_unique_in_an_org_without_case(
     assert status == 409
     path = f"/v2/projects/{first[1]['project']['id']}"
     assert (await api.call("PATCH", path, token, json={"name": "Apollo"}))[0] == 200
-    other = await quick_tenant(site, api, name="Other", alias="other")
-    assert await new_project(site, other, name="Apollo")  # another org may use the name
+    assert await new_project(site, other_tenant, name="Apollo")  # another org may use the name
 
 
 async def test_aliases_are_unique_across_orgs_and_projects(
-    site: Site, api: Api, tenant: Tenant
+    site: Site, api: Api, tenant: Tenant, other_tenant: Tenant
 ) -> None:
     token = await tenant.admin_token()
     status, body = await api.call(
@@ -430,7 +412,7 @@ async def test_aliases_are_unique_across_orgs_and_projects(
     )
     assert status == 201
     first = body["project"]["id"]
-    other = await quick_tenant(site, api, name="Other", alias="other")
+    other = other_tenant
     other_token = await other.admin_token()
     status, body = await api.call(
         "POST", "/v2/projects", other_token, json={"name": "B", "alias": "MOON"}

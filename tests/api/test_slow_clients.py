@@ -21,8 +21,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from edge.app import Sockets, open_site, start
+from edge.app import Sockets, start
 from tests.conftest import make_config
+from tests.factory import new_site
 
 BOUND = 30  # seconds: a safety net, never the thing tested
 PARTIAL = b"GET /v2/health HTTP/1.1\r\nHost: x\r\nX-Slow: "
@@ -48,7 +49,7 @@ class Served:
 
 
 async def serve(data_dir: Path, **settings: Any) -> AsyncIterator[Served]:
-    site = open_site(make_config(data_dir, **settings))
+    site = new_site(data_dir, **settings)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)

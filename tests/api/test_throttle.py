@@ -12,28 +12,18 @@ from typing import Any
 import pytest
 
 from edge import clock
-from edge.app import Site, create_app, open_site
+from edge.app import Site
 from edge.auth import throttle
 from edge.auth.throttle import Policy
 from storage import throttle as store
-from tests.conftest import Api, make_config
 from tests.sign_in import answer, enroll_software, login, totp, wrong
-from tests.tenants import PASSWORD, Tenant, new_tenant
+from tests.tenants import PASSWORD, Tenant
 
 BAD = "wrong-password-1"
 
 
-@pytest.fixture
-async def tenant(site: Site, api: Api) -> Tenant:
-    return await new_tenant(site, api)
-
-
-@pytest.fixture
-async def proxied(aiohttp_client: Any, data_dir: Any) -> Tenant:
-    """A tenant on a server that believes X-Forwarded-For from loopback (its proxy)."""
-    site = open_site(make_config(data_dir, trusted_proxies="127.0.0.0/8"))
-    api = Api(await aiohttp_client(create_app(site)))
-    return await new_tenant(site, api)
+# A server that believes X-Forwarded-For from loopback (its proxy).
+PROXIED = pytest.mark.world(trusted_proxies="127.0.0.0/8")
 
 
 async def raw(
@@ -96,12 +86,13 @@ async def test_success_resets_the_pair_count(tenant: Tenant) -> None:
         assert (await login(tenant, "lee"))[0] == 201
 
 
-async def test_the_owner_elsewhere_is_not_locked_out(proxied: Tenant) -> None:
+@PROXIED
+async def test_the_owner_elsewhere_is_not_locked_out(tenant: Tenant) -> None:
     """Guesses from one address lock that address out of the account, not its owner."""
-    await proxied.add_user("ada")
-    await fail(proxied, "ada", 10, via="198.51.100.7")
-    assert (await raw(proxied, "ada", PASSWORD, via="198.51.100.7"))[0] == 429
-    assert (await raw(proxied, "ada", PASSWORD, via="203.0.113.9"))[0] == 201
+    await tenant.add_user("ada")
+    await fail(tenant, "ada", 10, via="198.51.100.7")
+    assert (await raw(tenant, "ada", PASSWORD, via="198.51.100.7"))[0] == 429
+    assert (await raw(tenant, "ada", PASSWORD, via="203.0.113.9"))[0] == 201
 
 
 async def test_forwarded_for_is_ignored_unless_from_a_trusted_proxy(tenant: Tenant) -> None:
@@ -110,14 +101,15 @@ async def test_forwarded_for_is_ignored_unless_from_a_trusted_proxy(tenant: Tena
     assert (await raw(tenant, "bob", PASSWORD, via="203.0.113.9"))[0] == 429
 
 
-async def test_only_the_right_most_untrusted_hop_counts(proxied: Tenant) -> None:
+@PROXIED
+async def test_only_the_right_most_untrusted_hop_counts(tenant: Tenant) -> None:
     """A client behind the proxy cannot pick its address by writing the header itself."""
-    await proxied.add_user("cy")
+    await tenant.add_user("cy")
     for forged in range(10):
-        status, _, _ = await raw(proxied, "cy", BAD, via=f"10.9.9.{forged}, 198.51.100.7")
+        status, _, _ = await raw(tenant, "cy", BAD, via=f"10.9.9.{forged}, 198.51.100.7")
         assert status == 400
         clock.advance(timedelta(seconds=20))
-    assert (await raw(proxied, "cy", PASSWORD, via="10.0.0.1, 198.51.100.7"))[0] == 429
+    assert (await raw(tenant, "cy", PASSWORD, via="10.0.0.1, 198.51.100.7"))[0] == 429
 
 
 async def test_every_spelling_of_a_phone_number_counts_against_one_account(
@@ -132,18 +124,19 @@ async def test_every_spelling_of_a_phone_number_counts_against_one_account(
     assert (await raw(tenant, "+1-555-010-2000", PASSWORD))[0] == 429
 
 
+@PROXIED
 async def test_a_distributed_guess_locks_the_account_and_is_recorded(
-    proxied: Tenant, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tenant: Tenant, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setattr(
         throttle, "ACCOUNT_WIDE", Policy(free=6, lockout_after=6, lockout=timedelta(minutes=15))
     )
-    user_id = await proxied.add_user("dee")
+    user_id = await tenant.add_user("dee")
     with caplog.at_level(logging.WARNING, logger="edge.signin"):
         for address in ("192.0.2.1", "192.0.2.2", "192.0.2.3"):
-            await fail(proxied, "dee", 2, via=address)
-    assert (await raw(proxied, "dee", PASSWORD, via="203.0.113.50"))[0] == 429
-    records = proxied.site.services.db.read(lambda c: store.lockouts_since(c, "0"))
+            await fail(tenant, "dee", 2, via=address)
+    assert (await raw(tenant, "dee", PASSWORD, via="203.0.113.50"))[0] == 429
+    records = tenant.site.services.db.read(lambda c: store.lockouts_since(c, "0"))
     assert [(r["account"], r["failures"], r["addresses"]) for r in records] == [
         (f"user:{user_id}", 6, 3)
     ]
@@ -151,7 +144,7 @@ async def test_a_distributed_guess_locks_the_account_and_is_recorded(
         "account-wide" in r.getMessage() and "3 addresses" in r.getMessage() for r in caplog.records
     )
     clock.advance(timedelta(minutes=15))
-    assert (await raw(proxied, "dee", PASSWORD, via="203.0.113.50"))[0] == 201
+    assert (await raw(tenant, "dee", PASSWORD, via="203.0.113.50"))[0] == 201
 
 
 async def test_blocks_are_warnings_on_one_line(

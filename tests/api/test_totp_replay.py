@@ -7,21 +7,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pyotp
-import pytest
 
 from edge import clock
 from edge.app import Site
 from edge.auth.signin import WRONG_CODE
-from tests.conftest import Api
 from tests.sign_in import answer, enroll_software, login, totp
-from tests.tenants import Tenant, new_tenant
+from tests.tenants import Tenant
 
 STEP = {"challenge": "SOFTWARE_TOKEN_MFA"}
-
-
-@pytest.fixture
-async def tenant(site: Site, api: Api) -> Tenant:
-    return await new_tenant(site, api)
 
 
 async def with_code(tenant: Tenant, name: str, code: str) -> tuple[int, dict[str, str]]:

@@ -16,11 +16,6 @@ from tests.tenants import PASSWORD, Tenant, new_tenant
 from tests.world import World
 
 
-@pytest.fixture
-async def tenant(site: Site, api: Api) -> Tenant:
-    return await new_tenant(site, api)
-
-
 async def ok(api: Api, method: str, path: str, token: str, **kwargs: Any) -> Any:
     status, body = await api.call(method, path, token, **kwargs)
     assert status in (200, 201), (method, path, status, body)

@@ -19,14 +19,9 @@ from aiohttp import WSMsgType
 
 from edge import clock
 from edge.app import Site
-from edge.config import Config
-from tests.conftest import make_config
 from tests.world import Notices, World
 
-
-@pytest.fixture
-def config(data_dir: Any) -> Config:
-    return make_config(data_dir, tunnel_max_streams=3, tunnel_connect_timeout=5)
+pytestmark = pytest.mark.world(tunnel_max_streams=3, tunnel_connect_timeout=5)
 
 
 @pytest.fixture(autouse=True)

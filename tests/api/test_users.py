@@ -10,7 +10,16 @@ import pytest
 
 from storage import users as user_store
 from tests.tenants import PASSWORD
-from tests.world import ALL, DEVICES, TARGETS, World, table, target_table
+from tests.world import (
+    ALL,
+    DEVICES,
+    TARGETS,
+    USER_CREATORS,
+    USER_CREATORS_IN_APOLLO,
+    World,
+    table,
+    target_table,
+)
 
 # Status per caller for each target user, in the order of TARGETS: member (home project
 # Apollo, a member of Ward), loner (an org-level user in no group), boss (an org admin, home
@@ -85,52 +94,12 @@ async def test_delete_user_by_role(world: World, who: str, target: str, expected
     assert (row is None) == (status == 200)
 
 
-CREATE = {
-    "staff": 201,
-    "staff_unscoped": 403,
-    "org_admin": 201,
-    "project_admin": 403,
-    "role_admin": 403,
-    "org_user_perms": 201,
-    "org_group_role_perms": 403,
-    "org_project_perms": 403,
-    "org_device_perms": 403,
-    "project_user_perms": 403,
-    "project_group_role_perms": 403,
-    "project_device_perms": 403,
-    "project_reader": 403,
-    "project_updater": 403,
-    "group_admin": 403,
-    "group_user_perms": 403,
-    "group_editor": 403,
-    "group_device_perms": 403,
-    "member": 403,
-    "holder": 403,
-    "owner": 403,
-    "plain": 403,
-    "gemini_user": 403,
-    "device_member": 403,
-    "device_loner": 403,
-    "device_boss": 201,
-    "device_plain": 403,
-    "other_admin": 201,  # in their own organization
-    "anonymous": 401,
-}
-CREATE_IN_PROJECT = {
-    **CREATE,
-    "project_admin": 201,
-    "role_admin": 201,
-    "project_user_perms": 201,
-    "other_admin": 400,  # not a project of their organization
-}
-
-
-@pytest.mark.parametrize(("who", "expected"), table(CREATE))
+@pytest.mark.parametrize(("who", "expected"), table(USER_CREATORS))
 async def test_create_org_level_user_by_role(world: World, who: str, expected: int) -> None:
     await create_by_role(world, who, expected, in_project=False)
 
 
-@pytest.mark.parametrize(("who", "expected"), table(CREATE_IN_PROJECT))
+@pytest.mark.parametrize(("who", "expected"), table(USER_CREATORS_IN_APOLLO))
 async def test_create_user_in_project_by_role(world: World, who: str, expected: int) -> None:
     await create_by_role(world, who, expected, in_project=True)
 

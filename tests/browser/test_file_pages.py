@@ -14,9 +14,7 @@ PAGE = b"""<!doctype html><html><body><p id="shown">uploaded page</p>
 </body></html>"""
 
 
-@pytest.fixture
-def world(content_world: World) -> World:
-    return content_world
+pytestmark = pytest.mark.world("content")
 
 
 async def test_an_uploaded_page_shows_but_runs_no_script_on_the_origin(world: World) -> None:

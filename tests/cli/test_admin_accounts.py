@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from edge import cli
-from edge.app import open_site
 from edge.auth import staff as first_staff
 from edge.auth.hashing import COMMON
 from edge.errors import TooManyAttempts, ValidationError
-from tests.conftest import STAFF_PASSWORD, make_config
+from tests.conftest import STAFF_PASSWORD
+from tests.factory import new_site
 from tests.tenants import PASSWORD
 
 NEW = "operator-chose-this-1"
@@ -45,7 +45,7 @@ def run(
 
 
 def grant(data_dir: Path, password: str, **form: str) -> dict[str, Any]:
-    site = open_site(make_config(data_dir))
+    site = new_site(data_dir)
     try:
         signin = site.services.signin
         body = {"grant_type": "password", "username": "admin", "password": password, **form}
@@ -73,7 +73,7 @@ def test_reset_the_staff_password_from_standard_input(
     assert "access_token" in grant(data_dir, NEW)
     with pytest.raises(ValidationError):
         grant(data_dir, STAFF_PASSWORD)
-    site = open_site(make_config(data_dir))
+    site = new_site(data_dir)
     try:
         refreshed = asyncio.run(
             site.services.signin.refresh_grant({"refresh_token": before["refresh_token"]})
@@ -152,7 +152,7 @@ async def test_reset_and_unlock_a_user(
     from tests.conftest import Api
     from tests.tenants import new_tenant
 
-    site = open_site(make_config(data_dir))
+    site = new_site(data_dir)
     tenant = await new_tenant(site, Api(None))  # type: ignore[arg-type]
     user_id = await tenant.add_user("lockedout")
     for _ in range(10):
@@ -213,7 +213,7 @@ def test_an_ignored_admin_password_is_logged(
     data_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger="edge"):
-        site = open_site(make_config(data_dir))  # the template site has its staff account
+        site = new_site(data_dir)  # the template site has its staff account
         site.services.db.close()
     assert first_staff.IGNORED in caplog.text
 

@@ -22,9 +22,8 @@ from unittest import mock
 import pytest
 
 from edge import cli
-from edge.app import open_site
 from edge.errors import Denied, Unauthenticated
-from tests.conftest import make_config
+from tests.factory import new_site
 from tests.world import World
 
 PASSWORD = "a-good-long-password-1"
@@ -73,7 +72,7 @@ def audit(folder: Path, target: str) -> list[dict[str, Any]]:
 
 
 def sign_in(folder: Path, login: str, password: str) -> dict[str, Any]:
-    site = open_site(make_config(folder))
+    site = new_site(folder)
     try:
         body = {"grant_type": "password", "username": login, "password": password}
         grant = site.services.signin.password_grant(body | {"client_id": "clinic"}, "192.0.2.1")
@@ -83,7 +82,7 @@ def sign_in(folder: Path, login: str, password: str) -> dict[str, Any]:
 
 
 def key_works(folder: Path, key: str) -> bool:
-    site = open_site(make_config(folder))
+    site = new_site(folder)
     try:
         site.services.device_keys.verify(key)
         return True

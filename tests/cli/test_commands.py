@@ -18,9 +18,10 @@ import apsw
 import pytest
 
 from edge import cli, config
-from edge.app import create_app, open_site
+from edge.app import create_app
 from edge.config import ConfigError, Secret, load, settings_table
-from tests.conftest import Api, make_config
+from tests.conftest import Api
+from tests.factory import new_site
 from tests.ports import free_port
 
 ORG_PASSWORD = "clinic-admin-pass"
@@ -293,7 +294,7 @@ async def test_create_org_then_its_admin_signs_in(
         "password": "<theirs>",
         "client_id": "clinic1",
     }
-    site = open_site(make_config(data_dir))
+    site = new_site(data_dir)
     try:
         api = Api(await aiohttp_client(create_app(site)))
         status, _ = await api.call("POST", "/v2/auth/token", data=form | {"password": ORG_PASSWORD})

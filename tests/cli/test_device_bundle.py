@@ -28,10 +28,7 @@ from tests.embedded_broker.clients import Client
 from tests.ports import free_port
 from tests.world import World
 
-
-@pytest.fixture
-def config(data_dir: Path) -> Config:
-    return make_config(data_dir, mqtt_tls_port=free_port(), mqtt_port=free_port())
+pytestmark = pytest.mark.world(mqtt_tls_port=lambda _: free_port(), mqtt_port=lambda _: free_port())
 
 
 def bundle(config: Config, device_id: str, out: Path) -> tuple[int, str, str]:

@@ -28,7 +28,7 @@ from edge import clock
 from edge.app import Site
 from edge.config import Config
 from edge.devices.topics import root_scope
-from tests.conftest import Api, make_config
+from tests.conftest import Api
 from tests.ports import free_port
 from tests.world import World
 
@@ -36,9 +36,7 @@ EDGE = str(Path(sys.executable).with_name("edge"))
 LINE_SECONDS = 30.0
 
 
-@pytest.fixture
-def config(data_dir: Path) -> Config:
-    return make_config(data_dir, mqtt_port=free_port(), tunnel_connect_timeout=20)
+pytestmark = pytest.mark.world(mqtt_port=lambda _: free_port(), tunnel_connect_timeout=20)
 
 
 @dataclass

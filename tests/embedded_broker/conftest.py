@@ -16,15 +16,16 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from edge.app import MQTT, Site, create_app, open_site
+from edge.app import MQTT, Site, create_app
 from edge.devices.directory import DeviceDirectory
 from embedded_broker.broker import state_of
 from embedded_broker.service import MqttService
 from embedded_broker.sessions import ClientSession
-from tests.conftest import Api, make_config
+from tests.conftest import Api
 from tests.embedded_broker.clients import Client
+from tests.factory import new_site, settings_of
 from tests.ports import free_port
-from tests.tenants import quick_tenant
+from tests.world import World
 
 SCOPES = {"/sensors": {"can_publish": True, "can_subscribe": True}}
 TlsFiles = tuple[Path, Path | None, Path | None]
@@ -193,34 +194,27 @@ PORT_SETTINGS = {
 }
 
 
-async def start(
-    data_dir: Path, aiohttp_client: Any, *, tenants: bool = True, **settings: Any
-) -> Harness:
-    """The server on `data_dir` with every listener on a free port; with `tenants`, two
-    organizations and their admins (the first is where devices go unless told)."""
+async def start(data_dir: Path, aiohttp_client: Any, **settings: Any) -> Harness:
+    """The server on `data_dir` (a site of the factory, tests/factory.py) with every
+    listener on a free port, and these settings; a restart when `data_dir` was served
+    before."""
     ports = {name: free_port() for name in LISTENERS}
     ports_settings = {PORT_SETTINGS[name]: port for name, port in ports.items()}
-    config = make_config(data_dir, **{**ports_settings, **settings})
-    site = open_site(config)
+    site = new_site(data_dir, **{**ports_settings, **settings})
     app = create_app(site)
     api = Api(await aiohttp_client(app))  # starts the app, and with it the broker
-    harness = Harness(site, api, app[MQTT], ports, data_dir.parent / f"certs-{data_dir.name}")
-    if tenants:
-        for name, alias in (("Clinic", "clinic"), ("Other", "other")):
-            tenant = await quick_tenant(site, api, name, alias)
-            harness.orgs.append(Org(tenant.org_id, await tenant.admin_token()))
-    return harness
-
-
-@pytest.fixture
-def broker_settings() -> dict[str, Any]:
-    return {}
+    return Harness(site, api, app[MQTT], ports, data_dir.parent / f"certs-{data_dir.name}")
 
 
 @pytest.fixture
 async def broker(
-    data_dir: Path, aiohttp_client: Any, broker_settings: dict[str, Any]
+    data_dir: Path, aiohttp_client: Any, orgs_template: World, request: pytest.FixtureRequest
 ) -> AsyncIterator[Harness]:
-    harness = await start(data_dir, aiohttp_client, **broker_settings)
+    """The server with its broker on the orgs of the factory, Clinic (where devices go
+    unless told) and Other; settings from the test's `world` marks."""
+    harness = await start(data_dir, aiohttp_client, **settings_of(request))
+    orgs = orgs_template.bound(harness.site, harness.app_api)
+    for tenant in (orgs.tenant, orgs.other):
+        harness.orgs.append(Org(tenant.org_id, await tenant.admin_token()))
     yield harness
     harness.stop_clients()  # the app's cleanup then stops the broker and closes the database

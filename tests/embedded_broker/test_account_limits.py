@@ -19,13 +19,11 @@ IDENTIFIER_REJECTED = 2
 QUEUE_BYTES, RETAINED_BYTES = 65536, 1000
 
 
-@pytest.fixture
-def broker_settings() -> dict[str, Any]:
-    return {
-        "mqtt_account_sessions": 2,
-        "mqtt_account_queue_bytes": QUEUE_BYTES,
-        "mqtt_account_retained_bytes": RETAINED_BYTES,
-    }
+pytestmark = pytest.mark.world(
+    mqtt_account_sessions=2,
+    mqtt_account_queue_bytes=QUEUE_BYTES,
+    mqtt_account_retained_bytes=RETAINED_BYTES,
+)
 
 
 async def kept(broker: Harness, device: Any, client_id: str) -> Any:
@@ -101,7 +99,7 @@ async def test_retained_bytes_of_an_account_stop_at_its_total(
     assert retained.held(f"{root}/b") == (None, 0)
     assert retained.held(f"{root}/a") == (device.id, len(f"{root}/a") + 900)
     await stop(broker)
-    restarted = await start(broker.site.services.config.data_dir, aiohttp_client, tenants=False)
+    restarted = await start(broker.site.services.config.data_dir, aiohttp_client)
     try:  # who retains what is read back with the messages
         usage = restarted.mqtt.router.accounts.usage(device.id)
         assert usage.retained == len(f"{root}/a") + 900

@@ -7,10 +7,11 @@ from __future__ import annotations
 import asyncio
 import socket
 from pathlib import Path
-from typing import Any
+
+import pytest
 
 from tests.embedded_broker.certs import issue
-from tests.embedded_broker.conftest import Device, Harness, start
+from tests.embedded_broker.conftest import Device, Harness
 
 BAD_USERNAME_PASSWORD, NOT_AUTHORIZED = 4, 5
 
@@ -150,12 +151,9 @@ def first_bytes_back(port: int) -> bytes:
             return b""
 
 
-async def test_connections_over_the_limit_are_closed(data_dir: Path, aiohttp_client: Any) -> None:
-    broker = await start(data_dir, aiohttp_client, mqtt_max_connections=1)
+@pytest.mark.world(mqtt_max_connections=1)
+async def test_connections_over_the_limit_are_closed(broker: Harness) -> None:
     device = await broker.device("dev1")
-    try:
-        await broker.connected(device, "first")
-        assert await asyncio.to_thread(first_bytes_back, broker.ports["mqtt"]) == b""
-        assert broker.stats.refused_connects == 1
-    finally:
-        broker.stop_clients()
+    await broker.connected(device, "first")
+    assert await asyncio.to_thread(first_bytes_back, broker.ports["mqtt"]) == b""
+    assert broker.stats.refused_connects == 1

@@ -20,13 +20,9 @@ QUEUE_BYTES, QUEUE_MESSAGES = 65536, 10
 BIG = b"x" * 32768
 
 
-@pytest.fixture
-def broker_settings() -> dict[str, Any]:
-    return {
-        "mqtt_queue_bytes": QUEUE_BYTES,
-        "mqtt_queue_messages": QUEUE_MESSAGES,
-        "mqtt_max_message_bytes": 65536,
-    }
+pytestmark = pytest.mark.world(
+    mqtt_queue_bytes=QUEUE_BYTES, mqtt_queue_messages=QUEUE_MESSAGES, mqtt_max_message_bytes=65536
+)
 
 
 async def stalled(broker: Harness, qos: int) -> Any:

@@ -74,7 +74,7 @@ async def test_a_retained_qos1_message_survives_a_crash(
     shutil.copytree(
         broker.site.services.config.data_dir, copy, ignore=shutil.ignore_patterns("*.lock")
     )
-    restarted = await start(copy, aiohttp_client, tenants=False)  # the same org and device
+    restarted = await start(copy, aiohttp_client)  # the same org and device
     try:
         client = await restarted.connected(device, "sub")
         assert await client.subscribe(f"{device.root}/sensors/#", 1) == 1
@@ -126,7 +126,7 @@ async def test_a_persistent_session_survives_a_restart(
     await publisher.publish(f"{device.root}/sensors/one", b"qos0 is not kept", 0)
     await stop(broker)
     data_dir = broker.site.services.config.data_dir
-    restarted = await start(data_dir, aiohttp_client, tenants=False)
+    restarted = await start(data_dir, aiohttp_client)
     try:
         back = restarted.client("keeper", **device.login, clean=False)
         assert await back.connect() == (0, True)  # session present
@@ -167,7 +167,7 @@ async def test_a_message_queued_for_an_absent_client_is_stored_before_its_puback
     shutil.copytree(
         broker.site.services.config.data_dir, copy, ignore=shutil.ignore_patterns("*.lock")
     )
-    restarted = await start(copy, aiohttp_client, tenants=False)
+    restarted = await start(copy, aiohttp_client)
     try:
         back = restarted.client("keeper", **device.login, clean=False)
         assert await back.connect() == (0, True)
@@ -177,7 +177,7 @@ async def test_a_message_queued_for_an_absent_client_is_stored_before_its_puback
         restarted.stop_clients()
 
 
-@pytest.mark.parametrize("broker_settings", [{"mqtt_queue_messages": 3}])
+@pytest.mark.world(mqtt_queue_messages=3)
 async def test_the_stored_queue_of_a_session_is_bounded(
     broker: Harness, aiohttp_client: Any
 ) -> None:
@@ -192,7 +192,7 @@ async def test_the_stored_queue_of_a_session_is_bounded(
     assert broker.stats.dropped_offline == 2
     assert len(stored_messages(broker, f"{device.id}:keeper")) == 3
     await stop(broker)
-    restarted = await start(broker.site.services.config.data_dir, aiohttp_client, tenants=False)
+    restarted = await start(broker.site.services.config.data_dir, aiohttp_client)
     try:
         back = restarted.client("keeper", **device.login, clean=False)
         assert await back.connect() == (0, True)
@@ -222,11 +222,11 @@ async def test_a_stored_session_whose_key_was_reset_is_not_restored(
     await stop(broker)
     data_dir = broker.site.services.config.data_dir
     no_mqtt = {"mqtt_port": 0, "mqtt_tls_port": 0, "mqtt_ws_port": 0, "mqtt_wss_port": 0}
-    http_only = await start(data_dir, aiohttp_client, tenants=False, **no_mqtt)
+    http_only = await start(data_dir, aiohttp_client, **no_mqtt)
     http_only.orgs = broker.orgs  # the same admins, signed in before the restart
     await http_only.reset_api_key(device)  # while no broker runs to drop anything
     await stop(http_only)
-    restarted = await start(data_dir, aiohttp_client, tenants=False)
+    restarted = await start(data_dir, aiohttp_client)
     try:
         key = f"{device.id}:keeper"
         assert restarted.session(device.id, "keeper") is None

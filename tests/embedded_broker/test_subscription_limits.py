@@ -73,7 +73,7 @@ async def test_thousands_of_filters_in_one_subscribe_are_one_bounded_write(
     assert broker.stats.refused_subscriptions == 5500
 
 
-@pytest.mark.parametrize("broker_settings", [{"mqtt_max_subscriptions": 3}])
+@pytest.mark.world(mqtt_max_subscriptions=3)
 async def test_a_session_holds_at_most_max_subscriptions(broker: Harness) -> None:
     device = await broker.device("dev1")
     client = await broker.connected(device, "c")

@@ -75,7 +75,7 @@ async def test_a_stored_retained_message_too_deep_is_skipped_at_start(
         await broker.site.services.db.write(lambda c, r=record: mqtt_retained.put(c, r, now))
     await stop(broker)
     with caplog.at_level(logging.WARNING, "edge.mqtt"):
-        restarted = await start(broker.site.services.config.data_dir, aiohttp_client, tenants=False)
+        restarted = await start(broker.site.services.config.data_dir, aiohttp_client)
     try:
         assert "topic over the limits (1502 levels" in caplog.text
         subscriber = await restarted.connected(device, "sub")

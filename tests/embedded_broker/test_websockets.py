@@ -19,9 +19,7 @@ LIMIT = 65536
 MESSAGE_TOO_BIG = 1009
 
 
-@pytest.fixture
-def broker_settings() -> dict[str, Any]:
-    return {"mqtt_max_message_bytes": LIMIT}
+pytestmark = pytest.mark.world(mqtt_max_message_bytes=LIMIT)
 
 
 @pytest.mark.parametrize("listener", ["mqtt-ws", "mqtt-wss"])

@@ -7,31 +7,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from aiohttp import web
 
 from edge.app import PROBE
-from edge.config import Config
 from edge.delivery import alerts as alerts_module
-from tests.conftest import Api, make_config
-from tests.edge.delivery.test_delivery import Inbox, inbox  # noqa: F401
+from tests.conftest import Api
+from tests.edge.delivery.test_delivery import MAIL, Inbox, inbox  # noqa: F401
 from tests.faults.disk import FULL, READ_ONLY, Disk, disk  # noqa: F401
 from tests.faults.test_alerts_while_disk_refuses import queued
 from tests.faults.test_disk_faults import admin_of, data
 from tests.world import World
 
-
-@pytest.fixture
-def config(data_dir: Path, disk: Disk, inbox: Inbox) -> Config:  # noqa: F811 (disk first)
-    return make_config(
-        data_dir,
-        smtp_host="127.0.0.1",
-        smtp_port=inbox.port,
-        smtp_security="none",
-        mail_from="edge@clinic.test",
-    )
+# The faulty disk is under the site from its first connection on; mail goes to the inbox.
+pytestmark = [pytest.mark.usefixtures("disk"), pytest.mark.world(**MAIL)]
 
 
 async def until(condition: Callable[[], bool]) -> None:

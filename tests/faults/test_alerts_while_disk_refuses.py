@@ -7,24 +7,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
 from edge.app import Site
-from edge.config import Config
 from edge.delivery import alerts as alerts_module
 from edge.delivery.alerts import PURPOSE
 from storage import outbox
-from tests.conftest import make_config
 from tests.faults.disk import FULL, READ_ONLY, Disk, disk  # noqa: F401
 from tests.faults.test_disk_faults import admin_of, data
 from tests.world import World
 
-
-@pytest.fixture
-def config(data_dir: Path, disk: Disk) -> Config:  # noqa: F811 (the disk comes first)
-    return make_config(data_dir)
+# The faulty disk is under the site from its first connection on.
+pytestmark = pytest.mark.usefixtures("disk")
 
 
 async def until(condition: Callable[[], bool]) -> None:

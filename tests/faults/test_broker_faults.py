@@ -6,38 +6,31 @@ a restart."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
-from typing import Any
 
 from tests.embedded_broker.clients import _wait
-from tests.embedded_broker.conftest import Harness, start
+from tests.embedded_broker.conftest import Harness, broker  # noqa: F401
 from tests.faults.disk import FULL, Disk, disk  # noqa: F401
 
 
-def retained(broker: Harness) -> list[tuple[str, bytes]]:
-    return broker.site.services.db.read(
+def retained(harness: Harness) -> list[tuple[str, bytes]]:
+    return harness.site.services.db.read(
         lambda c: c.execute("SELECT topic, payload FROM mqtt_retained").fetchall()
     )
 
 
 async def test_a_retained_message_that_cannot_be_stored_is_not_acknowledged(
     disk: Disk,  # noqa: F811 (before the server opens its database)
-    data_dir: Path,
-    aiohttp_client: Any,
+    broker: Harness,  # noqa: F811 (tests/embedded_broker/conftest.py's)
 ) -> None:
-    broker = await start(data_dir, aiohttp_client)
-    try:
-        device = await broker.device("dev1")
-        publisher = await broker.connected(device, "pub")
-        topic = f"{device.root}/sensors/kept"
-        disk.fault = FULL
-        info = publisher.paho.publish(topic, b"while full", 1, retain=True)
-        assert await _wait(publisher.gone.wait, 15)  # closed, with no PUBACK
-        await asyncio.sleep(0.2)
-        assert not info.is_published() and retained(broker) == []
-        disk.fault = None  # paho connects again and sends the message again
-        await _wait(info.wait_for_publish, 15)
-        assert info.is_published()
-        assert retained(broker) == [(topic, b"while full")]
-    finally:
-        broker.stop_clients()
+    device = await broker.device("dev1")
+    publisher = await broker.connected(device, "pub")
+    topic = f"{device.root}/sensors/kept"
+    disk.fault = FULL
+    info = publisher.paho.publish(topic, b"while full", 1, retain=True)
+    assert await _wait(publisher.gone.wait, 15)  # closed, with no PUBACK
+    await asyncio.sleep(0.2)
+    assert not info.is_published() and retained(broker) == []
+    disk.fault = None  # paho connects again and sends the message again
+    await _wait(info.wait_for_publish, 15)
+    assert info.is_published()
+    assert retained(broker) == [(topic, b"while full")]

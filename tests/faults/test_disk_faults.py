@@ -13,8 +13,6 @@ from typing import Any
 import pytest
 
 from api.errors import FULL_MESSAGE, UNWRITABLE_MESSAGE
-from edge.config import Config
-from tests.conftest import make_config
 from tests.faults.disk import FULL, IO_ERROR, READ_ONLY, Disk, disk  # noqa: F401
 from tests.world import World
 
@@ -25,9 +23,8 @@ FAULTS = [
 ]
 
 
-@pytest.fixture
-def config(data_dir: Path, disk: Disk) -> Config:  # noqa: F811 (the disk comes first)
-    return make_config(data_dir)
+# The faulty disk is under the site from its first connection on.
+pytestmark = pytest.mark.usefixtures("disk")
 
 
 class Admin:

@@ -12,16 +12,13 @@ from aiohttp import web
 
 from api.keys import SERVICES
 from edge.app import PROBE
-from edge.config import Config
 from storage import layout
 from storage.space import NotWritable
-from tests.conftest import Api, make_config
+from tests.conftest import Api
 from tests.faults.disk import FULL, IO_ERROR, READ_ONLY, Disk, disk  # noqa: F401
 
-
-@pytest.fixture
-def config(data_dir: Path, disk: Disk) -> Config:  # noqa: F811 (the disk comes first)
-    return make_config(data_dir)
+# The faulty disk is under the site from its first connection on.
+pytestmark = pytest.mark.usefixtures("disk")
 
 
 @pytest.mark.parametrize(

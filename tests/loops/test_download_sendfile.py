@@ -18,9 +18,7 @@ from typing import Any
 import pytest
 
 from api import sendfile
-from edge.config import Config
 from edge.ops import ca
-from tests.conftest import make_config
 from tests.files import PART, relative
 from tests.world import World
 
@@ -28,14 +26,7 @@ STALL = 0.3  # send_timeout of these tests' server, seconds
 BIG = os.urandom(16 << 20)  # more than loopback's socket buffers hold
 
 
-@pytest.fixture
-def config(data_dir: Path) -> Config:
-    return make_config(data_dir, files_min_part_bytes=PART, send_timeout=STALL)
-
-
-@pytest.fixture
-def world(content_world: World) -> World:
-    return content_world
+pytestmark = pytest.mark.world("content", files_min_part_bytes=PART, send_timeout=STALL)
 
 
 @pytest.fixture

@@ -13,10 +13,11 @@ from typing import Any
 import apsw
 import pytest
 
-from edge.app import create_app, open_site
+from edge.app import create_app
 from edge.ops import backup
 from storage.blobs import BlobStore
-from tests.conftest import Api, make_config
+from tests.conftest import Api
+from tests.factory import new_site
 from tests.files import relative
 from tests.tenants import new_tenant
 
@@ -57,7 +58,7 @@ async def test_a_backup_during_uploads_holds_exactly_the_blobs_it_lists(
     aiohttp_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     site_dir, copy = tmp_path / "site", tmp_path / "copy"
-    site = open_site(make_config(site_dir))
+    site = new_site(site_dir)
     api = Api(await aiohttp_client(create_app(site)))
     tenant = await new_tenant(site, api)
     token = await tenant.token()
@@ -92,7 +93,7 @@ async def test_a_backup_during_uploads_holds_exactly_the_blobs_it_lists(
 
     restored = tmp_path / "restored"
     backup.restore(copy, restored, force=False, echo=lambda _: None)
-    again = Api(await aiohttp_client(create_app(open_site(make_config(restored)))))
+    again = Api(await aiohttp_client(create_app(new_site(restored))))
     status, body = await again.call(
         "GET", f"/v2/groups/{group}/files/c", token, params={"cascade": "true"}
     )

@@ -11,18 +11,19 @@ from typing import Any
 
 import pytest
 
-from edge.app import create_app, open_site
+from edge.app import create_app
 from edge.errors import Conflict, ValidationError
 from edge.ops import backup, check
 from storage import layout
-from tests.conftest import STAFF_PASSWORD, Api, make_config
+from tests.conftest import STAFF_PASSWORD, Api
+from tests.factory import new_site
 from tests.tenants import PASSWORD, new_tenant
 
 
 async def test_restored_site_serves_the_same_accounts_and_tokens(
     aiohttp_client: Any, tmp_path: Path
 ) -> None:
-    first = open_site(make_config(tmp_path / "site"))
+    first = new_site(tmp_path / "site")
     api = Api(await aiohttp_client(create_app(first)))
     tenant = await new_tenant(first, api)
     status, staff = await api.call(
@@ -49,7 +50,7 @@ async def test_restored_site_serves_the_same_accounts_and_tokens(
 
     restored = tmp_path / "restored"
     backup.restore(tmp_path / "copy", restored, force=False, echo=lines.append)
-    second = open_site(make_config(restored))
+    second = new_site(restored)
     again = Api(await aiohttp_client(create_app(second)))
     status, body = await again.call("GET", f"/v2/orgs/{tenant.org_id}", staff["access_token"])
     assert status == 200 and body["org"]["alias"] == tenant.alias  # old access token verifies

@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 
 from edge import cli, clock
-from edge.app import open_site
 from edge.errors import Conflict
 from edge.ops import backup, backup_rotation
-from tests.conftest import make_config
+from tests.factory import new_site
 
 NAME = re.compile(r"^edge-\d{4}-\d{2}-\d{2}T\d{6}Z$")
 
@@ -40,7 +39,7 @@ def test_the_newest_backups_stay_and_the_oldest_go(data_dir: Path, tmp_path: Pat
     ]
     restored = tmp_path / "restored"
     backup.restore(made[-1], restored, force=False, echo=lambda _: None)  # each one whole
-    open_site(make_config(restored)).services.db.close()
+    new_site(restored).services.db.close()
 
 
 def test_the_name_is_the_utc_time_and_the_folder_owner_only(data_dir: Path, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from edge import cli
 from edge.ops import ownership
-from tests.conftest import make_config
+from tests.factory import new_site
 from tests.ports import free_port
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the refusal is for root only")
@@ -87,12 +87,11 @@ def test_a_user_without_a_name_is_named_by_its_number(tmp_path: Path) -> None:
 
 def test_the_service_can_use_what_the_refusal_protects(data_dir: Path) -> None:
     """The guard is on the command line, not in the site: the service opens its folder."""
-    from edge.app import open_site
     from storage import staff
 
     give_away(data_dir)
     assert ownership.refusal(data_dir, "serve") is not None  # the command line refuses root
-    site = open_site(make_config(data_dir))
+    site = new_site(data_dir)
     try:
         assert site.services.db.read(staff.first)["username"] == "admin"  # the site opens
     finally:

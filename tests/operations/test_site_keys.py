@@ -17,12 +17,11 @@ import pytest
 from cryptography.fernet import Fernet
 
 from edge import cli
-from edge.app import open_site
 from edge.data.signing import DataSigner
 from edge.ops import check, site_keys
 from edge.ops.site_keys import KeysDamaged
 from storage import layout
-from tests.conftest import make_config
+from tests.factory import new_site
 from tests.operations.test_upgrade_and_check import schema1_site
 from tests.ports import free_port
 
@@ -82,7 +81,7 @@ def test_a_damaged_key_fails_check_and_the_site_does_not_open(
     shown = str(data_dir / name) if damage == "missing" and "*" in name else str(path)
     assert shown in failed[0] and EXPECTED[damage] in failed[0] and "edge backup" in failed[0]
     with pytest.raises(KeysDamaged, match="edge restore") as raised:
-        open_site(make_config(data_dir))
+        new_site(data_dir)
     assert shown in raised.value.message and "\n" not in raised.value.message
     code = cli.main(["init", "--data-dir", str(data_dir)])
     err = capsys.readouterr().err
@@ -110,7 +109,7 @@ def test_serve_refuses_with_one_line_naming_the_key(name: str, data_dir: Path) -
 
 def test_an_empty_site_gets_every_key_and_passes_check(tmp_path: Path) -> None:
     folder = tmp_path / "new"
-    open_site(make_config(folder)).services.db.close()
+    new_site(folder).services.db.close()
     for name in KEY_FILES:
         assert key_path(folder, name).stat().st_size > 0
     assert site_keys.faults(folder) == []
@@ -124,7 +123,7 @@ def test_a_site_from_before_a_key_existed_gets_it(tmp_path: Path) -> None:
     for name in ("keys/mfa.fernet.key", "keys/files-url.key", "keys/data-signing.key"):
         (folder / name).unlink(missing_ok=True)
     assert site_keys.faults(folder) == []
-    open_site(make_config(folder)).services.db.close()
+    new_site(folder).services.db.close()
     for name in KEY_FILES:
         assert key_path(folder, name).is_file()
     (folder / "keys" / "hmac.key").unlink()  # but what schema 1 had, it must keep
@@ -173,7 +172,7 @@ def test_another_valid_key_does_not_open_the_stored_data(
     ok, lines = findings(data_dir)
     assert not ok and any(name in line and "another key" in line for line in lines)
     with pytest.raises(KeysDamaged, match="another key"):
-        open_site(make_config(data_dir))
+        new_site(data_dir)
 
 
 def test_a_damaged_server_certificate_is_issued_again(data_dir: Path) -> None:

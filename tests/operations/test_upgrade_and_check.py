@@ -10,12 +10,13 @@ from typing import Any
 import apsw
 
 from edge import clock
-from edge.app import create_app, open_site
+from edge.app import create_app
 from edge.auth import hashing
 from edge.auth.keys import load_or_create
 from edge.ops import check
 from storage import layout, migrate, snapshot
-from tests.conftest import STAFF_EMAIL, Api, make_config
+from tests.conftest import STAFF_EMAIL, Api
+from tests.factory import new_site
 
 OLD_PASSWORD = "old-site-password"
 T0 = "2025-06-01T00:00:00.000000Z"
@@ -54,7 +55,7 @@ async def test_a_newer_edge_copies_then_migrates_an_older_site(
 ) -> None:
     folder = tmp_path / "old"
     schema1_site(folder)
-    site = open_site(make_config(folder))
+    site = new_site(folder)
     copies = list((folder / layout.BACKUPS_DIR).glob("edge-schema1-before-*.db"))
     assert len(copies) == 1 and snapshot.schema_version(copies[0]) == 1
     assert snapshot.schema_version(layout.database_path(folder)) == migrate.latest_version()
@@ -69,8 +70,8 @@ async def test_a_newer_edge_copies_then_migrates_an_older_site(
 
 def test_a_current_site_is_not_copied_again(tmp_path: Path) -> None:
     folder = tmp_path / "site"
-    open_site(make_config(folder)).services.db.close()
-    open_site(make_config(folder)).services.db.close()
+    new_site(folder).services.db.close()
+    new_site(folder).services.db.close()
     assert not (folder / layout.BACKUPS_DIR).exists()
 
 

@@ -65,23 +65,31 @@ async def attempt(base_url: str, token: str | None, call: Callable[[Any], Any]) 
         return failure.status_code, None
 
 
-async def test_devices_crud_through_the_sdk(base_url: str, world: World) -> None:
+PUMP = CreateDeviceBody(
+    name="sdk-pump",
+    manufacturer="Acme",
+    product="P-1",
+    site="Hall A",
+    serial_number="SN-9",
+    mac_address="00:11:22:33:44:55",
+    tags=["sdk"],
+    custom_attributes=CreateDeviceBodyCustomAttributes.from_dict({"floor": 3}),
+    iot_scopes=CreateDeviceBodyIotScopes.from_dict({"telemetry": {"can_publish": True}}),
+)
+
+
+async def pump(base_url: str, world: World) -> tuple[str, Any]:
+    """The org admin's token, and the device "sdk-pump" (owned by `owner`) as the SDK's
+    create returned it."""
     admin = await world.token("org_admin")
-    body = CreateDeviceBody(
-        name="sdk-pump",
-        manufacturer="Acme",
-        product="P-1",
-        site="Hall A",
-        serial_number="SN-9",
-        mac_address="00:11:22:33:44:55",
-        tags=["sdk"],
-        owner_id=world.id("owner"),
-        custom_attributes=CreateDeviceBodyCustomAttributes.from_dict({"floor": 3}),
-        iot_scopes=CreateDeviceBodyIotScopes.from_dict({"telemetry": {"can_publish": True}}),
-    )
+    body = CreateDeviceBody.from_dict({**PUMP.to_dict(), "owner_id": world.id("owner")})
     created = await sdk(base_url, admin, lambda c: create_device.sync(client=c, body=body))
     assert isinstance(created, NewDeviceInfo)
-    made = created.device
+    return str(admin), created.device
+
+
+async def test_the_sdk_creates_a_device_and_reads_it_back(base_url: str, world: World) -> None:
+    admin, made = await pump(base_url, world)
     assert made.api_key.startswith("edk_") and made.root_scope == world.tenant.org_id
     assert made.root_ca.endswith("/v2/devices/root-ca.pem") and made.broker == "127.0.0.1"
     assert made.owner_id == world.id("owner") and "BEGIN CERTIFICATE" in made.certificate
@@ -96,6 +104,9 @@ async def test_devices_crud_through_the_sdk(base_url: str, world: World) -> None
     assert (scopes["/telemetry"].can_publish, scopes["/telemetry"].can_subscribe) == (True, False)
     assert isinstance(device.created_date, datetime.datetime)
 
+
+async def test_the_sdk_lists_devices_by_field_and_by_search(base_url: str, world: World) -> None:
+    admin, made = await pump(base_url, world)
     listed = await sdk(
         base_url, admin, lambda c: get_devices.sync(client=c, manufacturer="acme", limit=5)
     )
@@ -106,6 +117,9 @@ async def test_devices_crud_through_the_sdk(base_url: str, world: World) -> None
     listed = await sdk(base_url, admin, lambda c: get_devices.sync(client=c, search="hall"))
     assert isinstance(listed, DeviceList) and [d.id for d in listed.devices] == [made.id]
 
+
+async def test_a_patched_device_reads_itself_with_its_api_key(base_url: str, world: World) -> None:
+    admin, made = await pump(base_url, world)
     patch = PatchDeviceBody(
         site="Hall C",
         locale="en_gb",
@@ -113,11 +127,16 @@ async def test_devices_crud_through_the_sdk(base_url: str, world: World) -> None
     )
     done = await sdk(base_url, admin, lambda c: patch_device.sync(made.id, client=c, body=patch))
     assert isinstance(done, Success)
-
     # The device itself, with its API key as the SDK's token.
     own = await sdk(base_url, made.api_key, lambda c: get_device_by_id.sync(made.id, client=c))
     assert isinstance(own, DeviceInfo) and not isinstance(own, AdminDeviceInfo)
     assert own.device.site == "Hall C" and own.device.locale == "en-GB"
+
+
+async def test_a_device_renews_its_api_key_then_its_mqtt_credentials(
+    base_url: str, world: World
+) -> None:
+    _, made = await pump(base_url, world)
     fresh = await sdk(base_url, made.api_key, lambda c: key.sync(made.id, client=c))
     assert isinstance(fresh, NewApiKey) and fresh.api_key != made.api_key
     with pytest.raises(UnexpectedStatus) as revoked:
@@ -129,6 +148,9 @@ async def test_devices_crud_through_the_sdk(base_url: str, world: World) -> None
     assert isinstance(mqtt, NewMqttCredentials) and mqtt.certificate != made.certificate
     assert mqtt.root_scope == world.tenant.org_id
 
+
+async def test_the_sdk_deletes_a_device(base_url: str, world: World) -> None:
+    admin, made = await pump(base_url, world)
     done = await sdk(base_url, admin, lambda c: delete_device_by_id.sync(made.id, client=c))
     assert isinstance(done, Success)  # the SDK's default: permanent=false, to the trash
     with pytest.raises(UnexpectedStatus) as gone:

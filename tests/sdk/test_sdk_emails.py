@@ -25,11 +25,10 @@ from cyphermed.models import (
 
 from edge.app import Site
 from tests.sdk.test_sdk_groups_roles import client_for, in_thread, sign_in
-from tests.tenants import new_tenant
+from tests.tenants import Tenant
 
 
-async def test_sdk_drives_email_templates(base_url: str, site: Site) -> None:
-    tenant = await new_tenant(site, None)  # type: ignore[arg-type]
+async def test_sdk_drives_email_templates(base_url: str, site: Site, tenant: Tenant) -> None:
     token = await sign_in(base_url, tenant, tenant.admin_email)
     body = CreateEmailTemplateBody(
         name="Welcome",
@@ -70,8 +69,9 @@ async def test_sdk_drives_email_templates(base_url: str, site: Site) -> None:
     await in_thread(calls)
 
 
-async def test_sdk_sees_unknown_variables_refused(base_url: str, site: Site) -> None:
-    tenant = await new_tenant(site, None)  # type: ignore[arg-type]
+async def test_sdk_sees_unknown_variables_refused(
+    base_url: str, site: Site, tenant: Tenant
+) -> None:
     token = await sign_in(base_url, tenant, tenant.admin_email)
     body = CreateEmailTemplateBody(
         name="Bad", subject="x", body_txt="{{ passwrd }}", body_html="", for_new_users=True

@@ -33,7 +33,7 @@ from cyphermed.models import (
 from edge.app import Site
 from edge.principal import Principal
 from tests.sdk.test_sdk_groups_roles import client_for, in_thread, sign_in
-from tests.tenants import new_tenant
+from tests.tenants import Tenant
 
 PART = 5 * 1024 * 1024  # S3's smallest part, the default
 
@@ -82,13 +82,17 @@ def composite(parts: list[bytes]) -> str:
     return f"{md5(digests)}-{len(parts)}"
 
 
-async def test_sdk_uploads_reads_patches_and_deletes_files(base_url: str, site: Site) -> None:
-    tenant = await new_tenant(site, None)  # type: ignore[arg-type]
-    nurse = await tenant.add_user("nurse")
+async def scans(base_url: str, site: Site, tenant: Tenant) -> tuple[str, str]:
+    """The group Scans of Clinic, and its org admin's token (signed in through the SDK)."""
     admin = Principal("user", tenant.admin_id, None, tenant.org_id)
     group = await site.services.groups.create(admin, {"name": "Scans"})
-    token = await sign_in(base_url, tenant, tenant.admin_email)
-    nurse_token = await sign_in(base_url, tenant, "nurse@clinic.test")
+    return group, await sign_in(base_url, tenant, tenant.admin_email)
+
+
+async def test_sdk_uploads_single_and_multipart_files_and_reads_them(
+    base_url: str, site: Site, tenant: Tenant
+) -> None:
+    group, token = await scans(base_url, site, tenant)
     small = os.urandom(50_000)
     parts = [os.urandom(PART), b"the end"]
 
@@ -110,6 +114,20 @@ async def test_sdk_uploads_reads_patches_and_deletes_files(base_url: str, site: 
             assert isinstance(big, FilesAtPath) and big.file.etag == composite(parts)
             assert download(big.url) == b"".join(parts)
             reads(c, group)
+
+    await in_thread(admin_calls)
+
+
+async def test_sdk_patches_a_file_a_reader_sees_it_and_may_not_upload(
+    base_url: str, site: Site, tenant: Tenant
+) -> None:
+    group, token = await scans(base_url, site, tenant)
+    nurse = await tenant.add_user("nurse")
+    nurse_token = await sign_in(base_url, tenant, "nurse@clinic.test")
+
+    def admin_calls() -> None:
+        with client_for(base_url, token) as c:
+            single_part(c, group, "reports/a.txt", b"a report")
             patched = patch_files_data.sync(
                 group, "reports/a.txt", client=c, body=PatchFilesBody(unicode_2="y")
             )
@@ -145,8 +163,14 @@ async def test_sdk_uploads_reads_patches_and_deletes_files(base_url: str, site: 
 
     await in_thread(nurse_calls)
 
+
+async def test_sdk_deletes_a_file_then_a_folder(base_url: str, site: Site, tenant: Tenant) -> None:
+    group, token = await scans(base_url, site, tenant)
+
     def deletes() -> None:
         with client_for(base_url, token) as c:
+            single_part(c, group, "reports/a.txt", b"a report")
+            single_part(c, group, "reports/b.txt", b"another")
             assert isinstance(delete_files_data.sync(group, "reports/a.txt", client=c), Success)
             try:
                 get_files_data.sync(group, "reports/a.txt", client=c)

@@ -78,7 +78,7 @@ from cyphermed.models import (
 
 from edge.app import Site
 from edge.principal import Principal
-from tests.tenants import PASSWORD, Tenant, new_tenant
+from tests.tenants import PASSWORD, Tenant
 
 T = TypeVar("T")
 
@@ -109,13 +109,12 @@ def raw(response: Any) -> dict[str, Any]:
     return dict(json.loads(response.content))
 
 
-async def test_sdk_drives_groups_and_group_access(base_url: str, site: Site) -> None:
-    tenant = await new_tenant(site, None)  # type: ignore[arg-type]
-    nurse = await tenant.add_user("nurse")
+async def test_sdk_creates_lists_reads_and_patches_a_group(
+    base_url: str, site: Site, tenant: Tenant
+) -> None:
     token = await sign_in(base_url, tenant, tenant.admin_email)
-    nurse_token = await sign_in(base_url, tenant, "nurse@clinic.test")
 
-    def admin_calls() -> str:
+    def admin_calls() -> None:
         with client_for(base_url, token) as c:
             made = create_group.sync(
                 client=c, body=CreateGroupBody(name="Ward", tags=["icu"], create_own_access=False)
@@ -132,6 +131,25 @@ async def test_sdk_drives_groups_and_group_access(base_url: str, site: Site) -> 
             assert admin_view.num_history == 10 and admin_view.tags == ["icu"]
             done = patch_group.sync(group_id, client=c, body=PatchGroupBody(description="ICU"))
             assert isinstance(done, Success) and done.message == "Success"
+
+    await in_thread(admin_calls)
+
+
+async def ward(site: Site, tenant: Tenant) -> tuple[str, str]:
+    """The group Ward (description ICU) made through the services, and the user nurse."""
+    body = {"name": "Ward", "description": "ICU", "create_own_access": False}
+    return await site.services.groups.create(_admin(tenant), body), await tenant.add_user("nurse")
+
+
+async def test_sdk_grants_group_access_and_the_member_reads_with_it(
+    base_url: str, site: Site, tenant: Tenant
+) -> None:
+    group_id, nurse = await ward(site, tenant)
+    token = await sign_in(base_url, tenant, tenant.admin_email)
+    nurse_token = await sign_in(base_url, tenant, "nurse@clinic.test")
+
+    def admin_calls() -> None:
+        with client_for(base_url, token) as c:
             paths = CreateGroupAccessBodyDataPaths.from_dict(
                 {"notes": WRUDPermissions(can_read=True).to_dict()}
             )
@@ -156,27 +174,35 @@ async def test_sdk_drives_groups_and_group_access(base_url: str, site: Site) -> 
                 group_id, nurse, client=c, body=PatchGroupAccessBody(can_update=True)
             )
             assert isinstance(patched, Success)
-            return group_id
 
-    group_id = await in_thread(admin_calls)
+    await in_thread(admin_calls)
+    await in_thread(lambda: member_calls(base_url, nurse_token, group_id, nurse))
 
-    def nurse_calls() -> None:
-        with client_for(base_url, nurse_token) as c:
-            group = get_group_by_id.sync(group_id, client=c)
-            assert isinstance(group, GroupInfo) and group.group.description == "ICU"
-            mine = get_group_access_by_id.sync(group_id, nurse, client=c)
-            assert isinstance(mine, GroupAccessInfo) and mine.group_access.can_update
-            assert "is_active" not in mine.group_access.additional_properties
-            listed = get_groups.sync(client=c)
-            assert isinstance(listed, GroupList) and [g.id for g in listed.groups] == [group_id]
-            try:
-                delete_group_by_id.sync(group_id, client=c)
-            except UnexpectedStatus as exc:
-                assert exc.status_code == 403
-            else:
-                raise AssertionError("a member deleted the group")
 
-    await in_thread(nurse_calls)
+def member_calls(base_url: str, token: str, group_id: str, nurse: str) -> None:
+    """What the nurse, a member of Ward with can_update, reads and may not do."""
+    with client_for(base_url, token) as c:
+        group = get_group_by_id.sync(group_id, client=c)
+        assert isinstance(group, GroupInfo) and group.group.description == "ICU"
+        mine = get_group_access_by_id.sync(group_id, nurse, client=c)
+        assert isinstance(mine, GroupAccessInfo) and mine.group_access.can_update
+        assert "is_active" not in mine.group_access.additional_properties
+        listed = get_groups.sync(client=c)
+        assert isinstance(listed, GroupList) and [g.id for g in listed.groups] == [group_id]
+        try:
+            delete_group_by_id.sync(group_id, client=c)
+        except UnexpectedStatus as exc:
+            assert exc.status_code == 403
+        else:
+            raise AssertionError("a member deleted the group")
+
+
+async def test_sdk_removes_group_access_then_force_deletes_a_protected_group(
+    base_url: str, site: Site, tenant: Tenant
+) -> None:
+    group_id, nurse = await ward(site, tenant)
+    await site.services.access.create(_admin(tenant), "group", group_id, nurse, {"can_read": True})
+    token = await sign_in(base_url, tenant, tenant.admin_email)
 
     def clean_up() -> None:
         with client_for(base_url, token) as c:
@@ -191,14 +217,19 @@ async def test_sdk_drives_groups_and_group_access(base_url: str, site: Site) -> 
     await in_thread(clean_up)
 
 
-async def test_sdk_drives_roles_and_role_access(base_url: str, site: Site) -> None:
-    tenant = await new_tenant(site, None)  # type: ignore[arg-type]
-    nurse = await tenant.add_user("nurse")
-    token = await sign_in(base_url, tenant, tenant.admin_email)
-    nurse_token = await sign_in(base_url, tenant, "nurse@clinic.test")
-    group_id = await site.services.groups.create(_admin(tenant), {"name": "Ward"})
+NURSES = {  # the role Nurses, as the SDK's CreateRoleBody below makes it
+    "name": "Nurses",
+    "org_permissions": {"can_read": True, "group_permissions": {"can_read": True}},
+    "custom_attributes": {"floor": 3},
+}
 
-    def admin_calls() -> str:
+
+async def test_sdk_creates_lists_reads_and_patches_a_role(
+    base_url: str, site: Site, tenant: Tenant
+) -> None:
+    token = await sign_in(base_url, tenant, tenant.admin_email)
+
+    def admin_calls() -> None:
         with client_for(base_url, token) as c:
             body = CreateRoleBody(
                 name="Nurses",
@@ -223,6 +254,19 @@ async def test_sdk_drives_roles_and_role_access(base_url: str, site: Site) -> No
                 patch_role.sync(role_id, client=c, body=PatchRoleBody(description="Day shift")),
                 Success,
             )
+
+    await in_thread(admin_calls)
+
+
+async def test_sdk_grants_role_access_and_changes_it(
+    base_url: str, site: Site, tenant: Tenant
+) -> None:
+    role_id = await site.services.roles.create(_admin(tenant), NURSES)
+    nurse = await tenant.add_user("nurse")
+    token = await sign_in(base_url, tenant, tenant.admin_email)
+
+    def admin_calls() -> None:
+        with client_for(base_url, token) as c:
             body2 = CreateRoleAccessBody(can_read=True)
             assert isinstance(
                 create_role_access.sync(role_id, nurse, client=c, body=body2), Success
@@ -234,12 +278,27 @@ async def test_sdk_drives_roles_and_role_access(base_url: str, site: Site) -> No
                 role_id, nurse, client=c, body=PatchRoleAccessBody(can_update=True)
             )
             assert isinstance(patched, Success)
-            return role_id
 
-    role_id = await in_thread(admin_calls)
-    await site.services.access.create(
-        _admin(tenant), "group", group_id, role_id, {"can_read": True}
-    )
+    await in_thread(admin_calls)
+
+
+async def nurses_on_ward(site: Site, tenant: Tenant) -> tuple[str, str, str]:
+    """Through the services: the role Nurses (Day shift), held by nurse, with group access
+    to Ward (no description); their IDs (role, group, nurse)."""
+    admin = _admin(tenant)
+    nurse = await tenant.add_user("nurse")
+    group_id = await site.services.groups.create(admin, {"name": "Ward"})
+    role_id = await site.services.roles.create(admin, {**NURSES, "description": "Day shift"})
+    await site.services.access.create(admin, "role", role_id, nurse, {"can_read": True})
+    await site.services.access.create(admin, "group", group_id, role_id, {"can_read": True})
+    return role_id, group_id, nurse
+
+
+async def test_a_role_holder_reads_the_role_and_its_org_and_project_access(
+    base_url: str, site: Site, tenant: Tenant
+) -> None:
+    role_id, _, _ = await nurses_on_ward(site, tenant)
+    nurse_token = await sign_in(base_url, tenant, "nurse@clinic.test")
 
     def nurse_calls() -> None:
         with client_for(base_url, nurse_token) as c:
@@ -248,6 +307,20 @@ async def test_sdk_drives_roles_and_role_access(base_url: str, site: Site) -> No
             org = get_role_org_access.sync(role_id, client=c)
             assert isinstance(org, RoleOrgAccessInfo)
             assert org.org_access.grantee_id == role_id and org.org_access.can_read
+            projects = get_role_project_access.sync(role_id, client=c)
+            assert isinstance(projects, RoleProjectAccessList) and projects.project_access == []
+
+    await in_thread(nurse_calls)
+
+
+async def test_a_role_holder_filters_the_roles_group_access(
+    base_url: str, site: Site, tenant: Tenant
+) -> None:
+    role_id, group_id, _ = await nurses_on_ward(site, tenant)
+    nurse_token = await sign_in(base_url, tenant, "nurse@clinic.test")
+
+    def nurse_calls() -> None:
+        with client_for(base_url, nurse_token) as c:
             groups = get_role_group_access.sync(role_id, client=c, group_name="ward")
             assert isinstance(groups, RoleGroupAccessList)
             assert [(a.group_id, a.group_name) for a in groups.group_access] == [(group_id, "Ward")]
@@ -269,6 +342,20 @@ async def test_sdk_drives_roles_and_role_access(base_url: str, site: Site) -> No
             assert [a.group_id for a in filtered.group_access] == [group_id]
             tagged = get_role_group_access.sync(role_id, client=c, group_tags_contains_any="a,b")
             assert isinstance(tagged, RoleGroupAccessList) and tagged.group_access == []
+            ids = get_role_group_access.sync(role_id, client=c, ids_only=True)
+            assert isinstance(ids, RoleGroupAccessList) and ids.group_ids == [group_id]
+
+    await in_thread(nurse_calls)
+
+
+async def test_a_role_holder_finds_the_role_and_reads_the_group_through_it(
+    base_url: str, site: Site, tenant: Tenant
+) -> None:
+    role_id, group_id, _ = await nurses_on_ward(site, tenant)
+    nurse_token = await sign_in(base_url, tenant, "nurse@clinic.test")
+
+    def nurse_calls() -> None:
+        with client_for(base_url, nurse_token) as c:
             roles = get_roles.sync(
                 client=c,
                 name_regex="^Nur",
@@ -280,15 +367,18 @@ async def test_sdk_drives_roles_and_role_access(base_url: str, site: Site) -> No
             )
             assert isinstance(roles, RoleList) and [r.id for r in roles.roles] == [role_id]
             assert roles.roles[0].is_group_admin is False
-            ids = get_role_group_access.sync(role_id, client=c, ids_only=True)
-            assert isinstance(ids, RoleGroupAccessList) and ids.group_ids == [group_id]
-            projects = get_role_project_access.sync(role_id, client=c)
-            assert isinstance(projects, RoleProjectAccessList) and projects.project_access == []
             # The role's org permissions are the nurse's own: she may now read the group.
             group = get_group_by_id.sync(group_id, client=c)
             assert isinstance(group, GroupInfo) and group.group.name == "Ward"
 
     await in_thread(nurse_calls)
+
+
+async def test_sdk_removes_role_access_then_deletes_the_role(
+    base_url: str, site: Site, tenant: Tenant
+) -> None:
+    role_id, _, nurse = await nurses_on_ward(site, tenant)
+    token = await sign_in(base_url, tenant, tenant.admin_email)
 
     def clean_up() -> None:
         with client_for(base_url, token) as c:

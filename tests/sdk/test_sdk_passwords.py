@@ -17,8 +17,7 @@ from cyphermed.models import (
 
 from edge.app import Site
 from storage import outbox
-from tests.conftest import Api
-from tests.tenants import PASSWORD, new_tenant
+from tests.tenants import PASSWORD, Tenant
 
 
 def sign_in(base_url: str, password: str) -> TokenInfo:
@@ -39,8 +38,9 @@ def change(base_url: str, token: str, new: str, old: str | None = None) -> objec
         return set_password.sync(client=client, body=body)
 
 
-async def test_sdk_changes_a_password_then_resets_it(base_url: str, site: Site, api: Api) -> None:
-    tenant = await new_tenant(site, api)
+async def test_sdk_changes_a_password_then_resets_it(
+    base_url: str, site: Site, tenant: Tenant
+) -> None:
     await tenant.add_user("nightnurse")
     info = await asyncio.to_thread(sign_in, base_url, PASSWORD)
     done = await asyncio.to_thread(

@@ -8,7 +8,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 from cyphermed.api.auth import login
@@ -45,16 +45,9 @@ from cyphermed.models import (
     TokenInfo,
 )
 
-from edge.app import Site
-from tests.conftest import Api
-from tests.tenants import PASSWORD, Tenant, quick_tenant
+from tests.tenants import PASSWORD, Tenant
 
 T = TypeVar("T")
-
-
-@pytest.fixture
-async def tenant(site: Site, api: Api) -> Tenant:
-    return await quick_tenant(site, api)
 
 
 async def as_user(base_url: str, token: str, call: Callable[[AuthenticatedClient], T]) -> T:
@@ -77,21 +70,29 @@ async def public(base_url: str, call: Callable[[Client], T]) -> T:
     return await asyncio.to_thread(run)
 
 
-async def test_project_lifecycle_through_the_sdk(base_url: str, tenant: Tenant) -> None:
+APOLLO = CreateProjectBody(
+    name="Apollo",
+    alias="apollo",
+    description="Lunar",
+    tags=["moon"],
+    access_token_expire_hours=2,
+    allowed_login_fields=["email", "username"],
+    ui_config=InterfaceConfig(primary_color="#123456", use_dark_mode=True),
+)
+
+
+async def apollo(
+    base_url: str, tenant: Tenant, body: CreateProjectBody = APOLLO
+) -> tuple[str, str]:
+    """The org admin's token, and the project Apollo made through the SDK."""
     token = await tenant.admin_token()
-    body = CreateProjectBody(
-        name="Apollo",
-        alias="apollo",
-        description="Lunar",
-        tags=["moon"],
-        access_token_expire_hours=2,
-        allowed_login_fields=["email", "username"],
-        ui_config=InterfaceConfig(primary_color="#123456", use_dark_mode=True),
-    )
     made = await as_user(base_url, token, lambda c: create_project.sync(client=c, body=body))
     assert isinstance(made, NewProjectInfo) and len(made.project.id) == 16
-    project_id = made.project.id
+    return token, made.project.id
 
+
+async def test_the_sdk_finds_a_new_project_by_every_filter(base_url: str, tenant: Tenant) -> None:
+    token, project_id = await apollo(base_url, tenant)
     listed = await as_user(base_url, token, lambda c: get_projects.sync(client=c, name="APOLLO"))
     assert isinstance(listed, ProjectList)
     assert [p.id for p in listed.projects] == [project_id]
@@ -124,6 +125,9 @@ async def test_project_lifecycle_through_the_sdk(base_url: str, tenant: Tenant) 
     )
     assert isinstance(counted, ProjectList) and counted.object_count == 1
 
+
+async def test_the_sdk_reads_a_project_as_it_was_made(base_url: str, tenant: Tenant) -> None:
+    token, project_id = await apollo(base_url, tenant)
     info = await as_user(base_url, token, lambda c: get_project_by_id.sync(project_id, client=c))
     assert isinstance(info, ProjectInfo)
     project = info.project
@@ -145,6 +149,9 @@ async def test_project_lifecycle_through_the_sdk(base_url: str, tenant: Tenant) 
     with pytest.raises(ValueError):
         project.to_dict()
 
+
+async def test_the_sdk_patches_a_project_within_bounds(base_url: str, tenant: Tenant) -> None:
+    token, project_id = await apollo(base_url, tenant)
     patch = PatchProjectBody(description="Lunar landing", session_expire_mins=10)
     done = await as_user(
         base_url, token, lambda c: patch_project.sync(project_id, client=c, body=patch)
@@ -162,6 +169,9 @@ async def test_project_lifecycle_through_the_sdk(base_url: str, tenant: Tenant) 
         "message": "session_expire_mins: must be between 3 and 15"
     }
 
+
+async def test_the_sdk_deletes_a_project_for_good(base_url: str, tenant: Tenant) -> None:
+    token, project_id = await apollo(base_url, tenant)
     done = await as_user(
         base_url, token, lambda c: delete_project_by_id.sync(project_id, client=c, permanent=True)
     )
@@ -171,14 +181,12 @@ async def test_project_lifecycle_through_the_sdk(base_url: str, tenant: Tenant) 
     assert caught.value.status_code == 404
 
 
-async def test_project_access_through_the_sdk(base_url: str, tenant: Tenant) -> None:
-    token = await tenant.admin_token()
+async def pilot(base_url: str, tenant: Tenant) -> tuple[str, str, str]:
+    """The org admin's token, the project Apollo and the user pilot, whom the admin gave
+    project access through the SDK (can_read, user_permissions: can_read, tags: crew)."""
     body = CreateProjectBody(name="Apollo", alias="apollo")
-    made = await as_user(base_url, token, lambda c: create_project.sync(client=c, body=body))
-    assert isinstance(made, NewProjectInfo)
-    project_id = made.project.id
+    token, project_id = await apollo(base_url, tenant, body)
     user_id = await tenant.add_user("pilot")
-
     grant = CreateProjectAccessBody(
         can_read=True, user_permissions=CRUDPermissions(can_read=True), tags=["crew"]
     )
@@ -188,9 +196,18 @@ async def test_project_access_through_the_sdk(base_url: str, tenant: Tenant) -> 
         lambda c: create_project_access.sync(project_id, user_id, client=c, body=grant),
     )
     assert isinstance(done, Success)
-    info = await as_user(
+    return token, project_id, user_id
+
+
+async def read_access(base_url: str, token: str, project_id: str, user_id: str) -> Any:
+    return await as_user(
         base_url, token, lambda c: get_project_access_by_id.sync(project_id, user_id, client=c)
     )
+
+
+async def test_the_sdk_grants_project_access_and_reads_it(base_url: str, tenant: Tenant) -> None:
+    token, project_id, user_id = await pilot(base_url, tenant)
+    info = await read_access(base_url, token, project_id, user_id)
     assert isinstance(info, ProjectAccessInfo)
     access = info.project_access
     assert (access.project_id, access.grantee_id, access.can_read, access.is_admin) == (
@@ -204,6 +221,9 @@ async def test_project_access_through_the_sdk(base_url: str, tenant: Tenant) -> 
     assert access.additional_properties["is_active"] is True  # an admin reads is_active
     assert access.additional_properties["id"] == project_id + user_id[:13]
 
+
+async def test_the_sdk_makes_a_holder_project_admin(base_url: str, tenant: Tenant) -> None:
+    token, project_id, user_id = await pilot(base_url, tenant)
     change = PatchProjectAccessBody(is_admin=True, is_active=True)
     done = await as_user(
         base_url,
@@ -211,11 +231,12 @@ async def test_project_access_through_the_sdk(base_url: str, tenant: Tenant) -> 
         lambda c: patch_project_access.sync(project_id, user_id, client=c, body=change),
     )
     assert isinstance(done, Success)
-    info = await as_user(
-        base_url, token, lambda c: get_project_access_by_id.sync(project_id, user_id, client=c)
-    )
+    info = await read_access(base_url, token, project_id, user_id)
     assert isinstance(info, ProjectAccessInfo) and info.project_access.is_admin is True
 
+
+async def test_the_sdk_removes_project_access(base_url: str, tenant: Tenant) -> None:
+    token, project_id, user_id = await pilot(base_url, tenant)
     done = await as_user(
         base_url,
         token,
@@ -223,11 +244,7 @@ async def test_project_access_through_the_sdk(base_url: str, tenant: Tenant) -> 
     )
     assert isinstance(done, Success)
     with pytest.raises(UnexpectedStatus) as caught:
-        await as_user(
-            base_url,
-            token,
-            lambda c: get_project_access_by_id.sync(project_id, user_id, client=c),
-        )
+        await read_access(base_url, token, project_id, user_id)
     assert caught.value.status_code == 404
 
 

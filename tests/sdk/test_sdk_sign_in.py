@@ -37,16 +37,10 @@ from cyphermed.models.add_software_mfa_form_params import AddSoftwareMfaFormPara
 from cyphermed.models.remove_software_mfa_form_params import RemoveSoftwareMfaFormParams
 
 from edge.app import Site
-from tests.conftest import Api
 from tests.sign_in import enroll_sms, enroll_software, last_sms, require_mfa, totp, user
-from tests.tenants import PASSWORD, Tenant, new_tenant
+from tests.tenants import PASSWORD, Tenant
 
 T = TypeVar("T")
-
-
-@pytest.fixture
-async def tenant(site: Site, api: Api) -> Tenant:
-    return await new_tenant(site, api)
 
 
 async def run(base_url: str, token: str | None, fn: Callable[..., T], **kwargs: Any) -> T:

@@ -18,7 +18,7 @@ from storage import credentials as auth_store
 from storage import device_certificates as certificates
 from storage.records import DeviceCertificate
 from storage.rows import Tx
-from tests.edge.access.world import World
+from tests.rows import Rows
 
 Change = Callable[[Tx, str, str], Any]
 
@@ -40,11 +40,11 @@ CHANGES: dict[str, tuple[Change, bool, bool]] = {  # change, auth epoch moves, a
 
 @pytest.mark.parametrize("name", CHANGES)
 def test_epochs_follow_what_concerns_them(site: Site, name: str) -> None:
-    world = World(site)
-    world.org()
-    project = world.project()
+    rows = Rows(site)
+    rows.org()
+    project = rows.project()
     _, key_hash = credentials.new_api_key()
-    device = new_device(world.org_id, "", {"name": "d", "api_key_hash": key_hash})
+    device = new_device(rows.org_id, "", {"name": "d", "api_key_hash": key_hash})
     issued = DeviceCertificate("ab12", device.id, "then", "later", None)
 
     def arrange(conn: Tx) -> None:

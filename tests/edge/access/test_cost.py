@@ -27,21 +27,21 @@ from storage import listing, visibility
 from storage import roles as role_store
 from storage import users as user_store
 from storage.listing import ListQuery
-from tests.edge.access.world import World
+from tests.rows import Rows
 
 SMALL, LARGE = 20, 2000
 PAGE = ListQuery(limit=10)
 
 
 def measure(
-    site: Site, size: int, question: Callable[[World, dict[str, Any]], object]
+    site: Site, size: int, question: Callable[[Rows, dict[str, Any]], object]
 ) -> dict[str, int]:
     """Arrange a caller holding `size` group accesses, then count one question's work."""
-    world = World(site)
-    world.org()
-    caller_id, member = world.user(), world.user()
-    groups = world.groups(size)
-    world.grant_many(
+    rows = Rows(site)
+    rows.org()
+    caller_id, member = rows.user(), rows.user()
+    groups = rows.groups(size)
+    rows.grant_many(
         "group",
         groups,
         caller_id,
@@ -51,11 +51,11 @@ def measure(
         role_permissions={"can_read": True},
         device_permissions={"can_read": True},
     )
-    world.grant("group", groups[size // 2], member)
-    device = world.device()
-    world.grant("group", groups[size // 2], device, "device")
-    role = world.role()
-    world.grant("group", groups[size // 2], role, "role")
+    rows.grant("group", groups[size // 2], member)
+    device = rows.device()
+    rows.grant("group", groups[size // 2], device, "device")
+    role = rows.role()
+    rows.grant("group", groups[size // 2], role, "role")
     arranged = {
         "caller": caller_id,
         "member": member,
@@ -64,39 +64,37 @@ def measure(
         "role": role,
     }
     engine = Permissions(site.services.db, cache=False)
-    arranged["caller_of"] = lambda: engine.caller(Principal("user", caller_id, "s", world.org_id))
+    arranged["caller_of"] = lambda: engine.caller(Principal("user", caller_id, "s", rows.org_id))
     with site.services.db.counting() as counts:
-        question(world, arranged)
+        question(rows, arranged)
     return dict(counts)
 
 
-def point_group(world: World, a: dict[str, Any]) -> object:
-    group = world.db.read(lambda c: group_store.get(c, a["group"]))
+def point_group(rows: Rows, a: dict[str, Any]) -> object:
+    group = rows.db.read(lambda c: group_store.get(c, a["group"]))
     return GroupStanding(a["caller_of"](), group).may("read")
 
 
-def point_user(world: World, a: dict[str, Any]) -> object:
+def point_user(rows: Rows, a: dict[str, Any]) -> object:
     caller = a["caller_of"]()
-    user = world.db.read(lambda c: user_store.get(c, a["member"]))
-    held = holdings.of_account(world.db, world.org_id, a["member"])
+    user = rows.db.read(lambda c: user_store.get(c, a["member"]))
+    held = holdings.of_account(rows.db, rows.org_id, a["member"])
     return relation(caller, USER, user, held).read
 
 
-def point_device(world: World, a: dict[str, Any]) -> object:
+def point_device(rows: Rows, a: dict[str, Any]) -> object:
     caller = a["caller_of"]()
-    device = world.db.read(lambda c: device_store.get(c, a["device"]))
-    held = holdings.of_account(world.db, world.org_id, a["device"])
+    device = rows.db.read(lambda c: device_store.get(c, a["device"]))
+    held = holdings.of_account(rows.db, rows.org_id, a["device"])
     return relation(caller, DEVICE, device, held).read
 
 
 def page_of(table: listing.Table, scope: Callable[[Any], tuple[str, tuple[Any, ...]]]) -> Any:
-    def ask(world: World, a: dict[str, Any]) -> object:
+    def ask(rows: Rows, a: dict[str, Any]) -> object:
         caller = a["caller_of"]()
         sql, params = scope(caller)
         where = f"{table.name}.org_id = ? AND {sql}"
-        page = world.db.read(
-            lambda c: listing.fetch(c, table, PAGE, where, (world.org_id, *params))
-        )
+        page = rows.db.read(lambda c: listing.fetch(c, table, PAGE, where, (rows.org_id, *params)))
         assert page.rows, "the caller sees something on the page"
         return page
 

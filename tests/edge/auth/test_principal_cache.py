@@ -13,6 +13,7 @@ from edge.auth.tokens import Lifetimes, Tokens
 from edge.errors import Unauthenticated
 from edge.principal import Principal
 from storage import staff
+from tests.tenants import Tenant
 
 
 async def open_staff_session(site: Site, tokens: Tokens | None = None) -> tuple[str, str]:
@@ -74,11 +75,9 @@ async def test_a_revocation_written_straight_to_the_database_ends_a_cached_token
         site.services.tokens.verify(token)
 
 
-async def test_a_user_suspended_in_the_database_loses_a_cached_token(site: Site) -> None:
-    from tests.conftest import Api
-    from tests.tenants import new_tenant
-
-    tenant = await new_tenant(site, Api(None))  # type: ignore[arg-type]
+async def test_a_user_suspended_in_the_database_loses_a_cached_token(
+    site: Site, tenant: Tenant
+) -> None:
     info = await site.services.tokens.open_session(
         "user", tenant.admin_id, org_id=tenant.org_id, project_id=None, lifetimes=Lifetimes()
     )

@@ -28,9 +28,10 @@ from edge.config import Config
 from edge.delivery.messages import Recipient
 from edge.delivery.outbox_worker import OutboxWorker, backoff
 from storage import layout, outbox
-from tests.conftest import Api, make_config
+from tests.conftest import Api
+from tests.factory import from_fixture, new_site
 from tests.ports import free_port
-from tests.tenants import quick_tenant
+from tests.tenants import Tenant
 
 SMTP_REFUSAL = "451 4.3.0 Try again later"
 
@@ -69,16 +70,14 @@ def inbox() -> Iterator[Inbox]:
     controller.stop()
 
 
-@pytest.fixture
-def config(data_dir: Path, inbox: Inbox) -> Config:
-    return make_config(
-        data_dir,
-        smtp_host="127.0.0.1",
-        smtp_port=inbox.port,
-        smtp_security="none",
-        mail_max_attempts=3,
-        mail_from="edge@clinic.test",
-    )
+# Mail goes by SMTP to the test's inbox (tests/faults/ sends its alerts there too).
+MAIL = {
+    "smtp_host": "127.0.0.1",
+    "smtp_port": from_fixture("inbox", "port"),
+    "smtp_security": "none",
+    "mail_from": "edge@clinic.test",
+}
+pytestmark = pytest.mark.world(**MAIL, mail_max_attempts=3)
 
 
 @pytest.fixture
@@ -103,9 +102,8 @@ def someone(org_id: str = "") -> Recipient:
 
 
 async def test_the_invitation_of_a_new_user_arrives_by_smtp(
-    site: Site, api: Api, inbox: Inbox
+    site: Site, api: Api, inbox: Inbox, tenant: Tenant
 ) -> None:
-    tenant = await quick_tenant(site, api)
     body = {"username": "newbie", "email": "newbie@clinic.test", "temp_password": "Tmp-pass-4567"}
     status, reply = await api.call("POST", "/v2/users", await tenant.admin_token(), json=body)
     assert status == 201, reply
@@ -123,9 +121,8 @@ async def test_the_invitation_of_a_new_user_arrives_by_smtp(
 
 
 async def test_the_reset_mail_arrives_by_smtp_and_its_token_sets_a_password(
-    site: Site, api: Api, inbox: Inbox
+    site: Site, api: Api, inbox: Inbox, tenant: Tenant
 ) -> None:
-    tenant = await quick_tenant(site, api)
     body = {"username": "forgetful", "email": "forgetful@clinic.test", "password": "Old-pass-4567"}
     status, reply = await api.call("POST", "/v2/users", await tenant.admin_token(), json=body)
     assert status == 201, reply
@@ -153,9 +150,8 @@ async def test_the_reset_mail_arrives_by_smtp_and_its_token_sets_a_password(
 
 
 async def test_a_generated_temporary_password_is_mailed_too(
-    site: Site, api: Api, inbox: Inbox
+    site: Site, api: Api, inbox: Inbox, tenant: Tenant
 ) -> None:
-    tenant = await quick_tenant(site, api)
     body = {"username": "gen", "email": "gen@clinic.test"}
     status, _ = await api.call("POST", "/v2/users", await tenant.admin_token(), json=body)
     assert status == 201
@@ -228,7 +224,7 @@ def test_backoff_doubles_up_to_an_hour() -> None:
 
 
 async def test_file_mode_writes_eml_files(data_dir: Path) -> None:
-    site = open_site(make_config(data_dir))
+    site = new_site(data_dir)
     try:
         worker = OutboxWorker(site.services.db, site.services.config)
         await site.services.messages.account_recovery(someone(await org(site)), "tok-1", 3)
@@ -282,15 +278,14 @@ async def test_sms_through_an_http_gateway(data_dir: Path, aiohttp_server: Any) 
     app = web.Application()
     app.router.add_post("/send", gateway.handle)
     server = await aiohttp_server(app)
-    config = make_config(
+    site = new_site(
         data_dir,
         sms_gateway_url=str(server.make_url("/send")),
         sms_gateway_auth_header="Bearer gw-key",
     )
-    assert "gw-key" not in repr(config)
-    site = open_site(config)
+    assert "gw-key" not in repr(site.services.config)
     try:
-        worker = OutboxWorker(site.services.db, config)
+        worker = OutboxWorker(site.services.db, site.services.config)
         await site.services.messages.sms_code(someone(await org(site)), "+15550001111", "123456")
         assert await worker.step() == 1
         [row] = rows(site, "sms_code")
@@ -311,7 +306,7 @@ async def test_sms_through_an_http_gateway(data_dir: Path, aiohttp_server: Any) 
 
 
 async def test_sms_file_mode_and_form_gateways(data_dir: Path) -> None:
-    site = open_site(make_config(data_dir))
+    site = new_site(data_dir)
     try:
         worker = OutboxWorker(site.services.db, site.services.config)
         await site.services.messages.sms_code(someone(await org(site)), "+15550002222", "999")

@@ -1,6 +1,9 @@
-"""Arranging permission questions straight in storage: an org, its projects, groups, roles
-and users, and the access objects between them. No interface, no permission checks: what
-the engine is asked about is built here exactly as wanted."""
+"""Rows written straight to storage, the storage-level entry of the test factory
+(tests/factory.py): an org, its projects, groups, roles, users and devices, and the access
+objects between them, on any site (`site` fixture, or `new_site(folder)`). No interface,
+no permission checks: what the engine or a store is asked about is built here exactly as
+wanted, thousands of rows in one write where a test needs them (tests/edge/access/test_cost.py).
+For a test that needs callers of every standing, see the world (tests/world.py)."""
 
 from __future__ import annotations
 
@@ -31,7 +34,9 @@ def _stamps() -> dict[str, Any]:
 
 
 @dataclass
-class World:
+class Rows:
+    """What is arranged on one site; `org()` first, then the rest belongs to that org."""
+
     site: Site
     org_id: str = ""
     pending: list[Any] = field(default_factory=list)
