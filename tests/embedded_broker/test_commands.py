@@ -155,7 +155,7 @@ async def test_a_queued_command_expires_unanswered(broker: Harness) -> None:
     assert (await back.next_message()).payload == b"marker"  # and no command before it
 
 
-@pytest.mark.parametrize("broker_settings", [{"command_rate_limit": 2}])
+@pytest.mark.world(command_rate_limit=2)
 async def test_commands_past_the_rate_limit_are_refused(broker: Harness) -> None:
     device = await broker.device("pump")
     await away_with_a_session(broker, device)
@@ -168,7 +168,7 @@ async def test_commands_past_the_rate_limit_are_refused(broker: Harness) -> None
     assert len(listed) == 2  # the refused one was not recorded
 
 
-@pytest.mark.parametrize("broker_settings", [{"mqtt_max_message_bytes": 1024}])
+@pytest.mark.world(mqtt_max_message_bytes=1024)
 async def test_a_command_larger_than_the_broker_allows_is_a_413(broker: Harness) -> None:
     device = await broker.device("pump")
     await away_with_a_session(broker, device)

@@ -6,16 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from edge.app import create_app, open_site
+from edge.app import create_app
 from edge.ops import backup
-from tests.conftest import Api, make_config
-from tests.tenants import quick_tenant
+from tests.conftest import Api
+from tests.factory import new_site
+from tests.tenants import new_tenant
 
 
 async def test_a_twin_is_backed_up_and_restored(aiohttp_client: Any, tmp_path: Path) -> None:
-    first = open_site(make_config(tmp_path / "site"))
+    first = new_site(tmp_path / "site")
     api = Api(await aiohttp_client(create_app(first)))
-    tenant = await quick_tenant(first, api, "Clinic", "clinic")
+    tenant = await new_tenant(first, api)
     admin = await tenant.admin_token()
     status, made = await api.call("POST", "/v2/devices", admin, json={"name": "pump"})
     assert status == 201, made
@@ -31,7 +32,7 @@ async def test_a_twin_is_backed_up_and_restored(aiohttp_client: Any, tmp_path: P
     await api.client.close()
 
     backup.restore(tmp_path / "copy", tmp_path / "restored", force=False, echo=lambda _: None)
-    second = open_site(make_config(tmp_path / "restored"))
+    second = new_site(tmp_path / "restored")
     again = Api(await aiohttp_client(create_app(second)))
     status, body = await again.call("GET", twin_path, admin)
     assert status == 200, body
