@@ -20,6 +20,7 @@ from edge.auth.sms_mfa import SmsMfa
 from edge.auth.tokens import Tokens
 from edge.billing.ledger import Billing
 from edge.billing.meter import Meter
+from edge.certificates.ca import SiteCa
 from edge.config import Config
 from edge.data.eraser import DataEraser
 from edge.data.service import Data
@@ -40,7 +41,6 @@ from edge.files.signing import UrlSigner, load_key
 from edge.files.sweeps import Sweeps
 from edge.files.uploads import Limits, Uploads
 from edge.listing import CursorCodec
-from edge.ops.ca import SiteCa
 from edge.tenancy import settings
 from edge.tenancy.account import Account
 from edge.tenancy.groups import Groups

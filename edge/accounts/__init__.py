@@ -13,7 +13,7 @@ fields, API keys and certificates), as `edge/access/kinds.py` does for access ob
 
 May import `edge` (errors, clock, ids, fields, principal, listing, audit), `edge.access`,
 `edge.auth` (password hashing, ending sessions), `edge.delivery` (invitations),
-`edge.devices` (a device's keys, credentials and topic rules), `edge.ops.ca` (its
+`edge.devices` (a device's keys, credentials and topic rules), `edge.certificates` (its
 certificates), `edge.tenancy` (orgs, effective settings, the trash), `edge.tunnels.views`
 (a device's open tunnels in its views) and `storage`. Imported by the composition root
 (`edge/services.py`), `api`, `edge.ops.admin`, `edge.tunnels` (a device's standing) and

@@ -24,12 +24,12 @@ from edge.accounts.kind import Relation, Row
 from edge.accounts.service import Accounts, Memo, require_admin_fields
 from edge.accounts.standing import relation
 from edge.accounts.views import View
+from edge.certificates.ca import SiteCa
 from edge.devices import credentials
 from edge.devices.credentials import Endpoints
 from edge.devices.keys import DeviceKeys
 from edge.errors import Conflict, Denied, NotFound, ValidationError
 from edge.listing import CursorCodec
-from edge.ops.ca import SiteCa
 from edge.principal import Principal
 from edge.tenancy import settings
 from edge.tenancy.orgs import Orgs

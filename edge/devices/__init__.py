@@ -9,6 +9,6 @@ and the registry the broker asks (`mqtt_clients.py` is the contract, `directory.
 implementation).
 
 May import `edge` (errors, clock, audit, fields, principal), `edge.access` (the permission
-engine), `edge.auth`, `edge.ops.ca` (certificates) and `storage`; `edge.accounts` and
+engine), `edge.auth`, `edge.certificates` (certificates) and `storage`; `edge.accounts` and
 `embedded_broker` import this room, never the reverse.
 """

@@ -11,7 +11,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from edge import clock, fields
-from edge.ops import ca, site_keys
+from edge.certificates import ca
+from edge.ops import site_keys
 from edge.printable import for_log
 from storage import layout, migrate, snapshot, throttle, users
 

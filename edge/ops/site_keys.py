@@ -12,7 +12,7 @@ stops every command that opens the site, with one line naming the files and the 
 (a backup). A site made before a key existed gets that key at its next start.
 
 The server certificate (`ca/server.pem`, `ca/server.key`) is not among them: it is derived
-from the CA and issued again when it is missing or damaged (edge/ops/ca.py).
+from the CA and issued again when it is missing or damaged (edge/certificates/ca.py).
 """
 
 from __future__ import annotations

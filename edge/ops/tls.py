@@ -5,9 +5,9 @@ from __future__ import annotations
 import ssl
 from urllib.parse import urlsplit
 
+from edge.certificates import ca
 from edge.config import Config
 from edge.errors import ValidationError
-from edge.ops import ca
 
 
 def server_context(config: Config) -> ssl.SSLContext | None:

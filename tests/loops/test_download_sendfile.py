@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from api import sendfile
+from edge.certificates import ca
 from edge.config import Config
-from edge.ops import ca
 from tests.conftest import make_config
 from tests.files import PART, relative
 from tests.world import World
