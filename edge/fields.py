@@ -50,6 +50,12 @@ def text(field: str, value: Any, *, max_length: int = MAX_NAME, required: bool =
     return stripped
 
 
+def description(field: str, value: Any) -> str:
+    """A resource's free-text description: optional, up to MAX_DESCRIPTION characters (orgs,
+    projects, groups, e-mail templates and billing rates take the same rule)."""
+    return text(field, value, max_length=MAX_DESCRIPTION, required=False)
+
+
 def identifier(field: str, value: Any, *, max_length: int = MAX_NAME) -> str:
     """A name that identifies (a username, an e-mail, a project, group or role name):
     text without control, bidirectional-formatting or separator characters.

@@ -173,7 +173,7 @@ class Billing:
 
 
 def _description(value: Any) -> str:
-    return fields.text("description", value, max_length=fields.MAX_DESCRIPTION, required=False)
+    return fields.description("description", value)
 
 
 def _day(field: str, value: str) -> date:

@@ -147,9 +147,7 @@ def _values(body: dict[str, Any]) -> Row:
     if "name" in body:
         out["name"] = fields.identifier("name", body["name"])
     if "description" in body:
-        out["description"] = fields.text(
-            "description", body["description"], max_length=fields.MAX_DESCRIPTION, required=False
-        )
+        out["description"] = fields.description("description", body["description"])
     if "subject" in body:
         out["subject"] = fields.single_line("subject", body["subject"], max_length=MAX_SUBJECT)
     for name in ("body_txt", "body_html"):

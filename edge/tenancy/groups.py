@@ -45,15 +45,10 @@ LEGACY = "use_legacy_data_and_files_permissions"
 DEFAULTS = (PROTECT, RDP_DEFAULT, LEGACY)  # the settings a new group reads, in one go
 
 
-def _name(field: str, value: Any) -> str:
-    return fields.identifier(field, value)
-
-
-def _description(field: str, value: Any) -> str:
-    return fields.text(field, value, max_length=fields.MAX_DESCRIPTION, required=False)
-
-
-TEXT_RULES: dict[str, Callable[[str, Any], str]] = {"name": _name, "description": _description}
+TEXT_RULES: dict[str, Callable[[str, Any], str]] = {
+    "name": fields.identifier,
+    "description": fields.description,
+}
 FLAGS = ("is_active", "is_delete_protected", RDP)
 
 

@@ -25,9 +25,7 @@ from storage.rows import Tx
 TABLE = store.LIST
 COLUMNS: dict[str, Rule] = {
     "name": fields.org_name,
-    "description": lambda f, v: fields.text(
-        f, v, max_length=fields.MAX_DESCRIPTION, required=False
-    ),
+    "description": fields.description,
     "tags": fields.tags,
     "is_active": fields.boolean,
     "is_delete_protected": fields.boolean,

@@ -56,9 +56,7 @@ OWN_DEFAULTS: dict[str, Any] = {"custom_settings": {}, "ui_config": {}}
 SETTINGS = (*INHERITED, *OWN_DEFAULTS)  # a project's settings, by name
 COLUMNS: dict[str, Rule] = {
     "name": fields.identifier,
-    "description": lambda f, v: fields.text(
-        f, v, max_length=fields.MAX_DESCRIPTION, required=False
-    ),
+    "description": fields.description,
     "tags": fields.tags,
     "is_active": fields.boolean,
     "is_delete_protected": fields.boolean,
