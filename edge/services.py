@@ -26,7 +26,6 @@ from edge.data.eraser import DataEraser
 from edge.data.service import Data
 from edge.data.signing import DataSigner
 from edge.delivery.alerts import OperatorAlerts
-from edge.delivery.email_templates import EmailTemplates
 from edge.delivery.messages import Messages
 from edge.delivery.outbox_worker import OutboxWorker
 from edge.devices.credentials import Endpoints
@@ -43,6 +42,7 @@ from edge.files.uploads import Limits, Uploads
 from edge.listing import CursorCodec
 from edge.tenancy import settings
 from edge.tenancy.account import Account
+from edge.tenancy.email_templates import EmailTemplates
 from edge.tenancy.groups import Groups
 from edge.tenancy.my_org import MyOrg
 from edge.tenancy.orgs import Orgs
