@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"edge {BUILD_VERSION} (interface {INTERFACE_VERSION})")
         return 0
     if args.command == "tunnel":
-        from edge.tunnels import commands
+        from edge.tunnel_clients import commands
 
         return commands.run(args)
     if args.command == "selftest":
@@ -116,7 +116,7 @@ def _parser() -> argparse.ArgumentParser:
     _setting_flags(backup, only=("data_dir", "backup_keep"))
     _setting_flags(restore, only=("data_dir",))
     _setting_flags(check, only=("data_dir", "tls_cert", "tls_key"))
-    from edge.tunnels import commands
+    from edge.tunnel_clients import commands
 
     commands.add_parser(sub)
     _audit_parser(sub)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from edge.tunnels.connector import Connect, Connector, Refused
+from edge.tunnel_clients.connector import Connect, Connector, Refused
 from tests.ports import free_port
 
 

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as bad:
         print(f"edge tunnel {args.tunnel_command}: {bad}", file=sys.stderr)
         return 2
-    from edge.tunnels.connector import Refused
+    from edge.tunnel_clients.connector import Refused
 
     try:
         asyncio.run(_until_signal(main))
@@ -80,7 +80,7 @@ Main = Callable[[asyncio.Event], Awaitable[None]]
 
 
 def _connect(args: argparse.Namespace) -> Main:
-    from edge.tunnels.connector import Connect, Connector
+    from edge.tunnel_clients.connector import Connect, Connector
 
     token = args.token or os.environ.get(TOKEN_ENV)
     if not token:
@@ -96,7 +96,7 @@ def _connect(args: argparse.Namespace) -> Main:
 
 
 def _agent(args: argparse.Namespace) -> Main:
-    from edge.tunnels.agent import Agent, AgentConfig
+    from edge.tunnel_clients.agent import Agent, AgentConfig
 
     key = args.api_key or os.environ.get(API_KEY_ENV)
     if not key:

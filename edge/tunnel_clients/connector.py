@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from edge.tunnels.bridge import MAX_FRAME, bridge
+from edge.tunnel_clients.bridge import MAX_FRAME, bridge
 
 log = logging.getLogger("edge.tunnel.connect")
 REFUSALS = {

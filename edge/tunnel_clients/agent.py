@@ -25,7 +25,7 @@ from urllib.parse import quote, urlsplit
 import aiohttp
 from amqtt.client import MQTTClient
 
-from edge.tunnels.bridge import MAX_FRAME, bridge
+from edge.tunnel_clients.bridge import MAX_FRAME, bridge
 
 log = logging.getLogger("edge.tunnel.agent")
 RETRY_SECONDS = 3.0
