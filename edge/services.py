@@ -8,6 +8,7 @@ from edge import clock
 from edge.access.engine import Caller, Permissions
 from edge.access.kinds import GroupAccessKind, ProjectAccessKind, RoleAccessKind
 from edge.access.objects import AccessObjects
+from edge.accounts import user_kind
 from edge.accounts.devices import Devices
 from edge.accounts.pictures import Pictures
 from edge.accounts.users import Users
@@ -107,7 +108,7 @@ class Services:
         tokens = Tokens(db, keys)
         permissions = Permissions(db)
         trash = Trash(db, permissions, tokens, config.trash_retention_days)
-        orgs = Orgs(db, cursors)
+        orgs = Orgs(db, cursors, user_kind.first_admin)
         outbox_worker = OutboxWorker(db, config)
         alerts = OperatorAlerts(
             db, config.admin_email, config.base_url, outbox_worker.mailer, config.mail_from

@@ -187,6 +187,20 @@ def new_user(org_id: str, actor: str, values: Row) -> User:
     return User(**{name: row[name] for name in USER_COLUMNS})
 
 
+async def first_admin(org_id: str, actor: str, admin: dict[str, str]) -> User:
+    """An organization's first admin, from the `admin` of its create body: the e-mail is
+    the login, the password must pass the policy (edge/tenancy/orgs.py takes this)."""
+    email = fields.email("admin_email", admin.get("email"))
+    hashing.check_policy(admin.get("password", ""), username=email, field="admin_password")
+    values = {
+        "username": email,
+        "email": email,
+        "password_hash": await hashing.hash(admin["password"]),
+        "password_last_changed": clock.now_iso(),
+    }
+    return new_user(org_id, actor, values)
+
+
 def with_secret(
     org_id: str, project_id: str | None, actor: str, columns: Row, defaults: Row, secret: Secret
 ) -> User:
