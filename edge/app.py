@@ -166,7 +166,7 @@ def _metrics(app: web.Application) -> None:
             services.db,
             requests,
             services.signin.throttle.counts,
-            services.tunnels.hub,
+            lambda: site_metrics.Tunnels(*services.tunnels.hub.figures()),
             broker_figures,
         )
     )

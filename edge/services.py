@@ -50,6 +50,7 @@ from edge.tenancy.orgs import Orgs
 from edge.tenancy.projects import Projects
 from edge.tenancy.roles import Roles
 from edge.tenancy.trash import Trash
+from edge.tunnels import views as tunnel_views
 from edge.tunnels.limits import Limits as TunnelLimits
 from edge.tunnels.relay import Hub
 from edge.tunnels.tunnels import Tunnels
@@ -131,7 +132,17 @@ class Services:
         last_seen = LastSeen(db)
         device_keys = DeviceKeys(db, last_seen)
         endpoints = Endpoints.of(config.base_url, config.broker_host)
-        devices = Devices(db, cursors, orgs, permissions, trash, site_ca, endpoints, device_keys)
+        devices = Devices(
+            db,
+            cursors,
+            orgs,
+            permissions,
+            trash,
+            site_ca,
+            endpoints,
+            device_keys,
+            lambda device_ids: tunnel_views.open_for(db, device_ids),
+        )
 
         def reads(caller: Caller, kind: str, grantee_id: str) -> bool:
             """Access goes only to accounts and roles the caller can read (the reach rule,

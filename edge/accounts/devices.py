@@ -11,6 +11,7 @@ so; a new device gets its API key and certificate, and loses them when deleted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -34,7 +35,6 @@ from edge.principal import Principal
 from edge.tenancy import settings
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
-from edge.tunnels import views as tunnel_views
 from storage import device_certificates as certificates
 from storage import devices as store
 from storage.database import Database
@@ -45,6 +45,11 @@ ADMIN_ONLY = ("restricted_custom_attributes", "is_active", "iot_scopes")
 APART = {"project_permissions", "owner_id"}  # changed with the device in sight, not updated
 OWNERS_ARE_ADMINS = "device_owners_have_admin_access"
 CREATORS_ARE_OWNERS = "device_creators_are_owners_by_default"
+
+
+# The open tunnels of each of these devices, shaped as Tunnels (edge/tunnels/views.py
+# `open_for`): the tunnels room stands above accounts, so the composition root hands it in.
+OpenTunnels = Callable[[list[str]], dict[str, list[Row]]]
 
 
 class Devices(Accounts[Device]):
@@ -58,11 +63,13 @@ class Devices(Accounts[Device]):
         ca: SiteCa,
         endpoints: Endpoints,
         keys: DeviceKeys,
+        open_tunnels: OpenTunnels,
     ) -> None:
         super().__init__(db, cursors, orgs, permissions, trash, DEVICE)
         self._ca = ca
         self._endpoints = endpoints
         self._keys = keys
+        self._open_tunnels = open_tunnels
 
     # -- what the device kind supplies ---------------------------------------------------
     def _found(self, device_id: str, org_id: str | None) -> tuple[Device, Holdings] | None:
@@ -84,7 +91,7 @@ class Devices(Accounts[Device]):
     def _extras(self, account_ids: list[str]) -> dict[str, Row]:
         """Its last activity, and its open tunnels (edge/accounts/device_kind.py `fields`)."""
         seen = self._db.read(lambda c: store.last_seen(c, account_ids))
-        tunnels = tunnel_views.open_for(self._db, account_ids)
+        tunnels = self._open_tunnels(account_ids)
         return {i: {"last_seen": seen.get(i), "tunnels": tunnels.get(i)} for i in account_ids}
 
     def _setting(self, device: Device, name: str) -> Any:

@@ -26,7 +26,6 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from edge.tunnels.relay import Hub
 from storage import files, outbox
 from storage.database import Database
 from storage.latency import Latency
@@ -59,11 +58,19 @@ class Broker:
 
 
 @dataclass
+class Tunnels:
+    """The tunnel relay's figures, as `edge/app.py` reads them from it."""
+
+    connected: int  # tunnels whose device end is connected
+    streams: int
+
+
+@dataclass
 class Sources:
     db: Database
     requests: RequestStats
     sign_in: Counter[str]  # the throttle's: failed:<factor>, refused, locked:<scope>
-    tunnels: Hub
+    tunnels: Callable[[], Tunnels]
     broker: Callable[[], Broker | None] = field(default=lambda: None)
 
 
@@ -189,15 +196,13 @@ class SiteCollector(Collector):
         yield accounts
 
     def _tunnels(self) -> Iterator[Metric]:
-        live = list(self._s.tunnels.live.values())
+        figures = self._s.tunnels()
         yield GaugeMetricFamily(
             "edge_tunnels_connected",
             "Device tunnels whose device end is connected",
-            value=sum(1 for item in live if item.control is not None),
+            value=figures.connected,
         )
-        yield GaugeMetricFamily(
-            "edge_tunnel_streams", "Open tunnel streams", value=sum(len(i.streams) for i in live)
-        )
+        yield GaugeMetricFamily("edge_tunnel_streams", "Open tunnel streams", value=figures.streams)
 
 
 def registry(sources: Sources) -> CollectorRegistry:

@@ -97,6 +97,13 @@ class Hub:
         self._ids = itertools.count(1)
         self._expiring: set[asyncio.Task[None]] = set()  # kept until done
 
+    def figures(self) -> tuple[int, int]:
+        """Tunnels whose device end is connected, and open streams (GET /metrics)."""
+        live = list(self.live.values())
+        return sum(1 for item in live if item.control is not None), sum(
+            len(item.streams) for item in live
+        )
+
     # -- the device's end --------------------------------------------------------------------
     def attach_agent(self, tunnel: Tunnel, control: Control) -> Control | None:
         """The agent's control channel; returns the one it replaces (to be closed)."""
