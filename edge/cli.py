@@ -1,6 +1,6 @@
-"""The `edge` command: serve, init, admin (orgs, users, groups, devices: edge/ops/admin/), audit
-list, device bundle, backup, restore, check, selftest, version, and the tunnel helpers
-(tunnel connect, tunnel agent).
+"""The `edge` command: serve, init, admin (orgs, users, groups, devices), audit list, device
+bundle (these three in edge/commands/), backup, restore, check, selftest, version, and the
+tunnel helpers (tunnel connect, tunnel agent: edge/tunnel_clients/).
 
 Exit codes: 0 done, 1 the operation failed, 2 bad usage or configuration.
 """
@@ -121,7 +121,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser(sub)
     _audit_parser(sub)
     _device_parser(sub)
-    from edge.ops import admin
+    from edge.commands import admin
 
     admin.add_parser(sub, lambda command: _setting_flags(command, only=("data_dir", "log_level")))
     return parser
@@ -226,7 +226,7 @@ def _ready(config: Config) -> None:
 
 
 def _admin(args: argparse.Namespace, config: Config) -> int:
-    from edge.ops import admin
+    from edge.commands import admin
 
     return admin.run(args, config)
 
@@ -235,7 +235,7 @@ def _audit(args: argparse.Namespace, config: Config) -> int:
     import json
 
     from edge import app
-    from edge.ops import audit_log
+    from edge.commands import audit_log
 
     wanted = audit_log.Wanted(
         args.org, args.action, args.actor, args.target, args.since, args.until, args.limit
@@ -252,7 +252,7 @@ def _audit(args: argparse.Namespace, config: Config) -> int:
 
 def _device(args: argparse.Namespace, config: Config) -> int:
     from edge import app
-    from edge.ops import device_bundle
+    from edge.commands import device_bundle
 
     site = app.open_site(config)
     try:

@@ -16,6 +16,6 @@ May import `edge` (errors, clock, ids, fields, principal, listing, audit), `edge
 `edge.devices` (a device's keys, credentials and topic rules), `edge.certificates` (its
 certificates), `edge.tenancy` (orgs, effective settings, the trash), `edge.tunnels.views`
 (a device's open tunnels in its views) and `storage`. Imported by the composition root
-(`edge/services.py`), `api`, `edge.ops.admin`, `edge.tunnels` (a device's standing) and
+(`edge/services.py`), `api`, `edge.commands.admin`, `edge.tunnels` (a device's standing) and
 `edge.tenancy.orgs` (an organization's first admin).
 """

@@ -19,9 +19,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from edge.commands.admin import devices, groups, orgs, users
+from edge.commands.admin.verbs import Flags
 from edge.config import Config
-from edge.ops.admin import devices, groups, orgs, users
-from edge.ops.admin.verbs import Flags
 
 
 def add_parser(sub: Any, flags: Flags) -> None:

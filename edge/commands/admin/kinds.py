@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from edge.commands.admin import output, pages
+from edge.commands.admin.operator import Operator, run
+from edge.commands.admin.verbs import Flags, verb
 from edge.config import Config
-from edge.ops.admin import output, pages
-from edge.ops.admin.operator import Operator, run
-from edge.ops.admin.verbs import Flags, verb
 
 if TYPE_CHECKING:
     from edge.services import Services

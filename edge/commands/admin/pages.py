@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from edge.commands.admin import output
 from edge.errors import Conflict, NotFound, ValidationError
-from edge.ops.admin import output
 
 if TYPE_CHECKING:
     from edge.listing import CursorCodec, ListQuery, Page

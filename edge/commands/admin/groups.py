@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from edge.commands.admin import output, pages
+from edge.commands.admin.kinds import Kind
+from edge.commands.admin.operator import Operator, run
+from edge.commands.admin.verbs import Flags, kind, verb
 from edge.config import Config
-from edge.ops.admin import output, pages
-from edge.ops.admin.kinds import Kind
-from edge.ops.admin.operator import Operator, run
-from edge.ops.admin.verbs import Flags, kind, verb
 
 COLUMNS = (
     ("id", "ID"),

@@ -13,10 +13,10 @@ import argparse
 import sys
 from typing import Any
 
+from edge.commands.admin import output, pages
+from edge.commands.admin.operator import Operator, run
+from edge.commands.admin.verbs import Flags, kind, verb
 from edge.config import Config
-from edge.ops.admin import output, pages
-from edge.ops.admin.operator import Operator, run
-from edge.ops.admin.verbs import Flags, kind, verb
 
 COLUMNS = (
     ("id", "ID"),
@@ -94,7 +94,7 @@ def _list(args: argparse.Namespace, config: Config) -> int:
 
 
 def _create(args: argparse.Namespace, config: Config) -> int:
-    from edge.ops import accounts
+    from edge.commands import accounts
 
     body: dict[str, Any] = {"name": args.name}
     if args.alias:
