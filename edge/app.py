@@ -50,7 +50,7 @@ from api import (
 )
 from api.keys import REQUEST_ID, SERVICES
 from api.routing import Route
-from edge import clock
+from edge import clock, storage_errors
 from edge.auth.keys import load_or_create
 from edge.auth.staff import FirstStaff, ensure_first
 from edge.config import Config
@@ -109,7 +109,7 @@ def open_site(config: Config) -> Site:
     layout.prepare(config.data_dir)
     site_keys.require(config.data_dir)  # keys are made only where no data depends on them
     keys = load_or_create(config.data_dir)
-    db = Database.open(layout.database_path(config.data_dir))
+    db = Database.open(layout.database_path(config.data_dir), storage_errors.translated)
     try:
         first = ensure_first(db, config)
     except BaseException:

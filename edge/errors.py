@@ -5,6 +5,8 @@ No HTTP types here: `api/errors.py` is the one map from these classes to status 
 
 from __future__ import annotations
 
+from storage import space
+
 
 class EdgeError(Exception):
     """Base of every error whose message may be shown to the caller."""
@@ -81,13 +83,13 @@ class TimedOut(EdgeError):
 class StorageRefused(Exception):
     """The data folder refused a write; nothing was left half-written, and the same write
     succeeds once the disk allows it. Not an EdgeError: its text (the OS's reason) is for
-    the log, never the caller. Raised in place of storage's own errors where they cross
-    into edge (edge/storage_errors.py)."""
+    the log, never the caller. Raised in place of storage's own errors where they leave
+    storage (edge/storage_errors.py); each is also storage's class of the same name."""
 
 
-class DiskFull(StorageRefused):
+class DiskFull(StorageRefused, space.DiskFull):
     """The disk, or the operator's filesystem quota, has no room for the write."""
 
 
-class NotWritable(StorageRefused):
+class NotWritable(StorageRefused, space.NotWritable):
     """The data folder refuses writes: read-only, permissions taken away, I/O errors."""

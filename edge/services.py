@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from edge import clock
+from edge import clock, storage_errors
 from edge.access.engine import Caller, Permissions
 from edge.access.kinds import GroupAccessKind, ProjectAccessKind, RoleAccessKind
 from edge.access.objects import AccessObjects
@@ -176,7 +176,8 @@ class Services:
             max_value_bytes=config.data_max_value_bytes,
             max_bulk_paths=config.data_max_bulk_paths,
         )
-        blobs, file_rights = BlobStore(config.data_dir), FileRights(db, permissions)
+        blobs = BlobStore(config.data_dir, storage_errors.translated)
+        file_rights = FileRights(db, permissions)
         signer, file_sweeps = UrlSigner(load_key(config.data_dir)), Sweeps(db, blobs)
         trash.after_erase(file_sweeps.collect)
         tunnels = Tunnels(db, devices, messages, _tunnel_hub(config, db), config.base_url)

@@ -1,27 +1,23 @@
-"""Storage's errors mapped into edge's at the one boundary every request crosses (as
-httpx's `map_httpcore_exceptions` maps httpcore's in its transport): the layer above
-(`api/`) catches edge's classes and never imports storage.
+"""Storage's refusals mapped into edge's where they leave storage, once (as httpx's
+transport maps httpcore's errors in `map_httpcore_exceptions`): `edge/app.py` hands
+`translated` to the Database and the BlobStore it opens, so every write refused by a full or
+unwritable disk reaches the services and `api/` as edge's `DiskFull` or `NotWritable`, and
+no request enters a mapping of its own.
 
 Storage raises its own `DiskFull` and `NotWritable` (storage/space.py), since it may not
-import edge; background work in edge (the outbox, alerts, the health probe) catches them
-where it stands beside storage.
+import edge. Edge's are subclasses of storage's, so background work beside storage (the
+outbox, alerts, the health probe) catches either by storage's names, whoever opened the
+database.
 """
 
 from __future__ import annotations
-
-import contextlib
-from collections.abc import Iterator
 
 from edge import errors
 from storage import space
 
 
-@contextlib.contextmanager
-def mapped() -> Iterator[None]:
-    """Storage's refusals raised inside as edge's, the original kept as the cause."""
-    try:
-        yield
-    except space.DiskFull as exc:
-        raise errors.DiskFull(str(exc)) from exc
-    except space.NotWritable as exc:
-        raise errors.NotWritable(str(exc)) from exc
+def translated(refused: space.DiskFull | space.NotWritable) -> errors.StorageRefused:
+    """Edge's error for one of storage's refusals, with the same text."""
+    if isinstance(refused, space.DiskFull):
+        return errors.DiskFull(str(refused))
+    return errors.NotWritable(str(refused))
