@@ -19,9 +19,9 @@ from storage import device_certificates as certificates
 from storage import devices as store
 from storage import users as user_store
 from storage import visibility
+from storage.listing import Scope
 from storage.records import Device, DeviceCertificate
 from storage.rows import Tx
-from storage.user_scopes import Clause
 
 TABLE = store.LIST
 # What the anonymous view shows: the only fields non-admins may filter or sort by when
@@ -73,7 +73,7 @@ class DeviceKind:
     def login(self, row: Device) -> str:
         return row.name
 
-    def visible(self, account_id: str, grantees: Sequence[str]) -> Clause:
+    def visible(self, account_id: str, grantees: Sequence[str]) -> Scope:
         """Its owner sees it too."""
         return visibility.devices(account_id, grantees)
 

@@ -187,10 +187,9 @@ class Accounts(ABC, Generic[A]):
         grants = self.grants(principal)
         pii = grants.pii_admin_only()
         lists.guard_query(grants, self.kind, query, pii)
-        conditions = lists.scope(grants, self.kind, filters)
-        query = lists.normalized(self.kind, query, conditions)
-        sql, params = conditions.sql()
-        page = await fetch(self._db, self.kind.listing, query, sql, params)
+        scope = lists.scope(grants, self.kind, filters)
+        query, scope = lists.normalized(self.kind, query, scope)
+        page = await fetch(self._db, self.kind.listing, query, *scope)
         view = View(filters.project_id or principal.project_id, filters.group_id, pii)
         page.rows = self._present_page(grants, page.rows, view)
         return page

@@ -16,9 +16,9 @@ from edge.auth import hashing
 from edge.errors import Conflict, ValidationError
 from storage import users as store
 from storage import visibility
+from storage.listing import Scope
 from storage.records import User
 from storage.rows import Tx
-from storage.user_scopes import Clause
 
 MIN_USERNAME = 3
 TABLE = store.LIST
@@ -81,7 +81,7 @@ class UserKind:
     def login(self, row: User) -> str:
         return row.username
 
-    def visible(self, account_id: str, grantees: Sequence[str]) -> Clause:
+    def visible(self, account_id: str, grantees: Sequence[str]) -> Scope:
         return visibility.users(account_id, grantees)
 
     def hidden(self, names: set[str]) -> list[str]:
