@@ -152,7 +152,7 @@ class Devices(Accounts[Device]):
             raise Denied("owner_id: only admins or the device's owner may change it")
         require_admin_fields(body, rel.admin, ("restricted_custom_attributes", "iot_scopes"))
         _check_suspension(body, rel)
-        changes = self.project_access(target, body, device.project_id)
+        changes = self.project_access(principal, target, body)
         columns = kind.columns(body)
         if columns or "owner_id" in body:
             columns.update(last_updated_date=clock.now_iso(), last_updated_by=principal.actor)

@@ -129,7 +129,7 @@ class Users(Accounts[User]):
         target = self.target(principal, user_id)
         user = target.account
         self.check_reach(target, body, APART)
-        changes = self.project_access(target, body, principal.project_id or user.project_id)
+        changes = self.project_access(principal, target, body)
         require_admin_fields(body, target.rel.admin, ("restricted_custom_attributes",))
         columns = kind.columns(body)
         if "phone_number" in columns and columns["phone_number"] != user.phone_number:
