@@ -8,8 +8,9 @@ the relay (`relay.py`: live tunnels, streams, limits, expiry), which moves bytes
 two `Pipe`s and knows nothing of HTTP. The client programs of `edge tunnel` live in
 `edge/tunnel_clients/`, which the server never imports.
 
-May import `edge` (errors, clock, ids, principal, audit, config), `edge.accounts` (the
-device and how the caller stands towards it), `edge.devices.topics` (a device's topics, for
-its notices), `edge.tenancy.settings`, `edge.delivery.messages` and `storage`;
-`edge.accounts` imports `views.py` (a device's open tunnels in its views).
+May import `edge.kernel` (errors, clock, ids, principal, audit, config), `edge.accounts`
+(the device and how the caller stands towards it), `edge.devices.topics` (a device's
+topics, for its notices), `edge.tenancy.settings`, `edge.delivery.messages` and `storage`.
+Imported by `api` and the composition root, which hands `views.open_for` (a device's open
+tunnels) to the device kind and the relay's figures to the metrics.
 """
