@@ -15,8 +15,8 @@ from aiohttp import web
 from api import routing
 from api.keys import REQUEST_ID
 from api.responses import json_response
-from edge import errors
-from edge.printable import for_log
+from edge.kernel import errors
+from edge.kernel.printable import for_log
 
 log = logging.getLogger("edge.http")
 

@@ -50,10 +50,10 @@ from api import (
 )
 from api.keys import REQUEST_ID, SERVICES
 from api.routing import Route
-from edge import clock, storage_errors
 from edge.auth.keys import load_or_create
 from edge.auth.staff import FirstStaff, ensure_first
-from edge.config import Config
+from edge.kernel import clock, storage_errors
+from edge.kernel.config import Config
 from edge.ops import listening, memory, site_keys, tls
 from edge.ops import metrics as site_metrics
 from edge.ops.health import Health, Probe

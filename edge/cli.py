@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from edge import BUILD_VERSION, INTERFACE_VERSION, banner
-from edge.config import BY_NAME, SETTINGS, Config, ConfigError, load
-from edge.errors import EdgeError, ValidationError
+from edge.kernel.config import BY_NAME, SETTINGS, Config, ConfigError, load
+from edge.kernel.errors import EdgeError, ValidationError
 
 if TYPE_CHECKING:
     from edge.ops.backup import Summary
@@ -187,7 +187,8 @@ def _config_file(args: argparse.Namespace) -> Path | None:
 def _serve(args: argparse.Namespace, config: Config) -> int:
     import uvloop
 
-    from edge import app, logs
+    from edge import app
+    from edge.kernel import logs
     from edge.ops import memory
     from storage import layout
 

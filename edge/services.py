@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from edge import clock, storage_errors
 from edge.access.engine import Caller, Permissions
 from edge.access.kinds import GroupAccessKind, ProjectAccessKind, RoleAccessKind
 from edge.access.objects import AccessObjects
@@ -12,7 +11,6 @@ from edge.accounts import user_kind
 from edge.accounts.devices import Devices
 from edge.accounts.pictures import Pictures
 from edge.accounts.users import Users
-from edge.audit import Audit
 from edge.auth.keys import KeyRing
 from edge.auth.mfa import Mfa
 from edge.auth.passwords import Passwords
@@ -22,7 +20,6 @@ from edge.auth.tokens import Tokens
 from edge.billing.ledger import Billing
 from edge.billing.meter import Meter
 from edge.certificates.ca import SiteCa
-from edge.config import Config
 from edge.data.eraser import DataEraser
 from edge.data.service import Data
 from edge.data.signing import DataSigner
@@ -40,7 +37,10 @@ from edge.files.rights import FileRights
 from edge.files.signing import UrlSigner, load_key
 from edge.files.sweeps import Sweeps
 from edge.files.uploads import Limits, Uploads
-from edge.listing import CursorCodec
+from edge.kernel import clock, storage_errors
+from edge.kernel.audit import Audit
+from edge.kernel.config import Config
+from edge.kernel.listing import CursorCodec
 from edge.tenancy import settings
 from edge.tenancy.account import Account
 from edge.tenancy.email_templates import EmailTemplates

@@ -37,7 +37,7 @@ class NotWritable(Exception):
 
 
 # What a refusal becomes where it leaves storage: the layer above hands its own mapping to
-# the Database and the BlobStore it opens (edge/storage_errors.py), once, as httpx's
+# the Database and the BlobStore it opens (edge/kernel/storage_errors.py), once, as httpx's
 # transport maps httpcore's errors; storage, which may import nothing above it, keeps its own.
 Refusal = Callable[["DiskFull | NotWritable"], Exception]
 

@@ -18,10 +18,10 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 from argon2 import PasswordHasher
 
-from edge import clock
 from edge.app import Site, create_app, open_site
 from edge.auth import hashing
-from edge.config import Config, load
+from edge.kernel import clock
+from edge.kernel.config import Config, load
 
 # `world`, `content_world` and their templates (tests/world.py); every response checked
 # against the OpenAPI document (tests/documented.py).

@@ -21,7 +21,7 @@ from edge.access import values as rules
 from edge.access.engine import Caller, Permissions
 from edge.access.objects import Target
 from edge.access.standing import GroupStanding, RoleStanding, project_standing
-from edge.errors import Denied, NotFound, ValidationError
+from edge.kernel.errors import Denied, NotFound, ValidationError
 from storage import access as store
 from storage import accounts
 from storage import groups as group_store

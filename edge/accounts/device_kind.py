@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from dataclasses import fields as columns_of
 from typing import Any
 
-from edge import clock, fields
 from edge.access.engine import Caller
 from edge.accounts import rules, views, writes
 from edge.accounts.kind import Relation, Row
 from edge.certificates.ca import ClientCredentials
 from edge.devices.topics import normalize_scopes
-from edge.errors import Conflict, Denied, ValidationError
+from edge.kernel import clock, fields
+from edge.kernel.errors import Conflict, Denied, ValidationError
 from storage import device_certificates as certificates
 from storage import devices as store
 from storage import users as user_store

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from edge import audit, clock
 from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
@@ -29,9 +28,10 @@ from edge.certificates.ca import SiteCa
 from edge.devices import credentials
 from edge.devices.credentials import Endpoints
 from edge.devices.keys import DeviceKeys
-from edge.errors import Conflict, Denied, NotFound, ValidationError
-from edge.listing import CursorCodec
-from edge.principal import Principal
+from edge.kernel import audit, clock
+from edge.kernel.errors import Conflict, Denied, NotFound, ValidationError
+from edge.kernel.listing import CursorCodec
+from edge.kernel.principal import Principal
 from edge.tenancy import settings
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from edge.listing import Table
+from edge.kernel.listing import Table
 from storage.listing import Scope
 
 Row = dict[str, Any]

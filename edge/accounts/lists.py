@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from edge import fields
 from edge.access.engine import Caller
 from edge.accounts.kind import Kind
-from edge.errors import Denied, ValidationError
-from edge.listing import Filter, ListQuery
+from edge.kernel import fields
+from edge.kernel.errors import Denied, ValidationError
+from edge.kernel.listing import Filter, ListQuery
 from storage import user_scopes as scopes
 from storage.listing import Scope
 

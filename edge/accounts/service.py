@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic
 
-from edge import audit
 from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
@@ -28,9 +27,10 @@ from edge.accounts import lists, views, writes
 from edge.accounts.kind import A, Account, Kind, Relation, Row
 from edge.accounts.lists import Filters
 from edge.accounts.views import View
-from edge.errors import Denied, NotFound, ValidationError
-from edge.listing import CursorCodec, ListQuery, Page, fetch
-from edge.principal import Principal
+from edge.kernel import audit
+from edge.kernel.errors import Denied, NotFound, ValidationError
+from edge.kernel.listing import CursorCodec, ListQuery, Page, fetch
+from edge.kernel.principal import Principal
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
 from storage import projects as project_store

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from dataclasses import fields as columns_of
 from typing import Any
 
-from edge import clock, fields
 from edge.accounts import rules, views, writes
 from edge.accounts.kind import Relation, Row
 from edge.auth import hashing
-from edge.errors import Conflict, ValidationError
+from edge.kernel import clock, fields
+from edge.kernel.errors import Conflict, ValidationError
 from storage import users as store
 from storage import visibility
 from storage.listing import Scope

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from edge import audit, clock
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
 from edge.accounts import user_kind as kind
@@ -23,9 +22,10 @@ from edge.accounts.user_kind import USER
 from edge.accounts.views import View
 from edge.auth.tokens import Tokens
 from edge.delivery.messages import Messages
-from edge.errors import Denied, NotFound, ValidationError
-from edge.listing import CursorCodec
-from edge.principal import Principal
+from edge.kernel import audit, clock
+from edge.kernel.errors import Denied, NotFound, ValidationError
+from edge.kernel.listing import CursorCodec
+from edge.kernel.principal import Principal
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
 from storage import users as store

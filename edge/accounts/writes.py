@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from edge import clock, ids
 from edge.access import values as access_values
 from edge.access.engine import Caller
-from edge.errors import Denied, ValidationError
+from edge.kernel import clock, ids
+from edge.kernel.errors import Denied, ValidationError
 from edge.tenancy import settings
 from storage import access as access_store
 from storage.records import Access, Org, Project

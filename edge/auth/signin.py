@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from edge import audit, clock, fields
 from edge.auth import hashing, mfa
 from edge.auth.challenges import Challenges
 from edge.auth.mfa import Mfa
 from edge.auth.sms_mfa import SmsMfa
 from edge.auth.throttle import Throttle, second_factor
 from edge.auth.tokens import Lifetimes, Tokens, lifetimes_of
-from edge.errors import Denied, Unauthenticated, ValidationError
-from edge.principal import Principal
+from edge.kernel import audit, clock, fields
+from edge.kernel.errors import Denied, Unauthenticated, ValidationError
+from edge.kernel.principal import Principal
 from edge.tenancy import settings
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.projects import Projects, settings_of

@@ -17,11 +17,11 @@ from typing import Any
 
 import jwt
 
-from edge import audit, clock, ids
 from edge.auth.keys import KeyRing
 from edge.auth.principal_cache import PrincipalCache
-from edge.errors import Unauthenticated, ValidationError
-from edge.principal import Kind, Principal
+from edge.kernel import audit, clock, ids
+from edge.kernel.errors import Unauthenticated, ValidationError
+from edge.kernel.principal import Kind, Principal
 from storage import credentials, sessions, staff, users
 from storage.database import Database
 from storage.records import AuditEvent

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from edge import clock
+from edge.kernel import clock
 from storage import layout
 
 CA_KEY, CA_CERT = layout.CA_KEY_FILE, layout.CA_CERT_FILE

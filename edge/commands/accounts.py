@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal, TextIO
 
-from edge import audit, clock
 from edge.auth import hashing
-from edge.errors import NotFound, ValidationError
+from edge.kernel import audit, clock
+from edge.kernel.errors import NotFound, ValidationError
 from edge.services import Services
 from storage import credentials, staff, users
 

@@ -13,11 +13,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from edge import clock
-from edge.audit import present
-from edge.errors import ValidationError
-from edge.listing import Filter, ListQuery
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.audit import present
+from edge.kernel.errors import ValidationError
+from edge.kernel.listing import Filter, ListQuery
+from edge.kernel.principal import Principal
 from edge.services import Services
 from storage import staff
 

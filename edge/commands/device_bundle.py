@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edge.config import Config
-from edge.errors import Conflict, ValidationError
+from edge.kernel.config import Config
+from edge.kernel.errors import Conflict, ValidationError
 from edge.services import Services
 from storage import layout
 from storage.records import Device

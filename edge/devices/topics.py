@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from edge import fields
-from edge.errors import ValidationError
+from edge.kernel import fields
+from edge.kernel.errors import ValidationError
 
 RIGHTS = ("can_publish", "can_subscribe")
 MAX_SCOPES = 100

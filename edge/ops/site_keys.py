@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from edge.data.signing import DataSigner
-from edge.errors import EdgeError
+from edge.kernel.errors import EdgeError
 from storage import data, layout, mfa, migrate, snapshot
 
 RAW_KEY_BYTES = 32

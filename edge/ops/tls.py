@@ -6,8 +6,8 @@ import ssl
 from urllib.parse import urlsplit
 
 from edge.certificates import ca
-from edge.config import Config
-from edge.errors import ValidationError
+from edge.kernel.config import Config
+from edge.kernel.errors import ValidationError
 
 
 def server_context(config: Config) -> ssl.SSLContext | None:

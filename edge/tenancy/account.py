@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from edge import clock, fields, ids
 from edge.access import values as access_values
 from edge.access.engine import Permissions
 from edge.access.levels import BLOCKS, BLOCKS_BY_KIND, FULL_CRUD, NO_CRUD, Level
-from edge.errors import Denied, ValidationError
-from edge.listing import ListQuery, Page, fetch
-from edge.principal import Principal
+from edge.kernel import clock, fields, ids
+from edge.kernel.errors import Denied, ValidationError
+from edge.kernel.listing import ListQuery, Page, fetch
+from edge.kernel.principal import Principal
 from storage import access as access_store
 from storage import account_access as store
 from storage import dashboards

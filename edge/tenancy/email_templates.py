@@ -16,12 +16,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from edge import clock, fields, ids
 from edge.access.engine import Caller, Permissions
 from edge.delivery import templating
-from edge.errors import DeleteProtected, Denied, NotFound, ValidationError
-from edge.listing import CursorCodec, ListQuery, Page, fetch
-from edge.principal import Principal
+from edge.kernel import clock, fields, ids
+from edge.kernel.errors import DeleteProtected, Denied, NotFound, ValidationError
+from edge.kernel.listing import CursorCodec, ListQuery, Page, fetch
+from edge.kernel.principal import Principal
 from edge.tenancy.settings import check_project, require_org
 from storage import email_templates as store
 from storage.database import Database

@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from edge import audit, clock, fields, ids
 from edge.access import values as access_values
 from edge.access.engine import Permissions
 from edge.access.standing import GroupStanding
-from edge.errors import Denied, NotFound
-from edge.listing import CursorCodec, ListQuery, Page, fetch
-from edge.principal import Principal
+from edge.kernel import audit, clock, fields, ids
+from edge.kernel.errors import Denied, NotFound
+from edge.kernel.listing import CursorCodec, ListQuery, Page, fetch
+from edge.kernel.principal import Principal
 from edge.tenancy import settings
 from edge.tenancy.settings import check_project, require_org
 from edge.tenancy.trash import Trash

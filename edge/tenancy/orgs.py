@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from edge import audit, clock, fields, ids
 from edge.access import values as access_values
-from edge.errors import AliasTaken, DeleteProtected, Denied, NotFound, ValidationError
-from edge.listing import CursorCodec, ListQuery, Page, fetch
-from edge.principal import Principal
+from edge.kernel import audit, clock, fields, ids
+from edge.kernel.errors import AliasTaken, DeleteProtected, Denied, NotFound, ValidationError
+from edge.kernel.listing import CursorCodec, ListQuery, Page, fetch
+from edge.kernel.principal import Principal
 from edge.tenancy.settings import SETTINGS, Rule, of_org, validated
 from storage import access as access_store
 from storage import aliases

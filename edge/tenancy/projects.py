@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from edge import clock, fields, ids
 from edge.access import values as access_values
 from edge.access.engine import Caller, Permissions
 from edge.access.standing import ProjectStanding, project_standing
-from edge.errors import AliasTaken, Conflict, Denied, NotFound, ValidationError
-from edge.listing import CursorCodec, ListQuery, Page, fetch
-from edge.principal import Principal
+from edge.kernel import clock, fields, ids
+from edge.kernel.errors import AliasTaken, Conflict, Denied, NotFound, ValidationError
+from edge.kernel.listing import CursorCodec, ListQuery, Page, fetch
+from edge.kernel.principal import Principal
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.settings import LOGIN_FIELDS, Rule, of_org, validated
 from edge.tenancy.settings import SETTINGS as ORG_SETTINGS

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from edge import fields
-from edge.errors import Denied, ValidationError
-from edge.principal import Principal
+from edge.kernel import fields
+from edge.kernel.errors import Denied, ValidationError
+from edge.kernel.principal import Principal
 from storage import orgs as org_store
 from storage import projects as project_store
 from storage.database import Database

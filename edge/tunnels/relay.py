@@ -28,8 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from edge import clock
-from edge.errors import NotFound, Unavailable
+from edge.kernel import clock
+from edge.kernel.errors import NotFound, Unavailable
 from edge.tunnels.limits import Bucket, Limits
 from storage.records import Tunnel
 

@@ -24,13 +24,13 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
-from edge import audit, clock
 from edge.accounts.devices import Devices
 from edge.accounts.service import Target
 from edge.delivery.messages import Messages
-from edge.errors import Conflict, Denied, NotFound, Unauthenticated, ValidationError
-from edge.ids import new_id
-from edge.principal import Principal
+from edge.kernel import audit, clock
+from edge.kernel.errors import Conflict, Denied, NotFound, Unauthenticated, ValidationError
+from edge.kernel.ids import new_id
+from edge.kernel.principal import Principal
 from edge.tenancy import settings
 from edge.tunnels import notices, rules, tokens, views
 from edge.tunnels.notices import Notify

@@ -14,10 +14,11 @@ from typing import Any
 import pyotp
 import pytest
 
-from edge import cli, clock
+from edge import cli
 from edge.app import sweep_once
-from edge.audit import ACTIONS
 from edge.auth import reset_tokens
+from edge.kernel import clock
+from edge.kernel.audit import ACTIONS
 from storage import users
 from storage.rows import many
 from tests.sign_in import enroll_software, totp, wrong
@@ -411,7 +412,7 @@ async def test_who_may_read(world: World, who: str, expected: int) -> None:
 
 
 def _one_per_org(world: World) -> list[Any]:
-    from edge import audit
+    from edge.kernel import audit
 
     return [
         audit.event("sign_in_failed", None, org_id=org, details={"factor": "password"})

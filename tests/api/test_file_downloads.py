@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from edge import clock
-from edge.config import Config
+from edge.kernel import clock
+from edge.kernel.config import Config
 from tests.conftest import make_config
 from tests.files import PART, md5, multipart_etag, relative
 from tests.world import World

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from edge.config import Config
+from edge.kernel.config import Config
 from tests.conftest import make_config
 from tests.files import PART
 from tests.world import FILE_CALLERS, World, table

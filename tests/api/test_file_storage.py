@@ -17,9 +17,9 @@ import apsw
 import pytest
 
 from api.errors import FULL_MESSAGE
-from edge import clock
-from edge.config import Config
 from edge.files import sweeps
+from edge.kernel import clock
+from edge.kernel.config import Config
 from storage import blobs, files
 from storage.blobs import CHUNK
 from tests.conftest import make_config

@@ -12,9 +12,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
-from edge import clock
-from edge.config import Config
 from edge.files.signing import UrlSigner, load_key
+from edge.kernel import clock
+from edge.kernel.config import Config
 from tests.conftest import make_config
 from tests.files import PART, md5, relative
 from tests.world import World

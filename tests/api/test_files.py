@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from edge.config import Config
+from edge.kernel.config import Config
 from tests.conftest import make_config
 from tests.files import PART, blob_paths, md5, multipart_etag, relative
 from tests.world import World
@@ -295,7 +295,10 @@ async def test_path_filter_scans_at_most_the_cap_then_resumes(
         "file_reader", "GET", "s", params={"cascade": "1", "path_filter": "("}
     )
     assert status == 400 and body["message"].startswith("path_filter: is not a valid")
-    status, body = await world.files(  # compiling it would take all memory (edge/patterns.py)
+    (
+        status,
+        body,
+    ) = await world.files(  # compiling it would take all memory (edge/kernel/patterns.py)
         "file_reader", "GET", "s", params={"cascade": "1", "path_filter": "a{1000000000}"}
     )
     assert status == 400 and body["message"].startswith("path_filter: repeats too much")

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from edge import fields
 from edge.app import Site
-from edge.printable import for_log
+from edge.kernel import fields
+from edge.kernel.printable import for_log
 from tests.conftest import Api
 from tests.tenants import Tenant, new_tenant
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from edge.principal import Principal
+from edge.kernel.principal import Principal
 from tests.world import NONE, World, table
 
 LEVEL_OFF = {"is_admin": False, "can_read": False, "can_update": False}

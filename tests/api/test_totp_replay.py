@@ -9,9 +9,9 @@ from datetime import timedelta
 import pyotp
 import pytest
 
-from edge import clock
 from edge.app import Site
 from edge.auth.signin import WRONG_CODE
+from edge.kernel import clock
 from tests.conftest import Api
 from tests.sign_in import answer, enroll_software, login, totp
 from tests.tenants import Tenant, new_tenant

@@ -17,9 +17,9 @@ import aiohttp
 import pytest
 from aiohttp import WSMsgType
 
-from edge import clock
 from edge.app import Site
-from edge.config import Config
+from edge.kernel import clock
+from edge.kernel.config import Config
 from tests.conftest import make_config
 from tests.world import Notices, World
 

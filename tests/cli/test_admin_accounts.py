@@ -20,7 +20,7 @@ from edge import cli
 from edge.app import open_site
 from edge.auth import staff as first_staff
 from edge.auth.hashing import COMMON
-from edge.errors import TooManyAttempts, ValidationError
+from edge.kernel.errors import TooManyAttempts, ValidationError
 from tests.conftest import STAFF_PASSWORD, make_config
 from tests.tenants import PASSWORD
 

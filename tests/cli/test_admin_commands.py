@@ -23,7 +23,7 @@ import pytest
 
 from edge import cli
 from edge.app import open_site
-from edge.errors import Denied, Unauthenticated
+from edge.kernel.errors import Denied, Unauthenticated
 from tests.conftest import make_config
 from tests.world import World
 

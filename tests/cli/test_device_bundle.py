@@ -21,7 +21,7 @@ import pytest
 
 from edge import cli
 from edge.commands import device_bundle
-from edge.config import Config
+from edge.kernel.config import Config
 from storage import layout
 from tests.conftest import make_config
 from tests.embedded_broker.clients import Client

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from edge import fields, ids
-from edge.errors import ValidationError
+from edge.kernel import fields, ids
+from edge.kernel.errors import ValidationError
 
 
 def refusal(rule: Any, *args: Any) -> str:

@@ -1,5 +1,5 @@
 """Storage's refusals leave storage as edge's errors, mapped once where the Database and the
-BlobStore are opened (edge/storage_errors.py), not by each request."""
+BlobStore are opened (edge/kernel/storage_errors.py), not by each request."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from edge import errors, storage_errors
+from edge.kernel import errors, storage_errors
 from storage import space
 from storage.blobs import BlobStore
 from storage.database import Database

@@ -13,8 +13,8 @@ import pytest
 from aiohttp import web
 
 from edge.app import PROBE
-from edge.config import Config
 from edge.delivery import alerts as alerts_module
+from edge.kernel.config import Config
 from tests.conftest import Api, make_config
 from tests.edge.delivery.test_delivery import Inbox, inbox  # noqa: F401
 from tests.faults.disk import FULL, READ_ONLY, Disk, disk  # noqa: F401

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from edge.app import Site
-from edge.config import Config
 from edge.delivery import alerts as alerts_module
 from edge.delivery.alerts import PURPOSE
+from edge.kernel.config import Config
 from storage import outbox
 from tests.conftest import make_config
 from tests.faults.disk import FULL, READ_ONLY, Disk, disk  # noqa: F401

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from api.errors import FULL_MESSAGE, UNWRITABLE_MESSAGE
-from edge.config import Config
+from edge.kernel.config import Config
 from tests.conftest import make_config
 from tests.faults.disk import FULL, IO_ERROR, READ_ONLY, Disk, disk  # noqa: F401
 from tests.world import World

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from api.keys import SERVICES
 from edge.app import PROBE
-from edge.config import Config
+from edge.kernel.config import Config
 from storage import layout
 from storage.space import NotWritable
 from tests.conftest import Api, make_config

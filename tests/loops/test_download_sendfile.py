@@ -19,7 +19,7 @@ import pytest
 
 from api import sendfile
 from edge.certificates import ca
-from edge.config import Config
+from edge.kernel.config import Config
 from tests.conftest import make_config
 from tests.files import PART, relative
 from tests.world import World

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from edge import cli, clock
+from edge import cli
 from edge.app import open_site
-from edge.errors import Conflict
+from edge.kernel import clock
+from edge.kernel.errors import Conflict
 from edge.ops import backup, backup_rotation
 from tests.conftest import make_config
 

@@ -15,7 +15,7 @@ from cryptography import x509
 
 from edge.app import create_app, open_site
 from edge.certificates import ca
-from edge.config import ConfigError
+from edge.kernel.config import ConfigError
 from edge.ops import tls
 from tests.conftest import make_config
 from tests.ports import free_port

@@ -21,7 +21,7 @@ from typing import Any
 
 from edge.commands.admin import devices, groups, orgs, users
 from edge.commands.admin.verbs import Flags
-from edge.config import Config
+from edge.kernel.config import Config
 
 
 def add_parser(sub: Any, flags: Flags) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from edge.commands.admin import output, pages
 from edge.commands.admin.operator import Operator, run
 from edge.commands.admin.verbs import Flags, verb
-from edge.config import Config
+from edge.kernel.config import Config
 
 if TYPE_CHECKING:
     from edge.services import Services

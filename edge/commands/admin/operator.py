@@ -2,7 +2,7 @@
 
 The person at the server's own shell holds the data folder, so they may do whatever staff
 may; they have no account and no token. Their principal has the kind `operator`: the
-services treat it as staff (edge/principal.py), and every audit event it causes names
+services treat it as staff (edge/kernel/principal.py), and every audit event it causes names
 `operator` as the actor, with no actor ID (docs/audit.md). Rows it creates or changes
 record the first staff account in `created_by` / `last_updated_by`, as the site's owner.
 
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from edge import banner
-from edge.config import Config
-from edge.principal import Principal
+from edge.kernel.config import Config
+from edge.kernel.principal import Principal
 
 if TYPE_CHECKING:  # building the parser of every `edge` command must stay light
     from edge.services import Services

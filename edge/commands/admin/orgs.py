@@ -16,7 +16,7 @@ from typing import Any
 from edge.commands.admin import output, pages
 from edge.commands.admin.operator import Operator, run
 from edge.commands.admin.verbs import Flags, kind, verb
-from edge.config import Config
+from edge.kernel.config import Config
 
 COLUMNS = (
     ("id", "ID"),

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from edge import printable
-from edge.errors import Conflict
+from edge.kernel import printable
+from edge.kernel.errors import Conflict
 from storage import layout
 
 Columns = Sequence[tuple[str, str]]  # (field, heading)

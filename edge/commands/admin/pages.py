@@ -19,10 +19,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from edge.commands.admin import output
-from edge.errors import Conflict, NotFound, ValidationError
+from edge.kernel.errors import Conflict, NotFound, ValidationError
 
 if TYPE_CHECKING:
-    from edge.listing import CursorCodec, ListQuery, Page
+    from edge.kernel.listing import CursorCodec, ListQuery, Page
 
 Fetch = Callable[["ListQuery"], Awaitable["Page"]]
 
@@ -54,7 +54,7 @@ class Listing:
     ) -> dict[str, Any]:
         """Up to --limit rows, page after page, as the HTTP list body. `project`: a filter
         on the rows' project_id (groups; users and devices take theirs as membership)."""
-        from edge.listing import MAX_LIMIT
+        from edge.kernel.listing import MAX_LIMIT
 
         query, limit = self._query(args, project), _limit(args)
         rows: list[Any] = []
@@ -69,7 +69,7 @@ class Listing:
                 return {self.resource: rows, "last_evaluated_key": key}
 
     def _query(self, args: argparse.Namespace, project: str | None) -> ListQuery:
-        from edge.listing import Filter, ListQuery
+        from edge.kernel.listing import Filter, ListQuery
 
         filters = []
         if args.is_active is not None:
@@ -84,7 +84,7 @@ class Listing:
 
 
 def _limit(args: argparse.Namespace) -> int:
-    from edge.listing import DEFAULT_LIMIT
+    from edge.kernel.listing import DEFAULT_LIMIT
 
     limit: int = DEFAULT_LIMIT if args.limit is None else args.limit
     if limit < 1:
@@ -109,7 +109,7 @@ async def by_id_or_name(
 ) -> str:
     """The ID of the one `noun` with this ID, else with this name (compared without
     regard to case), through the service's own get and list."""
-    from edge.listing import Filter, ListQuery
+    from edge.kernel.listing import Filter, ListQuery
 
     try:
         return str(get(given.strip())["id"])

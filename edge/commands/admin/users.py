@@ -25,8 +25,8 @@ from edge.commands.admin import output
 from edge.commands.admin.kinds import Kind
 from edge.commands.admin.operator import Operator, run
 from edge.commands.admin.verbs import Flags, kind, verb
-from edge.config import Config
-from edge.errors import NotFound
+from edge.kernel.config import Config
+from edge.kernel.errors import NotFound
 
 if TYPE_CHECKING:  # imported where used: building the parser must stay light
     from edge.commands.accounts import Account

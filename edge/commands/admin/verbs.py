@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any, Literal
 
-from edge.config import Config
+from edge.kernel.config import Config
 
 Handler = Callable[[argparse.Namespace, Config], int]
 Flags = Callable[[argparse.ArgumentParser], None]  # the data folder and log level flags

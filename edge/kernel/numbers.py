@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 
 INT64 = 2**63
 

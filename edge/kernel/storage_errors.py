@@ -12,7 +12,7 @@ database.
 
 from __future__ import annotations
 
-from edge import errors
+from edge.kernel import errors
 from storage import space
 
 

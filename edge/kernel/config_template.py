@@ -1,4 +1,4 @@
-"""The commented edge.toml the Debian package installs, rendered from edge/config.py's
+"""The commented edge.toml the Debian package installs, rendered from edge/kernel/config.py's
 declarations so that it names every setting and never drifts from them.
 
 Each setting is a comment block (its meaning, variable, flag and default) over a line
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from edge.config import SETTINGS, Setting
+from edge.kernel.config import SETTINGS, Setting
 
 # What the package sets: the unit passes only --config, so these live in the file, where an
 # operator sees them and may change them (an Environment= line or a flag in the unit would

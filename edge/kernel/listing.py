@@ -14,8 +14,8 @@ from collections.abc import Container, Iterable
 from contextvars import ContextVar
 from typing import Any
 
-from edge import json_text
-from edge.errors import ValidationError
+from edge.kernel import json_text
+from edge.kernel.errors import ValidationError
 from storage import listing, patterns
 from storage.database import Database
 from storage.listing import OPS_BY_KIND, Filter, ListQuery, Page, Table, expression

@@ -23,11 +23,11 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from edge import clock
-from edge.errors import Denied
-from edge.ids import new_id
-from edge.listing import ListQuery, Page, fetch
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.errors import Denied
+from edge.kernel.ids import new_id
+from edge.kernel.listing import ListQuery, Page, fetch
+from edge.kernel.principal import Principal
 from storage import audit as store
 from storage.database import Database
 from storage.records import AUDIT_EVENTS, AuditEvent

@@ -19,7 +19,7 @@ import re
 
 import regex
 
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 
 MAX_SPELLED_OUT = 1024
 # A counted repeat: {m}, {m,}, {m,n} (spaces allowed, as in verbose mode); {,n} repeats

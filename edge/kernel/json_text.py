@@ -19,7 +19,7 @@ import math
 import re
 from typing import Any
 
-from edge.errors import TooLarge, ValidationError
+from edge.kernel.errors import TooLarge, ValidationError
 
 MAX_BYTES = 1024 * 1024
 MAX_DEPTH = 64

@@ -84,7 +84,7 @@ class StorageRefused(Exception):
     """The data folder refused a write; nothing was left half-written, and the same write
     succeeds once the disk allows it. Not an EdgeError: its text (the OS's reason) is for
     the log, never the caller. Raised in place of storage's own errors where they leave
-    storage (edge/storage_errors.py); each is also storage's class of the same name."""
+    storage (edge/kernel/storage_errors.py); each is also storage's class of the same name."""
 
 
 class DiskFull(StorageRefused, space.DiskFull):

@@ -13,8 +13,8 @@ import zoneinfo
 from functools import lru_cache
 from typing import Any
 
-from edge import ids
-from edge.errors import ValidationError
+from edge.kernel import ids
+from edge.kernel.errors import ValidationError
 
 MAX_NAME = 128
 MAX_DESCRIPTION = 2048
