@@ -57,9 +57,9 @@ def parse_rules(text: str) -> Rules:
 
 def room_of(name: str, rooms: dict[str, frozenset[str]]) -> str | None:
     """The room of a dotted module (or of a name imported from one): the longest room that
-    is the name or a package above it. The `edge` package itself (its version numbers) and
-    a module at the top of `edge/` that is no room of its own are `edge.kernel` (every
-    package of `edge/` is a room: see the test below)."""
+    is the name or a package above it. The `edge` package itself and the names it holds
+    (its version numbers) are `edge.kernel`'s (every package and every module at the top
+    of `edge/` is a room of its own: see the tests below)."""
     parts = name.split(".")
     for end in range(len(parts), 0, -1):
         candidate = ".".join(parts[:end])
@@ -165,6 +165,13 @@ def test_the_table_has_no_cycle_and_names_only_its_rooms() -> None:
 def test_every_package_of_edge_is_a_room() -> None:
     packages = {f"edge.{p.parent.name}" for p in (REPO / "edge").glob("*/__init__.py")}
     assert packages - set(RULES.rooms) == set()
+
+
+def test_the_top_of_edge_holds_only_the_composition_root() -> None:
+    """What every room shares lives in `edge/kernel/`; a new module at the top of `edge/`
+    must be a room of the table (the composition root), not a kernel module by default."""
+    modules = {f"edge.{p.stem}" for p in (REPO / "edge").glob("*.py") if p.stem != "__init__"}
+    assert modules - set(RULES.rooms) == set()
 
 
 def test_every_exception_is_still_used() -> None:
