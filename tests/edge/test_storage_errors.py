@@ -55,23 +55,8 @@ async def test_a_database_write_the_disk_refuses_raises_edges_error(
     disk.fault = None  # the database closes on a disk that takes writes again
 
 
-def test_a_blob_the_disk_refuses_raises_edges_error_with_storages_as_cause(
-    tmp_path: Path,
-    disk: Disk,  # noqa: F811
-) -> None:
-    store = BlobStore(tmp_path, storage_errors.translated)
-    for folder in (store.root, store.tmp):
-        folder.mkdir(parents=True)
-    temp = store.tmp / "part"
-    temp.write_bytes(b"x")
-    disk.fault = FULL
-    with pytest.raises(errors.DiskFull) as caught:
-        store.place(temp)
-    assert isinstance(caught.value.__cause__, space.DiskFull)
-
-
-def test_storage_opened_without_a_mapping_keeps_its_own_errors(tmp_path: Path, disk: Disk) -> None:  # noqa: F811
-    store = BlobStore(tmp_path)
+def _place_on_a_full_disk(store: BlobStore, disk: Disk) -> BaseException:  # noqa: F811
+    """What placing a finished blob raises when the disk is full."""
     for folder in (store.root, store.tmp):
         folder.mkdir(parents=True)
     temp = store.tmp / "part"
@@ -79,4 +64,20 @@ def test_storage_opened_without_a_mapping_keeps_its_own_errors(tmp_path: Path, d
     disk.fault = FULL
     with pytest.raises(space.DiskFull) as caught:
         store.place(temp)
-    assert type(caught.value) is space.DiskFull
+    return caught.value
+
+
+def test_a_blob_the_disk_refuses_raises_edges_error_with_storages_as_cause(
+    tmp_path: Path,
+    disk: Disk,  # noqa: F811
+) -> None:
+    raised = _place_on_a_full_disk(BlobStore(tmp_path, storage_errors.translated), disk)
+    assert type(raised) is errors.DiskFull
+    assert isinstance(raised.__cause__, space.DiskFull)
+
+
+def test_storage_opened_without_a_mapping_keeps_its_own_errors(
+    tmp_path: Path,
+    disk: Disk,  # noqa: F811
+) -> None:
+    assert type(_place_on_a_full_disk(BlobStore(tmp_path), disk)) is space.DiskFull
