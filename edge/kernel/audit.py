@@ -10,16 +10,17 @@ that has no write to ride along with (none does today).
 An event never holds a secret: `details` come from the code that records the event, never
 from a request body, and keys that name a secret are dropped here as a last guard.
 
-Names: an event keeps its actor's and target's names beside their IDs, read in the write
-that records it (after the action, so a new account is found; a deleted one by the name
-its event carries in `details`), so the log reads the same after a rename or a deletion.
+Names: an event keeps its actor's and target's names beside their IDs, read by the insert
+that records it (storage/audit.py `add`: after the action, so a new account is found; a
+deleted one by the name its event carries in `details`), so the log reads the same after a
+rename or a deletion.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -116,6 +117,7 @@ def event(
         client=where.client,
         request_id=where.request_id,
         details=_clean(details or {}),
+        actor_name=OPERATOR if kind == OPERATOR else None,  # no account names it
     )
 
 
@@ -135,35 +137,9 @@ def along(write: Callable[[Tx], T], *events: AuditEvent) -> Callable[[Tx], T]:
 
 
 def add(conn: Tx, *events: AuditEvent) -> None:
-    """Record events inside a write already running, with their names."""
+    """Record events inside a write already running, with their names (storage/audit.py)."""
     for item in events:
-        store.add(conn, named(conn, item))
-
-
-def named(conn: Tx, item: AuditEvent) -> AuditEvent:
-    """The event with its actor's and target's names as they are in this transaction."""
-    actor = item.actor_name or _actor_name(conn, item)
-    target = item.target_name or _target_name(conn, item)
-    return replace(item, actor_name=actor, target_name=target)
-
-
-def _actor_name(conn: Tx, item: AuditEvent) -> str | None:
-    if item.actor_kind == OPERATOR:
-        return OPERATOR
-    return store.name_of(conn, item.actor_kind, item.actor_id)
-
-
-def _target_name(conn: Tx, item: AuditEvent) -> str | None:
-    """An access object is named by its grantee and what it is on ('ann on Ward'); an
-    account, role, group or org by its own name, or the one its event carries."""
-    details = item.details
-    if item.target_kind == "access":
-        grantee = store.name_of(conn, details.get("grantee_kind"), details.get("grantee_id"))
-        on = store.name_of(conn, details.get("kind"), details.get("on"))
-        return f"{grantee} on {on}" if grantee and on else grantee or on
-    found = store.name_of(conn, item.target_kind, item.target_id)
-    shown = details.get("name")
-    return found or (str(shown) if shown is not None else None)
+        store.add(conn, item)
 
 
 class Audit:
