@@ -1,5 +1,5 @@
 """The `edge` command: serve, init, admin (orgs, users, groups, devices), audit list, device
-bundle (these three in edge/commands/), backup, restore, check, selftest, version, and the
+bundle (these three in edge/shell/), backup, restore, check, selftest, version, and the
 tunnel helpers (tunnel connect, tunnel agent: edge/tunnel_clients/).
 
 Exit codes: 0 done, 1 the operation failed, 2 bad usage or configuration.
@@ -121,7 +121,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser(sub)
     _audit_parser(sub)
     _device_parser(sub)
-    from edge.commands import admin
+    from edge.shell import admin
 
     admin.add_parser(sub, lambda command: _setting_flags(command, only=("data_dir", "log_level")))
     return parser
@@ -227,7 +227,7 @@ def _ready(config: Config) -> None:
 
 
 def _admin(args: argparse.Namespace, config: Config) -> int:
-    from edge.commands import admin
+    from edge.shell import admin
 
     return admin.run(args, config)
 
@@ -236,7 +236,7 @@ def _audit(args: argparse.Namespace, config: Config) -> int:
     import json
 
     from edge import app
-    from edge.commands import audit_log
+    from edge.shell import audit_log
 
     wanted = audit_log.Wanted(
         args.org, args.action, args.actor, args.target, args.since, args.until, args.limit
@@ -253,7 +253,7 @@ def _audit(args: argparse.Namespace, config: Config) -> int:
 
 def _device(args: argparse.Namespace, config: Config) -> int:
     from edge import app
-    from edge.commands import device_bundle
+    from edge.shell import device_bundle
 
     site = app.open_site(config)
     try:

@@ -17,5 +17,5 @@ May import `edge.kernel` (errors, clock, ids, fields, principal, listing, audit)
 `edge.certificates` (its certificates), `edge.tenancy` (orgs, effective settings, the trash)
 and `storage`. Imported by the composition root (`edge/services.py`, which also hands the
 device kind a device's open tunnels and `edge.tenancy.orgs` the user kind's `first_admin`),
-`api`, `edge.commands` and `edge.tunnels` (a device's standing).
+`api`, `edge.shell` and `edge.tunnels` (a device's standing).
 """

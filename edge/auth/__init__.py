@@ -6,5 +6,5 @@ May import `edge.kernel` (errors, clock, ids, fields, principal, audit, config,
 printable), `edge.delivery` (to send codes and mail), `edge.tenancy` (orgs and projects
 for their sign-in settings and token lifetimes) and `storage`; never `api` nor aiohttp.
 Imported by `edge.accounts` and `edge.devices` (hashing, tokens, the principal cache),
-`edge.ops` (the self-test), `api`, `edge.banner`, `edge.commands` and the composition root.
+`edge.ops` (the self-test), `api`, `edge.banner`, `edge.shell` and the composition root.
 """

@@ -1,7 +1,7 @@
 """Operating a site: backup and restore, `edge check`, the self-test, TLS (with the site's
 CA, `edge/certificates/`), the release history served at /v2/changelog, health and
 readiness, and the figures of GET /metrics. The shell's commands over the services (`edge
-admin`, `edge audit list`, `edge device bundle`) live in `edge/commands/`.
+admin`, `edge audit list`, `edge device bundle`) live in `edge/shell/`.
 
 May import `edge.kernel`, `edge.auth` (the self-test), `edge.certificates` (TLS, `edge
 check`), `edge.data` (the site's signing key), `storage`, and amqtt's client (the

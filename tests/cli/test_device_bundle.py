@@ -20,7 +20,7 @@ import apsw
 import pytest
 
 from edge import cli
-from edge.commands import device_bundle
+from edge.shell import device_bundle
 from edge.kernel.config import Config
 from storage import layout
 from tests.conftest import make_config

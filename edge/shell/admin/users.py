@@ -21,15 +21,15 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from edge.commands.admin import output
-from edge.commands.admin.kinds import Kind
-from edge.commands.admin.operator import Operator, run
-from edge.commands.admin.verbs import Flags, kind, verb
+from edge.shell.admin import output
+from edge.shell.admin.kinds import Kind
+from edge.shell.admin.operator import Operator, run
+from edge.shell.admin.verbs import Flags, kind, verb
 from edge.kernel.config import Config
 from edge.kernel.errors import NotFound
 
 if TYPE_CHECKING:  # imported where used: building the parser must stay light
-    from edge.commands.accounts import Account
+    from edge.shell.accounts import Account
 
 COLUMNS = (
     ("id", "ID"),
@@ -44,7 +44,7 @@ PROFILE = ("username", "first_name", "last_name", "phone_number")
 
 def user_id(operator: Operator, given: str) -> str:
     """The user a login names, else the user with this ID, in the operator's org."""
-    from edge.commands import accounts
+    from edge.shell import accounts
 
     try:
         return accounts.find(operator.services, given, operator.where).id
@@ -145,7 +145,7 @@ def _create_parser(verbs: Any, flags: Flags) -> None:
 
 
 def _create(args: argparse.Namespace, config: Config) -> int:
-    from edge.commands import accounts
+    from edge.shell import accounts
 
     body = _create_body(args)
     if not args.invite:  # never from the command line: ps and the shell history show it
@@ -177,7 +177,7 @@ def _create_body(args: argparse.Namespace) -> dict[str, Any]:
 
 # -- reset and unlock ---------------------------------------------------------------------
 def _account(operator: Operator, given: str, org: str | None) -> Account:
-    from edge.commands import accounts
+    from edge.shell import accounts
 
     if org is None:
         return accounts.find(operator.services, given, None)
@@ -186,7 +186,7 @@ def _account(operator: Operator, given: str, org: str | None) -> Account:
 
 
 def _reset(args: argparse.Namespace, config: Config) -> int:
-    from edge.commands import accounts
+    from edge.shell import accounts
 
     password = accounts.read_password(sys.stdin)
 
@@ -205,7 +205,7 @@ def _reset(args: argparse.Namespace, config: Config) -> int:
 
 
 def _unlock(args: argparse.Namespace, config: Config) -> int:
-    from edge.commands import accounts
+    from edge.shell import accounts
 
     async def unlock(operator: Operator) -> tuple[Account, int]:
         account = _account(operator, args.user, args.org)

@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from edge.commands.admin import devices, groups, orgs, users
-from edge.commands.admin.verbs import Flags
+from edge.shell.admin import devices, groups, orgs, users
+from edge.shell.admin.verbs import Flags
 from edge.kernel.config import Config
 
 

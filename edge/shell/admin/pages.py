@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from edge.commands.admin import output
+from edge.shell.admin import output
 from edge.kernel.errors import Conflict, NotFound, ValidationError
 
 if TYPE_CHECKING:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from edge.commands.admin import output, pages
-from edge.commands.admin.operator import Operator, run
-from edge.commands.admin.verbs import Flags, verb
+from edge.shell.admin import output, pages
+from edge.shell.admin.operator import Operator, run
+from edge.shell.admin.verbs import Flags, verb
 from edge.kernel.config import Config
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ import argparse
 import sys
 from typing import Any
 
-from edge.commands.admin import output, pages
-from edge.commands.admin.operator import Operator, run
-from edge.commands.admin.verbs import Flags, kind, verb
+from edge.shell.admin import output, pages
+from edge.shell.admin.operator import Operator, run
+from edge.shell.admin.verbs import Flags, kind, verb
 from edge.kernel.config import Config
 
 COLUMNS = (
@@ -94,7 +94,7 @@ def _list(args: argparse.Namespace, config: Config) -> int:
 
 
 def _create(args: argparse.Namespace, config: Config) -> int:
-    from edge.commands import accounts
+    from edge.shell import accounts
 
     body: dict[str, Any] = {"name": args.name}
     if args.alias:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from edge.commands.admin import output, pages
-from edge.commands.admin.kinds import Kind
-from edge.commands.admin.operator import Operator, run
-from edge.commands.admin.verbs import Flags, kind, verb
+from edge.shell.admin import output, pages
+from edge.shell.admin.kinds import Kind
+from edge.shell.admin.operator import Operator, run
+from edge.shell.admin.verbs import Flags, kind, verb
 from edge.kernel.config import Config
 
 COLUMNS = (
