@@ -20,7 +20,7 @@ from api import listing
 from api.keys import SERVICES
 from api.routing import Route, principal
 from api.schemas import INT, STR, Schema, obj
-from edge.audit import TABLE, present
+from edge.kernel.audit import TABLE, present
 
 LISTABLE = listing.Listable(
     "audit_events", TABLE.kinds(), default_order="created_date", table=TABLE

@@ -15,7 +15,7 @@ from api.keys import SERVICES
 from api.responses import NO_STORE, json_response
 from api.routing import CHALLENGE, Route, principal
 from api.schemas import STR, obj
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 
 _LOGINS = ("username", "email", "phone_number")
 LOGIN_FORM = {

@@ -1,6 +1,6 @@
 """Reading request bodies: JSON (checked against a schema) and forms.
 
-Every JSON body goes through edge/json_text.py (size, depth, NaN/Infinity, lone
+Every JSON body goes through edge/kernel/json_text.py (size, depth, NaN/Infinity, lone
 surrogates), and every body read here must arrive within `body_timeout` seconds, so a
 client that sends headers and then trickles (or never sends) its body cannot hold a
 handler: it gets a 408 and the connection is dropped.
@@ -19,8 +19,8 @@ from aiohttp.web_protocol import RequestPayloadError
 
 from api import schemas, shapes
 from api.keys import SERVICES
-from edge import json_text
-from edge.errors import SchemaError, TimedOut, TooLarge, ValidationError
+from edge.kernel import json_text
+from edge.kernel.errors import SchemaError, TimedOut, TooLarge, ValidationError
 
 JSON_TYPES = ("application/json",)
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")

@@ -41,7 +41,7 @@ from edge.data.query import (
     WALKS,
 )
 from edge.data.uploads import MAX_INDEX_TEXT
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 
 SUCCESS = {"message": "Success"}
 ANY: Schema = {}

@@ -43,9 +43,9 @@ from api.schemas import (
     text,
 )
 from api.users import ORG_PERMISSIONS, PROJECT_PERMISSIONS
-from edge import fields
 from edge.accounts.device_kind import DESCRIPTIVE, TABLE
 from edge.devices.credentials import ROOT_CA_PATH
+from edge.kernel import fields
 
 _FIELDS: dict[str, Schema] = {
     "name": text(),

@@ -29,7 +29,7 @@ from api.schemas import (
     single_line,
 )
 from edge.delivery import templating
-from edge.delivery.email_templates import MAX_BODY, MAX_SUBJECT, TABLE
+from edge.tenancy.email_templates import MAX_BODY, MAX_SUBJECT, TABLE
 
 _TEMPLATE: dict[str, Schema] = {
     "name": NAME,

@@ -15,8 +15,8 @@ from aiohttp import web
 from api import routing
 from api.keys import REQUEST_ID
 from api.responses import json_response
-from edge import errors, storage_errors
-from edge.printable import for_log
+from edge.kernel import errors
+from edge.kernel.printable import for_log
 
 log = logging.getLogger("edge.http")
 
@@ -86,8 +86,7 @@ def middleware(
     @web.middleware
     async def errors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
-            with storage_errors.mapped():
-                return await handler(request)
+            return await handler(request)
         except errors.EdgeError as exc:
             status = status_of(exc)
             if exc.cause:

@@ -27,10 +27,10 @@ from api.keys import SERVICES
 from api.responses import NO_STORE, json_response
 from api.routing import PATH_SPAN, Route, principal
 from api.schemas import STR, Schema, integer, obj
-from edge.errors import ValidationError
 from edge.files import values
 from edge.files.entries import ORDER, TABLE, ReadOptions, Redirect
 from edge.files.signing import PREFIX
+from edge.kernel.errors import ValidationError
 
 _NUMBER: Schema = {"type": ["number", "null"], "minimum": -1e300, "maximum": 1e300}
 _INDEX: dict[str, Schema] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from edge.principal import Principal
+from edge.kernel.principal import Principal
 from edge.services import Services
 
 SERVICES = web.AppKey("services", Services)

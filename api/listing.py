@@ -19,9 +19,9 @@ from multidict import MultiMapping
 from api import params
 from api.model_fields import DATETIME, Schema
 from api.responses import json_response
-from edge import clock, numbers, patterns
-from edge.errors import ValidationError
-from edge.listing import (
+from edge.kernel import clock, numbers, patterns
+from edge.kernel.errors import ValidationError
+from edge.kernel.listing import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     MIN_LIMIT,

@@ -22,7 +22,7 @@ from api.keys import SERVICES
 from api.responses import NO_STORE
 from api.routing import Route, bearer_token
 from edge.auth import bearer
-from edge.errors import Denied, NotFound, Unauthenticated
+from edge.kernel.errors import Denied, NotFound, Unauthenticated
 from edge.ops.metrics import RequestStats
 
 REGISTRY = web.AppKey("metrics_registry", CollectorRegistry)

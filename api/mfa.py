@@ -21,7 +21,7 @@ from api.responses import NO_STORE, json_response
 from api.routing import CHALLENGE, Auth, Handler, Route, principal
 from api.schemas import STR, Schema, obj
 from edge.auth.mfa import User, software_code
-from edge.errors import Denied, Unauthenticated
+from edge.kernel.errors import Denied, Unauthenticated
 
 IDENTITY = ("client_id", "username", "email", "phone_number")
 CODE: Schema = {"type": "string", "pattern": "^[0-9]{6}$"}

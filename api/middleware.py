@@ -20,9 +20,9 @@ from api import errors, metrics
 from api.client_address import client_address
 from api.errors import ErrorHook, Handler
 from api.keys import PRINCIPAL, REQUEST_ID, SERVICES
-from edge import audit, logs
-from edge.config import Config
-from edge.errors import ValidationError
+from edge.kernel import audit, logs
+from edge.kernel.config import Config
+from edge.kernel.errors import ValidationError
 from edge.ops.metrics import UNMATCHED, RequestStats
 
 _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._\-]{1,64}")

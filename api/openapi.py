@@ -18,7 +18,7 @@ from api.models import MODELS
 from api.routing import WRITES, Route
 from edge import BUILD_VERSION, INTERFACE_VERSION
 from edge.files import values as file_values
-from edge.listing import MAX_LIMIT, MIN_LIMIT
+from edge.kernel.listing import MAX_LIMIT, MIN_LIMIT
 
 # A path parameter, with the pattern aiohttp may carry after a colon (`{path:.*}`).
 _PATH_PARAM = re.compile(r"{(\w+)(?::[^{}]*)?}")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from multidict import MultiMapping
 
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 
 TRUE = ("", "true", "1", "yes")
 FALSE = ("false", "0", "no")

@@ -32,8 +32,8 @@ from api.keys import PRINCIPAL, SERVICES
 from edge.auth import bearer
 from edge.auth.bearer import Kind
 from edge.auth.challenges import RESTART
-from edge.errors import Denied, Unauthenticated
-from edge.principal import Principal
+from edge.kernel.errors import Denied, Unauthenticated
+from edge.kernel.principal import Principal
 
 Auth = Literal["public", "token", "staff", "challenge", "session", "password"]
 ACCEPTS: dict[str, frozenset[Kind]] = {

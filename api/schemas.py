@@ -14,9 +14,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as JsonSchemaError
 
-from edge import fields, ids
 from edge.auth import hashing
-from edge.errors import SchemaError
+from edge.kernel import fields, ids
+from edge.kernel.errors import SchemaError
 
 Schema = dict[str, Any]
 STR: Schema = {"type": "string"}
@@ -93,8 +93,8 @@ def _join(parent: str, name: str) -> str:
     return f"{parent}.{name}" if parent else name
 
 
-# -- The rules of edge/fields.py and its kin, as schemas (for the document; see SHAPE) ------
-# Characters a name that identifies never holds (edge/fields.py, `identifier`).
+# -- The rules of edge/kernel/fields.py and its kin, as schemas (for the document; see SHAPE) ------
+# Characters a name that identifies never holds (edge/kernel/fields.py, `identifier`).
 _NEVER = (
     "\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069\\u2028\\u2029\\ufeff"
 )

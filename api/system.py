@@ -16,8 +16,9 @@ from aiohttp import web
 from api.keys import SERVICES
 from api.responses import NO_STORE, json_response
 from api.routing import Route
-from edge import BUILD_VERSION, INTERFACE_VERSION, clock
-from edge.errors import NotFound
+from edge import BUILD_VERSION, INTERFACE_VERSION
+from edge.kernel import clock
+from edge.kernel.errors import NotFound
 from edge.ops import releases
 from edge.ops.health import Health
 

@@ -35,7 +35,7 @@ from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import Route, bearer_token, principal
 from api.schemas import NULLABLE_STR, integer, obj
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 from edge.tunnels import rules
 from edge.tunnels.relay import Frame, Hub
 from edge.tunnels.tunnels import Tunnels

@@ -19,10 +19,9 @@ from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import integer, obj
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 from edge.twins.document import MAX_KEY_CHARS
-from edge.twins.twins import MAX_CLIENT_TOKEN, Twins, view
-from storage.records import Twin
+from edge.twins.twins import MAX_CLIENT_TOKEN, Twin, Twins, view
 
 # A section's keys at every level are 1 to MAX_KEY_CHARS characters, nested at most
 # document.MAX_DEPTH deep, the whole twin at most `twin_max_bytes` (docs/twins.md): the

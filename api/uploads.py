@@ -10,7 +10,7 @@ from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
 
-from edge.errors import SchemaError, ValidationError
+from edge.kernel.errors import SchemaError, ValidationError
 
 CHUNK = 64 * 1024
 

@@ -37,9 +37,9 @@ from api.schemas import (
     obj,
     text,
 )
-from edge import fields
 from edge.accounts.pictures import MAX_BYTES
 from edge.accounts.user_kind import TABLE
+from edge.kernel import fields
 
 CRUD = obj({name: BOOL for name in ("can_create", "can_read", "can_update", "can_delete")})
 _LEVEL = {"is_admin": BOOL, "can_read": BOOL, "can_update": BOOL}

@@ -31,7 +31,7 @@ def serve(data_dir: str, port: int, variant: str) -> None:
 
     from edge.app import create_app, open_site
     from edge.auth.principal_cache import PrincipalCache
-    from edge.config import load as load_config
+    from edge.kernel.config import load as load_config
     from storage import credentials
 
     config = load_config(
@@ -54,7 +54,7 @@ async def verify_costs(calls: int = 20_000) -> None:
     from edge.app import open_site
     from edge.auth.principal_cache import PrincipalCache
     from edge.auth.tokens import Lifetimes, Tokens
-    from edge.config import load as load_config
+    from edge.kernel.config import load as load_config
     from storage import credentials, staff
 
     folder = tempfile.mkdtemp(prefix="edge-bench-verify-")

@@ -24,14 +24,14 @@ from pathlib import Path
 
 from bench import rows as out
 from bench.data import fill
-from edge import clock
 from edge.accounts.device_kind import new_device
 from edge.accounts.user_kind import new_user
 from edge.app import open_site
-from edge.config import load
 from edge.data.signing import DataSigner
 from edge.devices import credentials
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.config import load
+from edge.kernel.principal import Principal
 from storage import devices as device_store
 from storage import staff
 from storage import users as user_store

@@ -41,11 +41,11 @@ import aiohttp
 from bench.http_requests import free_port, start, wait_ready
 from bench.rows import Row, command
 from bench.servers import mqtt_ports
-from edge import clock
 from edge.app import open_site
-from edge.config import load
 from edge.data.signing import DataSigner
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.config import load
+from edge.kernel.principal import Principal
 from storage import data as store
 from storage import layout, staff
 from storage import users as user_store

@@ -277,7 +277,7 @@ def _split(items: range, parts: int) -> list[list[int]]:
 def prepare(folder: Path) -> Path:
     """edge's data folder with its CA and the TLS listener's certificate (Mosquitto uses the
     same files)."""
-    from edge.ops import ca
+    from edge.certificates import ca
     from storage import layout
 
     data = folder / "edge"
@@ -309,7 +309,7 @@ def edge(folder: Path, data: Path) -> Iterator[tuple[Broker, Site]]:
 
 def make_site(base: str, data: Path, folder: Path) -> Site:
     """An org and DEVICES devices created through the API, as an operator would."""
-    from edge.ops import ca
+    from edge.certificates import ca
 
     staff = _post_form(
         f"{base}/v2/auth/token",

@@ -41,8 +41,8 @@ VARIANTS = {
 def layer_costs(calls: int = 20_000) -> None:
     from api import errors, middleware
     from api.keys import SERVICES
-    from edge import logs
-    from edge.config import load
+    from edge.kernel import logs
+    from edge.kernel.config import load
 
     async def ready(request: web.Request) -> web.StreamResponse:
         return web.Response(text="{}", content_type="application/json")

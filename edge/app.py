@@ -52,11 +52,11 @@ from api import (
 )
 from api.keys import REQUEST_ID, SERVICES
 from api.routing import Route
-from edge import clock
 from edge.auth.keys import load_or_create
 from edge.auth.staff import FirstStaff, ensure_first
 from edge.commands.inbox import CommandInbox
-from edge.config import Config
+from edge.kernel import clock, storage_errors
+from edge.kernel.config import Config
 from edge.ops import listening, memory, site_keys, tls
 from edge.ops import metrics as site_metrics
 from edge.ops.health import Health, Probe
@@ -115,7 +115,7 @@ def open_site(config: Config) -> Site:
     layout.prepare(config.data_dir)
     site_keys.require(config.data_dir)  # keys are made only where no data depends on them
     keys = load_or_create(config.data_dir)
-    db = Database.open(layout.database_path(config.data_dir))
+    db = Database.open(layout.database_path(config.data_dir), storage_errors.translated)
     try:
         first = ensure_first(db, config)
     except BaseException:
@@ -175,7 +175,7 @@ def _metrics(app: web.Application) -> None:
             services.db,
             requests,
             services.signin.throttle.counts,
-            services.tunnels.hub,
+            lambda: site_metrics.Tunnels(*services.tunnels.hub.figures()),
             broker_figures,
             services.devices.presence,
             services.commands.counts,

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from edge import BUILD_VERSION, INTERFACE_VERSION
-from edge.config import Config
-from edge.logs import timestamp
+from edge.kernel.config import Config
+from edge.kernel.logs import timestamp
 
 if TYPE_CHECKING:
     from edge.auth.staff import FirstStaff

@@ -1,6 +1,6 @@
-"""The `edge` command: serve, init, admin (orgs, users, groups, devices: edge/ops/admin/), audit
-list, device bundle, backup, restore, check, selftest, version, and the tunnel helpers
-(tunnel connect, tunnel agent).
+"""The `edge` command: serve, init, admin (orgs, users, groups, devices), audit list, device
+bundle (these three in edge/shell/), backup, restore, check, selftest, version, and the
+tunnel helpers (tunnel connect, tunnel agent: edge/tunnel_clients/).
 
 Exit codes: 0 done, 1 the operation failed, 2 bad usage or configuration.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from edge import BUILD_VERSION, INTERFACE_VERSION, banner
-from edge.config import BY_NAME, SETTINGS, Config, ConfigError, load
-from edge.errors import EdgeError, ValidationError
+from edge.kernel.config import BY_NAME, SETTINGS, Config, ConfigError, load
+from edge.kernel.errors import EdgeError, ValidationError
 
 if TYPE_CHECKING:
     from edge.ops.backup import Summary
@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"edge {BUILD_VERSION} (interface {INTERFACE_VERSION})")
         return 0
     if args.command == "tunnel":
-        from edge.tunnels import commands
+        from edge.tunnel_clients import commands
 
         return commands.run(args)
     if args.command == "selftest":
@@ -116,12 +116,12 @@ def _parser() -> argparse.ArgumentParser:
     _setting_flags(backup, only=("data_dir", "backup_keep"))
     _setting_flags(restore, only=("data_dir",))
     _setting_flags(check, only=("data_dir", "tls_cert", "tls_key"))
-    from edge.tunnels import commands
+    from edge.tunnel_clients import commands
 
     commands.add_parser(sub)
     _audit_parser(sub)
     _device_parser(sub)
-    from edge.ops import admin
+    from edge.shell import admin
 
     admin.add_parser(sub, lambda command: _setting_flags(command, only=("data_dir", "log_level")))
     return parser
@@ -187,7 +187,8 @@ def _config_file(args: argparse.Namespace) -> Path | None:
 def _serve(args: argparse.Namespace, config: Config) -> int:
     import uvloop
 
-    from edge import app, logs
+    from edge import app
+    from edge.kernel import logs
     from edge.ops import memory
     from storage import layout
 
@@ -226,7 +227,7 @@ def _ready(config: Config) -> None:
 
 
 def _admin(args: argparse.Namespace, config: Config) -> int:
-    from edge.ops import admin
+    from edge.shell import admin
 
     return admin.run(args, config)
 
@@ -235,7 +236,7 @@ def _audit(args: argparse.Namespace, config: Config) -> int:
     import json
 
     from edge import app
-    from edge.ops import audit_log
+    from edge.shell import audit_log
 
     wanted = audit_log.Wanted(
         args.org, args.action, args.actor, args.target, args.since, args.until, args.limit
@@ -252,7 +253,7 @@ def _audit(args: argparse.Namespace, config: Config) -> int:
 
 def _device(args: argparse.Namespace, config: Config) -> int:
     from edge import app
-    from edge.ops import device_bundle
+    from edge.shell import device_bundle
 
     site = app.open_site(config)
     try:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from edge import clock
 from edge.access.engine import Caller, Permissions
 from edge.access.kinds import GroupAccessKind, ProjectAccessKind, RoleAccessKind
 from edge.access.objects import AccessObjects
+from edge.accounts import user_kind
 from edge.accounts.devices import Devices
 from edge.accounts.pictures import Pictures
 from edge.accounts.users import Users
-from edge.audit import Audit
 from edge.auth.keys import KeyRing
 from edge.auth.mfa import Mfa
 from edge.auth.passwords import Passwords
@@ -20,13 +19,12 @@ from edge.auth.sms_mfa import SmsMfa
 from edge.auth.tokens import Tokens
 from edge.billing.ledger import Billing
 from edge.billing.meter import Meter
+from edge.certificates.ca import SiteCa
 from edge.commands.service import CommandLimits, Commands
-from edge.config import Config
 from edge.data.eraser import DataEraser
 from edge.data.service import Data
 from edge.data.signing import DataSigner
 from edge.delivery.alerts import OperatorAlerts
-from edge.delivery.email_templates import EmailTemplates
 from edge.delivery.messages import Messages
 from edge.delivery.outbox_worker import OutboxWorker
 from edge.devices.credentials import Endpoints
@@ -41,16 +39,20 @@ from edge.files.rights import FileRights
 from edge.files.signing import UrlSigner, load_key
 from edge.files.sweeps import Sweeps
 from edge.files.uploads import Limits, Uploads
-from edge.listing import CursorCodec
-from edge.ops.ca import SiteCa
+from edge.kernel import clock, storage_errors
+from edge.kernel.audit import Audit
+from edge.kernel.config import Config
+from edge.kernel.listing import CursorCodec
 from edge.tenancy import settings
 from edge.tenancy.account import Account
+from edge.tenancy.email_templates import EmailTemplates
 from edge.tenancy.groups import Groups
 from edge.tenancy.my_org import MyOrg
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.projects import Projects
 from edge.tenancy.roles import Roles
 from edge.tenancy.trash import Trash
+from edge.tunnels import views as tunnel_views
 from edge.tunnels.limits import Limits as TunnelLimits
 from edge.tunnels.relay import Hub
 from edge.tunnels.tunnels import Tunnels
@@ -113,7 +115,7 @@ class Services:
         tokens = Tokens(db, keys)
         permissions = Permissions(db)
         trash = Trash(db, permissions, tokens, config.trash_retention_days)
-        orgs = Orgs(db, cursors)
+        orgs = Orgs(db, cursors, user_kind.first_admin)
         outbox_worker = OutboxWorker(db, config)
         alerts = OperatorAlerts(
             db, config.admin_email, config.base_url, outbox_worker.mailer, config.mail_from
@@ -138,7 +140,16 @@ class Services:
         endpoints = Endpoints.of(config.base_url, config.broker_host)
         presence = Presence(db)
         devices = Devices(
-            db, cursors, orgs, permissions, trash, site_ca, endpoints, device_keys, presence
+            db,
+            cursors,
+            orgs,
+            permissions,
+            trash,
+            site_ca,
+            endpoints,
+            device_keys,
+            presence,
+            lambda device_ids: tunnel_views.open_for(db, device_ids),
         )
 
         def reads(caller: Caller, kind: str, grantee_id: str) -> bool:
@@ -173,7 +184,8 @@ class Services:
             max_value_bytes=config.data_max_value_bytes,
             max_bulk_paths=config.data_max_bulk_paths,
         )
-        blobs, file_rights = BlobStore(config.data_dir), FileRights(db, permissions)
+        blobs = BlobStore(config.data_dir, storage_errors.translated)
+        file_rights = FileRights(db, permissions)
         signer, file_sweeps = UrlSigner(load_key(config.data_dir)), Sweeps(db, blobs)
         trash.after_erase(file_sweeps.collect)
         tunnels = Tunnels(db, devices, messages, _tunnel_hub(config, db), config.base_url)

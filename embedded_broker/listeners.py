@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from edge.config import Config
-from edge.ops import ca
+from edge.certificates import ca
+from edge.kernel.config import Config
 
 WS_MAX_QUEUE = 4  # incoming frames buffered before the library stops reading the socket
 WS_WRITE_LIMIT = 64 * 1024  # asyncio's high-water mark of a TCP transport's write buffer

@@ -12,9 +12,9 @@ import socket
 
 from amqtt.errors import BrokerError
 
-from edge.config import Config
 from edge.devices.mqtt_clients import ClientDirectory
 from edge.devices.presence import Presence
+from edge.kernel.config import Config
 from embedded_broker import listeners
 from embedded_broker.accounts import AccountLimits
 from embedded_broker.broker import EdgeBroker

@@ -3,9 +3,11 @@ through the list engine, pruned past the retention period (docs/audit.md)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from storage.listing import Field, Table, column
 from storage.records import AUDIT_EVENTS, AuditEvent
-from storage.rows import Tx, insert_record, scalar
+from storage.rows import Tx
 
 PRUNE_BATCH = 5000  # rows deleted per statement, so one prune never holds the writer long
 
@@ -35,30 +37,56 @@ LIST = Table(
 SCOPE = "audit_events.org_id = ?"
 
 
-# What names each kind of actor or target, by ID.
+# What names each kind of actor or target: the column of its table, by ID.
 _NAMES = {
-    "user": "SELECT username FROM users WHERE id = ?",
-    "device": "SELECT name FROM devices WHERE id = ?",
-    "staff": "SELECT username FROM staff WHERE id = ?",
-    "role": "SELECT name FROM roles WHERE id = ?",
-    "group": "SELECT name FROM groups WHERE id = ?",
-    "project": "SELECT name FROM projects WHERE id = ?",
-    "org": "SELECT name FROM orgs WHERE id = ?",
+    "user": ("users", "username"),
+    "device": ("devices", "name"),
+    "staff": ("staff", "username"),
+    "role": ("roles", "name"),
+    "group": ("groups", "name"),
+    "project": ("projects", "name"),
+    "org": ("orgs", "name"),
 }
 
 
 def add(conn: Tx, event: AuditEvent) -> None:
-    insert_record(conn, AUDIT_EVENTS, event)
+    """Record one event, with its actor's and target's names as they are in this
+    transaction (after the action, so a new account is found; a deleted one by the `name`
+    its details carry), unless the event names them already. The names are read by the
+    insert itself: one statement per event in the writer. An access object is named by its
+    grantee and what it is on ('ann on Ward')."""
+    row = AUDIT_EVENTS.encode(event)
+    details = event.details
+    shown = details.get("name")
+    params = {
+        **row,
+        "grantee_id": details.get("grantee_id"),
+        "on_id": details.get("on"),
+        "shown": str(shown) if shown is not None else None,
+    }
+    if event.target_kind == "access":
+        grantee = _name(details.get("grantee_kind"), "grantee_id")
+        on = _name(details.get("kind"), "on_id")
+        target = f"COALESCE({grantee} || ' on ' || {on}, {grantee}, {on})"
+    else:
+        target = f"COALESCE({_name(event.target_kind, 'target_id')}, :shown)"
+    values = {name: f":{name}" for name in row}
+    values["actor_name"] = f"COALESCE(:actor_name, {_name(event.actor_kind, 'actor_id')})"
+    values["target_name"] = f"COALESCE(:target_name, {target})"
+    columns = ", ".join(values)
+    conn.execute(
+        f"INSERT INTO audit_events ({columns}) VALUES ({', '.join(values.values())})", params
+    )
 
 
-def name_of(conn: Tx, kind: str | None, item_id: str | None) -> str | None:
-    """The name of a user, device, staff account, role, group, project or org as it is in
-    this transaction; None for another kind or an ID that names nothing (now)."""
-    sql = _NAMES.get(kind or "")
-    if sql is None or not item_id:
-        return None
-    found = scalar(conn, sql, (item_id,))
-    return str(found) if found is not None else None
+def _name(kind: Any, parameter: str) -> str:
+    """The name of the row of `kind` whose ID is bound to `parameter`, as a subquery (NULL
+    for a kind that has no name, or an ID that names nothing now)."""
+    found = _NAMES.get(kind) if isinstance(kind, str) else None
+    if found is None:
+        return "NULL"
+    table, column = found
+    return f"(SELECT {column} FROM {table} WHERE id = :{parameter})"
 
 
 def prune_before(conn: Tx, cutoff: str) -> int:

@@ -36,8 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
-from storage import layout
-from storage.space import disk_errors
+from storage import layout, space
 
 CHUNK = 1 << 20  # bytes handed to the worker threads at a time
 IN_FLIGHT = 2  # chunks handed over and not yet hashed and written, per stream
@@ -125,7 +124,7 @@ class _Sink:
 
     def __init__(self, store: BlobStore) -> None:
         self.path = store.tmp / f"{TEMP_PREFIX}{new_name()}{TEMP_SUFFIX}"
-        with disk_errors():
+        with space.refusals(store.refusal):
             self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         self.md5 = hashlib.md5(usedforsecurity=False)
         self._store = store
@@ -142,7 +141,7 @@ class _Sink:
             self.md5.update(piece)
 
     def write(self, pieces: list[bytes]) -> None:
-        with self._lock, disk_errors():
+        with self._lock, space.refusals(self._store.refusal):
             if self._closed:
                 return
             size = sum(len(p) for p in pieces)
@@ -171,7 +170,7 @@ class _Sink:
             raise
 
     def finish(self) -> None:
-        with self._lock, disk_errors():
+        with self._lock, space.refusals(self._store.refusal):
             self._store.before_write(0)
             self._end_flush(wait=True)
             os.fsync(self.fd)
@@ -274,8 +273,9 @@ def _settle(future: asyncio.Future[None], exc: BaseException | None) -> None:
 class BlobStore:
     """Blobs of one data folder. Blocking calls are meant for worker threads."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, refusal: space.Refusal = space.as_is) -> None:
         self.root = data_dir / layout.BLOBS_DIR
+        self.refusal = refusal  # what a full or unwritable disk raises (storage/space.py)
         self.tmp = data_dir / layout.TMP_DIR
         self.uploads = data_dir / layout.UPLOADS_DIR
         self._lock_path = data_dir / layout.BLOBS_LOCK_FILE
@@ -350,7 +350,7 @@ class BlobStore:
     def place(self, temp: Path) -> str:
         """Rename a finished temporary file into the store; returns the new blob's name."""
         blob = new_name()
-        with disk_errors():
+        with space.refusals(self.refusal):
             folder = self._folder(self.root / blob[:FOLDER_LENGTH], self.root)
             os.replace(temp, folder / blob)
             fsync_dir(folder)
@@ -359,7 +359,7 @@ class BlobStore:
     def place_part(self, temp: Path, upload_id: str, part_number: int) -> str:
         """Rename a received part into its upload's folder; returns the part file's name."""
         name = f"{part_number}-{new_name()}"
-        with disk_errors():
+        with space.refusals(self.refusal):
             folder = self._folder(self.uploads / upload_id, self.uploads)
             os.replace(temp, folder / name)
             fsync_dir(folder)
@@ -376,7 +376,7 @@ class BlobStore:
         completion can be retried, until their upload's folder goes. All of them, or none."""
         names: list[str] = []
         try:
-            with disk_errors():
+            with space.refusals(self.refusal):
                 self.before_write(0)
                 prefix = new_name()[:FOLDER_LENGTH]  # one folder for them all: one fsync
                 folder = self._folder(self.root / prefix, self.root)

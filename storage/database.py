@@ -32,7 +32,7 @@ import apsw
 from storage import layout, migrate, snapshot
 from storage.pragmas import configure
 from storage.rows import scalar
-from storage.space import DiskFull, NotWritable
+from storage.space import DiskFull, NotWritable, Refusal, as_is
 from storage.writer import WriteFn, Writer
 
 T = TypeVar("T")
@@ -99,8 +99,10 @@ def heartbeat(conn: apsw.Connection) -> None:
 
 
 class Database:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, refusal: Refusal = as_is) -> None:
         self.path = path
+        # What a refused write raises: the layer above hands its mapping in (storage/space.py).
+        self._refusal = refusal
         # The last write the disk refused, and how many were (the health probe reads them).
         self.refused: DiskFull | NotWritable | None = None
         self.refusals = 0
@@ -116,7 +118,7 @@ class Database:
         self._memo: dict[str, Any] = {}
 
     @classmethod
-    def open(cls, path: Path) -> Database:
+    def open(cls, path: Path, refusal: Refusal = as_is) -> Database:
         """Open (creating if needed) and bring the schema up to date before any use.
 
         An existing database that needs migrating is first copied to `backups/` beside it,
@@ -124,7 +126,7 @@ class Database:
         """
         _snapshot_before_upgrade(path)
         migrate.apply_pending(path)
-        db = cls(path)
+        db = cls(path, refusal)
         db._writer.start()
         return db
 
@@ -258,10 +260,10 @@ class Database:
         finally:
             conn.trace_v2(0, None)
 
-    def _refused(self, exc: apsw.Error) -> DiskFull | NotWritable:
+    def _refused(self, exc: apsw.Error) -> Exception:
         self.refused = _refused(exc)
         self.refusals += 1
-        return self.refused
+        return self._refusal(self.refused)
 
     def ping(self) -> None:
         """Raise unless the database answers a trivial query on this thread's reader."""

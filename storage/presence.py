@@ -2,7 +2,7 @@
 
 A device is online while `connected_since` is set. The broker's process writes a row when
 a device's first connection opens and when its last one closes (edge/devices/presence.py);
-the list filter `is_online` reads it inside the list's own query (`online_clause`).
+the list filter `is_online` reads it inside the list's own query (`online_scope`).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from storage.access import marks
+from storage.listing import Scope
 from storage.rows import Tx
 
 # A device deleted for good meanwhile (its sessions end as it goes) has no row to write.
@@ -65,11 +66,11 @@ def of(conn: Tx, device_ids: Sequence[str]) -> dict[str, PresenceRow]:
     return {str(row[0]): PresenceRow(*row) for row in conn.execute(sql, tuple(device_ids))}
 
 
-def online_clause(wanted: bool, table: str = "devices") -> tuple[str, tuple[object, ...]]:
+def online_scope(wanted: bool, table: str = "devices") -> Scope:
     """The list condition `is_online = wanted`, for the list's own query."""
     inside = "IN" if wanted else "NOT IN"
     sql = (
         f"{table}.id {inside} (SELECT device_id FROM device_presence"
         " WHERE connected_since IS NOT NULL)"
     )
-    return sql, ()
+    return Scope(sql)

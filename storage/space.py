@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
@@ -36,6 +36,17 @@ class NotWritable(Exception):
     half-written; the same write succeeds once write access returns."""
 
 
+# What a refusal becomes where it leaves storage: the layer above hands its own mapping to
+# the Database and the BlobStore it opens (edge/kernel/storage_errors.py), once, as httpx's
+# transport maps httpcore's errors; storage, which may import nothing above it, keeps its own.
+Refusal = Callable[["DiskFull | NotWritable"], Exception]
+
+
+def as_is(refused: DiskFull | NotWritable) -> Exception:
+    """No mapping: storage's own refusal (tools and tests that open storage directly)."""
+    return refused
+
+
 def is_full(exc: OSError) -> bool:
     return exc.errno in FULL_ERRNOS
 
@@ -56,6 +67,19 @@ def disk_errors() -> Iterator[None]:
         if is_unwritable(exc):
             raise NotWritable(str(exc.strerror)) from None
         raise
+
+
+@contextlib.contextmanager
+def refusals(refusal: Refusal) -> Iterator[None]:
+    """`disk_errors`, each refusal raised as `refusal` makes it, storage's kept as the cause."""
+    try:
+        with disk_errors():
+            yield
+    except (DiskFull, NotWritable) as exc:
+        mapped = refusal(exc)
+        if mapped is exc:
+            raise
+        raise mapped from exc
 
 
 def check_writable(folder: Path) -> None:

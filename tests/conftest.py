@@ -14,9 +14,9 @@ import pytest
 from aiohttp.test_utils import TestClient
 from argon2 import PasswordHasher
 
-from edge import clock
 from edge.auth import hashing
-from edge.config import Config, load
+from edge.kernel import clock
+from edge.kernel.config import Config, load
 
 # The one factory of sites, servers, orgs and worlds (tests/factory.py); every response
 # checked against the OpenAPI document (tests/documented.py).

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from edge import clock
 from edge.data.signing import DataSigner
+from edge.kernel import clock
 from storage import data as store
 from storage.data import INDEX_FIELDS, DataEntry
 

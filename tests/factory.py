@@ -40,7 +40,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from edge.app import Site, create_app, open_site
-from edge.config import Config
+from edge.kernel.config import Config
 from tests.conftest import Api, make_config
 from tests.tenants import Tenant
 from tests.world import World, build_clinic, with_cast, with_content, with_other

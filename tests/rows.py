@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from edge import clock, ids
 from edge.access import values
 from edge.access.engine import Caller
 from edge.accounts.device_kind import new_device
 from edge.accounts.user_kind import new_user
 from edge.app import Site
 from edge.devices import credentials
-from edge.principal import Principal
+from edge.kernel import clock, ids
+from edge.kernel.principal import Principal
 from storage import access, devices, groups, orgs, projects, roles, users
 from storage.records import Group, Org, Project, Role
 from storage.rows import Tx

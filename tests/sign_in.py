@@ -11,8 +11,8 @@ from typing import Any
 
 import pyotp
 
-from edge import clock
 from edge.app import Site
+from edge.kernel import clock
 from storage import outbox
 from storage import users as user_store
 from storage.rows import update

@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from edge import clock
 from edge.access import values as access_values
 from edge.accounts.user_kind import new_user
 from edge.app import Site
 from edge.auth import hashing
 from edge.auth.tokens import Lifetimes
-from edge.principal import Kind, Principal
+from edge.kernel import clock
+from edge.kernel.principal import Kind, Principal
 from storage import access as access_store
 from storage import staff
 from storage import users as user_store

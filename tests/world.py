@@ -96,7 +96,7 @@ import pytest
 from edge.accounts.device_kind import new_device
 from edge.app import Site
 from edge.devices import credentials
-from edge.principal import Principal
+from edge.kernel.principal import Principal
 from storage import devices as device_store
 from storage import staff
 from storage.records import Device

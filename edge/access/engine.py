@@ -28,8 +28,8 @@ from typing import Any
 from edge.access.cache import EpochCache
 from edge.access.levels import ADMIN_LEVEL, NO_LEVEL, Level
 from edge.access.paths import PathGrants
-from edge.errors import Denied
-from edge.principal import Principal
+from edge.kernel.errors import Denied
+from edge.kernel.principal import Principal
 from storage import access as store
 from storage import groups as group_store
 from storage import orgs as org_store

@@ -21,7 +21,7 @@ from edge.access import values as rules
 from edge.access.engine import Caller, Permissions
 from edge.access.objects import Target
 from edge.access.standing import GroupStanding, RoleStanding, project_standing
-from edge.errors import Denied, NotFound, ValidationError
+from edge.kernel.errors import Denied, NotFound, ValidationError
 from storage import access as store
 from storage import accounts
 from storage import groups as group_store
@@ -49,8 +49,14 @@ def _grantee(db: Database, target: Target, grantee_id: str, missing: str) -> str
 
 
 def _check_home(db: Database, field: str, kind: str, account_id: str, project_id: Any) -> None:
-    """A user or role of one project gets access only to that project's targets (or the org's)."""
     _, home = db.read(lambda c: project_store.account_project(c, account_id))
+    require_home(field, kind, home, project_id)
+
+
+def require_home(field: str, kind: str, home: str | None, project_id: Any) -> None:
+    """The home-project rule, once: an account (or role) of one project gets access only to
+    that project's targets, or the org's (project_id None). Also edge/accounts/service.py's,
+    for the project access a patch of the account sets."""
     if project_id is not None and home is not None and home != project_id:
         raise ValidationError(field, f"this {kind} belongs to another project")
 

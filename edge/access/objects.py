@@ -12,11 +12,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from edge import audit
 from edge.access import values as rules
 from edge.access.engine import Caller, Permissions
-from edge.errors import Conflict, DeleteProtected, Denied, NotFound
-from edge.principal import Principal
+from edge.kernel import audit
+from edge.kernel.errors import Conflict, DeleteProtected, Denied, NotFound
+from edge.kernel.principal import Principal
 from storage import access as store
 from storage.database import Database
 from storage.records import Access, AuditEvent

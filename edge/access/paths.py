@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 
 RIGHTS = ("read", "write", "update", "delete")
 Paths = Mapping[str, Mapping[str, bool]]

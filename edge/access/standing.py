@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from edge.access.engine import Caller
 from edge.access.levels import NO_LEVEL
-from edge.errors import Denied, NotFound
+from edge.kernel.errors import Denied, NotFound
 from storage import access as access_store
 from storage import roles as role_store
 from storage.database import Database

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from edge import clock, fields, ids
 from edge.access.levels import BLOCKS, BLOCKS_BY_KIND, FULL_CRUD, RESOURCES, Crud, crud_json
 from edge.access.paths import requested_grant_path
-from edge.errors import ValidationError
+from edge.kernel import clock, fields, ids
+from edge.kernel.errors import ValidationError
 from storage.records import Access
 
 MAX_PATH = 1024

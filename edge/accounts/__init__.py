@@ -11,11 +11,11 @@ what a GET keeps between requests in `user_facts.py`, profile pictures in
 `pictures.py`) and the device kind (`devices.py`: owners, `iot_scopes`, descriptive
 fields, API keys and certificates), as `edge/access/kinds.py` does for access objects.
 
-May import `edge` (errors, clock, ids, fields, principal, listing, audit), `edge.access`,
-`edge.auth` (password hashing, ending sessions), `edge.delivery` (invitations),
-`edge.devices` (a device's keys, credentials and topic rules), `edge.ops.ca` (its
-certificates), `edge.tenancy` (orgs, effective settings, the trash), `edge.tunnels.views`
-(a device's open tunnels in its views) and `storage`. Imported by the composition root
-(`edge/services.py`), `api`, `edge.ops.admin`, `edge.tunnels` (a device's standing) and
-`edge.tenancy.orgs` (an organization's first admin).
+May import `edge.kernel` (errors, clock, ids, fields, principal, listing, audit),
+`edge.access`, `edge.auth` (password hashing, ending sessions), `edge.delivery`
+(invitations), `edge.devices` (a device's keys, credentials and topic rules),
+`edge.certificates` (its certificates), `edge.tenancy` (orgs, effective settings, the trash)
+and `storage`. Imported by the composition root (`edge/services.py`, which also hands the
+device kind a device's open tunnels and `edge.tenancy.orgs` the user kind's `first_admin`),
+`api`, `edge.shell` and `edge.tunnels` (a device's standing).
 """

@@ -8,20 +8,20 @@ from collections.abc import Sequence
 from dataclasses import fields as columns_of
 from typing import Any
 
-from edge import clock, fields
 from edge.access.engine import Caller
 from edge.accounts import rules, views, writes
 from edge.accounts.kind import Relation, Row
+from edge.certificates.ca import ClientCredentials
 from edge.devices.topics import normalize_scopes
-from edge.errors import Conflict, Denied, ValidationError
-from edge.ops.ca import ClientCredentials
+from edge.kernel import clock, fields
+from edge.kernel.errors import Conflict, Denied, ValidationError
 from storage import device_certificates as certificates
 from storage import devices as store
 from storage import users as user_store
 from storage import visibility
+from storage.listing import Scope
 from storage.records import Device, DeviceCertificate
 from storage.rows import Tx
-from storage.user_scopes import Clause
 
 TABLE = store.LIST
 # What the anonymous view shows: the only fields non-admins may filter or sort by when
@@ -73,7 +73,7 @@ class DeviceKind:
     def login(self, row: Device) -> str:
         return row.name
 
-    def visible(self, account_id: str, grantees: Sequence[str]) -> Clause:
+    def visible(self, account_id: str, grantees: Sequence[str]) -> Scope:
         """Its owner sees it too."""
         return visibility.devices(account_id, grantees)
 

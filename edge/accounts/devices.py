@@ -11,10 +11,10 @@ so; a new device gets its API key and certificate, and loses them when deleted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from edge import audit, clock
 from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
@@ -24,18 +24,18 @@ from edge.accounts.kind import Relation, Row
 from edge.accounts.service import Accounts, Memo, require_admin_fields
 from edge.accounts.standing import relation
 from edge.accounts.views import View
+from edge.certificates.ca import SiteCa
 from edge.devices import credentials
 from edge.devices.credentials import Endpoints
 from edge.devices.keys import DeviceKeys
 from edge.devices.presence import Presence
-from edge.errors import Conflict, Denied, NotFound, ValidationError
-from edge.listing import CursorCodec
-from edge.ops.ca import SiteCa
-from edge.principal import Principal
+from edge.kernel import audit, clock
+from edge.kernel.errors import Conflict, Denied, NotFound, ValidationError
+from edge.kernel.listing import CursorCodec
+from edge.kernel.principal import Principal
 from edge.tenancy import settings
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
-from edge.tunnels import views as tunnel_views
 from storage import device_certificates as certificates
 from storage import devices as store
 from storage.database import Database
@@ -46,6 +46,11 @@ ADMIN_ONLY = ("restricted_custom_attributes", "is_active", "iot_scopes")
 APART = {"project_permissions", "owner_id"}  # changed with the device in sight, not updated
 OWNERS_ARE_ADMINS = "device_owners_have_admin_access"
 CREATORS_ARE_OWNERS = "device_creators_are_owners_by_default"
+
+
+# The open tunnels of each of these devices, shaped as Tunnels (edge/tunnels/views.py
+# `open_for`): the tunnels room stands above accounts, so the composition root hands it in.
+OpenTunnels = Callable[[list[str]], dict[str, list[Row]]]
 
 
 class Devices(Accounts[Device]):
@@ -60,12 +65,14 @@ class Devices(Accounts[Device]):
         endpoints: Endpoints,
         keys: DeviceKeys,
         presence: Presence,
+        open_tunnels: OpenTunnels,
     ) -> None:
         super().__init__(db, cursors, orgs, permissions, trash, DEVICE)
         self.presence = presence
         self._ca = ca
         self._endpoints = endpoints
         self._keys = keys
+        self._open_tunnels = open_tunnels
 
     # -- what the device kind supplies ---------------------------------------------------
     def _found(self, device_id: str, org_id: str | None) -> tuple[Device, Holdings] | None:
@@ -88,7 +95,7 @@ class Devices(Accounts[Device]):
         """Its last activity, its open tunnels and whether it is online
         (edge/accounts/device_kind.py `fields`)."""
         seen = self._db.read(lambda c: store.last_seen(c, account_ids))
-        tunnels = tunnel_views.open_for(self._db, account_ids)
+        tunnels = self._open_tunnels(account_ids)
         online = self.presence.views(account_ids)
         return {
             i: {"last_seen": seen.get(i), "tunnels": tunnels.get(i), "presence": online[i]}
@@ -153,7 +160,7 @@ class Devices(Accounts[Device]):
             raise Denied("owner_id: only admins or the device's owner may change it")
         require_admin_fields(body, rel.admin, ("restricted_custom_attributes", "iot_scopes"))
         _check_suspension(body, rel)
-        changes = self.project_access(target, body, device.project_id)
+        changes = self.project_access(principal, target, body)
         columns = kind.columns(body)
         if columns or "owner_id" in body:
             columns.update(last_updated_date=clock.now_iso(), last_updated_by=principal.actor)

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from edge.listing import Table
-from storage.user_scopes import Clause
+from edge.kernel.listing import Table
+from storage.listing import Scope
 
 Row = dict[str, Any]
 
@@ -70,7 +70,7 @@ class Kind(Protocol[A_contra]):
     listing: Table  # its list: the fields, the full-text and the JSON columns
     private: str  # what its anonymous view hides, as a refused filter names it
 
-    def visible(self, account_id: str, grantees: Sequence[str]) -> Clause:
+    def visible(self, account_id: str, grantees: Sequence[str]) -> Scope:
         """The rows of its list a caller who may not read them all sees (SQL)."""
         ...
 

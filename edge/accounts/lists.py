@@ -7,13 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from edge import fields
 from edge.access.engine import Caller
 from edge.accounts.kind import Kind
-from edge.errors import Denied, ValidationError
-from edge.listing import Filter, ListQuery
+from edge.kernel import fields
+from edge.kernel.errors import Denied, ValidationError
+from edge.kernel.listing import Filter, ListQuery
 from storage import presence
 from storage import user_scopes as scopes
+from storage.listing import Scope
 
 ADMIN_FILTERS = {"is_active"}
 
@@ -32,41 +33,39 @@ class Filters:
     is_online: bool | None = None  # the devices' list only (docs/presence.md)
 
 
-def scope(grants: Caller, kind: Kind[Any], filters: Filters) -> scopes.Conditions:
+def scope(grants: Caller, kind: Kind[Any], filters: Filters) -> Scope:
     principal, table = grants.principal, kind.listing.name
-    out = scopes.Conditions()
-    out.add(scopes.in_org(principal.org_id or "", table))
+    out = scopes.in_org(principal.org_id or "", table)
     if principal.project_id:
-        out.add(scopes.in_home_project(principal.project_id, table))
+        out &= scopes.in_home_project(principal.project_id, table)
     if not grants.sees_all(kind.name):
-        out.add(kind.visible(principal.account_id, grants.grantees))
-    _membership(principal.project_id, filters, out, table)
+        out &= kind.visible(principal.account_id, grants.grantees)
+    out = _membership(principal.project_id, filters, out, table)
     if filters.is_online is not None:
-        out.add(presence.online_clause(filters.is_online, table))
+        out &= presence.online_scope(filters.is_online, table)
     if filters.exclude_admins and (filters.group_id or filters.project_id):
         if not grants.is_admin_anywhere():
-            out.add(scopes.not_admins(table))
+            out &= scopes.not_admins(table)
     return out
 
 
-def _membership(
-    session_project: str | None, filters: Filters, out: scopes.Conditions, table: str
-) -> None:
+def _membership(session_project: str | None, filters: Filters, out: Scope, table: str) -> Scope:
     if filters.group_id:
-        out.add(scopes.member_of_group(filters.group_id, filters.is_group_admin, table))
+        out &= scopes.member_of_group(filters.group_id, filters.is_group_admin, table)
     elif filters.is_group_admin is not None:
         raise ValidationError("is_group_admin", "applies only together with group_id")
     if filters.project_id:
-        out.add(scopes.member_of_project(filters.project_id, table))
+        out &= scopes.member_of_project(filters.project_id, table)
     if filters.is_project_admin is not None:
         project = filters.project_id or session_project
         if not project:
             raise ValidationError(
                 "is_project_admin", "applies only with project_id or in a project session"
             )
-        out.add(scopes.project_admin(project, filters.is_project_admin, table))
+        out &= scopes.project_admin(project, filters.is_project_admin, table)
     if filters.role_id:
-        out.add(scopes.holds_role(filters.role_id, table))
+        out &= scopes.holds_role(filters.role_id, table)
+    return out
 
 
 def guard_query(grants: Caller, kind: Kind[Any], query: ListQuery, pii_hidden: bool) -> None:
@@ -83,7 +82,7 @@ def guard_query(grants: Caller, kind: Kind[Any], query: ListQuery, pii_hidden: b
             raise Denied(f"{name}: only admins may search {kind.private} in this org")
 
 
-def normalized(kind: Kind[Any], query: ListQuery, conditions: scopes.Conditions) -> ListQuery:
+def normalized(kind: Kind[Any], query: ListQuery, scope: Scope) -> tuple[ListQuery, Scope]:
     """Phone filters compare cleaned numbers; search moves into the scope, so it can reach
     custom attributes, which the full-text index does not hold."""
     table = kind.listing
@@ -98,9 +97,9 @@ def normalized(kind: Kind[Any], query: ListQuery, conditions: scopes.Conditions)
     if query.search:
         fts = [n for n in chosen if n in table.fts_columns]
         json_columns = [n for n in chosen if n in table.json_columns]
-        conditions.add(scopes.search(query.search, fts, json_columns, table.name))
+        scope &= scopes.search(query.search, fts, json_columns, table.name)
     filters = tuple(_clean_phone(f) for f in query.filters)
-    return replace(query, filters=filters, search=None, search_fields=())
+    return replace(query, filters=filters, search=None, search_fields=()), scope
 
 
 def _clean_phone(item: Filter) -> Filter:

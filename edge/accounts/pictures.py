@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from edge import clock
 from edge.accounts.users import Users
-from edge.errors import Denied, ValidationError
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.errors import Denied, ValidationError
+from edge.kernel.principal import Principal
 from storage import pictures as store
 from storage.database import Database
 

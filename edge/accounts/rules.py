@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from edge import fields
+from edge.kernel import fields
 
 FLAGS = ("is_active", "is_delete_protected")
 ATTRIBUTES = ("custom_attributes", "restricted_custom_attributes")

@@ -19,17 +19,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic
 
-from edge import audit
 from edge.access import holdings
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
+from edge.access.kinds import require_home
 from edge.accounts import lists, views, writes
 from edge.accounts.kind import A, Account, Kind, Relation, Row
 from edge.accounts.lists import Filters
 from edge.accounts.views import View
-from edge.errors import Denied, NotFound, ValidationError
-from edge.listing import CursorCodec, ListQuery, Page, fetch
-from edge.principal import Principal
+from edge.kernel import audit
+from edge.kernel.errors import Denied, NotFound, ValidationError
+from edge.kernel.listing import CursorCodec, ListQuery, Page, fetch
+from edge.kernel.principal import Principal
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
 from storage import projects as project_store
@@ -128,15 +129,15 @@ class Accounts(ABC, Generic[A]):
             self.require(target, "read")
 
     def project_access(
-        self, target: Target[A], body: Mapping[str, Any], project_id: str | None
+        self, principal: Principal, target: Target[A], body: Mapping[str, Any]
     ) -> list[writes.AccessChange]:
-        """The access a patch gives the account; project access only to its home project
-        (as through the access routes, edge/access/kinds.py)."""
-        account, home = target.account, target.account.project_id
-        if "project_permissions" in body and home is not None and project_id not in (None, home):
-            raise ValidationError(
-                "project_permissions", f"this {self.kind.name} belongs to another project"
-            )
+        """The access a patch gives the account, in the session's project, else in the
+        account's home project; project access only to its home project (the rule of the
+        access routes, edge/access/kinds.py)."""
+        account = target.account
+        project_id = principal.project_id or account.project_id
+        if "project_permissions" in body:
+            require_home("project_permissions", self.kind.name, account.project_id, project_id)
         return self.access_changes(target.grants, body, project_id, account.org_id)
 
     def access_changes(
@@ -187,10 +188,9 @@ class Accounts(ABC, Generic[A]):
         grants = self.grants(principal)
         pii = grants.pii_admin_only()
         lists.guard_query(grants, self.kind, query, pii)
-        conditions = lists.scope(grants, self.kind, filters)
-        query = lists.normalized(self.kind, query, conditions)
-        sql, params = conditions.sql()
-        page = await fetch(self._db, self.kind.listing, query, sql, params)
+        scope = lists.scope(grants, self.kind, filters)
+        query, scope = lists.normalized(self.kind, query, scope)
+        page = await fetch(self._db, self.kind.listing, query, *scope)
         view = View(filters.project_id or principal.project_id, filters.group_id, pii)
         page.rows = self._present_page(grants, page.rows, view)
         return page

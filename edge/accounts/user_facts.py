@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from edge.access import holdings
 from edge.access.cache import EpochCache
 from edge.access.holdings import Holdings
-from edge.principal import Principal
+from edge.kernel.principal import Principal
 from storage import access as access_store
 from storage import users as store
 from storage.database import Database

@@ -9,16 +9,16 @@ from dataclasses import dataclass, field
 from dataclasses import fields as columns_of
 from typing import Any
 
-from edge import clock, fields
 from edge.accounts import rules, views, writes
 from edge.accounts.kind import Relation, Row
 from edge.auth import hashing
-from edge.errors import Conflict, ValidationError
+from edge.kernel import clock, fields
+from edge.kernel.errors import Conflict, ValidationError
 from storage import users as store
 from storage import visibility
+from storage.listing import Scope
 from storage.records import User
 from storage.rows import Tx
-from storage.user_scopes import Clause
 
 MIN_USERNAME = 3
 TABLE = store.LIST
@@ -81,7 +81,7 @@ class UserKind:
     def login(self, row: User) -> str:
         return row.username
 
-    def visible(self, account_id: str, grantees: Sequence[str]) -> Clause:
+    def visible(self, account_id: str, grantees: Sequence[str]) -> Scope:
         return visibility.users(account_id, grantees)
 
     def hidden(self, names: set[str]) -> list[str]:
@@ -185,6 +185,20 @@ def new_user(org_id: str, actor: str, values: Row) -> User:
     row["username_folded"] = row["username"].casefold()
     row.setdefault("email_folded", row["email"].casefold())
     return User(**{name: row[name] for name in USER_COLUMNS})
+
+
+async def first_admin(org_id: str, actor: str, admin: dict[str, str]) -> User:
+    """An organization's first admin, from the `admin` of its create body: the e-mail is
+    the login, the password must pass the policy (edge/tenancy/orgs.py takes this)."""
+    email = fields.email("admin_email", admin.get("email"))
+    hashing.check_policy(admin.get("password", ""), username=email, field="admin_password")
+    values = {
+        "username": email,
+        "email": email,
+        "password_hash": await hashing.hash(admin["password"]),
+        "password_last_changed": clock.now_iso(),
+    }
+    return new_user(org_id, actor, values)
 
 
 def with_secret(

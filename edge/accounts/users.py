@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from edge import audit, clock
 from edge.access.engine import Caller, Permissions
 from edge.access.holdings import Holdings
 from edge.accounts import user_kind as kind
@@ -23,9 +22,10 @@ from edge.accounts.user_kind import USER
 from edge.accounts.views import View
 from edge.auth.tokens import Tokens
 from edge.delivery.messages import Messages
-from edge.errors import Denied, NotFound, ValidationError
-from edge.listing import CursorCodec
-from edge.principal import Principal
+from edge.kernel import audit, clock
+from edge.kernel.errors import Denied, NotFound, ValidationError
+from edge.kernel.listing import CursorCodec
+from edge.kernel.principal import Principal
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
 from storage import users as store
@@ -129,7 +129,7 @@ class Users(Accounts[User]):
         target = self.target(principal, user_id)
         user = target.account
         self.check_reach(target, body, APART)
-        changes = self.project_access(target, body, principal.project_id or user.project_id)
+        changes = self.project_access(principal, target, body)
         require_admin_fields(body, target.rel.admin, ("restricted_custom_attributes",))
         columns = kind.columns(body)
         if "phone_number" in columns and columns["phone_number"] != user.phone_number:

@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from edge import clock, ids
 from edge.access import values as access_values
 from edge.access.engine import Caller
-from edge.errors import Denied, ValidationError
+from edge.kernel import clock, ids
+from edge.kernel.errors import Denied, ValidationError
+from edge.tenancy import settings
 from storage import access as access_store
 from storage.records import Access, Org, Project
 from storage.rows import Tx
@@ -38,15 +39,11 @@ def new_row(org_id: str, actor: str, defaults: Row, values: Row) -> Row:
 
 
 def defaults(org: Org, project: Project | None, kind: str) -> Row:
-    """A new account's locale and delete protection, from the org (a project may override)."""
-    settings = dict(org.settings)
-    if project is not None:
-        settings.update(project.settings)
-    protected = settings.get(f"{kind}_delete_protection_on_by_default", False)
-    return {
-        "locale": settings.get("default_locale") or "en-US",
-        "is_delete_protected": bool(protected),
-    }
+    """A new account's locale and delete protection: the effective settings of its org and
+    project (edge/tenancy/settings.py)."""
+    protection = f"{kind}_delete_protection_on_by_default"
+    found = settings.of_rows(org, project, ("default_locale", protection))
+    return {"locale": found["default_locale"], "is_delete_protected": bool(found[protection])}
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from enum import Enum
 
-from edge.errors import Unauthenticated
+from edge.kernel.errors import Unauthenticated
 
 
 class Kind(Enum):

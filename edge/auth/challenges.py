@@ -11,8 +11,8 @@ import secrets
 from datetime import timedelta
 from typing import Any
 
-from edge import clock
-from edge.errors import Unauthenticated
+from edge.kernel import clock
+from edge.kernel.errors import Unauthenticated
 from storage import challenges as store
 from storage.database import Database
 from storage.records import Org, User

@@ -21,7 +21,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from edge.auth import common_passwords
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 
 _hasher = PasswordHasher()
 MIN_LENGTH = 8

@@ -16,12 +16,12 @@ from typing import Any
 import pyotp
 from cryptography.fernet import Fernet
 
-from edge import audit, clock
 from edge.auth import reset_tokens
 from edge.auth.tokens import Tokens
 from edge.delivery.messages import Messages
-from edge.errors import Denied, Unauthenticated, ValidationError
-from edge.principal import Principal
+from edge.kernel import audit, clock
+from edge.kernel.errors import Denied, Unauthenticated, ValidationError
+from edge.kernel.principal import Principal
 from edge.tenancy.orgs import Orgs
 from storage import mfa as store
 from storage import users

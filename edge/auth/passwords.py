@@ -8,11 +8,11 @@ import secrets
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from edge import audit, clock
 from edge.auth import reset_tokens
 from edge.delivery.messages import Recipient
-from edge.errors import Unauthenticated, ValidationError
-from edge.principal import Principal
+from edge.kernel import audit, clock
+from edge.kernel.errors import Unauthenticated, ValidationError
+from edge.kernel.principal import Principal
 from storage import credentials, staff, users
 from storage.database import Database
 from storage.records import Org, Project, User

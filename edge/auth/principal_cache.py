@@ -22,8 +22,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from edge import clock
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.principal import Principal
 
 DEFAULT_TTL = 30.0
 DEFAULT_RECHECK = 0.0

@@ -11,8 +11,8 @@ import hashlib
 import secrets
 from datetime import timedelta
 
-from edge import clock
-from edge.errors import ValidationError
+from edge.kernel import clock
+from edge.kernel.errors import ValidationError
 from storage import reset_tokens as store
 from storage.database import Database
 from storage.records import Org, Project, User

@@ -18,17 +18,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from edge import audit, clock, fields
 from edge.auth import hashing, mfa
 from edge.auth.challenges import Challenges
 from edge.auth.mfa import Mfa
 from edge.auth.sms_mfa import SmsMfa
 from edge.auth.throttle import Throttle, second_factor
-from edge.auth.tokens import Lifetimes, Tokens
-from edge.errors import Denied, Unauthenticated, ValidationError
-from edge.principal import Principal
+from edge.auth.tokens import Lifetimes, Tokens, lifetimes_of
+from edge.kernel import audit, clock, fields
+from edge.kernel.errors import Denied, Unauthenticated, ValidationError
+from edge.kernel.principal import Principal
+from edge.tenancy import settings
 from edge.tenancy.orgs import Orgs
-from edge.tenancy.projects import Projects
+from edge.tenancy.projects import Projects, settings_of
 from storage import credentials, staff, users
 from storage.database import Database
 from storage.records import AuditEvent, Org, Project, User
@@ -276,8 +277,8 @@ class SignIn:
 
     def _lifetimes(self, org: Org, project: Project | None) -> Lifetimes:
         if project is None:
-            return self._orgs.lifetimes(org)
-        return self._projects.lifetimes(project)
+            return lifetimes_of(settings.of_org(org))
+        return lifetimes_of(settings_of(project))
 
     async def _lifetimes_of_session(self, session: dict[str, Any]) -> Lifetimes:
         """A refresh in project scope needs the project and the account's access to it still."""
@@ -285,10 +286,10 @@ class SignIn:
             return Lifetimes()
         self._require_mfa_set_up(session)
         if session["project_id"] is None:
-            return self._orgs.lifetimes(self._orgs.get_row(session["org_id"]))
+            return lifetimes_of(settings.of_org(self._orgs.get_row(session["org_id"])))
         project = self._projects.session_project(session["project_id"])
         self._projects.admit(project, session["account_id"])
-        return self._projects.lifetimes(project)
+        return lifetimes_of(settings_of(project))
 
     def _require_mfa_set_up(self, session: dict[str, Any]) -> None:
         if session["account_kind"] != "user" or not mfa.mfa_required(self._orgs, session["org_id"]):

@@ -12,10 +12,10 @@ import secrets
 from datetime import timedelta
 from typing import Any
 
-from edge import audit, clock, fields
 from edge.auth import mfa
 from edge.delivery.messages import Messages
-from edge.errors import ValidationError
+from edge.kernel import audit, clock, fields
+from edge.kernel.errors import ValidationError
 from edge.tenancy.orgs import Orgs
 from storage import mfa as store
 from storage.database import Database

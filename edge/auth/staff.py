@@ -7,9 +7,9 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from edge import clock, fields, ids
 from edge.auth import hashing
-from edge.config import Config
+from edge.kernel import clock, fields, ids
+from edge.kernel.config import Config
 from storage import layout, staff
 from storage.database import Database
 

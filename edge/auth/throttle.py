@@ -31,10 +31,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 
-from edge import audit, clock
-from edge.errors import TooManyAttempts
-from edge.ids import new_id
-from edge.printable import for_log
+from edge.kernel import audit, clock
+from edge.kernel.errors import TooManyAttempts
+from edge.kernel.ids import new_id
+from edge.kernel.printable import for_log
 from storage import throttle as store
 from storage.database import Database
 from storage.records import AuditEvent

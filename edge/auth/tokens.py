@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 import jwt
 
-from edge import audit, clock, ids
 from edge.auth.keys import KeyRing
 from edge.auth.principal_cache import PrincipalCache
-from edge.errors import Unauthenticated, ValidationError
-from edge.principal import Kind, Principal
+from edge.kernel import audit, clock, ids
+from edge.kernel.errors import Unauthenticated, ValidationError
+from edge.kernel.principal import Kind, Principal
 from storage import credentials, sessions, staff, users
 from storage.database import Database
 from storage.records import AuditEvent
@@ -33,6 +34,14 @@ TOKEN_TYPE = "Bearer"
 class Lifetimes:
     access: timedelta = timedelta(hours=1)
     refresh: timedelta = timedelta(hours=24)
+
+
+def lifetimes_of(settings: Mapping[str, Any]) -> Lifetimes:
+    """The token lifetimes an org's or project's effective settings give."""
+    return Lifetimes(
+        access=timedelta(hours=settings["access_token_expire_hours"]),
+        refresh=timedelta(hours=settings["refresh_token_expire_hours"]),
+    )
 
 
 def _hash(token: str) -> str:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
-from edge import clock, fields, ids
 from edge.billing import rates as pricing
-from edge.errors import Conflict, Denied, NotFound, ValidationError
-from edge.listing import CursorCodec, ListQuery, Page, fetch
-from edge.principal import Principal
+from edge.kernel import clock, fields, ids
+from edge.kernel.errors import Conflict, Denied, NotFound, ValidationError
+from edge.kernel.listing import CursorCodec, ListQuery, Page, fetch
+from edge.kernel.principal import Principal
 from edge.tenancy.orgs import Orgs
 from storage import billing as store
 from storage.database import Database
@@ -173,7 +173,7 @@ class Billing:
 
 
 def _description(value: Any) -> str:
-    return fields.text("description", value, max_length=fields.MAX_DESCRIPTION, required=False)
+    return fields.description("description", value)
 
 
 def _day(field: str, value: str) -> date:

@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from edge import clock, ids
 from edge.billing import rates as pricing
+from edge.kernel import clock, ids
 from storage import billing as store
 from storage.database import Database
 from storage.records import BillingEntry

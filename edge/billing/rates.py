@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from edge import fields
+from edge.kernel import fields
 
 METERS = ("devices", "users", "data_bytes", "file_bytes", "mqtt_messages")
 GAUGES = ("devices", "users", "data_bytes", "file_bytes")  # snapshotted once a day

@@ -8,10 +8,10 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from edge import clock, fields
 from edge.devices.topics import root_scope
-from edge.errors import ValidationError
-from edge.ids import new_id
+from edge.kernel import clock, fields
+from edge.kernel.errors import ValidationError
+from edge.kernel.ids import new_id
 from storage.commands import WAITING, Command
 from storage.records import Device
 

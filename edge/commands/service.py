@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from edge import audit, clock
 from edge.accounts.devices import Devices
 from edge.commands import messages
 from edge.devices.presence import PresenceEvent
-from edge.errors import Conflict, NoReply, NotFound, TooLarge, TooManyAttempts
-from edge.principal import Principal
-from edge.tunnels.notices import Notify
+from edge.devices.topics import Notify
+from edge.kernel import audit, clock
+from edge.kernel.errors import Conflict, NoReply, NotFound, TooLarge, TooManyAttempts
+from edge.kernel.principal import Principal
 from storage import commands as store
 from storage import devices as device_store
 from storage.commands import Command

@@ -20,15 +20,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from edge import clock
 from edge.data import paths, query, uploads
 from edge.data.pages import ReadBudget
 from edge.data.reads import Body, BudgetSpent, Reads
 from edge.data.target import DataTarget, Targets
 from edge.data.uploads import Upload
 from edge.data.writes import EntryWrites, Stamp
-from edge.errors import ValidationError
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.errors import ValidationError
+from edge.kernel.principal import Principal
 from storage import data as store
 from storage.database import Database
 from storage.rows import Tx

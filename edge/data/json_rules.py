@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 from storage.data import encode_value
 
 MAX_DEPTH = 64

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import regex
 
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 from storage.data_walks import Walked
 from storage.patterns import PatternBudget
 

@@ -4,7 +4,7 @@ page whose values would pass PAGE_BYTES ends early, after the last entry that fi
 
 The continuation key names the last row *read* (not the last match), so a page that stopped
 at the scan cap resumes after the rows it already rejected, and a client paging through
-gets every match exactly once. Keys are signed (edge/listing.py CursorCodec) over the group,
+gets every match exactly once. Keys are signed (edge/kernel/listing.py CursorCodec) over the group,
 the path, the walked index and the direction: an edited key, or one from another list, is
 a 400.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edge.data.plans import MAX_PATH_FILTER_SCAN_ITEMS
-from edge.listing import CursorCodec, ListQuery
+from edge.kernel.listing import CursorCodec, ListQuery
 from storage.data_walks import Walk, Walked
 from storage.patterns import PatternBudget
 

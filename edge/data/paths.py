@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from edge.access.paths import segment_problem
 from edge.access.values import MAX_PATH
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 
 ROOT = "/"
 

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from edge import clock, numbers, patterns
-from edge.errors import ValidationError
-from edge.listing import DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT, split_operator
+from edge.kernel import clock, numbers, patterns
+from edge.kernel.errors import ValidationError
+from edge.kernel.listing import DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT, split_operator
 from storage.data import NUMBER_FIELDS as NUMBER_FIELDS  # api/data.py documents these
 from storage.data import UNICODE_FIELDS as UNICODE_FIELDS
 from storage.data_walks import WALKS as WALKS

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from edge import clock
 from edge.access.engine import Permissions
 from edge.data import paths, uploads
 from edge.data.bulk import Bulk
@@ -20,9 +19,10 @@ from edge.data.reads import Body, Reads
 from edge.data.signing import DataSigner
 from edge.data.target import Settings, Targets
 from edge.data.writes import EntryWrites
-from edge.errors import NotFound
-from edge.listing import CursorCodec
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.errors import NotFound
+from edge.kernel.listing import CursorCodec
+from edge.kernel.principal import Principal
 from storage import data as store
 from storage.database import Database
 

@@ -16,8 +16,8 @@ from weakref import WeakKeyDictionary
 from edge.access.engine import Caller, Permissions
 from edge.access.paths import PathGrants, Rights
 from edge.access.standing import GroupStanding
-from edge.errors import Denied, NotFound
-from edge.principal import Principal
+from edge.kernel.errors import Denied, NotFound
+from edge.kernel.principal import Principal
 from storage import groups as group_store
 from storage.database import Database
 from storage.records import Group

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from edge import numbers
 from edge.data.json_rules import checked_text
-from edge.errors import ValidationError
+from edge.kernel import numbers
+from edge.kernel.errors import ValidationError
 from storage.data import INDEX_FIELDS, NUMBER_FIELDS, UNICODE_FIELDS
 
 MAX_INDEX_TEXT = 1024

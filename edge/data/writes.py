@@ -18,7 +18,7 @@ from edge.data.json_rules import checked_text
 from edge.data.signing import DataSigner
 from edge.data.target import DataTarget
 from edge.data.uploads import Upload
-from edge.errors import Conflict, NotFound
+from edge.kernel.errors import Conflict, NotFound
 from storage import data as store
 from storage.data import INDEX_FIELDS, DataEntry, EntryHistory
 from storage.rows import Tx

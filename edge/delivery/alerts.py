@@ -22,8 +22,8 @@ import contextlib
 import logging
 from datetime import datetime, timedelta
 
-from edge import clock, ids
 from edge.delivery.mailer import DeliveryError, Mailer, build_message
+from edge.kernel import clock, ids
 from storage import outbox
 from storage.database import Database
 from storage.rows import Tx

@@ -18,7 +18,7 @@ from email.utils import formatdate, make_msgid
 from pathlib import Path
 from typing import Any, Protocol
 
-from edge.config import Config
+from edge.kernel.config import Config
 from storage import layout
 
 SMTP_TIMEOUT = 30

@@ -19,9 +19,9 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from edge import clock, ids
 from edge.delivery import templating
-from edge.errors import NotFound
+from edge.kernel import clock, ids
+from edge.kernel.errors import NotFound
 from storage import email_templates as template_store
 from storage import outbox
 from storage.database import Database

@@ -3,7 +3,7 @@
 Each step leases the due messages (so a second worker process would not take them too),
 delivers them one by one, and records the outcome: `sent`, or another attempt at
 `now + BASE_DELAY * 2**(attempts-1)` (capped at MAX_DELAY) with `last_error`, or `failed`
-once `mail_max_attempts` attempts have failed. Time comes from edge.clock, so tests
+once `mail_max_attempts` attempts have failed. Time comes from edge.kernel.clock, so tests
 move the clock and call `step()` instead of sleeping.
 
 Delivery is at least once: a crash after the server accepted a mail but before `sent`
@@ -18,11 +18,11 @@ import logging
 from datetime import timedelta
 from typing import Any
 
-from edge import clock
-from edge.config import Config
 from edge.delivery.mailer import DeliveryError, Mailer, build_message, mailer_for
 from edge.delivery.messages import SECRET_PURPOSES
 from edge.delivery.sms import SmsSender, sender_for
+from edge.kernel import clock
+from edge.kernel.config import Config
 from storage import layout, outbox
 from storage.database import Database
 from storage.space import DiskFull, NotWritable

@@ -17,8 +17,8 @@ from urllib.parse import quote_plus
 
 import aiohttp
 
-from edge.config import Secret
 from edge.delivery.mailer import DeliveryError
+from edge.kernel.config import Secret
 from storage import layout
 
 GATEWAY_TIMEOUT = 30

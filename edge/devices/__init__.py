@@ -8,7 +8,8 @@ fast path that turns a key into a principal (`keys.py`), batched `last_seen`
 and the registry the broker asks (`mqtt_clients.py` is the contract, `directory.py` its
 implementation).
 
-May import `edge` (errors, clock, audit, fields, principal), `edge.access` (the permission
-engine), `edge.auth`, `edge.ops.ca` (certificates) and `storage`; `edge.accounts` and
-`embedded_broker` import this room, never the reverse.
+May import `edge.kernel` (errors, clock, audit, fields, principal), `edge.access` (the
+permission engine), `edge.auth` (keys into principals), `edge.certificates` and `storage`.
+Imported by `edge.accounts`, `edge.tunnels`, `embedded_broker`, `api` and the composition
+root, never the reverse.
 """

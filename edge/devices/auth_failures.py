@@ -21,8 +21,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from edge import audit, clock
-from edge.ids import looks_like_id
+from edge.kernel import audit, clock
+from edge.kernel.ids import looks_like_id
 from storage import audit as store
 from storage.database import Database
 from storage.records import AuditEvent

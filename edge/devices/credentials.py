@@ -17,8 +17,8 @@ from typing import Any
 
 from edge.auth import bearer
 from edge.auth.bearer import API_KEY_PREFIX
+from edge.certificates.ca import ClientCredentials
 from edge.devices.topics import root_scope
-from edge.ops.ca import ClientCredentials
 from storage.records import Device
 
 KEY_PREFIX = API_KEY_PREFIX  # bearer.py tells keys from other bearers by it

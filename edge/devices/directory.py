@@ -20,17 +20,17 @@ from __future__ import annotations
 
 from typing import cast
 
-from edge import clock
 from edge.access.engine import Permissions
 from edge.auth.tokens import Tokens
+from edge.certificates.ca import SiteCa, serial_of
 from edge.devices.auth_failures import AuthFailures
 from edge.devices.keys import DeviceKeys
 from edge.devices.last_seen import LastSeen
 from edge.devices.mqtt_clients import Credential, MqttClient
 from edge.devices.topics import TopicRights, device_rights, root_scope, scope_rights
-from edge.errors import Unauthenticated
-from edge.ops.ca import SiteCa, serial_of
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.errors import Unauthenticated
+from edge.kernel.principal import Principal
 from storage import access as access_store
 from storage import credentials as auth_store
 from storage import device_certificates as certificates

@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from edge.auth.principal_cache import PrincipalCache
 from edge.devices import credentials
 from edge.devices.last_seen import LastSeen
-from edge.errors import Unauthenticated
-from edge.principal import Principal
+from edge.kernel.errors import Unauthenticated
+from edge.kernel.principal import Principal
 from storage import credentials as auth_store
 from storage import devices as store
 from storage.database import Database

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 
-from edge import clock
+from edge.kernel import clock
 from storage import devices as store
 from storage.database import Database
 

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from edge import clock
-from edge.events import Hook
+from edge.kernel import clock
+from edge.kernel.events import Hook
 from storage import presence as store
 from storage.database import Database
 from storage.rows import Tx

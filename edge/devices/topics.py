@@ -17,13 +17,16 @@ never escapes a scope; `$`-topics (`$SYS`, `$share/...`) are never allowed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from edge import fields
-from edge.errors import ValidationError
+from edge.kernel import fields
+from edge.kernel.errors import ValidationError
 
+# How the server publishes to a device's own sessions (the broker's `notify_device`, handed
+# in by edge/app.py): (device ID, topic, payload) -> how many of its sessions got it.
+Notify = Callable[[str, str, bytes], int]
 RIGHTS = ("can_publish", "can_subscribe")
 MAX_SCOPES = 100
 MAX_SCOPE_LENGTH = 256

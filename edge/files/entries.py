@@ -15,14 +15,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, BinaryIO
 
-from edge import clock
-from edge.errors import Denied, NotFound, ValidationError
 from edge.files import shapes, values
 from edge.files.rights import FileRights, GroupFiles
 from edge.files.signing import Grant, UrlSigner
 from edge.files.sweeps import Sweeps
-from edge.listing import Filter, ListQuery, Page, fetch
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.errors import Denied, NotFound, ValidationError
+from edge.kernel.listing import Filter, ListQuery, Page, fetch
+from edge.kernel.principal import Principal
 from storage import files as store
 from storage.blobs import BlobStore
 from storage.database import Database

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from edge.errors import TooLarge
+from edge.kernel.errors import TooLarge
 from storage import file_uploads, files
 from storage.rows import Tx
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from edge.access.engine import Permissions
 from edge.access.paths import PathGrants, needed
 from edge.access.standing import GroupStanding
-from edge.errors import Denied, NotFound
-from edge.principal import Principal
+from edge.kernel.errors import Denied, NotFound
+from edge.kernel.principal import Principal
 from edge.tenancy import settings
 from edge.tenancy.settings import require_org
 from storage import groups as group_store

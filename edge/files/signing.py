@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
-from edge import clock
-from edge.errors import Denied
+from edge.kernel import clock
+from edge.kernel.errors import Denied
 from storage import layout
 
 KEY_FILE = layout.FILES_URL_KEY_FILE

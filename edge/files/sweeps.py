@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from datetime import timedelta
 
-from edge import clock
+from edge.kernel import clock
 from storage import file_uploads, files
 from storage.blobs import BlobStore
 from storage.database import Database

@@ -25,15 +25,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from edge import clock, ids
-from edge.errors import Denied, NotFound, TooLarge, ValidationError
 from edge.files import etags, values
 from edge.files.entries import edited
 from edge.files.quotas import Quotas
 from edge.files.rights import FileRights, GroupFiles
 from edge.files.signing import Grant, UrlSigner
 from edge.files.sweeps import Sweeps
-from edge.principal import Principal
+from edge.kernel import clock, ids
+from edge.kernel.errors import Denied, NotFound, TooLarge, ValidationError
+from edge.kernel.principal import Principal
 from storage import file_uploads
 from storage import files as store
 from storage.blobs import BlobStore, LimitExceeded, Received

@@ -10,10 +10,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from edge import numbers, patterns
 from edge.access.paths import CONTROL
-from edge.errors import ValidationError
 from edge.files import etags
+from edge.kernel import numbers, patterns
+from edge.kernel.errors import ValidationError
 
 MAX_PATH = 1024
 MAX_INDEX_TEXT = 1024

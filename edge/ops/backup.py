@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edge import BUILD_VERSION, clock
-from edge.errors import Conflict, ValidationError
+from edge import BUILD_VERSION
+from edge.kernel import clock
+from edge.kernel.errors import Conflict, ValidationError
 from storage import blobs, layout, snapshot
 from storage import files as file_index
 

@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from edge import clock
-from edge.errors import Conflict
+from edge.kernel import clock
+from edge.kernel.errors import Conflict
 from edge.ops import backup
 from storage import layout
 from storage.blobs import fsync_dir

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from edge import clock, fields
-from edge.ops import ca, site_keys
-from edge.printable import for_log
+from edge.certificates import ca
+from edge.kernel import clock, fields
+from edge.kernel.printable import for_log
+from edge.ops import site_keys
 from storage import layout, migrate, snapshot, throttle, users
 
 Echo = Callable[[str], None]

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from edge import clock
+from edge.kernel import clock
 from storage import layout, space
 from storage.database import Database, heartbeat
 

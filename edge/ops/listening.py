@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import socket
 
-from edge.errors import EdgeError
+from edge.kernel.errors import EdgeError
 
 BACKLOG = 1024
 

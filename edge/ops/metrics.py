@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -26,8 +27,6 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from edge.devices.presence import Presence
-from edge.tunnels.relay import Hub
 from storage import files, outbox
 from storage.database import Database
 from storage.latency import Latency
@@ -60,13 +59,34 @@ class Broker:
 
 
 @dataclass
+class Tunnels:
+    """The tunnel relay's figures, as `edge/app.py` reads them from it."""
+
+    connected: int  # tunnels whose device end is connected
+    streams: int
+
+
+class PresenceFigures(Protocol):
+    """What the devices room's presence tells (edge/devices/presence.py), by shape: ops
+    stands below devices in the house (docs/architecture.md)."""
+
+    @property
+    def connects(self) -> int: ...
+
+    @property
+    def disconnects(self) -> Mapping[str, int]: ...
+
+    def online_count(self) -> int: ...
+
+
+@dataclass
 class Sources:
     db: Database
     requests: RequestStats
     sign_in: Counter[str]  # the throttle's: failed:<factor>, refused, locked:<scope>
-    tunnels: Hub
+    tunnels: Callable[[], Tunnels]
     broker: Callable[[], Broker | None] = field(default=lambda: None)
-    presence: Presence | None = None
+    presence: PresenceFigures | None = None
     commands: Mapping[str, int] = field(default_factory=dict)  # sent, answered, ...
 
 
@@ -193,15 +213,13 @@ class SiteCollector(Collector):
         yield accounts
 
     def _tunnels(self) -> Iterator[Metric]:
-        live = list(self._s.tunnels.live.values())
+        figures = self._s.tunnels()
         yield GaugeMetricFamily(
             "edge_tunnels_connected",
             "Device tunnels whose device end is connected",
-            value=sum(1 for item in live if item.control is not None),
+            value=figures.connected,
         )
-        yield GaugeMetricFamily(
-            "edge_tunnel_streams", "Open tunnel streams", value=sum(len(i.streams) for i in live)
-        )
+        yield GaugeMetricFamily("edge_tunnel_streams", "Open tunnel streams", value=figures.streams)
 
     def _devices(self) -> Iterator[Metric]:
         """Presence (docs/presence.md) and commands (docs/commands.md)."""

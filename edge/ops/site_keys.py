@@ -12,7 +12,7 @@ stops every command that opens the site, with one line naming the files and the 
 (a backup). A site made before a key existed gets that key at its next start.
 
 The server certificate (`ca/server.pem`, `ca/server.key`) is not among them: it is derived
-from the CA and issued again when it is missing or damaged (edge/ops/ca.py).
+from the CA and issued again when it is missing or damaged (edge/certificates/ca.py).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from edge.data.signing import DataSigner
-from edge.errors import EdgeError
+from edge.kernel.errors import EdgeError
 from storage import data, layout, mfa, migrate, snapshot
 
 RAW_KEY_BYTES = 32

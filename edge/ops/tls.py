@@ -5,9 +5,9 @@ from __future__ import annotations
 import ssl
 from urllib.parse import urlsplit
 
-from edge.config import Config
-from edge.errors import ValidationError
-from edge.ops import ca
+from edge.certificates import ca
+from edge.kernel.config import Config
+from edge.kernel.errors import ValidationError
 
 
 def server_context(config: Config) -> ssl.SSLContext | None:

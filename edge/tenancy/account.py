@@ -11,21 +11,20 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from edge import clock, fields, ids
 from edge.access import values as access_values
 from edge.access.engine import Permissions
 from edge.access.levels import BLOCKS, BLOCKS_BY_KIND, FULL_CRUD, NO_CRUD, Level
-from edge.errors import Denied, ValidationError
-from edge.listing import ListQuery, Page, fetch
-from edge.principal import Principal
+from edge.kernel import clock, fields, ids
+from edge.kernel.errors import Denied, ValidationError
+from edge.kernel.listing import ListQuery, Page, fetch
+from edge.kernel.principal import Principal
 from storage import access as access_store
 from storage import account_access as store
 from storage import dashboards
 from storage import users as user_store
 from storage.database import Database
-from storage.listing import Table
+from storage.listing import Scope, Table
 from storage.records import Access
-from storage.user_scopes import Conditions
 
 Row = dict[str, Any]
 TABLES: dict[str, Table] = {"group": store.GROUPS, "project": store.PROJECTS, "role": store.ROLES}
@@ -68,20 +67,18 @@ class Account:
             if kind == "role"
             else self._db.read(lambda c: access_store.held_roles(c, account_id))
         )
-        scope = Conditions()
-        scope.add(store.held_by(org_id, kind, [account_id, *roles]))
+        scope = store.held_by(org_id, kind, [account_id, *roles])
         if kind == "group" and not options.include_inactive_groups:
-            scope.add(store.target_active("group"))
+            scope &= store.target_active("group")
         if principal.project_id:
-            scope.add(store.target_in_project(kind, principal.project_id))
+            scope &= store.target_in_project(kind, principal.project_id)
         if options.group_id:
-            scope.add(store.role_holds_group(options.group_id))
-        query = _search_in_scope(kind, query, scope)
-        sql, params = scope.sql()
+            scope &= store.role_holds_group(options.group_id)
+        query, scope = _search_in_scope(kind, query, scope)
         table = TABLES[kind]
         if options.ids_only:  # a target held directly and through a role: its ID once
             table = replace(table, one_per="access.target_id")
-        page = await fetch(self._db, table, query, sql, params)
+        page = await fetch(self._db, table, query, *scope)
         page.rows = self._present_page(principal, kind, page.rows, options.ids_only)
         return page
 
@@ -130,18 +127,18 @@ def _user(principal: Principal) -> str:
     return principal.account_id
 
 
-def _search_in_scope(kind: str, query: ListQuery, scope: Conditions) -> ListQuery:
+def _search_in_scope(kind: str, query: ListQuery, scope: Scope) -> tuple[ListQuery, Scope]:
     """Search runs over the targets' full-text index (name, description, tags)."""
     if not query.search:
-        return query
+        return query, scope
     allowed = SEARCH_FIELDS[kind]
     for name in query.search_fields:
         if name not in allowed:
             raise ValidationError(
                 "search_fields", f"'{name}' is not searchable (choose from {', '.join(allowed)})"
             )
-    scope.add(store.search(kind, query.search, query.search_fields))
-    return replace(query, search=None, search_fields=())
+    scope &= store.search(kind, query.search, query.search_fields)
+    return replace(query, search=None, search_fields=()), scope
 
 
 def _no_access(org_id: str, account_id: str, created: str) -> Access:

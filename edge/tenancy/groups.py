@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from edge import audit, clock, fields, ids
 from edge.access import values as access_values
 from edge.access.engine import Permissions
 from edge.access.standing import GroupStanding
-from edge.errors import Denied, NotFound
-from edge.listing import CursorCodec, ListQuery, Page, fetch
-from edge.principal import Principal
+from edge.kernel import audit, clock, fields, ids
+from edge.kernel.errors import Denied, NotFound
+from edge.kernel.listing import CursorCodec, ListQuery, Page, fetch
+from edge.kernel.principal import Principal
 from edge.tenancy import settings
 from edge.tenancy.settings import check_project, require_org
 from edge.tenancy.trash import Trash
@@ -45,15 +45,10 @@ LEGACY = "use_legacy_data_and_files_permissions"
 DEFAULTS = (PROTECT, RDP_DEFAULT, LEGACY)  # the settings a new group reads, in one go
 
 
-def _name(field: str, value: Any) -> str:
-    return fields.identifier(field, value)
-
-
-def _description(field: str, value: Any) -> str:
-    return fields.text(field, value, max_length=fields.MAX_DESCRIPTION, required=False)
-
-
-TEXT_RULES: dict[str, Callable[[str, Any], str]] = {"name": _name, "description": _description}
+TEXT_RULES: dict[str, Callable[[str, Any], str]] = {
+    "name": fields.identifier,
+    "description": fields.description,
+}
 FLAGS = ("is_active", "is_delete_protected", RDP)
 
 

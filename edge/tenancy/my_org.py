@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from edge import clock
 from edge.access.engine import Permissions
-from edge.errors import Denied, NotFound
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.errors import Denied, NotFound
+from edge.kernel.principal import Principal
 from edge.tenancy.orgs import COLUMNS, Orgs, present
 from edge.tenancy.settings import validated
 from storage import orgs as store

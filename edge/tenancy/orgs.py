@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from edge import audit, clock, fields, ids
 from edge.access import values as access_values
-from edge.accounts.user_kind import new_user
-from edge.auth import hashing
-from edge.auth.tokens import Lifetimes
-from edge.errors import AliasTaken, DeleteProtected, Denied, NotFound, ValidationError
-from edge.listing import CursorCodec, ListQuery, Page, fetch
-from edge.principal import Principal
+from edge.kernel import audit, clock, fields, ids
+from edge.kernel.errors import AliasTaken, DeleteProtected, Denied, NotFound, ValidationError
+from edge.kernel.listing import CursorCodec, ListQuery, Page, fetch
+from edge.kernel.principal import Principal
 from edge.tenancy.settings import SETTINGS, Rule, of_org, validated
 from storage import access as access_store
 from storage import aliases
@@ -25,19 +22,24 @@ from storage.rows import Tx
 TABLE = store.LIST
 COLUMNS: dict[str, Rule] = {
     "name": fields.org_name,
-    "description": lambda f, v: fields.text(
-        f, v, max_length=fields.MAX_DESCRIPTION, required=False
-    ),
+    "description": fields.description,
     "tags": fields.tags,
     "is_active": fields.boolean,
     "is_delete_protected": fields.boolean,
 }
 
 
+# An organization's first admin as a new user row, from the `admin` of a create body (its
+# e-mail and password, checked): the user kind makes it (edge/accounts/user_kind.py), and the
+# composition root hands it in, since accounts stand above tenancy.
+FirstAdmin = Callable[[str, str, dict[str, str]], Awaitable[User]]
+
+
 class Orgs:
-    def __init__(self, db: Database, cursors: CursorCodec) -> None:
+    def __init__(self, db: Database, cursors: CursorCodec, first_admin: FirstAdmin) -> None:
         self._db = db
         self.cursors = cursors
+        self._first_admin = first_admin
 
     # -- reading -----------------------------------------------------------------------
     def get_row(self, org_id: str) -> Org:
@@ -67,13 +69,6 @@ class Orgs:
         page.rows = [present(row) for row in page.rows]
         return page
 
-    def lifetimes(self, org: Org) -> Lifetimes:
-        settings = of_org(org)
-        return Lifetimes(
-            access=timedelta(hours=settings["access_token_expire_hours"]),
-            refresh=timedelta(hours=settings["refresh_token_expire_hours"]),
-        )
-
     # -- writing -----------------------------------------------------------------------
     async def create(
         self,
@@ -88,7 +83,7 @@ class Orgs:
             raise ValidationError("name", "is required")
         alias = fields.alias("alias", body.get("alias"))
         row = self._new_org(principal, body, alias)
-        admin_row = await self._admin_user(row.id, principal, admin) if admin else None
+        admin_row = await self._first_admin(row.id, principal.actor, admin) if admin else None
 
         def write(conn: Tx) -> None:
             if alias and not aliases.claim(conn, alias, "org", row.id):
@@ -158,17 +153,6 @@ class Orgs:
             last_updated_date=now,
             last_updated_by=principal.actor,
         )
-
-    async def _admin_user(self, org_id: str, principal: Principal, admin: dict[str, str]) -> User:
-        email = fields.email("admin_email", admin.get("email"))
-        hashing.check_policy(admin.get("password", ""), username=email, field="admin_password")
-        values = {
-            "username": email,
-            "email": email,
-            "password_hash": await hashing.hash(admin["password"]),
-            "password_last_changed": clock.now_iso(),
-        }
-        return new_user(org_id, principal.actor, values)
 
 
 def _created(actor: Principal, org: Org, admin: User | None) -> list[AuditEvent]:

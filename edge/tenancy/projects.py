@@ -8,17 +8,15 @@ project.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
-from edge import clock, fields, ids
 from edge.access import values as access_values
 from edge.access.engine import Caller, Permissions
 from edge.access.standing import ProjectStanding, project_standing
-from edge.auth.tokens import Lifetimes
-from edge.errors import AliasTaken, Conflict, Denied, NotFound, ValidationError
-from edge.listing import CursorCodec, ListQuery, Page, fetch
-from edge.principal import Principal
+from edge.kernel import clock, fields, ids
+from edge.kernel.errors import AliasTaken, Conflict, Denied, NotFound, ValidationError
+from edge.kernel.listing import CursorCodec, ListQuery, Page, fetch
+from edge.kernel.principal import Principal
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.settings import LOGIN_FIELDS, Rule, of_org, validated
 from edge.tenancy.settings import SETTINGS as ORG_SETTINGS
@@ -56,9 +54,7 @@ OWN_DEFAULTS: dict[str, Any] = {"custom_settings": {}, "ui_config": {}}
 SETTINGS = (*INHERITED, *OWN_DEFAULTS)  # a project's settings, by name
 COLUMNS: dict[str, Rule] = {
     "name": fields.identifier,
-    "description": lambda f, v: fields.text(
-        f, v, max_length=fields.MAX_DESCRIPTION, required=False
-    ),
+    "description": fields.description,
     "tags": fields.tags,
     "is_active": fields.boolean,
     "is_delete_protected": fields.boolean,
@@ -144,7 +140,7 @@ class Projects:
         own = fields.boolean("create_own_access", body.get("create_own_access", True))
         access = _creator_access(principal, row) if own and principal.kind == "user" else None
         asked = "allowed_login_fields" in body  # inheriting the org's enables nothing new
-        enabling = set(_settings(row)["allowed_login_fields"]) if asked else set()
+        enabling = set(settings_of(row)["allowed_login_fields"]) if asked else set()
 
         def write(conn: Tx) -> None:
             _check_unique(conn, row, row.name)
@@ -185,7 +181,7 @@ class Projects:
 
     async def _apply(self, principal: Principal, current: Project, body: dict[str, Any]) -> None:
         changes = {n: rule(n, body[n]) for n, rule in COLUMNS.items() if n in body}
-        before = _settings(current)
+        before = settings_of(current)
         after = {**before, **validated(body, SETTINGS)}
         enabling = set(after["allowed_login_fields"]) - set(before["allowed_login_fields"])
         changes["settings"] = after
@@ -231,7 +227,7 @@ class Projects:
     def find_login(self, org: Org, project: Project | None, login: str) -> User | None:
         """The account a login names through the allowed login fields of the project, or of
         the org when signing in at org level; None when it names nobody, or two accounts."""
-        settings = _settings(project) if project is not None else of_org(org)
+        settings = settings_of(project) if project is not None else of_org(org)
         enabled = [f for f in LOGIN_FIELDS if f in settings["allowed_login_fields"]]
         phone = _phone_of(login)
         if phone is None:
@@ -266,20 +262,13 @@ class Projects:
             raise Denied("This project no longer exists")
         return row
 
-    def lifetimes(self, project: Project) -> Lifetimes:
-        settings = _settings(project)
-        return Lifetimes(
-            access=timedelta(hours=settings["access_token_expire_hours"]),
-            refresh=timedelta(hours=settings["refresh_token_expire_hours"]),
-        )
-
     def client_interface(self, client_id: str) -> dict[str, Any]:
         """What a sign-in page needs to know about an org or project (public)."""
         try:
             org, project = self.resolve_client(client_id)
         except ValidationError:
             raise NotFound("No organization or project has this client ID") from None
-        settings = _settings(project) if project else of_org(org)
+        settings = settings_of(project) if project else of_org(org)
         return {
             "client_id": (project or org).id,
             "allowed_login_fields": list(settings["allowed_login_fields"]),
@@ -303,7 +292,7 @@ def _check_logins(conn: Tx, row: Project, enabling: set[str]) -> None:
     if not enabling:
         return
     enabled = [
-        f for f in LOGIN_FIELDS if f in _settings(row)["allowed_login_fields"] or f in enabling
+        f for f in LOGIN_FIELDS if f in settings_of(row)["allowed_login_fields"] or f in enabling
     ]
     if store.ambiguous_login(conn, row.org_id, row.id, enabled):
         raise LoginFieldConflict()
@@ -345,7 +334,8 @@ def _creator_access(principal: Principal, project: Project) -> Access:
     )
 
 
-def _settings(row: Project) -> dict[str, Any]:
+def settings_of(row: Project) -> dict[str, Any]:
+    """A project's effective settings: its own, over the org defaults it inherits."""
     stored = row.settings
     defaults = {n: ORG_SETTINGS[n][0] for n in INHERITED} | OWN_DEFAULTS
     return {name: stored.get(name, default) for name, default in defaults.items()}
@@ -376,5 +366,5 @@ def present(row: Project, *, admin: bool) -> dict[str, Any]:
         out["alias"] = row.alias
     if admin:
         out["is_active"] = row.is_active
-    out.update(_settings(row))
+    out.update(settings_of(row))
     return out

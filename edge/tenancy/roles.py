@@ -23,15 +23,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from edge import audit, clock, fields, ids
 from edge.access import values as access_values
 from edge.access.engine import Caller, Permissions
 from edge.access.kinds import Revoker, RoleAccessKind, check_room
 from edge.access.levels import BLOCKS, BLOCKS_BY_KIND
 from edge.access.standing import RoleStanding
-from edge.errors import Denied, NotFound, ValidationError
-from edge.listing import CursorCodec, ListQuery, Page, fetch
-from edge.principal import Principal
+from edge.kernel import audit, clock, fields, ids
+from edge.kernel.errors import Denied, NotFound, ValidationError
+from edge.kernel.listing import CursorCodec, ListQuery, Page, fetch
+from edge.kernel.principal import Principal
 from edge.tenancy import settings
 from edge.tenancy.groups import TEXT_RULES
 from edge.tenancy.settings import check_project, require_org

@@ -8,13 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from edge import fields
-from edge.errors import Denied, ValidationError
-from edge.principal import Principal
+from edge.kernel import fields
+from edge.kernel.errors import Denied, ValidationError
+from edge.kernel.principal import Principal
 from storage import orgs as org_store
 from storage import projects as project_store
 from storage.database import Database
-from storage.records import Org
+from storage.records import Org, Project
 from storage.rows import Tx
 
 LOGIN_FIELDS = ("username", "email", "phone_number")
@@ -94,6 +94,12 @@ def effective_many(
     if project_id:
         key = f"project:{org_id}:{project_id}"
         project = db.read_memo(key, lambda c: project_store.get_in_org(c, org_id, project_id))
+    return of_rows(org, project, names)
+
+
+def of_rows(org: Org | None, project: Project | None, names: Iterable[str]) -> dict[str, Any]:
+    """The effective rule, once: a setting's default, over it the org's own value, over
+    that the project's (for rows the caller has read already)."""
     out = {}
     for name in names:
         value = SETTINGS[name][0]

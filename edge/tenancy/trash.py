@@ -17,11 +17,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any, Protocol
 
-from edge import audit, clock
 from edge.access.engine import Permissions
-from edge.errors import Conflict, DeleteProtected, Denied, NotFound
-from edge.listing import ListQuery, Page, fetch
-from edge.principal import Principal
+from edge.kernel import audit, clock
+from edge.kernel.errors import Conflict, DeleteProtected, Denied, NotFound
+from edge.kernel.listing import ListQuery, Page, fetch
+from edge.kernel.principal import Principal
 from storage import trash as store
 from storage.database import Database
 from storage.records import AuditEvent

@@ -5,14 +5,13 @@ What lives here: the tunnel service (`tunnels.py`: open, list, get, close, who m
 rules for services and timeouts (`rules.py`), tokens (`tokens.py`), the Tunnel view
 (`views.py`, also used by the device views), the notices and the mail (`notices.py`), and
 the relay (`relay.py`: live tunnels, streams, limits, expiry), which moves bytes between
-two `Pipe`s and knows nothing of HTTP. The two helper programs of `edge tunnel` are
-clients: `connector.py` (the technician's side) and `agent.py` (the device's side), with
-their shared TCP-to-WebSocket bridge in `bridge.py`; they alone here use aiohttp's client
-and amqtt's MQTT client, and the server never imports them.
+two `Pipe`s and knows nothing of HTTP. The client programs of `edge tunnel` live in
+`edge/tunnel_clients/`, which the server never imports.
 
-May import `edge` (errors, clock, ids, principal, audit, config), `edge.accounts` (the
-device and how the caller stands towards it), `edge.devices.topics` (a device's topics, for
-its notices), `edge.devices.presence` (a connected agent makes its device online),
-`edge.tenancy.settings`, `edge.delivery.messages` and `storage`; `edge.accounts` imports
-`views.py` (a device's open tunnels in its views).
+May import `edge.kernel` (errors, clock, ids, principal, audit, config), `edge.accounts`
+(the device and how the caller stands towards it), `edge.devices.topics` (a device's
+topics, for its notices), `edge.devices.presence` (a connected agent makes its device
+online), `edge.tenancy.settings`, `edge.delivery.messages` and `storage`.
+Imported by `api` and the composition root, which hands `views.open_for` (a device's open
+tunnels) to the device kind and the relay's figures to the metrics.
 """

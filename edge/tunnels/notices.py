@@ -13,14 +13,11 @@ token; the device fetches its token with its own credentials (edge/tunnels/tunne
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from edge.devices.topics import root_scope
 from storage.records import Device, Tunnel
 
-# (device ID, topic, payload) -> how many of the device's sessions got it
-Notify = Callable[[str, str, bytes], int]
 TUNNEL_PATH = "/v2/tunnels/{tunnel_id}"
 TOKEN_SUFFIX = "/agent/token"  # POST, as the device: its end's token (docs/tunnels.md)
 

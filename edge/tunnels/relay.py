@@ -28,8 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from edge import clock
-from edge.errors import NotFound, Unavailable
+from edge.kernel import clock
+from edge.kernel.errors import NotFound, Unavailable
 from edge.tunnels.limits import Bucket, Limits
 from storage.records import Tunnel
 
@@ -96,6 +96,13 @@ class Hub:
         self.live: dict[str, Live] = {}
         self._ids = itertools.count(1)
         self._expiring: set[asyncio.Task[None]] = set()  # kept until done
+
+    def figures(self) -> tuple[int, int]:
+        """Tunnels whose device end is connected, and open streams (GET /metrics)."""
+        live = list(self.live.values())
+        return sum(1 for item in live if item.control is not None), sum(
+            len(item.streams) for item in live
+        )
 
     # -- the device's end --------------------------------------------------------------------
     def attach_agent(self, tunnel: Tunnel, control: Control) -> Control | None:

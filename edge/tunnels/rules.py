@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 
 SERVICE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 MAX_SERVICES = 16

@@ -24,17 +24,17 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
-from edge import audit, clock
 from edge.accounts.devices import Devices
 from edge.accounts.service import Target
 from edge.delivery.messages import Messages
 from edge.devices.presence import CLEAN, LOST, Presence
-from edge.errors import Conflict, Denied, NotFound, Unauthenticated, ValidationError
-from edge.ids import new_id
-from edge.principal import Principal
+from edge.devices.topics import Notify
+from edge.kernel import audit, clock
+from edge.kernel.errors import Conflict, Denied, NotFound, Unauthenticated, ValidationError
+from edge.kernel.ids import new_id
+from edge.kernel.principal import Principal
 from edge.tenancy import settings
 from edge.tunnels import notices, rules, tokens, views
-from edge.tunnels.notices import Notify
 from edge.tunnels.relay import Hub
 from edge.tunnels.tokens import End
 from storage import tunnels as store

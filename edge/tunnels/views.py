@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from edge import clock
+from edge.kernel import clock
 from storage import tunnels as store
 from storage.database import Database
 from storage.records import Tunnel

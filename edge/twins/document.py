@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 
 JsonObject = dict[str, Any]
 SECTIONS = ("desired", "reported")

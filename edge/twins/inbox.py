@@ -15,8 +15,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from edge import errors, json_text
 from edge.devices.mqtt_clients import MqttClient
+from edge.kernel import errors, json_text
 from edge.twins import topics
 from edge.twins.twins import Twins, parse, view
 from storage import devices as device_store

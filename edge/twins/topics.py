@@ -13,14 +13,11 @@ the request's `client_token`; every reply echoes it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from edge.devices.topics import root_scope
 from storage.records import Device, Twin
 
-# (device ID, topic, payload) -> how many of the device's sessions got it
-Notify = Callable[[str, str, bytes], int]
 GET, UPDATE = "get", "update"
 DELTA = "update/delta"
 

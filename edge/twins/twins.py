@@ -20,17 +20,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from edge import clock
 from edge.accounts.devices import Devices
-from edge.errors import Conflict, Denied, NotFound, SchemaError, ValidationError
-from edge.principal import Principal
+from edge.devices.topics import Notify
+from edge.kernel import clock
+from edge.kernel.errors import Conflict, Denied, NotFound, SchemaError, ValidationError
+from edge.kernel.principal import Principal
 from edge.twins import document, topics
 from edge.twins.document import SECTIONS, JsonObject, Limits
-from edge.twins.topics import Notify
 from storage import devices as device_store
 from storage import twins as store
 from storage.database import Database
-from storage.records import Device, Twin
+from storage.records import Device
+from storage.records import Twin as Twin  # the record its callers hand back (api/twins.py)
 from storage.rows import Tx
 
 log = logging.getLogger("edge.twins")

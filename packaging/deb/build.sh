@@ -5,7 +5,7 @@
 #   DEB_VERSION  the package version (default edge's BUILD_VERSION and revision 1: 0.1.0-1)
 #   DEB_OUT      the folder the .deb is written to (default dist)
 #   DEB_STAGE    the folder the package tree is laid out in (default build/deb)
-# /etc/edge/edge.toml is rendered from edge/config.py's declarations (edge/config_template.py).
+# /etc/edge/edge.toml is rendered from edge/kernel/config.py's declarations (edge/kernel/config_template.py).
 set -euo pipefail
 umask 022
 cd "$(dirname "$0")/../.."
@@ -38,7 +38,7 @@ install -d "$STAGE/lib/systemd/system" "$STAGE/etc/edge" "$DOC/docs" "$STAGE/DEB
     "$STAGE/usr/share/lintian/overrides"
 install -m 0644 packaging/edge.service packaging/edge-backup.service \
     packaging/edge-backup.timer "$STAGE/lib/systemd/system/"
-"$PYTHON" -c 'from edge.config_template import packaged; print(packaged(), end="")' \
+"$PYTHON" -c 'from edge.kernel.config_template import packaged; print(packaged(), end="")' \
     > "$STAGE/etc/edge/edge.toml"
 chmod 0644 "$STAGE/etc/edge/edge.toml"
 install -m 0644 README.md "$DOC/"

@@ -14,12 +14,13 @@ from typing import Any
 import pyotp
 import pytest
 
-from edge import cli, clock
+from edge import cli
 from edge.app import sweep_once
-from edge.audit import ACTIONS
 from edge.auth import reset_tokens
+from edge.kernel import audit, clock
+from edge.kernel.audit import ACTIONS
 from storage import users
-from storage.rows import many
+from storage.rows import Tx, many
 from tests.sign_in import enroll_software, totp, wrong
 from tests.tenants import PASSWORD
 from tests.world import CALLERS, World, table
@@ -411,7 +412,7 @@ async def test_who_may_read(world: World, who: str, expected: int) -> None:
 
 
 def _one_per_org(world: World) -> list[Any]:
-    from edge import audit
+    from edge.kernel import audit
 
     return [
         audit.event("sign_in_failed", None, org_id=org, details={"factor": "password"})
@@ -518,3 +519,28 @@ def test_the_command_line_records_the_organizations_it_makes(
 def test_the_docs_name_every_action() -> None:
     text = (Path(__file__).parents[2] / "docs" / "audit.md").read_text()
     assert [a for a in sorted(KNOWN) if f"`{a}`" not in text] == []
+
+
+async def test_an_event_is_named_by_the_one_statement_that_records_it(world: World) -> None:
+    """The writer records an event, its actor's and its target's names with one statement
+    (storage/audit.py `add`): it ran a query per name, up to four, before the insert."""
+    member, db = world.id("member"), world.site.services.db
+    details = {"grantee_kind": "user", "grantee_id": member, "kind": "group"}
+    details["on"] = world.org_group_id
+    made = audit.event("access_granted", world.admin, target=("access", "x" * 29), details=details)
+    statements: list[str] = []
+
+    def record(conn: Tx) -> None:
+        conn.exec_trace = lambda _cursor, sql, _bindings: statements.append(sql) or True
+        try:
+            audit.add(conn, made)
+        finally:
+            conn.exec_trace = None
+
+    db.write_sync(record)
+    assert len(statements) == 1
+    written = [e for e in events(world, "access_granted") if e["id"] == made.id][0]
+    assert (written["actor_name"], written["target_name"]) == (
+        world.tenant.admin_email,
+        "member on Ward",
+    )

@@ -6,9 +6,9 @@ from datetime import timedelta
 
 import pytest
 
-from edge import clock
 from edge.app import Site
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.principal import Principal
 from storage import staff
 from tests.conftest import STAFF_EMAIL, STAFF_PASSWORD, Api
 

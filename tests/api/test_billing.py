@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from edge import clock
 from edge.accounts.device_kind import new_device
 from edge.app import Site
 from edge.devices import credentials
-from edge.errors import Denied
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.errors import Denied
+from edge.kernel.principal import Principal
 from storage import devices as device_store
 from storage import staff
 from tests.conftest import Api

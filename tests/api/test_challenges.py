@@ -8,8 +8,8 @@ from datetime import timedelta
 import jwt
 import pytest
 
-from edge import clock
 from edge.app import Site
+from edge.kernel import clock
 from tests.conftest import Api
 from tests.sign_in import (
     answer,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from edge import clock
+from edge.kernel import clock
 from tests.api.test_devices import UPDATE
 from tests.world import DEVICE_TARGETS, World, target_table
 

@@ -8,8 +8,8 @@ import pytest
 from edge.app import Site
 from edge.auth import common_passwords, hashing
 from edge.auth.hashing import COMMON
-from edge.errors import ValidationError
-from edge.principal import Principal
+from edge.kernel.errors import ValidationError
+from edge.kernel.principal import Principal
 from storage import staff
 from tests.tenants import PASSWORD, Tenant
 

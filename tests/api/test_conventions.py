@@ -252,7 +252,8 @@ async def test_a_name_regex_that_would_spell_out_a_huge_repeat_is_a_400(
     api: Api, staff_token: str
 ) -> None:
     """Compiling `a{1000000000}` spells it out and takes every byte of the machine's memory
-    before any time budget begins: refused from its text (edge/patterns.py), on every list."""
+    before any time budget begins: refused from its text (edge/kernel/patterns.py), on every
+    list."""
     params = {"name_regex": "a{1000000000}"}
     status, body = await api.call("GET", "/v2/orgs", staff_token, params=params)
     assert status == 400 and body["message"].startswith("name_regex: repeats too much"), body

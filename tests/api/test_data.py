@@ -205,7 +205,7 @@ async def test_delete_one_entry_then_a_subtree(world: World) -> None:
 
 
 # -- limits (docs/data.md, "Limits") -------------------------------------------------
-# What the shared body reader (edge/json_text.py) answers for the same bodies: it refuses
+# What the shared body reader (edge/kernel/json_text.py) answers for the same bodies: it refuses
 # them before the data rules see them. Exact data-rule messages: tests/edge/data.
 READER_MESSAGES: tuple[str, ...] = (
     "body: NaN and Infinity are not valid JSON numbers",

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from edge.data.matchers import Matcher
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 from storage.data_walks import Walked
 from storage.patterns import PatternBudget
 from tests.data import seed

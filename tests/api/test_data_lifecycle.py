@@ -9,8 +9,8 @@ from datetime import timedelta
 
 import pytest
 
-from edge import clock
 from edge.app import _purge
+from edge.kernel import clock
 from storage import data as store
 from tests.data import seed
 from tests.world import World

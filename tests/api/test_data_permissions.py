@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from edge import clock
 from edge.data.query import DataQuery
-from edge.errors import Denied
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.errors import Denied
+from edge.kernel.principal import Principal
 from storage import groups as group_store
 from storage import orgs as org_store
 from tests.world import DATA_CALLERS, World, table

@@ -26,11 +26,11 @@ import regex
 from aiohttp import web
 from hypothesis import strategies as st
 
-from edge import clock
 from edge.app import Site, create_app
 from edge.auth.tokens import Lifetimes
 from edge.data.signing import DataSigner
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.principal import Principal
 from storage import data as store
 from storage.data import INDEX_FIELDS, DataEntry
 from tests.factory import new_site

@@ -15,7 +15,7 @@ from cryptography import x509
 from edge.app import Site
 from edge.devices import credentials
 from edge.devices.last_seen import LastSeen
-from edge.errors import Unauthenticated
+from edge.kernel.errors import Unauthenticated
 from storage import devices as device_store
 from tests.conftest import Api, make_config
 from tests.world import World

@@ -42,7 +42,7 @@ async def start_parts(world: World, path: str, parts: list[bytes]) -> tuple[str,
 @pytest.mark.parametrize("field", ["number_1", "number_2"])
 @pytest.mark.parametrize("method", ["PUT", "PATCH"])
 async def test_an_integer_past_64_bits_is_a_400(world: World, method: str, field: str) -> None:
-    """As for data (edge/numbers.py): no integer is quietly rounded to a float."""
+    """As for data (edge/kernel/numbers.py): no integer is quietly rounded to a float."""
     assert (await world.upload("file_editor", "n.txt", b"n"))[0] == 200
     for value in (HUGE, -HUGE, 2**63):
         got = await world.files("file_editor", method, "n.txt", json={field: value})

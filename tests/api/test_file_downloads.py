@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from edge import clock
+from edge.kernel import clock
 from tests.files import PART, md5, multipart_etag, relative
 from tests.world import World
 

@@ -17,8 +17,8 @@ import apsw
 import pytest
 
 from api.errors import FULL_MESSAGE
-from edge import clock
 from edge.files import sweeps
+from edge.kernel import clock
 from storage import blobs, files
 from storage.blobs import CHUNK
 from tests.files import PART, blob_paths, relative

@@ -11,8 +11,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
-from edge import clock
 from edge.files.signing import UrlSigner, load_key
+from edge.kernel import clock
 from tests.files import PART, md5, relative
 from tests.world import World
 

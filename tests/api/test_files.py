@@ -283,7 +283,10 @@ async def test_path_filter_scans_at_most_the_cap_then_resumes(
         "file_reader", "GET", "s", params={"cascade": "1", "path_filter": "("}
     )
     assert status == 400 and body["message"].startswith("path_filter: is not a valid")
-    status, body = await world.files(  # compiling it would take all memory (edge/patterns.py)
+    (
+        status,
+        body,
+    ) = await world.files(  # compiling it would take all memory (edge/kernel/patterns.py)
         "file_reader", "GET", "s", params={"cascade": "1", "path_filter": "a{1000000000}"}
     )
     assert status == 400 and body["message"].startswith("path_filter: repeats too much")

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from edge import clock
 from edge.app import Site
+from edge.kernel import clock
 from storage import outbox, users
 from tests.conftest import Api
 from tests.tenants import PASSWORD, Tenant

@@ -196,3 +196,28 @@ async def test_project_permissions_on_a_user_need_a_user_the_admin_can_read(
     status, reply = await world.api.call("PATCH", f"/v2/users/{gemini}", token, json=body)
     message = "project_permissions: this user belongs to another project"
     assert (status, reply) == (400, {"message": message})
+
+
+async def test_project_permissions_on_a_device_follow_the_users_home_project_rule(
+    world: World,
+) -> None:
+    """A patch's project access goes to the session's project for a device as for a user,
+    and only to the device's home project: a device of Gemini took Apollo's project access
+    from an Apollo session (devices passed their own project to the rule, users the
+    session's)."""
+    created = await world.call(
+        "org_admin",
+        "POST",
+        "/v2/devices",
+        json={"name": "Far", "project_id": world.second_project_id},
+    )
+    assert created[0] == 201, created
+    far = created[1]["device"]["id"]
+    token = await world.token("org_admin", project_id=world.project_id)
+    body = {"project_permissions": {"can_read": True}}
+    status, reply = await world.api.call("PATCH", f"/v2/devices/{far}", token, json=body)
+    message = "project_permissions: this device belongs to another project"
+    assert (status, reply) == (400, {"message": message})
+    member = world.id("device_member")  # home project Apollo
+    status, reply = await world.api.call("PATCH", f"/v2/devices/{member}", token, json=body)
+    assert status == 200, reply

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from edge.principal import Principal
+from edge.kernel.principal import Principal
 from tests.world import (
     ALL,
     GROUP_AND_ROLE_CREATORS,

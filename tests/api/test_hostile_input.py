@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from edge import json_text
 from edge.app import Site
+from edge.kernel import json_text
 from storage.rows import scalar
 from tests.conftest import Api
 from tests.tenants import Tenant

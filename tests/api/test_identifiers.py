@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from edge import fields
-from edge.printable import for_log
+from edge.kernel import fields
+from edge.kernel.printable import for_log
 from tests.tenants import Tenant
 
 REFUSED = "must not contain control, bidirectional-formatting or separator characters"

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from edge import clock
 from edge.app import Site
-from edge.errors import ValidationError
-from edge.listing import CursorCodec, ListQuery
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.errors import ValidationError
+from edge.kernel.listing import CursorCodec, ListQuery
+from edge.kernel.principal import Principal
 from storage import staff
 from tests.conftest import Api
 

@@ -9,7 +9,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from edge.app import create_app
-from edge.config import ConfigError
+from edge.kernel.config import ConfigError
 from tests.conftest import Api, make_config
 from tests.factory import new_site
 from tests.world import CALLERS, World, table

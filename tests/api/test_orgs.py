@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from edge.app import Site
-from edge.principal import Principal
+from edge.kernel.principal import Principal
 from storage import staff
 from tests.conftest import STAFF_PASSWORD, Api
 

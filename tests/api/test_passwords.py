@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from edge import clock
 from edge.app import Site
 from edge.auth import reset_tokens
+from edge.kernel import clock
 from storage import users
 from tests.conftest import Api
 from tests.tenants import PASSWORD, Tenant

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from edge.principal import Principal
+from edge.kernel.principal import Principal
 from tests.world import (
     GROUP_AND_ROLE_CREATORS,
     GROUP_AND_ROLE_CREATORS_IN_APOLLO,

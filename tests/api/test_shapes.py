@@ -13,7 +13,7 @@ import pytest
 
 from api import schemas, shapes
 from edge.app import ROUTES
-from edge.errors import SchemaError
+from edge.kernel.errors import SchemaError
 
 SAMPLES: dict[str, list[Any]] = {
     "string": ["text", ""],

@@ -13,8 +13,9 @@ import jwt
 import pytest
 from aiohttp import web
 
-from edge import BUILD_VERSION, INTERFACE_VERSION, clock
+from edge import BUILD_VERSION, INTERFACE_VERSION
 from edge.app import create_app, open_site
+from edge.kernel import clock
 from edge.ops import releases
 from edge.ops.releases import INTERFACE_HISTORY
 from tests.conftest import Api, make_config

@@ -30,6 +30,7 @@ PARAMS = {  # path parameter -> the kind of ID it takes
     "entry_id": "trashed",
     "device_id": "device",
     "tunnel_uuid": "tunnel",
+    "request_id": "command",
     "path": "path",  # data or a file, by the route ({path:.*} spans slashes)
 }
 
@@ -73,6 +74,12 @@ async def populate(site: Site, api: Api, name: str, alias: str) -> Org:
     org.ids["device"] = device["id"]
     opened = await post(api, admin, f"/v2/devices/{device['id']}/tunnels", {"services": ["SSH"]})
     org.ids["tunnel"] = opened["tunnel"]["uuid"]
+    site.services.commands.persistent = lambda _: True  # as if it kept a session: queued
+    status, queued = await api.call(
+        "POST", f"/v2/devices/{device['id']}/commands", admin, json={"name": "n", "queue": True}
+    )
+    assert status == 202, queued
+    org.ids["command"] = queued["command"]["request_id"]
     await post(
         api,
         admin,

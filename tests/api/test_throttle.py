@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from edge import clock
 from edge.app import Site
 from edge.auth import throttle
 from edge.auth.throttle import Policy
+from edge.kernel import clock
 from storage import throttle as store
 from tests.sign_in import answer, enroll_software, login, totp, wrong
 from tests.tenants import PASSWORD, Tenant

@@ -8,9 +8,9 @@ from datetime import timedelta
 
 import pyotp
 
-from edge import clock
 from edge.app import Site
 from edge.auth.signin import WRONG_CODE
+from edge.kernel import clock
 from tests.sign_in import answer, enroll_software, login, totp
 from tests.tenants import Tenant
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from edge import clock
 from edge.app import Site
+from edge.kernel import clock
 from storage import trash as trash_store
 from tests.conftest import Api
 from tests.tenants import PASSWORD, Tenant, new_tenant

@@ -17,8 +17,8 @@ import aiohttp
 import pytest
 from aiohttp import WSMsgType
 
-from edge import clock
 from edge.app import Site
+from edge.kernel import clock
 from tests.world import Notices, World
 
 pytestmark = pytest.mark.world(tunnel_max_streams=3, tunnel_connect_timeout=5)

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from edge import clock
 from edge.app import Site
-from edge.errors import Unauthenticated
+from edge.kernel import clock
+from edge.kernel.errors import Unauthenticated
 from storage import outbox
 from storage.rows import many
 from tests.world import Notices, World, table

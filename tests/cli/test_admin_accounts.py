@@ -19,7 +19,7 @@ import pytest
 from edge import cli
 from edge.auth import staff as first_staff
 from edge.auth.hashing import COMMON
-from edge.errors import TooManyAttempts, ValidationError
+from edge.kernel.errors import TooManyAttempts, ValidationError
 from tests.conftest import STAFF_PASSWORD
 from tests.factory import new_site
 from tests.tenants import PASSWORD

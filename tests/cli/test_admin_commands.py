@@ -22,7 +22,7 @@ from unittest import mock
 import pytest
 
 from edge import cli
-from edge.errors import Denied, Unauthenticated
+from edge.kernel.errors import Denied, Unauthenticated
 from tests.factory import new_site
 from tests.world import World
 

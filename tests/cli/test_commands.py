@@ -17,9 +17,10 @@ from unittest import mock
 import apsw
 import pytest
 
-from edge import cli, config
+from edge import cli
 from edge.app import create_app
-from edge.config import ConfigError, Secret, load, settings_table
+from edge.kernel import config
+from edge.kernel.config import ConfigError, Secret, load, settings_table
 from tests.conftest import Api
 from tests.factory import new_site
 from tests.ports import free_port

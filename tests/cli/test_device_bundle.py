@@ -20,8 +20,8 @@ import apsw
 import pytest
 
 from edge import cli
-from edge.config import Config
-from edge.ops import device_bundle
+from edge.kernel.config import Config
+from edge.shell import device_bundle
 from storage import layout
 from tests.conftest import make_config
 from tests.embedded_broker.clients import Client

@@ -24,10 +24,10 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from edge import clock
 from edge.app import Site
-from edge.config import Config
 from edge.devices.topics import root_scope
+from edge.kernel import clock
+from edge.kernel.config import Config
 from tests.conftest import Api
 from tests.ports import free_port
 from tests.world import World

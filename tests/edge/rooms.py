@@ -16,16 +16,16 @@ from typing import Any
 
 import pytest
 
-from edge import ids
 from edge.access import values as access_values
 from edge.accounts.device_kind import new_device
 from edge.accounts.user_kind import new_user
 from edge.app import Site
 from edge.auth.tokens import Lifetimes
 from edge.devices import credentials
-from edge.errors import Unauthenticated
-from edge.listing import ListQuery
-from edge.principal import Principal
+from edge.kernel import ids
+from edge.kernel.errors import Unauthenticated
+from edge.kernel.listing import ListQuery
+from edge.kernel.principal import Principal
 from edge.services import Services
 from storage import access as access_store
 from storage import devices as device_store

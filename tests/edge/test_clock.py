@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
-from edge import clock
+from edge.kernel import clock
 
 
 def test_iso_is_fixed_width_utc_and_round_trips() -> None:

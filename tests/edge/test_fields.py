@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from edge import fields, ids
-from edge.errors import ValidationError
+from edge.kernel import fields, ids
+from edge.kernel.errors import ValidationError
 
 
 def refusal(rule: Any, *args: Any) -> str:
@@ -245,3 +245,14 @@ def test_looks_like_id() -> None:
     assert ids.looks_like_id("abcdEFGH12345678")
     for value in ("abcdEFGH1234567", "abcdEFGH123456789", "abcdEFGH1234567-", "abcdEFGH1234567é"):
         assert not ids.looks_like_id(value), value
+
+
+def test_description_is_optional_stripped_and_bounded() -> None:
+    assert fields.description("description", "  a plant  ") == "a plant"
+    assert fields.description("description", "") == ""
+    assert fields.description("description", "x" * fields.MAX_DESCRIPTION)
+    with pytest.raises(ValidationError) as refused:
+        fields.description("description", "x" * (fields.MAX_DESCRIPTION + 1))
+    assert refused.value.field == "description"
+    with pytest.raises(ValidationError):
+        fields.description("description", 7)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from edge.ids import ALPHABET, ID_LENGTH, looks_like_id, new_id
+from edge.kernel.ids import ALPHABET, ID_LENGTH, looks_like_id, new_id
 
 
 def test_ids_are_sixteen_characters_of_the_alphabet_and_distinct() -> None:

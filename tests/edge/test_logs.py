@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import pytest
 from aiohttp.http_exceptions import BadHttpMessage
 
-from edge import logs
-from edge.logs import MalformedRequestFilter
+from edge.kernel import logs
+from edge.kernel.logs import MalformedRequestFilter
 
 
 def test_parser_rejections_become_one_info_line() -> None:

@@ -1,12 +1,12 @@
-"""The spelled-out size of client regular expressions (edge/patterns.py): an estimate
+"""The spelled-out size of client regular expressions (edge/kernel/patterns.py): an estimate
 from the text that is never below what `regex` spells out to compile them."""
 
 from __future__ import annotations
 
 import pytest
 
-from edge.errors import ValidationError
-from edge.patterns import MAX_SPELLED_OUT, checked, spelled_out
+from edge.kernel.errors import ValidationError
+from edge.kernel.patterns import MAX_SPELLED_OUT, checked, spelled_out
 
 
 @pytest.mark.parametrize(

@@ -1,25 +1,83 @@
-"""Storage's refusals cross into edge as edge's errors (edge/storage_errors.py)."""
+"""Storage's refusals leave storage as edge's errors, mapped once where the Database and the
+BlobStore are opened (edge/kernel/storage_errors.py), not by each request."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
-from edge import errors, storage_errors
+from edge.kernel import errors, storage_errors
 from storage import space
+from storage.blobs import BlobStore
+from storage.database import Database
+from tests.faults.disk import FULL, READ_ONLY, Disk, disk  # noqa: F401
 
 
 @pytest.mark.parametrize(
     ("raised", "seen"),
     [(space.DiskFull, errors.DiskFull), (space.NotWritable, errors.NotWritable)],
 )
-def test_a_refusal_is_mapped_with_its_cause(raised: type[Exception], seen: type[Exception]) -> None:
-    with pytest.raises(seen) as caught, storage_errors.mapped():
-        raise raised("No space left on device")
-    assert isinstance(caught.value.__cause__, raised)
-    assert str(caught.value) == "No space left on device"
-    assert not isinstance(caught.value, errors.EdgeError)  # its text never reaches a caller
+def test_a_refusal_is_translated_with_its_text(
+    raised: type[Exception], seen: type[Exception]
+) -> None:
+    translated = storage_errors.translated(raised("No space left on device"))
+    assert type(translated) is seen
+    assert str(translated) == "No space left on device"
+    assert isinstance(translated, raised)  # background work catches it by storage's name
+    assert not isinstance(translated, errors.EdgeError)  # its text never reaches a caller
 
 
-def test_other_errors_pass_unchanged() -> None:
-    with pytest.raises(OSError), storage_errors.mapped():
-        raise OSError("not a refusal")
+@pytest.fixture
+def db(tmp_path: Path, disk: Disk) -> Iterator[Database]:  # noqa: F811
+    opened = Database.open(tmp_path / "edge.db", storage_errors.translated)
+    opened.write_sync(lambda c: c.execute("CREATE TABLE t (v BLOB)"))
+    yield opened
+    opened.close()
+
+
+@pytest.mark.parametrize(
+    ("fault", "seen"), [(FULL, errors.DiskFull), (READ_ONLY, errors.NotWritable)]
+)
+async def test_a_database_write_the_disk_refuses_raises_edges_error(
+    db: Database,
+    disk: Disk,  # noqa: F811
+    fault: str,
+    seen: type[Exception],
+) -> None:
+    disk.fault = fault
+    with pytest.raises(seen):
+        await db.write(lambda c: c.execute("INSERT INTO t VALUES (randomblob(100))"))
+    with pytest.raises(seen):
+        db.write_sync(lambda c: c.execute("INSERT INTO t VALUES (randomblob(100))"))
+    assert isinstance(db.refused, space.DiskFull if fault == FULL else space.NotWritable)
+    disk.fault = None  # the database closes on a disk that takes writes again
+
+
+def _place_on_a_full_disk(store: BlobStore, disk: Disk) -> BaseException:  # noqa: F811
+    """What placing a finished blob raises when the disk is full."""
+    for folder in (store.root, store.tmp):
+        folder.mkdir(parents=True)
+    temp = store.tmp / "part"
+    temp.write_bytes(b"x")
+    disk.fault = FULL
+    with pytest.raises(space.DiskFull) as caught:
+        store.place(temp)
+    return caught.value
+
+
+def test_a_blob_the_disk_refuses_raises_edges_error_with_storages_as_cause(
+    tmp_path: Path,
+    disk: Disk,  # noqa: F811
+) -> None:
+    raised = _place_on_a_full_disk(BlobStore(tmp_path, storage_errors.translated), disk)
+    assert type(raised) is errors.DiskFull
+    assert isinstance(raised.__cause__, space.DiskFull)
+
+
+def test_storage_opened_without_a_mapping_keeps_its_own_errors(
+    tmp_path: Path,
+    disk: Disk,  # noqa: F811
+) -> None:
+    assert type(_place_on_a_full_disk(BlobStore(tmp_path), disk)) is space.DiskFull

@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from edge.ops import ca
+from edge.certificates import ca
 
 
 def issue(data_dir: Path, name: str, folder: Path) -> tuple[Path, Path, bytes]:

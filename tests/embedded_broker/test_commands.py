@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from edge import clock
 from edge.commands import inbox
+from edge.kernel import clock
 from embedded_broker import acl
 from tests.embedded_broker.clients import Client
 from tests.embedded_broker.conftest import Device, Harness, start

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from edge import clock
 from edge.devices import auth_failures
-from edge.ids import new_id
+from edge.kernel import clock
+from edge.kernel.ids import new_id
 from tests.embedded_broker import packets
 from tests.embedded_broker.conftest import Harness
 

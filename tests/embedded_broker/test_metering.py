@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from edge import clock
+from edge.kernel import clock
 from tests.embedded_broker.conftest import Harness
 
 

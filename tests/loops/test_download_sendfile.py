@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from api import sendfile
-from edge.ops import ca
+from edge.certificates import ca
 from tests.files import PART, relative
 from tests.world import World
 

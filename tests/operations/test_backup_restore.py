@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from edge.app import create_app
-from edge.errors import Conflict, ValidationError
+from edge.kernel.errors import Conflict, ValidationError
 from edge.ops import backup, check
 from storage import layout
 from tests.conftest import STAFF_PASSWORD, Api

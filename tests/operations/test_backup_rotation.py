@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from edge import cli, clock
-from edge.errors import Conflict
+from edge import cli
+from edge.kernel import clock
+from edge.kernel.errors import Conflict
 from edge.ops import backup, backup_rotation
 from tests.factory import new_site
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from edge.config_template import render
+from edge.kernel.config_template import render
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGING = REPO / "packaging"

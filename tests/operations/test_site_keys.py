@@ -177,7 +177,7 @@ def test_another_valid_key_does_not_open_the_stored_data(
 
 def test_a_damaged_server_certificate_is_issued_again(data_dir: Path) -> None:
     """It is derived from the CA: check warns, and the next start makes a new one."""
-    from edge.ops import ca
+    from edge.certificates import ca
 
     issued = ca.server_certificate(data_dir, ["localhost"])
     issued.key.write_bytes(b"")
@@ -192,7 +192,7 @@ def test_check_verifies_the_operators_certificate_and_key(
 ) -> None:
     """tls_cert and tls_key live outside the data folder: check loads them from the
     configuration and says when the key is not the certificate's."""
-    from edge.ops import ca
+    from edge.certificates import ca
 
     one = ca.server_certificate(tmp_path / "one", ["localhost"])
     other = ca.server_certificate(tmp_path / "other", ["localhost"])

@@ -14,8 +14,9 @@ from aiohttp import web
 from cryptography import x509
 
 from edge.app import create_app, open_site
-from edge.config import ConfigError
-from edge.ops import ca, tls
+from edge.certificates import ca
+from edge.kernel.config import ConfigError
+from edge.ops import tls
 from tests.conftest import make_config
 from tests.ports import free_port
 

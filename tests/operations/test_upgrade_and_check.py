@@ -9,10 +9,10 @@ from typing import Any
 
 import apsw
 
-from edge import clock
 from edge.app import create_app
 from edge.auth import hashing
 from edge.auth.keys import load_or_create
+from edge.kernel import clock
 from edge.ops import check
 from storage import layout, migrate, snapshot
 from tests.conftest import STAFF_EMAIL, Api

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from edge.config import load
-from edge.config_template import packaged
+from edge.kernel.config import load
+from edge.kernel.config_template import packaged
 
 pytestmark = [pytest.mark.long, pytest.mark.timeout(600)]
 REPO = Path(__file__).resolve().parents[2]

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from edge import cli
-from edge.config import SETTINGS, load
-from edge.config_template import PACKAGED, packaged, render
+from edge.kernel.config import SETTINGS, load
+from edge.kernel.config_template import PACKAGED, packaged, render
 
 REPO = Path(__file__).resolve().parents[2]
 UNITS = ("edge.service", "edge-backup.service", "edge-backup.timer")

@@ -31,7 +31,7 @@ from cyphermed.models import (
 )
 
 from edge.app import Site
-from edge.principal import Principal
+from edge.kernel.principal import Principal
 from tests.sdk.test_sdk_groups_roles import client_for, in_thread, sign_in
 from tests.tenants import Tenant
 

@@ -77,7 +77,7 @@ from cyphermed.models import (
 )
 
 from edge.app import Site
-from edge.principal import Principal
+from edge.kernel.principal import Principal
 from tests.tenants import PASSWORD, Tenant
 
 T = TypeVar("T")

@@ -17,8 +17,8 @@ import pytest
 from multidict import MultiDict
 
 from api.listing import Listable, parse
-from edge.errors import ValidationError
-from edge.listing import CursorCodec, check_query
+from edge.kernel.errors import ValidationError
+from edge.kernel.listing import CursorCodec, check_query
 from storage.listing import (
     EVERYTHING,
     NOTHING,

@@ -20,7 +20,7 @@ from edge.accounts.device_kind import DEVICE
 from edge.accounts.standing import relation
 from edge.accounts.user_kind import USER
 from edge.app import Site
-from edge.principal import Principal
+from edge.kernel.principal import Principal
 from storage import devices as device_store
 from storage import groups as group_store
 from storage import listing, visibility

@@ -9,7 +9,7 @@ import pytest
 
 from edge.access.engine import Permissions
 from edge.app import Site
-from edge.principal import Principal
+from edge.kernel.principal import Principal
 from storage import orgs as org_store
 from storage import projects as project_store
 from tests.rows import Rows

@@ -10,7 +10,7 @@ import pytest
 from edge.accounts import device_kind
 from edge.accounts.device_kind import DEVICE, NameTaken
 from edge.accounts.kind import Relation
-from edge.errors import Denied, ValidationError
+from edge.kernel.errors import Denied, ValidationError
 from tests.edge.rooms import Room
 
 PLAIN = Relation(False, False, False, True, False, False)

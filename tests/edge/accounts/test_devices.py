@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from edge.errors import Conflict, Denied, NotFound, ValidationError
+from edge.kernel.errors import Conflict, Denied, NotFound, ValidationError
 from tests.edge.rooms import CRUD, Room
 
 SCOPES = {"telemetry": {"can_publish": True}}

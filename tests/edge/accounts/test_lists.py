@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from edge.accounts.lists import Filters
-from edge.errors import Denied, ValidationError
-from edge.listing import Filter, ListQuery
-from edge.principal import Principal
+from edge.kernel.errors import Denied, ValidationError
+from edge.kernel.listing import Filter, ListQuery
+from edge.kernel.principal import Principal
 from tests.edge.rooms import Room
 
 READ = {"can_read": True}

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from edge import fields
 from edge.accounts import device_kind, rules, user_kind
-from edge.errors import ValidationError
+from edge.kernel import fields
+from edge.kernel.errors import ValidationError
 
 SHARED = {
     "picture": "  https://x.test/p.png ",

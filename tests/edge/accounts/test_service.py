@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from edge.accounts.service import changed_fields
-from edge.errors import Denied, NotFound, ValidationError
+from edge.kernel.errors import Denied, NotFound, ValidationError
 from tests.edge.rooms import CRUD, Room
 
 PASSWORD = "a-long-enough-password-1"
@@ -76,10 +76,14 @@ async def test_project_access_goes_only_to_the_accounts_home_project(room: Room)
     device_at_gemini = await room.add_device(org_id, gemini)
     in_apollo = room.user(org_id, admin.account_id, apollo)
     grant = {"project_permissions": {"can_read": True}}
-    with pytest.raises(ValidationError) as refused:
-        await room.services.users.patch(in_apollo, at_gemini, grant)
-    assert refused.value.field == "project_permissions"
-    await room.services.devices.patch(in_apollo, device_at_gemini, grant)  # its home's, always
+    for accounts, account_id in (
+        (room.services.users, at_gemini),
+        (room.services.devices, device_at_gemini),
+    ):
+        with pytest.raises(ValidationError) as refused:  # the same rule for both kinds
+            await accounts.patch(in_apollo, account_id, grant)
+        assert refused.value.field == "project_permissions"
+    await room.services.devices.patch(admin, device_at_gemini, grant)  # its home project
     device = room.services.permissions.caller(room.device(org_id, device_at_gemini))
     assert device.project(gemini).can_read and not device.project(apollo).held
     await room.services.users.patch(admin, at_gemini, grant)  # its home project

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from edge.accounts.kind import Relation
-from edge.principal import Principal
+from edge.kernel.principal import Principal
 from tests.edge.rooms import CRUD, Room
 
 # (admin, read, update, delete)

@@ -11,7 +11,7 @@ from edge.accounts import user_kind
 from edge.accounts.kind import Relation
 from edge.accounts.user_kind import USER, AccountTaken, initial_password
 from edge.auth import hashing
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 from tests.edge.rooms import Room
 
 PASSWORD = "a-long-enough-password-1"

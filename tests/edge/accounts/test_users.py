@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from edge.errors import Denied, NotFound, ValidationError
+from edge.kernel.errors import Denied, NotFound, ValidationError
 from storage import outbox
 from storage import users as user_store
 from tests.edge.rooms import CRUD, Room

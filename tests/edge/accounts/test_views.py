@@ -6,7 +6,7 @@ may view them, and the lists of projects and groups only on a single GET."""
 from __future__ import annotations
 
 from edge.accounts.lists import Filters
-from edge.listing import ListQuery
+from edge.kernel.listing import ListQuery
 from tests.edge.rooms import Room
 
 READ = {"can_read": True}

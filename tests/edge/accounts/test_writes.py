@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from edge.accounts import writes
-from edge.errors import Denied, ValidationError
+from edge.kernel.errors import Denied, ValidationError
 from storage import access as access_store
 from tests.edge.rooms import Room
 

@@ -6,12 +6,12 @@ from datetime import timedelta
 
 import pytest
 
-from edge import clock
 from edge.app import Site
 from edge.auth.principal_cache import PrincipalCache
 from edge.auth.tokens import Lifetimes, Tokens
-from edge.errors import Unauthenticated
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.errors import Unauthenticated
+from edge.kernel.principal import Principal
 from storage import staff
 from tests.tenants import Tenant
 

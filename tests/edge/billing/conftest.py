@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from edge import clock
+from edge.kernel import clock
 from tests.edge.rooms import room
 
 __all__ = ["room"]

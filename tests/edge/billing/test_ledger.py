@@ -8,11 +8,11 @@ from datetime import timedelta
 
 import pytest
 
-from edge import clock
 from edge.billing.ledger import MAX_POINTS
 from edge.billing.meter import Meter
-from edge.errors import Conflict, Denied, NotFound, ValidationError
-from edge.listing import ListQuery
+from edge.kernel import clock
+from edge.kernel.errors import Conflict, Denied, NotFound, ValidationError
+from edge.kernel.listing import ListQuery
 from tests.edge.rooms import Room
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from edge import clock
 from edge.billing.meter import Meter
-from edge.listing import ListQuery
+from edge.kernel import clock
+from edge.kernel.listing import ListQuery
 from storage import billing as billing_store
 from tests.edge.rooms import Room
 

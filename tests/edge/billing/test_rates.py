@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from edge.billing import rates
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 
 
 def test_an_orgs_own_rates_over_the_defaults() -> None:

@@ -10,7 +10,7 @@ import pytest
 from edge.data import paths
 from edge.data.json_rules import MAX_DEPTH, checked_text
 from edge.data.pages import collect
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 from storage.data_walks import Walked
 
 

@@ -1,6 +1,6 @@
 """Delivery: a real SMTP server on loopback, retries with back-off, files, an SMS gateway.
 
-The worker is driven step by step and time is moved with edge.clock: no sleeps. In these
+The worker is driven step by step and time is moved with edge.kernel.clock: no sleeps. In these
 tests the app's background loop is replaced by one that only waits, so it never races a
 step of the test; one test runs the real loop inside the app and waits for the mail.
 """
@@ -22,11 +22,11 @@ from aiohttp import web
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
-from edge import clock
 from edge.app import Site, create_app, open_site
-from edge.config import Config
 from edge.delivery.messages import Recipient
 from edge.delivery.outbox_worker import OutboxWorker, backoff
+from edge.kernel import clock
+from edge.kernel.config import Config
 from storage import layout, outbox
 from tests.conftest import Api
 from tests.factory import from_fixture, new_site
@@ -323,7 +323,7 @@ async def test_sms_file_mode_and_form_gateways(data_dir: Path) -> None:
 
 async def org(site: Site) -> str:
     """An org for the outbox rows to belong to."""
-    from edge.principal import Principal
+    from edge.kernel.principal import Principal
     from storage import staff
 
     owner = Principal("staff", site.services.db.read(staff.first)["id"], None)

@@ -6,12 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from edge import clock
 from edge.app import Site
 from edge.delivery import templating
 from edge.delivery.messages import Recipient
-from edge.errors import NotFound
-from edge.principal import Principal
+from edge.kernel import clock
+from edge.kernel.errors import NotFound
+from edge.kernel.principal import Principal
 from storage import outbox, staff
 from tests.conftest import Api
 from tests.tenants import new_tenant

@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from edge import clock
 from edge.app import Site
 from edge.devices.auth_failures import NOT_AN_ID, AuthFailures
+from edge.kernel import clock
 
 
 async def test_a_minutes_late_timer_does_not_cut_the_next_minute(site: Site) -> None:

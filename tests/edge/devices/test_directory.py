@@ -12,10 +12,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from edge.app import Site
+from edge.certificates.ca import SiteCa
 from edge.devices.directory import DeviceDirectory
 from edge.devices.mqtt_clients import MqttClient
-from edge.ops.ca import SiteCa
-from edge.principal import Principal
+from edge.kernel.principal import Principal
 from storage import devices as device_store
 from tests.world import ALL, World
 

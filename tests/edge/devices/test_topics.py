@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from edge.devices.topics import device_rights, normalize_scopes, root_scope, scope_rights
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 
 ROOT = root_scope("org1", None)
 RIGHTS = device_rights(

@@ -10,9 +10,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from edge import clock
-from edge.errors import Denied
 from edge.files.signing import KEY_FILE, PREFIX, Grant, UrlSigner, load_key
+from edge.kernel import clock
+from edge.kernel.errors import Denied
 
 GRANT = Grant("PUT", "group0000000001", "/a b/ü.txt", ("write", "delete"), 0, "upload00000001", 3)
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from edge.errors import ValidationError
 from edge.files import etags, values
+from edge.kernel.errors import ValidationError
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from edge.app import open_site
-from edge.errors import Conflict, ValidationError
-from edge.listing import ListQuery
+from edge.kernel.errors import Conflict, ValidationError
+from edge.kernel.listing import ListQuery
 from edge.ops import backup
 from storage import layout
 from tests.conftest import make_config

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from edge import clock
-from edge.errors import Conflict
+from edge.kernel import clock
+from edge.kernel.errors import Conflict
 from edge.ops import backup_rotation
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from edge.ops import ca, check
+from edge.certificates import ca
+from edge.ops import check
 from storage import layout
 
 

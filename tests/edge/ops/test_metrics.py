@@ -10,7 +10,7 @@ import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from edge.ops.metrics import Broker, RequestStats, Sources, registry
+from edge.ops.metrics import Broker, RequestStats, Sources, Tunnels, registry
 from tests.edge.rooms import Room
 
 
@@ -29,7 +29,7 @@ def sources(room: Room, **given: object) -> Sources:
         room.services.db,
         RequestStats(),
         Counter(),
-        room.services.tunnels.hub,
+        lambda: Tunnels(*room.services.tunnels.hub.figures()),
         **given,  # type: ignore[arg-type]
     )
 

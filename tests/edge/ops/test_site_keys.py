@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from edge.ops import ca, site_keys
+from edge.certificates import ca
+from edge.ops import site_keys
 from storage import layout, migrate
 
 HMAC = f"{layout.KEYS_DIR}/{layout.HMAC_KEY_FILE}"

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from edge.errors import ValidationError
-from edge.ops import ca, tls
+from edge.certificates import ca
+from edge.kernel.errors import ValidationError
+from edge.ops import tls
 from tests.conftest import make_config
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from edge.errors import Denied, ValidationError
-from edge.listing import ListQuery
+from edge.kernel.errors import Denied, ValidationError
+from edge.kernel.listing import ListQuery
 from edge.tenancy.account import MAX_WIDGETS, AccessOptions
 from tests.edge.rooms import Room
 

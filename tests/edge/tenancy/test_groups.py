@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from edge.errors import DeleteProtected, Denied, NotFound, ValidationError
-from edge.listing import ListQuery
+from edge.kernel.errors import DeleteProtected, Denied, NotFound, ValidationError
+from edge.kernel.listing import ListQuery
 from tests.edge.rooms import CRUD, Room
 
 

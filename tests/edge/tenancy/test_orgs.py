@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from edge.accounts.lists import Filters
-from edge.errors import AliasTaken, DeleteProtected, Denied, NotFound, ValidationError
-from edge.listing import ListQuery
+from edge.kernel.errors import AliasTaken, DeleteProtected, Denied, NotFound, ValidationError
+from edge.kernel.listing import ListQuery
 from edge.tenancy.settings import SETTINGS
 from tests.edge.rooms import Room
 

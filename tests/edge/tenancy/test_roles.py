@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from edge.errors import DeleteProtected, Denied, NotFound, ValidationError
-from edge.listing import ListQuery
-from edge.principal import Principal
+from edge.kernel.errors import DeleteProtected, Denied, NotFound, ValidationError
+from edge.kernel.listing import ListQuery
+from edge.kernel.principal import Principal
 from tests.edge.rooms import CRUD, Room
 
 ADMIN = {"is_admin": True}

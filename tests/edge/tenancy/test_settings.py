@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from edge.errors import Denied, ValidationError
-from edge.principal import Principal
+from edge.kernel.errors import Denied, ValidationError
+from edge.kernel.principal import Principal
 from edge.tenancy import settings
 from tests.edge.rooms import Room
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from edge.errors import DeleteProtected, Denied, NotFound
-from edge.listing import ListQuery
+from edge.kernel.errors import DeleteProtected, Denied, NotFound
+from edge.kernel.listing import ListQuery
 from edge.tenancy.trash import RestoreBlocked
 from tests.edge.rooms import Room
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from edge import clock
-from edge.errors import Unavailable
+from edge.kernel import clock
+from edge.kernel.errors import Unavailable
 from edge.tunnels import limits as limits_module
 from edge.tunnels.limits import Bucket, Limits
 from edge.tunnels.relay import Frame, Hub, Stream

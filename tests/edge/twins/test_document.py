@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from edge.errors import ValidationError
+from edge.kernel.errors import ValidationError
 from edge.twins import document
 from edge.twins.document import Limits
 

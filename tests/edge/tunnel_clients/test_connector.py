@@ -1,0 +1,65 @@
+"""`edge tunnel connect` against a server that answers with something other than edge's
+JSON (a proxy's HTML error page while edge restarts): refused at start with one line, and
+a live tunnel is not taken for closed."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from edge.tunnel_clients.connector import Connect, Connector, Refused
+from tests.ports import free_port
+
+
+def proxy(answers: list[web.Response]) -> web.Application:
+    """Answers the tunnel's check with each of `answers` in turn, then the last for ever."""
+
+    async def check(request: web.Request) -> web.Response:
+        return answers.pop(0) if len(answers) > 1 else answers[0]
+
+    app = web.Application()
+    app.router.add_get("/v2/tunnels/{tunnel_id}/connect", check)
+    return app
+
+
+def html_502() -> web.Response:
+    return web.Response(status=502, text="<html>Bad Gateway</html>", content_type="text/html")
+
+
+def offers_echo() -> web.Response:
+    return web.json_response({"message": "service: this tunnel offers ECHO"}, status=400)
+
+
+async def connector(aiohttp_server: Any, answers: list[web.Response]) -> Connector:
+    server = await aiohttp_server(proxy(answers))
+    config = Connect(
+        str(server.make_url("")), "t1", "etc_x", "ECHO", port=free_port(), check_every=0.05
+    )
+    return Connector(config)
+
+
+async def test_an_html_error_page_at_start_is_one_refusal(aiohttp_server: Any) -> None:
+    made = await connector(aiohttp_server, [html_502()])
+    with pytest.raises(Refused) as refused:
+        await made.run(asyncio.Event())
+    assert refused.value.code == 1 and "unexpected answer from the server (502)" in str(
+        refused.value
+    )
+
+
+async def test_an_html_error_page_later_does_not_close_the_tunnel(
+    aiohttp_server: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Open at start, then the proxy's 502 for every later check: the helper keeps
+    listening (it used to print "closed or expired" and exit) until it is stopped."""
+    made = await connector(aiohttp_server, [offers_echo(), html_502()])
+    stop = asyncio.Event()
+    running = asyncio.create_task(made.run(stop))
+    await asyncio.sleep(0.5)  # about ten checks, each answered by the 502 page
+    assert not running.done()
+    stop.set()
+    await running
+    assert "closed or expired" not in capsys.readouterr().out
