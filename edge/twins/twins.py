@@ -149,6 +149,8 @@ def parse(body: Mapping[str, Any]) -> Update:
     if not patches:
         raise SchemaError("body: give desired or reported")
     version, token = body.get("version"), body.get("client_token")
+    if isinstance(version, float) and version.is_integer():  # JSON does not tell 5.0 from 5
+        version = int(version)
     if version is not None and type(version) is not int:
         raise SchemaError("version: must be an integer")
     if version is not None and version < 0:

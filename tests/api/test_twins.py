@@ -165,6 +165,8 @@ async def test_version_conflicts(world: World) -> None:
     assert done["version"] == 2
     done = await patch(world, {"desired": {"a": 3}, "version": 2})
     assert done["version"] == 3
+    done = await patch(world, {"desired": {"a": 4}, "version": 3.0})  # JSON's 3.0 is 3
+    assert done["version"] == 4
 
 
 def _nested(levels: int) -> dict[str, Any]:
