@@ -142,7 +142,8 @@ async def test_wrong_tokens_are_refused(
         status, body = await refused(session, url, token, service="SSH")
         assert (status, body) == (401, {"message": "Invalid tunnel token"}), (url, token)
     status, body = await refused(session, connect, first["client_access_token"], service="FTP")
-    assert (status, body) == (400, {"message": "service: this tunnel offers SSH, HTTP"})
+    message = "service: this tunnel offers SSH, HTTP"
+    assert (status, body) == (400, {"message": message, "services": ["SSH", "HTTP"]})
 
 
 async def test_tokens_die_with_their_tunnel(
