@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from storage.access import marks
 from storage.listing import Scope
 
+
 def _flag(alias: str, resource: str, action: str) -> str:
     """An admin, or a CRUD block that allows `action` on `resource`."""
     block = f"json_extract({alias}.permissions, '$.{resource}_permissions.can_{action}')"
