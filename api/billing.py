@@ -152,13 +152,13 @@ async def delete_entry(request: web.Request) -> web.Response:
 
 
 async def get_balance(request: web.Request) -> web.Response:
-    _only(request, ())
+    params.only(request.query, ())
     billing = request.app[SERVICES].billing
     return json_response(billing.balance(principal(request), request.match_info["org_id"]))
 
 
 async def get_usage(request: web.Request) -> web.Response:
-    given = _only(request, SUMMARY_QUERY)
+    given = params.only(request.query, SUMMARY_QUERY)
     summary = request.app[SERVICES].billing.summary(
         principal(request),
         request.match_info["org_id"],
@@ -170,7 +170,7 @@ async def get_usage(request: web.Request) -> web.Response:
 
 
 async def get_rates(request: web.Request) -> web.Response:
-    _only(request, ())
+    params.only(request.query, ())
     billing = request.app[SERVICES].billing
     return json_response(billing.rates(principal(request), request.match_info["org_id"]))
 
@@ -180,12 +180,6 @@ async def patch_rates(request: web.Request) -> web.Response:
     who, org_id = principal(request), request.match_info["org_id"]
     await request.app[SERVICES].billing.patch_rates(who, org_id, body)
     return json_response(request.app[SERVICES].billing.rates(who, org_id))
-
-
-def _only(request: web.Request, allowed: tuple[str, ...]) -> dict[str, str]:
-    """The query parameters of a route that is not a list: each once, none unknown."""
-    params.only(request.query, allowed)
-    return params.single_values(request.query)
 
 
 def _route(method: str, path: str, handler: Handler, summary: str, **kw: Any) -> Route:

@@ -41,7 +41,6 @@ from edge.data.query import (
     WALKS,
 )
 from edge.data.uploads import MAX_INDEX_TEXT
-from edge.kernel.errors import ValidationError
 
 SUCCESS = {"message": "Success"}
 ANY: Schema = {}
@@ -192,11 +191,7 @@ async def patch_data(request: web.Request) -> web.Response:
 
 
 async def delete_data(request: web.Request) -> web.Response:
-    given = params.single_values(request.query)
-    for name in given:
-        if name != "cascade":
-            raise ValidationError(name, "is not a query parameter of this operation")
-    cascade = data_query.flag("cascade", given.get("cascade", "false"))
+    cascade = params.flag(request.query, "cascade")  # the route's only one (api/routing.py)
     group_id, path = _where(request)
     await request.app[SERVICES].data.delete(principal(request), group_id, path, cascade=cascade)
     return json_response(SUCCESS)

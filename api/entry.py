@@ -10,25 +10,36 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from api import auth, system
 from api.model_fields import STR, Schema, model
 from api.responses import NO_STORE, json_response
 from api.routing import Route
 from api.system import public_base
 from edge import BUILD_VERSION, INTERFACE_VERSION
 
-HOME = "/v2/docs"  # where `/` leads until a console exists
-# The entry points by name: what each is, and where (relative to the public URL).
-LINKS = {
-    "openapi": "/v2/openapi.json",
-    "docs": "/v2/docs",
-    "changelog": "/v2/changelog",
-    "version": "/v2/version",
-    "health": "/v2/health",
-    "ready": "/v2/health/ready",
-    "jwks": "/.well-known/jwks.json",
-    "token": "/v2/auth/token",
-    "security_txt": "/.well-known/security.txt",
+# The entry points by name, each the operation that serves it: the paths are read from
+# those operations' routes, so a route that moves takes its link along.
+ENTRY_POINTS = {
+    "openapi": "get_openapi",
+    "docs": "get_docs",
+    "changelog": "get_changelog",
+    "version": "get_version_number",
+    "health": "health_check",
+    "ready": "health_ready",
+    "jwks": "get_well_known_jwks",
+    "token": "login",
+    "security_txt": "get_security_info",
 }
+
+
+def _paths(routes: list[Route]) -> dict[str, str]:
+    """Each entry point's path (relative to the public URL), from the route table."""
+    by_operation = {route.operation_id: route.path for route in routes}
+    return {name: by_operation[operation] for name, operation in ENTRY_POINTS.items()}
+
+
+LINKS = _paths([*system.ROUTES, *auth.ROUTES])
+HOME = LINKS["docs"]  # where `/` leads until a console exists
 MODELS: dict[str, Schema] = {
     "InterfaceIndex": model(
         "The interface's entry points (edge's own)",

@@ -57,8 +57,15 @@ def status_of(exc: errors.EdgeError) -> int:
     return 400
 
 
-def payload(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
-    response = json_response({"message": message}, status=status, headers=headers)
+def payload(
+    status: int,
+    message: str,
+    headers: dict[str, str] | None = None,
+    extension: errors.Extension | None = None,
+) -> web.Response:
+    """The Status payload: the message, and the refusal's extension fields beside it."""
+    body = {"message": message, **(extension or {})}
+    response = json_response(body, status=status, headers=headers)
     if status == 401:
         response.headers.setdefault("WWW-Authenticate", 'Bearer realm="edge"')
     return response
@@ -97,7 +104,7 @@ def middleware(
             headers = {}
             if isinstance(exc, errors.TooManyAttempts):
                 headers["Retry-After"] = str(exc.retry_after)
-            return payload(status, exc.message, headers)
+            return payload(status, exc.message, headers, exc.extension)
         except errors.DiskFull:  # any write, files or database: nothing half-written, retry later
             log.warning("request %s: the disk is full", request.get(REQUEST_ID))
             if on_server_error:

@@ -130,8 +130,7 @@ async def patch_files(request: web.Request) -> web.Response:
 
 
 async def delete_files(request: web.Request) -> web.Response:
-    params.only(request.query, ("cascade",))
-    match = request.match_info
+    match = request.match_info  # `cascade` alone, once: api/routing.py checked
     await request.app[SERVICES].files.delete(
         principal(request),
         match["group_id"],

@@ -50,6 +50,9 @@ class Framing:
         return cls(items, config.access_log, app.get(metrics.REQUESTS))
 
 
+FRAMING = web.RequestKey("framing", Framing)
+
+
 def headers(config: Config) -> dict[str, str]:
     """The security headers; Strict-Transport-Security only when edge itself serves HTTPS."""
     chosen = dict(SECURITY_HEADERS)
@@ -78,13 +81,9 @@ def framing() -> Middleware:
         request[REQUEST_ID] = rid
         logs.current_request.set(rid)
         audit.set_origin(lambda: audit.Origin(client_address(request), rid, request.get(PRINCIPAL)))
+        answer = request[FRAMING] = resolved[0]  # the headers: `frame`, as it is prepared
         started = time.perf_counter()
         response = await handler(request)
-        answer = resolved[0]
-        framed = response.headers
-        framed[X_REQUEST_ID] = rid
-        for name, value in answer.headers:
-            framed.setdefault(name, value)
         if answer.requests is not None or answer.access_log:
             took = time.perf_counter() - started
             status = response.status
@@ -117,13 +116,21 @@ def _access(request: web.Request, status: int, seconds: float, rid: str) -> None
     )
 
 
-async def name_the_server(request: web.Request, response: web.StreamResponse) -> None:
-    """Every answer says `Server: edge`, never aiohttp's `Python/3.11 aiohttp/3.x`, which
-    tells a scanner which versions to try. A response-prepare hook, not a layer of the
-    chain: it reaches streamed answers (downloads, WebSockets) prepared inside a handler.
-    (Answers to requests aiohttp cannot read never reach the application:
-    api/connections.py names the server on those.)"""
-    response.headers[hdrs.SERVER] = SERVER_NAME
+async def frame(request: web.Request, response: web.StreamResponse) -> None:
+    """The one place an answer's headers are set: `Server: edge` (never aiohttp's
+    `Python/3.11 aiohttp/3.x`, which tells a scanner which versions to try), the request's
+    ID and the security headers. A response-prepare hook, not a layer of the chain: it
+    reaches answers prepared inside a handler too (downloads, a WebSocket's 101). (Answers
+    to requests aiohttp cannot read never reach the application: api/connections.py names
+    the server on those.)"""
+    framed = response.headers
+    framed[hdrs.SERVER] = SERVER_NAME
+    answer = request.get(FRAMING)
+    if answer is None:  # never reached the chain
+        return
+    framed[X_REQUEST_ID] = request[REQUEST_ID]
+    for name, value in answer.headers:
+        framed.setdefault(name, value)
 
 
 @web.middleware

@@ -59,13 +59,13 @@ def single_values(query: MultiMapping[str]) -> dict[str, str]:
     return seen
 
 
-def only(query: MultiMapping[str], names: tuple[str, ...]) -> None:
-    """Refuse a query parameter the operation does not take, or one given twice."""
+def only(query: MultiMapping[str], names: tuple[str, ...]) -> dict[str, str]:
+    """Each parameter's value; one the operation does not take, or one given twice, is
+    refused."""
     for name in query:
         if name not in names:
             raise ValidationError(name, "is not a query parameter of this operation")
-        if len(query.getall(name)) > 1:
-            raise ValidationError(name, "was given more than once")
+    return single_values(query)
 
 
 def deletion(query: MultiMapping[str], *, permanent_by_default: bool = False) -> Deletion:

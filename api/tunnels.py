@@ -142,7 +142,10 @@ async def client_stream(request: web.Request) -> web.StreamResponse:
     wanted = request.query.get("service", "")
     service = rules.offers(tunnel.services, wanted)
     if service is None:
-        raise ValidationError("service", f"this tunnel offers {', '.join(tunnel.services)}")
+        offered = list(tunnel.services)  # `services`: for `edge tunnel connect` to read
+        raise ValidationError(
+            "service", f"this tunnel offers {', '.join(offered)}", extension={"services": offered}
+        )
     hub = _hub(request)
     stream = await hub.open_stream(tunnel, service)
     try:

@@ -143,7 +143,7 @@ def create_app(site: Site) -> web.Application:
     app[system.HEALTH] = Health()
     app[system.OPENAPI] = openapi.build(ROUTES, _server_url(services.config))
     routing.register(app, ROUTES)
-    app.on_response_prepare.append(middleware.name_the_server)
+    app.on_response_prepare.append(middleware.frame)
     app[MQTT] = _broker(services)
     services.tunnels.notify = app[MQTT].notify_device  # tunnel notices go to devices
     _commands(services, app[MQTT])

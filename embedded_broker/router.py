@@ -140,14 +140,18 @@ class Router:
     def subscribe(self, session: ClientSession, wanted: Sequence[tuple[str, int]]) -> list[int]:
         """The granted QoS of each filter, or 0x80 for one the client may not have or past
         the session's `max_subscriptions`. A persistent session is stored once for the
-        whole packet, not once per filter."""
+        whole packet, not once per filter, and not at all when the packet changed nothing
+        (the same filters at the same QoS, as a client does again after each reconnect)."""
+        held = session.subscriptions
+        before = [held.get(topic_filter) for topic_filter, _ in wanted]
         granted = [self._add(session, topic_filter, qos) for topic_filter, qos in wanted]
         over = granted.count(_OVER_LIMIT)
         if over:
             granted = [REFUSED if qos == _OVER_LIMIT else qos for qos in granted]
             limit = f"past the limit of {self.limits.max_subscriptions} subscriptions per session"
             self.refusal(session, "subscribe", f"{over} filters", 0, 0, limit)  # throttled
-        if session.persistent and any(qos != REFUSED for qos in granted):
+        changed = any(held.get(f) != was for (f, _), was in zip(wanted, before, strict=True))
+        if session.persistent and changed:
             self.save_subscriptions(session)
         return granted
 

@@ -342,7 +342,14 @@ class BlobStore:
         return self._pool.submit(fn, *args)
 
     def _submit(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
-        return asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(fn, *args))
+        call = functools.partial(self._refusing, fn, *args)
+        return asyncio.get_running_loop().run_in_executor(self._pool, call)
+
+    def _refusing(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn` with the disk's refusals raised as `refusal` makes them, whichever call of
+        the store met them (an unlink's lock file, a part replaced, an upload removed)."""
+        with space.refusals(self.refusal):
+            return fn(*args)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

@@ -166,10 +166,18 @@ class Database:
 
     def submit(self, fn: WriteFn[T]) -> asyncio.Future[T]:
         """Queue a write now and await its commit later: writes queued this way commit in
-        the order of the calls, which a coroutine started later cannot promise."""
-        future = asyncio.wrap_future(self._writer.submit(fn))
-        future.add_done_callback(lambda _: self.end_snapshot())  # runs before the awaiter
-        return future
+        the order of the calls, which a coroutine started later cannot promise. A refusal
+        of the disk is raised as `write` raises it."""
+        return asyncio.ensure_future(self._committed(asyncio.wrap_future(self._writer.submit(fn))))
+
+    async def _committed(self, queued: asyncio.Future[T]) -> T:
+        """A submitted write's outcome, the snapshot ended before any awaiter resumes."""
+        try:
+            return await queued
+        except DISK_REFUSALS as exc:
+            raise self._refused(exc) from None
+        finally:
+            self.end_snapshot()
 
     def write_sync(self, fn: WriteFn[T]) -> T:
         try:
@@ -239,7 +247,10 @@ class Database:
     async def scan(self, fn: ReadFn[T]) -> T:
         """A longer query on a worker thread, so the event loop keeps serving."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, lambda: fn(self._reader()))
+        try:
+            return await loop.run_in_executor(self._pool, lambda: fn(self._reader()))
+        except DISK_REFUSALS as exc:  # a failing device (EIO) under a long read
+            raise self._refused(exc) from None
 
     @contextmanager
     def counting(self) -> Iterator[Counter[str]]:

@@ -13,12 +13,9 @@ docs/permissions.md); tests compare the two.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from storage.access import marks
 from storage.listing import Scope
-
-Clause = tuple[str, tuple[Any, ...]]
 
 
 def _flag(alias: str, resource: str, action: str) -> str:
@@ -45,9 +42,10 @@ def holds(target: str, grantees: Sequence[str], kind: str, test: str = "1") -> S
     return Scope(sql, tuple(grantees))
 
 
-def _any(*clauses: Clause) -> Scope:
-    sql = " OR ".join(f"({c[0]})" for c in clauses)
-    return Scope(f"({sql})", tuple(p for c in clauses for p in c[1]))
+def _any(*scopes: Scope) -> Scope:
+    """Rows any of the scopes lets through."""
+    sql = " OR ".join(f"({s.sql})" for s in scopes)
+    return Scope(f"({sql})", tuple(p for s in scopes for p in s.params))
 
 
 def _reads(resource: str) -> str:
@@ -59,13 +57,13 @@ def groups(grantees: Sequence[str]) -> Scope:
     own access lets the caller read them or makes them their admin."""
     by_project = holds("groups.project_id", grantees, "project", _reads("group"))
     own = holds("groups.id", grantees, "group", "({a}.can_read = 1 OR {a}.is_admin = 1)")
-    return _any(by_project, (f"groups.is_active = 1 AND {own[0]}", own[1]))
+    return _any(by_project, Scope(f"groups.is_active = 1 AND {own.sql}", own.params))
 
 
 def projects(grantees: Sequence[str]) -> Scope:
     """Active projects the caller administers or may read through their access."""
     own = holds("projects.id", grantees, "project", "({a}.can_read = 1 OR {a}.is_admin = 1)")
-    return Scope(f"projects.is_active = 1 AND {own[0]}", own[1])
+    return Scope(f"projects.is_active = 1 AND {own.sql}", own.params)
 
 
 def _member_of_group_where(grantees: Sequence[str], resource: str, member: str) -> Scope:
@@ -84,9 +82,9 @@ def _member_of_group_where(grantees: Sequence[str], resource: str, member: str) 
     sql = (
         f"EXISTS (SELECT 1 FROM access {m} WHERE {m}.grantee_id = {member}"
         f" AND {m}.kind = 'group' AND {m}.is_active = 1"
-        f" AND (SELECT g.is_active FROM groups g WHERE g.id = {m}.target_id) = 1 AND {test[0]})"
+        f" AND (SELECT g.is_active FROM groups g WHERE g.id = {m}.target_id) = 1 AND {test.sql})"
     )
-    return Scope(sql, test[1])
+    return Scope(sql, test.params)
 
 
 def _member_of_project_where(grantees: Sequence[str], resource: str, member: str) -> Scope:
@@ -95,16 +93,16 @@ def _member_of_project_where(grantees: Sequence[str], resource: str, member: str
     test = holds(f"{m}.target_id", grantees, "project", _reads(resource))
     sql = (
         f"EXISTS (SELECT 1 FROM access {m} WHERE {m}.grantee_id = {member}"
-        f" AND {m}.kind = 'project' AND {m}.is_active = 1 AND {test[0]})"
+        f" AND {m}.kind = 'project' AND {m}.is_active = 1 AND {test.sql})"
     )
-    return Scope(sql, test[1])
+    return Scope(sql, test.params)
 
 
 def users(self_id: str, grantees: Sequence[str]) -> Scope:
     """Themselves; users of a project (home or access) whose level lets the caller read
     users; members of groups where the caller may read users or is an admin."""
     return _any(
-        ("users.id = ?", (self_id,)),
+        Scope("users.id = ?", (self_id,)),
         holds("users.project_id", grantees, "project", _reads("user")),
         _member_of_project_where(grantees, "user", "users.id"),
         _member_of_group_where(grantees, "user", "users.id"),
@@ -116,7 +114,7 @@ def devices(self_id: str, grantees: Sequence[str]) -> Scope:
     access) whose level lets the caller read devices; members of groups where the caller
     may read devices or is an admin. `device_permissions` act as `user_permissions` do."""
     return _any(
-        ("devices.id = ? OR devices.owner_id = ?", (self_id, self_id)),
+        Scope("devices.id = ? OR devices.owner_id = ?", (self_id, self_id)),
         holds("devices.project_id", grantees, "project", _reads("device")),
         _member_of_project_where(grantees, "device", "devices.id"),
         _member_of_group_where(grantees, "device", "devices.id"),
@@ -136,12 +134,12 @@ def roles(self_id: str, grantees: Sequence[str]) -> Scope:
         "{a}.is_admin = 1",
     )
     test = _any(by_group, by_admin)
-    in_group = (
+    in_group = Scope(
         f"EXISTS (SELECT 1 FROM access {m} WHERE {m}.grantee_id = roles.id"
-        f" AND {m}.kind = 'group' AND {test[0]})",
-        test[1],
+        f" AND {m}.kind = 'group' AND {test.sql})",
+        test.params,
     )
-    held = (
+    held = Scope(
         "EXISTS (SELECT 1 FROM access h WHERE h.target_id = roles.id AND h.grantee_id = ?"
         " AND h.kind = 'role' AND h.is_active = 1 AND h.can_read = 1)",
         (self_id,),

@@ -5,24 +5,41 @@ No HTTP types here: `api/errors.py` is the one map from these classes to status 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from storage import space
+
+# Fields a refusal's Status payload carries beside its `message`, for a program to read
+# rather than parse the words (docs/conventions.md names each).
+Extension = Mapping[str, Any]
 
 
 class EdgeError(Exception):
     """Base of every error whose message may be shown to the caller."""
 
-    def __init__(self, message: str, *, cause: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, cause: str | None = None, extension: Extension | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.cause = cause
+        self.extension: Extension = extension or {}
 
 
 class ValidationError(EdgeError):
     """A value breaks a rule (range, format, policy): `<field>: <message>`."""
 
-    def __init__(self, field: str | None, message: str, *, cause: str | None = None) -> None:
+    def __init__(
+        self,
+        field: str | None,
+        message: str,
+        *,
+        cause: str | None = None,
+        extension: Extension | None = None,
+    ) -> None:
         text = f"{field}: {message}" if field else message
-        super().__init__(text, cause=cause)
+        super().__init__(text, cause=cause, extension=extension)
         self.field = field
 
 

@@ -17,7 +17,10 @@ from storage import space
 
 
 def translated(refused: space.DiskFull | space.NotWritable) -> errors.StorageRefused:
-    """Edge's error for one of storage's refusals, with the same text."""
+    """Edge's error for one of storage's refusals, with the same text (one already edge's,
+    met again by an outer call of the store, as it is)."""
+    if isinstance(refused, errors.StorageRefused):
+        return refused
     if isinstance(refused, space.DiskFull):
         return errors.DiskFull(str(refused))
     return errors.NotWritable(str(refused))

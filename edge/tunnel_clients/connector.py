@@ -11,7 +11,8 @@ a service the tunnel was not opened for is refused at once (`Refused`), not at t
 connection. While it runs it asks again every `check_every` seconds and whenever a stream
 ends; once the tunnel is closed or expired it stops listening and `run` returns. The
 question is the connect route without an upgrade and without a service: the server answers
-401 for a token it does not accept and 400 listing the tunnel's services otherwise, and no
+401 for a token it does not accept and otherwise 400 with the tunnel's services in the
+Status payload's `services` field (read as it is, never parsed from the message), and no
 stream is opened, so the device is not disturbed.
 """
 
@@ -35,7 +36,6 @@ REFUSALS = {
     503: "the device is not connected or could not open the service, or the tunnel has"
     " its most streams",
 }
-OFFERS = "service: this tunnel offers "  # the server's 400 for a service it was not opened for
 CHECK_SECONDS = 5.0
 
 
@@ -140,10 +140,7 @@ class Connector:
                 body = await answer.json(content_type=None)
             except ValueError:
                 raise Refused(f"unexpected answer from the server ({answer.status})", 1) from None
-            message = str(body.get("message", "")) if isinstance(body, dict) else ""
-        if answer.status != 400 or not message.startswith(OFFERS):
-            raise Refused(f"unexpected answer from the server ({answer.status}): {message}", 1)
-        return [name.strip() for name in message.removeprefix(OFFERS).split(",")]
+        return _services(answer.status, body)
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         assert self._session is not None
@@ -167,6 +164,15 @@ class Connector:
             return
         await bridge(ws, reader, writer)
         self._ask.set()  # a stream the server ended may mean the tunnel closed
+
+
+def _services(status: int, body: object) -> list[str]:
+    """The services of the server's 400 for a missing service (its `services` field)."""
+    offered = body.get("services") if isinstance(body, dict) else None
+    if status == 400 and isinstance(offered, list) and all(isinstance(n, str) for n in offered):
+        return offered
+    message = body.get("message", "") if isinstance(body, dict) else ""
+    raise Refused(f"unexpected answer from the server ({status}): {message}", 1)
 
 
 def _say(text: str) -> None:

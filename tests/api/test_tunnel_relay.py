@@ -142,7 +142,8 @@ async def test_wrong_tokens_are_refused(
         status, body = await refused(session, url, token, service="SSH")
         assert (status, body) == (401, {"message": "Invalid tunnel token"}), (url, token)
     status, body = await refused(session, connect, first["client_access_token"], service="FTP")
-    assert (status, body) == (400, {"message": "service: this tunnel offers SSH, HTTP"})
+    message = "service: this tunnel offers SSH, HTTP"
+    assert (status, body) == (400, {"message": message, "services": ["SSH", "HTTP"]})
 
 
 async def test_tokens_die_with_their_tunnel(
@@ -264,3 +265,26 @@ async def test_suspending_or_deleting_the_device_drops_its_tunnels(
     assert (await world.call("org_admin", "DELETE", f"/v2/devices/{member}?force=true"))[0] == 200
     rows = site.services.db.read(lambda c: c.execute("SELECT count(*) FROM tunnels").fetchone())
     assert rows == (0,)  # they went with the device
+
+
+async def test_a_websocket_upgrade_is_framed_as_every_answer_is(
+    world: World, notices: Notices, http: tuple[aiohttp.ClientSession, str]
+) -> None:
+    """The 101 is prepared inside the handler, before any layer of the chain sees it: it
+    carries the request's ID and the security headers all the same."""
+    session, base = http
+    opened = await world.open_tunnel()
+    upgrade = {
+        "Authorization": f"Bearer {await world.destination_token(opened['uuid'])}",
+        "Connection": "Upgrade",
+        "Upgrade": "websocket",
+        "Sec-WebSocket-Version": "13",
+        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "X-Request-ID": "upgrade-1",
+    }
+    url = f"{base}/v2/tunnels/{opened['uuid']}/agent"
+    async with session.get(url, headers=upgrade) as response:
+        assert response.status == 101
+        assert response.headers["X-Request-ID"] == "upgrade-1"
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        assert response.headers.getall("Server") == ["edge"]

@@ -51,6 +51,8 @@ async def test_a_database_write_the_disk_refuses_raises_edges_error(
         await db.write(lambda c: c.execute("INSERT INTO t VALUES (randomblob(100))"))
     with pytest.raises(seen):
         db.write_sync(lambda c: c.execute("INSERT INTO t VALUES (randomblob(100))"))
+    with pytest.raises(seen):
+        await db.submit(lambda c: c.execute("INSERT INTO t VALUES (randomblob(100))"))
     assert isinstance(db.refused, space.DiskFull if fault == FULL else space.NotWritable)
     disk.fault = None  # the database closes on a disk that takes writes again
 
@@ -81,3 +83,22 @@ def test_storage_opened_without_a_mapping_keeps_its_own_errors(
     disk: Disk,  # noqa: F811
 ) -> None:
     assert type(_place_on_a_full_disk(BlobStore(tmp_path), disk)) is space.DiskFull
+
+
+@pytest.mark.parametrize(
+    ("fault", "seen"), [(FULL, errors.DiskFull), (READ_ONLY, errors.NotWritable)]
+)
+async def test_any_call_of_the_blob_store_the_disk_refuses_raises_edges_error(
+    tmp_path: Path,
+    disk: Disk,  # noqa: F811
+    fault: str,
+    seen: type[Exception],
+) -> None:
+    """An unlink takes the store's lock file first: a refusal there is edge's too."""
+    store = BlobStore(tmp_path, storage_errors.translated)
+    disk.fault = fault
+    try:
+        with pytest.raises(seen):
+            await store.run(store.unlink, ["gone"])
+    finally:
+        store.close()

@@ -106,3 +106,22 @@ async def test_subscribe_after_subscribe_queues_at_most_two_writes(
     key = f"{device.id}:burst"
     await broker.until(lambda: len(stored_filters(broker, key)) == 50)
     assert 1 <= len(saves) <= 2, saves
+
+
+async def test_an_identical_subscribe_writes_nothing(
+    broker: Harness, saves: list[tuple[int, int]]
+) -> None:
+    """The same filters at the same QoS again (as a client does after each reconnect) leave
+    the stored session as it is: no write. A change of QoS, or a new filter, is written."""
+    device = await broker.device("dev1")
+    client = broker.client("again", **device.login, clean=False)
+    assert await client.connect() == (0, False)
+    root = f"{device.root}/sensors"
+    key = f"{device.id}:again"
+    assert await client.subscribe_many([(f"{root}/a", 1), (f"{root}/b", 0)]) == [1, 0]
+    await broker.until(lambda: stored_filters(broker, key) == {f"{root}/a": 1, f"{root}/b": 0})
+    assert await client.subscribe_many([(f"{root}/a", 1), (f"{root}/b", 0)]) == [1, 0]
+    assert await client.subscribe(f"{root}/b", 0) == 0
+    assert await client.subscribe(f"{root}/a", 2) == 2  # a new QoS: written
+    await broker.until(lambda: stored_filters(broker, key) == {f"{root}/a": 2, f"{root}/b": 0})
+    assert [count for count, _ in saves] == [2, 2]

@@ -6,6 +6,7 @@ a 503 naming the reason."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -67,18 +68,26 @@ async def test_a_database_that_alone_refuses_writes_fails_the_writer_probe(
     assert (body["status"], body["writer"]) == ("ok", "ok")
 
 
+@pytest.mark.parametrize("queued", [False, True], ids=["written", "submitted"])
 async def test_a_client_write_refused_between_two_probes_shows_at_the_next(
     api: Api,
     app: web.Application,
     disk: Disk,  # noqa: F811
+    queued: bool,
 ) -> None:
     """A large write may need room the probe's one page does not: a refusal any write met
-    since the last probe is reported by the next one, then cleared by the one after."""
+    since the last probe is reported by the next one, then cleared by the one after. A
+    write queued with `submit` (the broker's sessions, presence) is one such write: it
+    raised apsw's own error and went unseen."""
     await app[PROBE].once()
     db = app[SERVICES].db
+
+    def change(c: Any) -> None:
+        c.execute("CREATE TABLE refused (a)")
+
     disk.sqlite_only, disk.fault = True, READ_ONLY
     with pytest.raises(NotWritable):
-        await db.write(lambda c: c.execute("CREATE TABLE refused (a)"))
+        await (db.submit(change) if queued else db.write(change))
     disk.fault = None  # before the probe: its own write goes through
     await app[PROBE].once()
     _, body = await api.call("GET", "/v2/health")

@@ -30,7 +30,8 @@ def html_502() -> web.Response:
 
 
 def offers_echo() -> web.Response:
-    return web.json_response({"message": "service: this tunnel offers ECHO"}, status=400)
+    body = {"message": "service: this tunnel offers ECHO", "services": ["ECHO"]}
+    return web.json_response(body, status=400)
 
 
 async def connector(aiohttp_server: Any, answers: list[web.Response]) -> Connector:
@@ -63,3 +64,19 @@ async def test_an_html_error_page_later_does_not_close_the_tunnel(
     stop.set()
     await running
     assert "closed or expired" not in capsys.readouterr().out
+
+
+async def test_the_services_are_read_from_their_field_not_the_message(
+    aiohttp_server: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The message is for people and may be reworded or translated: the helper reads the
+    Status payload's `services` (a reworded message once made it refuse a good tunnel)."""
+    reworded = {"message": "service: one of ECHO; DEBUG", "services": ["ECHO", "DEBUG"]}
+    made = await connector(aiohttp_server, [web.json_response(reworded, status=400)])
+    stop = asyncio.Event()
+    running = asyncio.create_task(made.run(stop))
+    while "ECHO on" not in capsys.readouterr().out:  # listening: the tunnel was accepted
+        assert not running.done(), running
+        await asyncio.sleep(0.01)
+    stop.set()
+    await running
