@@ -12,6 +12,7 @@ from tests.world import (
     GROUP_AND_ROLE_CREATORS,
     GROUP_AND_ROLE_CREATORS_IN_APOLLO,
     NONE,
+    ORG_ROLE_READERS,
     World,
     table,
 )
@@ -171,37 +172,6 @@ async def test_role_delete_protection_default_comes_from_settings(world: World) 
 
 
 # -- read --------------------------------------------------------------------------------
-ORG_ROLE_READERS = {
-    "staff": 200,
-    "staff_unscoped": 403,
-    "org_admin": 200,
-    "project_admin": 404,
-    "role_admin": 404,
-    "org_user_perms": 404,
-    "org_group_role_perms": 200,
-    "org_project_perms": 404,
-    "org_device_perms": 404,
-    "project_user_perms": 404,
-    "project_group_role_perms": 404,
-    "project_device_perms": 404,
-    "project_reader": 404,
-    "project_updater": 404,
-    "group_admin": 200,  # the role is a member of their group
-    "group_user_perms": 404,
-    "group_editor": 200,  # role_permissions in a group the role is in
-    "group_device_perms": 404,
-    "member": 404,
-    "holder": 200,  # holds it with can_read
-    "owner": 404,
-    "plain": 404,
-    "gemini_user": 404,
-    "device_member": 404,
-    "device_loner": 404,
-    "device_boss": 200,
-    "device_plain": 404,
-    "other_admin": 404,
-    "anonymous": 401,
-}
 PROJECT_ROLE_READERS = {
     **ORG_ROLE_READERS,
     "project_admin": 200,
