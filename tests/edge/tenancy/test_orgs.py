@@ -85,6 +85,7 @@ async def test_delete_protection_needs_force(room: Room) -> None:
     orgs = room.services.orgs
     with pytest.raises(DeleteProtected):
         await orgs.delete(room.staff(), org_id, force=False)
+    assert orgs.get(room.staff(), org_id)["is_delete_protected"] is True  # still kept
     await orgs.delete(room.staff(), org_id, force=True)
     with pytest.raises(NotFound):
         orgs.get(room.staff(), org_id)
