@@ -191,6 +191,80 @@ ADMIN_CREATORS_IN_APOLLO = in_apollo(ADMIN_CREATORS)
 ORG_CHANGERS = org_admins_and(ok=200)  # who may change their own organization
 
 
+# Who may read Apollo: its standing's read (any project access makes it known: 403, not 404).
+# One rule for the project (test_projects) and for the access objects on it
+# (test_project_access): those are read by who may read the project, its admins and the
+# grantee, and here its admins and the grantee read the project anyway.
+PROJECT_READERS = {
+    "staff": 200,
+    "staff_unscoped": 403,
+    "org_admin": 200,
+    "project_admin": 200,
+    "role_admin": 200,
+    "org_user_perms": 404,
+    "org_group_role_perms": 404,
+    "org_project_perms": 200,
+    "org_device_perms": 404,
+    "project_user_perms": 403,  # any project access makes the project known
+    "project_group_role_perms": 403,
+    "project_device_perms": 403,
+    "project_reader": 200,
+    "project_updater": 403,  # update never needs read: they know the project, but may not read it
+    "group_admin": 404,
+    "group_user_perms": 404,
+    "group_editor": 404,
+    "group_device_perms": 404,
+    "member": 404,  # a home project is not access to it
+    "holder": 404,
+    "owner": 404,
+    "plain": 404,
+    "gemini_user": 404,
+    "device_member": 404,
+    "device_loner": 404,
+    "device_boss": 200,
+    "device_plain": 404,
+    "other_admin": 404,
+    "anonymous": 401,
+}
+# Who acts as Apollo's admin (its standing's admin): who manages its access
+# (test_project_access) and who may force its delete (test_projects). Org-level project
+# permissions read a project, but do not make its admin.
+PROJECT_ADMIN_ONLY = {**PROJECT_READERS, "org_project_perms": 403, "project_reader": 403}
+# Who may read the org-level role Nurses: the role's read rule, for the role (test_roles)
+# and for the access objects on it (test_role_access), read as the project's are above.
+ORG_ROLE_READERS = {
+    "staff": 200,
+    "staff_unscoped": 403,
+    "org_admin": 200,
+    "project_admin": 404,
+    "role_admin": 404,
+    "org_user_perms": 404,
+    "org_group_role_perms": 200,
+    "org_project_perms": 404,
+    "org_device_perms": 404,
+    "project_user_perms": 404,
+    "project_group_role_perms": 404,
+    "project_device_perms": 404,
+    "project_reader": 404,
+    "project_updater": 404,
+    "group_admin": 200,  # the role is a member of their group
+    "group_user_perms": 404,
+    "group_editor": 200,  # role_permissions in a group the role is in
+    "group_device_perms": 404,
+    "member": 404,
+    "holder": 200,  # holds it with can_read (and the access read is their own)
+    "owner": 404,
+    "plain": 404,
+    "gemini_user": 404,
+    "device_member": 404,
+    "device_loner": 404,
+    "device_boss": 200,
+    "device_plain": 404,
+    "other_admin": 404,
+    "anonymous": 401,
+}
+
+
 def only(*rights: str) -> dict[str, bool]:
     """File (or data) path rights: these, and no other."""
     return {**NOTHING, **{f"can_{r}": True for r in rights}}

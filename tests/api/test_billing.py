@@ -15,7 +15,6 @@ from edge.accounts.device_kind import new_device
 from edge.app import Site
 from edge.devices import credentials
 from edge.kernel import clock
-from edge.kernel.errors import Denied
 from edge.kernel.principal import Principal
 from storage import devices as device_store
 from storage import staff
@@ -129,16 +128,12 @@ async def test_ledger_arithmetic(api: Api, org: Org) -> None:
 
 
 async def test_each_org_has_its_own_ledger(api: Api, org: Org, other_tenant: Tenant) -> None:
+    """Which org an entry belongs to is tested in tests/edge/billing/test_ledger.py; here,
+    the 404 Status for an entry asked for under another org."""
     other_base = f"/v2/orgs/{other_tenant.org_id}/billing-points"
     mine = await credit(api, org, 40)
-    status, _ = await api.call("POST", other_base, org.staff, json={"points": 2})
-    assert status == 201
-    assert (await balance(api, org))["balance"] == 40
     status, body = await api.call("GET", f"{other_base}/{mine['id']}", org.staff)
     assert status == 404 and body == {"message": "Billing point entry not found"}
-    status, _ = await api.call("DELETE", f"{other_base}/{mine['id']}", org.staff)
-    assert status == 404
-    assert (await balance(api, org))["balance"] == 40
 
 
 async def test_unknown_org_is_404(api: Api, org: Org) -> None:
@@ -207,15 +202,6 @@ async def test_device_key_as_x_api_key_is_refused(site: Site, api: Api, org: Org
     key = await add_device(site, org.id, "gateway")
     status, body = await api.call("GET", f"{org.base}/balance", headers={"X-API-Key": key})
     assert (status, body) == (403, {"message": "Only staff may do this"})
-
-
-async def test_service_refuses_non_staff_too(site: Site, org: Org) -> None:
-    """Behind the route guard, the service checks again (one place cannot forget)."""
-    admin = Principal("user", org.tenant.admin_id, None, org.id)
-    with pytest.raises(Denied):
-        site.services.billing.balance(admin, org.id)
-    with pytest.raises(Denied):
-        await site.services.billing.create(admin, org.id, {"points": 5})
 
 
 # -- bad input -----------------------------------------------------------------------------
@@ -290,14 +276,12 @@ async def test_bad_list_queries(api: Api, org: Org, params: dict[str, str]) -> N
     [
         {"period": "week"},
         {"from": "2026-13-01"},
-        {"to": "soon"},
-        {"from": "2026-11-20", "to": "2026-11-01"},
-        {"period": "day", "from": "2025-01-01", "to": "2026-11-01"},
-        {"period": "month", "from": "2000-01-01", "to": "2026-11-01"},
         {"colour": "red"},
     ],
 )
 async def test_bad_usage_queries(api: Api, org: Org, params: dict[str, str]) -> None:
+    """Each range rule is tested in tests/edge/billing/test_ledger.py; here, that the query
+    reaches it and its refusal is a 400 Status, and that an unknown parameter is one too."""
     status, reply = await api.call("GET", f"{org.base}/usage", org.staff, params=params)
     assert status == 400 and set(reply) == {"message"}, (params, reply)
 
@@ -312,8 +296,7 @@ async def test_repeated_or_unknown_parameters(api: Api, org: Org) -> None:
 @pytest.mark.parametrize(
     ("body", "status"),
     [
-        ({"devices": -1}, 400),
-        ({"devices": 1_000_001}, 400),
+        ({"devices": -1}, 400),  # each rate's range: tests/edge/billing/test_rates.py
         ({"devices": 1.5}, 406),
         ({"tunnels": 3}, 406),
         ({"users": "2"}, 406),
@@ -454,17 +437,6 @@ async def test_periodic_debit_from_metered_usage(site: Site, api: Api, org: Org)
     status, by_month = await api.call("GET", f"{org.base}/usage", org.staff, params={"from": day})
     assert status == 200 and by_month["period"] == "month"
     assert sum(p["meters"]["devices"]["quantity"] for p in by_month["periods"]) == 6
-
-
-async def test_zero_usage_is_not_debited(site: Site, api: Api, org: Org) -> None:
-    await api.call("PATCH", f"{org.base}/rates", org.staff, json={"users": 0})
-    await site.services.meter.flush()
-    clock.advance(timedelta(days=1))
-    await site.services.meter.flush()
-    org.staff = await staff_token(site)
-    usage = (await listed(api, org, kind="usage"))["billing_points"]
-    assert {e["meter"] for e in usage} == set()  # the admin only: rate 0; no devices, data
-    assert (await balance(api, org))["balance"] == 0
 
 
 async def test_counts_of_a_deleted_org_are_dropped(site: Site, api: Api, org: Org) -> None:

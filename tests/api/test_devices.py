@@ -368,19 +368,13 @@ async def test_create_value_rules(
 
 
 async def test_names_are_unique_in_an_org_without_case(world: World) -> None:
+    """The rule (case, renames, other orgs) is tested in
+    tests/edge/accounts/test_device_kind.py; here, the 409 Status."""
     status, reply = await create(world, {"name": "DEVICE_MEMBER"})
     assert (status, reply) == (
         409,
         {"message": "name: is already used by another device of this organization"},
     )
-    path = f"/v2/devices/{world.id('device_loner')}"
-    status, _ = await world.call("org_admin", "PATCH", path, json={"name": "Device_Member"})
-    assert status == 409
-    status, _ = await world.call("org_admin", "PATCH", path, json={"name": "DEVICE_LONER"})
-    assert status == 200  # its own name in another case
-    body = {"name": "device_member"}
-    status, _ = await world.call("other_admin", "POST", "/v2/devices", json=body)
-    assert status == 201  # unique within an organization only
 
 
 @pytest.mark.parametrize("name", ["iot_scopes", "restricted_custom_attributes", "is_active"])
@@ -443,33 +437,22 @@ async def test_only_admins_set_iot_scopes_with_a_leading_slash(
 
 
 async def test_only_admins_or_the_owner_change_the_owner(world: World) -> None:
+    """Who may is tested in tests/edge/accounts/test_devices.py; here, the statuses."""
     path = f"/v2/devices/{world.id('device_member')}"
     to_plain = {"owner_id": world.id("plain")}
-    for who in ("org_device_perms", "group_device_perms", "device_member"):  # the last: itself
-        status, body = await world.call(who, "PATCH", path, json=to_plain)
-        assert (status, body) == (
-            403,
-            {"message": "owner_id: only admins or the device's owner may change it"},
-        ), who
+    status, body = await world.call("org_device_perms", "PATCH", path, json=to_plain)
+    assert (status, body) == (
+        403,
+        {"message": "owner_id: only admins or the device's owner may change it"},
+    )
     status, _ = await world.call("owner", "PATCH", path, json=to_plain)
     assert status == 200 and world.device("device_member").owner_id == world.id("plain")
-    status, _ = await world.call("owner", "PATCH", path, json={"owner_id": world.id("owner")})
-    assert status == 404  # no longer the owner: the device is out of their sight
-    status, _ = await world.call("group_admin", "PATCH", path, json={"owner_id": None})
-    assert status == 200 and world.device("device_member").owner_id is None
 
 
 async def test_a_device_updates_and_deactivates_itself_but_not_more(world: World) -> None:
+    """What a device may do to itself is tested in tests/edge/accounts/test_devices.py;
+    here, the statuses, and that a deactivated device's next call is refused."""
     path = f"/v2/devices/{world.id('device_loner')}"
-    status, _ = await world.call("device_loner", "PATCH", path, json={"product": "v2"})
-    assert status == 200 and world.device("device_loner").product == "v2"
-    status, body = await world.call(
-        "device_loner", "PATCH", path, json={"restricted_custom_attributes": {"a": 1}}
-    )
-    assert (status, body) == (
-        403,
-        {"message": "restricted_custom_attributes: only admins may set it"},
-    )
     status, body = await world.call("device_loner", "DELETE", path)
     assert (status, body) == (403, {"message": "Not permitted to delete this device"})
     status, _ = await world.call("device_loner", "PATCH", path, json={"is_active": False})
@@ -554,8 +537,8 @@ async def test_deleting_a_project_takes_its_devices_and_restores_them(world: Wor
 
 
 async def test_creators_become_owners_when_the_setting_says_so(world: World) -> None:
-    status, reply = await create(world, {"name": "a"}, who="org_device_perms")
-    assert status == 201 and "owner_id" not in reply["device"]
+    """The rule is tested in tests/edge/accounts/test_devices.py; here, that the org's
+    setting changed through /v2/my-org reaches it, and the 403 Status."""
     status, _ = await world.call(
         "org_admin",
         "PATCH",
@@ -565,8 +548,6 @@ async def test_creators_become_owners_when_the_setting_says_so(world: World) -> 
     assert status == 200
     status, reply = await create(world, {"name": "b"}, who="org_device_perms")
     assert status == 201 and reply["device"]["owner_id"] == world.id("org_device_perms")
-    status, reply = await create(world, {"name": "c", "owner_id": None}, who="org_device_perms")
-    assert status == 201 and "owner_id" not in reply["device"]
     body = {"name": "d", "owner_id": world.id("plain")}
     status, reply = await create(world, body, who="org_device_perms")
     assert (status, reply) == (

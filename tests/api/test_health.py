@@ -17,7 +17,7 @@ from api.keys import SERVICES
 from api.system import HEALTH
 from edge.app import MQTT, PROBE, create_app
 from edge.ops import health as health_module
-from edge.ops.health import Health, Probe
+from edge.ops.health import Probe
 from tests.conftest import Api
 from tests.factory import new_site
 from tests.ports import free_port
@@ -159,29 +159,3 @@ async def test_a_clean_start_logs_health_without_a_warning(
     lines = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "edge.health"]
     assert lines and all(level == logging.INFO for level, _ in lines), lines
     assert lines[-1][1].endswith("mqtt ok")
-
-
-async def test_health_changes_are_warnings_only_when_a_part_gets_worse(
-    app: web.Application, caplog: pytest.LogCaptureFixture
-) -> None:
-    broker = ["ok"]
-    watched = Probe(app[SERVICES].db, app[HEALTH], lambda: broker[0])
-    with caplog.at_level(logging.INFO, "edge.health"):
-        await watched.once()  # the first reading, all well: nothing to say
-        broker[0] = "not listening"
-        await watched.once()  # worse
-        await watched.once()  # unchanged: nothing logged
-        broker[0] = "ok"
-        await watched.once()  # recovered
-    lines = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "edge.health"]
-    assert [level for level, _ in lines] == [logging.WARNING, logging.INFO]
-    assert lines[0][1].endswith("mqtt not listening") and lines[1][1].endswith("mqtt ok")
-
-
-async def test_a_first_reading_that_finds_a_part_failing_is_a_warning(
-    app: web.Application, caplog: pytest.LogCaptureFixture
-) -> None:
-    first = Probe(app[SERVICES].db, Health(), lambda: "not listening")
-    with caplog.at_level(logging.INFO, "edge.health"):
-        await first.once()
-    assert [r.levelno for r in caplog.records if r.name == "edge.health"] == [logging.WARNING]

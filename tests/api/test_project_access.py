@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from storage import access as access_store
-from tests.world import PROJECT_ADMINS, World, table
+from tests.world import PROJECT_ADMIN_ONLY, PROJECT_ADMINS, PROJECT_READERS, World, table
 
 CRUD_KEYS = {"can_create", "can_read", "can_update", "can_delete"}
 NONE = dict.fromkeys(CRUD_KEYS, False)
@@ -31,40 +31,7 @@ async def works(world: World, token: str | None) -> bool:
 
 
 # -- who may do what ---------------------------------------------------------------------------
-MANAGE = {
-    "staff": 200,
-    "staff_unscoped": 403,
-    "org_admin": 200,
-    "project_admin": 200,
-    "role_admin": 200,
-    "org_user_perms": 404,
-    "org_group_role_perms": 404,
-    "org_project_perms": 403,  # org-level project permissions do not make a project admin
-    "org_device_perms": 404,
-    "project_user_perms": 403,
-    "project_group_role_perms": 403,
-    "project_device_perms": 403,
-    "project_reader": 403,
-    "project_updater": 403,
-    "group_admin": 404,
-    "group_user_perms": 404,
-    "group_editor": 404,
-    "group_device_perms": 404,
-    "member": 404,
-    "holder": 404,
-    "owner": 404,
-    "plain": 404,
-    "gemini_user": 404,
-    "device_member": 404,
-    "device_loner": 404,
-    "device_boss": 200,
-    "device_plain": 404,
-    "other_admin": 404,
-    "anonymous": 401,
-}
-
-
-CREATE = {who: 201 if status == 200 else status for who, status in MANAGE.items()}
+CREATE = {who: 201 if status == 200 else status for who, status in PROJECT_ADMIN_ONLY.items()}
 
 
 @pytest.mark.parametrize(("who", "expected"), table(CREATE))
@@ -82,10 +49,7 @@ async def test_create_by_role(world: World, who: str, expected: int) -> None:
         assert row is None
 
 
-READ = {**MANAGE, "org_project_perms": 200, "project_reader": 200}
-
-
-@pytest.mark.parametrize(("who", "expected"), table(READ))
+@pytest.mark.parametrize(("who", "expected"), table(PROJECT_READERS))
 async def test_get_by_role(world: World, who: str, expected: int) -> None:
     token = await world.token(who)
     status, body = await world.api.call("GET", path(world, world.id("project_reader")), token)
@@ -96,7 +60,7 @@ async def test_get_by_role(world: World, who: str, expected: int) -> None:
         assert ("is_active" in access) is (who in PROJECT_ADMINS)
 
 
-@pytest.mark.parametrize(("who", "expected"), table(MANAGE))
+@pytest.mark.parametrize(("who", "expected"), table(PROJECT_ADMIN_ONLY))
 async def test_patch_by_role(world: World, who: str, expected: int) -> None:
     token = await world.token(who)
     body = {"can_update": True}
@@ -108,7 +72,7 @@ async def test_patch_by_role(world: World, who: str, expected: int) -> None:
     assert row is not None and row["can_update"] == (1 if status == 200 else 0)
 
 
-@pytest.mark.parametrize(("who", "expected"), table(MANAGE))
+@pytest.mark.parametrize(("who", "expected"), table(PROJECT_ADMIN_ONLY))
 async def test_delete_by_role(world: World, who: str, expected: int) -> None:
     token = await world.token(who)
     status, body = await world.api.call("DELETE", path(world, world.id("project_reader")), token)

@@ -14,7 +14,16 @@ from storage import access as access_store
 from storage import projects as project_store
 from tests.conftest import Api
 from tests.tenants import Tenant
-from tests.world import CALLERS, PROJECT_ADMINS, PROJECT_CREATORS, World, new_project, table
+from tests.world import (
+    CALLERS,
+    PROJECT_ADMIN_ONLY,
+    PROJECT_ADMINS,
+    PROJECT_CREATORS,
+    PROJECT_READERS,
+    World,
+    new_project,
+    table,
+)
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 TOKEN_RANGES = {
@@ -36,40 +45,7 @@ async def get_project(api: Api, token: str | None, project_id: str) -> dict[str,
 
 
 # -- who may do what ---------------------------------------------------------------------------
-READ = {
-    "staff": 200,
-    "staff_unscoped": 403,
-    "org_admin": 200,
-    "project_admin": 200,
-    "role_admin": 200,
-    "org_user_perms": 404,
-    "org_group_role_perms": 404,
-    "org_project_perms": 200,
-    "org_device_perms": 404,
-    "project_user_perms": 403,  # any project access makes the project known
-    "project_group_role_perms": 403,
-    "project_device_perms": 403,
-    "project_reader": 200,
-    "project_updater": 403,  # update never needs read: they know the project, but may not read it
-    "group_admin": 404,
-    "group_user_perms": 404,
-    "group_editor": 404,
-    "group_device_perms": 404,
-    "member": 404,  # a home project is not access to it
-    "holder": 404,
-    "owner": 404,
-    "plain": 404,
-    "gemini_user": 404,
-    "device_member": 404,
-    "device_loner": 404,
-    "device_boss": 200,
-    "device_plain": 404,
-    "other_admin": 404,
-    "anonymous": 401,
-}
-
-
-@pytest.mark.parametrize(("who", "expected"), table(READ))
+@pytest.mark.parametrize(("who", "expected"), table(PROJECT_READERS))
 async def test_get_by_role(world: World, who: str, expected: int) -> None:
     token = await world.token(who)
     status, body = await world.api.call("GET", f"/v2/projects/{world.project_id}", token)
@@ -164,7 +140,7 @@ async def test_create_by_role(world: World, who: str, expected: int) -> None:
         assert set(body) == {"message"}
 
 
-UPDATE = {**READ, "project_updater": 200, "project_reader": 403}
+UPDATE = {**PROJECT_READERS, "project_updater": 200, "project_reader": 403}
 
 
 @pytest.mark.parametrize(("who", "expected"), table(UPDATE))
@@ -191,7 +167,7 @@ async def test_suspend_by_role(world: World, who: str, expected: int) -> None:
     assert row is not None and bool(row["is_active"]) is (status != 200)
 
 
-DELETE = {**READ, "project_reader": 403, "project_updater": 403}
+DELETE = {**PROJECT_READERS, "project_reader": 403, "project_updater": 403}
 
 
 @pytest.mark.parametrize(("who", "expected"), table(DELETE))
@@ -202,10 +178,7 @@ async def test_delete_by_role(world: World, who: str, expected: int) -> None:
     assert (stored(world, world.project_id) is None) is (status == 200)
 
 
-FORCE = {**DELETE, "org_project_perms": 403}  # force is for admins only
-
-
-@pytest.mark.parametrize(("who", "expected"), table(FORCE))
+@pytest.mark.parametrize(("who", "expected"), table(PROJECT_ADMIN_ONLY))  # force: admins only
 async def test_forced_delete_by_role(world: World, who: str, expected: int) -> None:
     await world.site.services.db.write(
         lambda c: project_store.patch(c, world.project_id, {"is_delete_protected": 1})

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.world import ALL, NONE, World, table
+from tests.world import ALL, NONE, ORG_ROLE_READERS, World, table
 
 ORG_ROLE_MANAGERS = {
     "staff": 201,
@@ -217,40 +217,7 @@ async def test_a_role_in_a_group_out_of_reach_needs_an_org_admin(world: World) -
 
 
 # -- read --------------------------------------------------------------------------------
-READERS = {
-    "staff": 200,
-    "staff_unscoped": 403,
-    "org_admin": 200,
-    "project_admin": 404,
-    "role_admin": 404,
-    "org_user_perms": 404,
-    "org_group_role_perms": 200,
-    "org_project_perms": 404,
-    "org_device_perms": 404,
-    "project_user_perms": 404,
-    "project_group_role_perms": 404,
-    "project_device_perms": 404,
-    "project_reader": 404,
-    "project_updater": 404,
-    "group_admin": 200,
-    "group_user_perms": 404,
-    "group_editor": 200,
-    "group_device_perms": 404,
-    "member": 404,
-    "holder": 200,  # their own
-    "owner": 404,
-    "plain": 404,
-    "gemini_user": 404,
-    "device_member": 404,
-    "device_loner": 404,
-    "device_boss": 200,
-    "device_plain": 404,
-    "other_admin": 404,
-    "anonymous": 401,
-}
-
-
-@pytest.mark.parametrize(("who", "expected"), table(READERS))
+@pytest.mark.parametrize(("who", "expected"), table(ORG_ROLE_READERS))
 async def test_who_may_read_role_access(world: World, who: str, expected: int) -> None:
     status, body = await world.call(who, "GET", path(world.org_role_id, world.id("holder")))
     assert status == expected, body

@@ -5,7 +5,6 @@ user) could not take it again. As root, the folder's owner is who to run the com
 from __future__ import annotations
 
 import os
-import pwd
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +12,10 @@ from pathlib import Path
 import pytest
 
 from edge import cli
-from edge.ops import ownership
-from tests.factory import new_site
+from tests.edge.ops.test_ownership import give_away
 from tests.ports import free_port
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the refusal is for root only")
-OWNER = pwd.getpwnam("nobody")
 COMMANDS = [
     ["backup", "{tmp}/copy"],
     ["backup", "--into", "{tmp}/backups"],
@@ -40,11 +37,6 @@ def snapshot(folder: Path) -> dict[str, tuple[int, int, int]]:
         info = path.lstat()
         found[str(path)] = (info.st_uid, info.st_mode, info.st_mtime_ns)
     return found
-
-
-def give_away(folder: Path) -> None:
-    for path in [folder, *folder.rglob("*")]:
-        os.lchown(path, OWNER.pw_uid, OWNER.pw_gid)
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c[:2]))
@@ -70,29 +62,4 @@ def test_root_is_refused_on_another_users_folder_and_touches_nothing(
 
 
 def test_root_may_use_its_own_folder_and_make_a_new_one(data_dir: Path, tmp_path: Path) -> None:
-    assert ownership.refusal(data_dir, "backup") is None
-    assert ownership.refusal(tmp_path / "not-yet", "init") is None
     assert cli.main(["backup", str(tmp_path / "copy"), "--data-dir", str(data_dir)]) == 0
-
-
-def test_a_user_without_a_name_is_named_by_its_number(tmp_path: Path) -> None:
-    folder = tmp_path / "site"
-    folder.mkdir()
-    os.chown(folder, 54321, 54321)
-    uids = {entry.pw_uid for entry in pwd.getpwall()}
-    assert 54321 not in uids
-    refused = ownership.refusal(folder, "check")
-    assert refused is not None and "sudo -u '#54321' edge check" in refused
-
-
-def test_the_service_can_use_what_the_refusal_protects(data_dir: Path) -> None:
-    """The guard is on the command line, not in the site: the service opens its folder."""
-    from storage import staff
-
-    give_away(data_dir)
-    assert ownership.refusal(data_dir, "serve") is not None  # the command line refuses root
-    site = new_site(data_dir)
-    try:
-        assert site.services.db.read(staff.first)["username"] == "admin"  # the site opens
-    finally:
-        site.services.db.close()

@@ -1,6 +1,6 @@
 """Every file that may hold a secret is owner-only whatever the umask (the outbox above
-all: reset tokens, temporary passwords, sign-in codes), `edge check` verifies it, and a
-backup leaves out initial-admin.txt (the first staff password in plain text)."""
+all: reset tokens, temporary passwords, sign-in codes). That `edge check` verifies it and a
+backup leaves out initial-admin.txt: tests/edge/ops/test_check.py and test_backup.py."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import pytest
 
 from edge.delivery.mailer import FileMailer
 from edge.delivery.sms import FileSms
-from edge.ops import backup, check
 from storage import layout
 
 
@@ -28,11 +27,6 @@ def open_umask() -> Iterator[None]:
 
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
-
-
-def findings(folder: Path) -> tuple[bool, list[str]]:
-    lines: list[str] = []
-    return check.run(folder, echo=lines.append), lines
 
 
 async def test_outbox_files_are_owner_only_whatever_the_umask(
@@ -59,35 +53,3 @@ def test_prepare_puts_an_old_outbox_right(tmp_path: Path) -> None:
     (data_dir / layout.OUTBOX_DIR).chmod(0o755)
     layout.prepare(data_dir)
     assert mode(data_dir / layout.OUTBOX_DIR) == 0o700
-
-
-@pytest.mark.parametrize("where", ["outbox/mail/old.eml", "outbox/sms/old.txt", "backups/x.db"])
-def test_check_finds_readable_secrets_in_the_outbox_and_backups(data_dir: Path, where: str) -> None:
-    path = data_dir / where
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("Your reset token: secret-token")
-    path.chmod(0o644)
-    ok, lines = findings(data_dir)
-    assert not ok
-    assert any(f"chmod 600 {path}" in line for line in lines), lines
-
-
-def test_check_finds_an_open_outbox_folder(data_dir: Path) -> None:
-    outbox = data_dir / layout.OUTBOX_DIR
-    outbox.chmod(0o755)
-    ok, lines = findings(data_dir)
-    assert not ok and any(f"chmod 700 {outbox}" in line for line in lines), lines
-
-
-def test_check_warns_while_initial_admin_txt_is_there(data_dir: Path) -> None:
-    layout.write_secret(data_dir / layout.INITIAL_ADMIN_FILE, b"password: x\n")
-    ok, lines = findings(data_dir)
-    assert ok and any("initial-admin.txt still holds" in line for line in lines)
-
-
-def test_backup_leaves_out_initial_admin_txt(data_dir: Path, tmp_path: Path) -> None:
-    layout.write_secret(data_dir / layout.INITIAL_ADMIN_FILE, b"password: first-password\n")
-    backup.backup(data_dir, tmp_path / "copy", echo=lambda _: None)
-    assert not (tmp_path / "copy" / layout.INITIAL_ADMIN_FILE).exists()
-    copied = b"".join(p.read_bytes() for p in (tmp_path / "copy").rglob("*") if p.is_file())
-    assert b"first-password" not in copied

@@ -15,7 +15,6 @@ from cryptography import x509
 
 from edge.app import create_app, open_site
 from edge.certificates import ca
-from edge.kernel.config import ConfigError
 from edge.ops import tls
 from tests.conftest import make_config
 from tests.ports import free_port
@@ -58,18 +57,6 @@ async def test_operator_certificate_and_key(tmp_path: Path) -> None:
     assert await get_health(config, issued.ca) == 200
 
 
-def test_certificate_and_key_go_together(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="tls_key"):
-        make_config(tmp_path / "site", tls_cert=tmp_path / "cert.pem")
-
-
-def test_server_certificate_is_reissued_for_new_names(tmp_path: Path) -> None:
-    first = ca.server_certificate(tmp_path, ["localhost"])
-    before = first.cert.read_bytes()
-    assert ca.server_certificate(tmp_path, ["localhost"]).cert.read_bytes() == before
-    assert ca.server_certificate(tmp_path, ["localhost", "edge.lan"]).cert.read_bytes() != before
-
-
 def _mqtt_tls_handshake(port: int, name: str, ca_file: Path) -> set[str]:
     """The names of the broker's certificate, after a handshake that checked it for `name`
     (as a device given that broker host does)."""
@@ -99,38 +86,3 @@ async def test_following_public_url_on_the_lan_gives_devices_a_certificate_for_i
     names = await asyncio.to_thread(_mqtt_tls_handshake, port, "edge.plant.test", ca_file)
     assert {"edge.plant.test", "localhost", "127.0.0.1"} <= names
     assert tls.mismatches(config) == []
-
-
-def test_explicit_tls_hostnames_win_and_a_gap_is_warned_about(tmp_path: Path) -> None:
-    config = make_config(
-        tmp_path / "site",
-        public_url="http://edge.plant.test:8080",
-        tls_hostnames="localhost,gateway.test",
-        mqtt_tls_port=8883,
-    )
-    assert config.certificate_names == ("localhost", "gateway.test")
-    [warning] = tls.mismatches(config)
-    assert "does not name edge.plant.test" in warning and "tls_hostnames" in warning
-    covered = make_config(
-        tmp_path / "x",
-        tls_hostnames="*.plant.test",
-        mqtt_tls_port=8883,
-        public_url="http://edge.plant.test:8080",
-    )
-    assert tls.mismatches(covered) == []  # a wildcard one level up covers it
-
-
-def test_an_https_public_url_without_tls_is_warned_about(tmp_path: Path) -> None:
-    config = make_config(tmp_path / "site", public_url="https://edge.plant.test:8080")
-    [warning] = tls.mismatches(config)
-    assert "public_url" in warning and "plain HTTP" in warning
-    served = make_config(
-        tmp_path / "site", public_url="https://edge.plant.test:8080", tls_local_ca="true"
-    )
-    assert tls.mismatches(served) == []  # the derived names include edge.plant.test
-    assert "edge.plant.test" in served.certificate_names
-
-
-def test_default_certificate_names_are_the_local_ones(tmp_path: Path) -> None:
-    """A site without public_url keeps the names it had (no new certificate on upgrade)."""
-    assert make_config(tmp_path).certificate_names == ("localhost", "127.0.0.1")

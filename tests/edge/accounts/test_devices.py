@@ -60,12 +60,18 @@ async def test_the_owner_is_changed_by_admins_or_the_owner(room: Room) -> None:
     ward = await room.group(admin)
     owner, heir = await room.add_user(org_id), await room.add_user(org_id)
     editor, head = await room.add_user(org_id), await room.add_user(org_id)
+    group_editor = await room.add_user(org_id)
     await room.grant(org_id, "org", org_id, editor, device_permissions=CRUD)
     await room.grant(org_id, "group", ward, head, is_admin=True)
+    await room.grant(org_id, "group", ward, group_editor, device_permissions=CRUD)
     device_id = await room.add_device(org_id, owner_id=owner)
     await room.grant(org_id, "group", ward, device_id, "device")
     devices = room.services.devices
-    for who in (room.user(org_id, editor), room.device(org_id, device_id)):
+    for who in (
+        room.user(org_id, editor),
+        room.user(org_id, group_editor),
+        room.device(org_id, device_id),
+    ):
         with pytest.raises(Denied):
             await devices.patch(who, device_id, {"owner_id": heir})
     await devices.patch(room.user(org_id, owner), device_id, {"owner_id": heir})

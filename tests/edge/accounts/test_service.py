@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from edge.accounts.service import changed_fields
-from edge.kernel.errors import Denied, NotFound, ValidationError
+from edge.kernel.errors import DeleteProtected, Denied, NotFound, ValidationError
 from tests.edge.rooms import CRUD, Room
 
 PASSWORD = "a-long-enough-password-1"
@@ -126,16 +126,24 @@ async def test_creating_needs_the_kinds_create_permission_where_it_goes(room: Ro
     assert made["id"]
 
 
-async def test_only_an_admin_over_the_account_forces_a_delete(room: Room) -> None:
+@pytest.mark.parametrize("kind", ["user", "device"])
+async def test_only_an_admin_over_the_account_forces_a_delete(room: Room, kind: str) -> None:
+    """A protected account needs `force`, and `force` is for admins over it, even for a
+    caller who may delete it."""
     org_id = await room.org()
     admin = await room.admin(org_id)
     manager = await room.add_user(org_id)
-    await room.grant(org_id, "org", org_id, manager, user_permissions=CRUD)
-    target = await room.add_user(org_id, is_delete_protected=True)
-    users = room.services.users
+    perms = {f"{kind}_permissions": CRUD}
+    await room.grant(org_id, "org", org_id, manager, **perms)
+    add = room.add_user if kind == "user" else room.add_device
+    target = await add(org_id, is_delete_protected=True)
+    accounts = room.services.users if kind == "user" else room.services.devices
+    as_manager = room.user(org_id, manager)
+    with pytest.raises(DeleteProtected):
+        await accounts.delete(as_manager, target, force=False, permanent=False)
     with pytest.raises(Denied):
-        await users.delete(room.user(org_id, manager), target, force=True, permanent=False)
-    await users.delete(admin, target, force=True, permanent=False)
+        await accounts.delete(as_manager, target, force=True, permanent=False)
+    await accounts.delete(admin, target, force=True, permanent=False)
 
 
 def test_the_audit_log_records_names_and_standing_never_secrets() -> None:

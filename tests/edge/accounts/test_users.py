@@ -84,8 +84,11 @@ async def test_suspension_and_a_lost_admin_status_end_sessions(room: Room) -> No
     assert room.signed_in(boss_token) and room.signed_in(member_token)  # still admins
     await users.patch(admin, boss.account_id, {"org_permissions": {"is_admin": False}})
     assert not room.signed_in(boss_token)
+    held = users.get(admin, boss.account_id)["org_permissions"]
+    assert (held["is_admin"], held["can_read"]) == (False, True)  # merged, not replaced
     await users.patch(admin, member.account_id, {"is_active": False})
     assert not room.signed_in(member_token)
+    assert users.get(admin, member.account_id)["is_active"] is False
 
 
 async def test_a_get_follows_every_change(room: Room) -> None:

@@ -74,6 +74,9 @@ async def test_entries_belong_to_their_org(room: Room) -> None:
     with pytest.raises(NotFound):
         await billing.delete(staff, other, entry)
     assert (await billing.list(staff, other, ListQuery())).rows == []
+    await billing.create(staff, other, {"points": 2})
+    assert billing.get(staff, org_id, entry)["points"] == 5  # the refused delete kept it
+    assert billing.balance(staff, org_id)["balance"] == 5
 
 
 async def test_a_patch_changes_the_words_never_the_points(room: Room) -> None:

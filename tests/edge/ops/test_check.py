@@ -6,7 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import apsw
+import pytest
+
 from edge.certificates import ca
+from edge.kernel import clock
 from edge.ops import check
 from storage import layout
 
@@ -66,3 +70,90 @@ def test_the_operators_certificate_must_match_its_key(data_dir: Path, tmp_path: 
     assert passed and any(line.split()[:2] == ["ok", "tls"] for line in lines)
     passed, lines = run(data_dir, (first.cert, second.key))
     assert not passed and any(line.split()[:2] == ["FAIL", "tls"] for line in lines)
+
+
+def test_check_reports_a_data_folder_open_to_others(data_dir: Path) -> None:
+    data_dir.chmod(0o755)
+    lines: list[str] = []
+    assert not check.run(data_dir, echo=lines.append)
+    assert any(
+        line.startswith("FAIL  permissions") and f"{data_dir} is open" in line for line in lines
+    )
+
+
+@pytest.mark.parametrize("where", ["outbox/mail/old.eml", "outbox/sms/old.txt", "backups/x.db"])
+def test_check_finds_readable_secrets_in_the_outbox_and_backups(data_dir: Path, where: str) -> None:
+    path = data_dir / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("Your reset token: secret-token")
+    path.chmod(0o644)
+    ok, lines = run(data_dir)
+    assert not ok
+    assert any(f"chmod 600 {path}" in line for line in lines), lines
+
+
+def test_check_finds_an_open_outbox_folder(data_dir: Path) -> None:
+    outbox = data_dir / layout.OUTBOX_DIR
+    outbox.chmod(0o755)
+    ok, lines = run(data_dir)
+    assert not ok and any(f"chmod 700 {outbox}" in line for line in lines), lines
+
+
+def test_check_reports_readable_secrets(data_dir: Path) -> None:
+    key = next((data_dir / "keys").glob("signing-*.pem"))
+    key.chmod(0o644)
+    ok, lines = run(data_dir)
+    assert not ok
+    assert any(line.startswith("FAIL  permissions") and str(key) in line for line in lines)
+
+
+def test_check_reports_a_readable_ca_key_but_not_the_public_certificate(data_dir: Path) -> None:
+    assert (data_dir / "ca" / "ca.pem").stat().st_mode & 0o044  # public, as served
+    assert run(data_dir)[0]
+    key = data_dir / "ca" / "ca.key"
+    key.chmod(0o644)
+    ok, lines = run(data_dir)
+    assert not ok
+    assert any(line.startswith("FAIL  permissions") and str(key) in line for line in lines)
+
+
+def test_check_reports_a_schema_from_a_newer_edge(data_dir: Path) -> None:
+    conn = apsw.Connection(str(layout.database_path(data_dir)))
+    conn.execute("INSERT INTO schema_migrations (version, name) VALUES (999, '0999_future.sql')")
+    conn.close()
+    ok, lines = run(data_dir)
+    assert not ok and any("newer edge" in line for line in lines)
+
+
+def test_check_reports_missing_keys_and_database(tmp_path: Path, data_dir: Path) -> None:
+    for key in (data_dir / "keys").iterdir():
+        key.unlink()
+    ok, lines = run(data_dir)
+    assert not ok and any(line.startswith("FAIL  keys") for line in lines)
+    ok, lines = run(tmp_path / "nowhere")
+    assert not ok and any("not an edge data folder" in line for line in lines)
+
+
+def test_check_reports_a_damaged_database(data_dir: Path) -> None:
+    db = layout.database_path(data_dir)
+    with open(db, "r+b") as handle:  # overwrite a page in the middle with garbage
+        handle.seek(os.path.getsize(db) // 2)
+        handle.write(b"\xff" * 4096)
+    ok, lines = run(data_dir)
+    assert not ok and any(line.startswith("FAIL  database") for line in lines)
+
+
+def test_check_reports_account_wide_sign_in_lockouts(data_dir: Path) -> None:
+    conn = apsw.Connection(str(layout.database_path(data_dir)))
+    conn.execute(
+        "INSERT INTO sign_in_lockouts (account, failures, addresses, blocked_until,"
+        " created_date) VALUES ('user:abc', 100, 37, ?, ?)",
+        (clock.now_iso(), clock.now_iso()),
+    )
+    conn.close()
+    ok, lines = run(data_dir)
+    assert ok  # a warning, not a fault
+    assert any(
+        line.startswith("warn  sign-in") and "user:abc" in line and "37 addresses" in line
+        for line in lines
+    )

@@ -71,6 +71,23 @@ async def test_a_recovery_is_logged_at_info(room: Room, caplog: pytest.LogCaptur
     assert [r.levelno for r in caplog.records] == [logging.INFO]
 
 
+async def test_health_changes_are_warnings_only_when_a_part_gets_worse(
+    room: Room, caplog: pytest.LogCaptureFixture
+) -> None:
+    broker = ["ok"]
+    watched = Probe(room.services.db, Health(), broker=lambda: broker[0])
+    with caplog.at_level(logging.INFO, logger="edge.health"):
+        await watched.once()  # the first reading, all well: nothing to say
+        broker[0] = "not listening"
+        await watched.once()  # worse
+        await watched.once()  # unchanged: nothing logged
+        broker[0] = "ok"
+        await watched.once()  # recovered
+    lines = [(r.levelno, r.getMessage()) for r in caplog.records]
+    assert [level for level, _ in lines] == [logging.WARNING, logging.INFO]
+    assert lines[0][1].endswith("mqtt not listening") and lines[1][1].endswith("mqtt ok")
+
+
 async def test_a_first_reading_that_finds_a_part_failing_is_a_warning(
     room: Room, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -58,3 +58,4 @@ def test_an_unreachable_socket_is_a_warning(
     with caplog.at_level(logging.WARNING, logger="edge.readiness"):
         readiness.ready()
     assert [r.levelno for r in caplog.records] == [logging.WARNING]
+    assert "could not tell systemd" in caplog.text

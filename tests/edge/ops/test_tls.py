@@ -69,3 +69,33 @@ def test_a_wildcard_covers_one_level(tmp_path: Path, names: str, host: str, cove
     )
     found = tls.mismatches(config)
     assert (found == []) is covered, found
+
+
+def test_explicit_tls_hostnames_win_and_a_gap_is_warned_about(tmp_path: Path) -> None:
+    config = make_config(
+        tmp_path / "site",
+        public_url="http://edge.plant.test:8080",
+        tls_hostnames="localhost,gateway.test",
+        mqtt_tls_port=8883,
+    )
+    assert config.certificate_names == ("localhost", "gateway.test")
+    [warning] = tls.mismatches(config)
+    assert "does not name edge.plant.test" in warning and "tls_hostnames" in warning
+    covered = make_config(
+        tmp_path / "x",
+        tls_hostnames="*.plant.test",
+        mqtt_tls_port=8883,
+        public_url="http://edge.plant.test:8080",
+    )
+    assert tls.mismatches(covered) == []  # a wildcard one level up covers it
+
+
+def test_an_https_public_url_without_tls_is_warned_about(tmp_path: Path) -> None:
+    config = make_config(tmp_path / "site", public_url="https://edge.plant.test:8080")
+    [warning] = tls.mismatches(config)
+    assert "public_url" in warning and "plain HTTP" in warning
+    served = make_config(
+        tmp_path / "site", public_url="https://edge.plant.test:8080", tls_local_ca="true"
+    )
+    assert tls.mismatches(served) == []  # the derived names include edge.plant.test
+    assert "edge.plant.test" in served.certificate_names

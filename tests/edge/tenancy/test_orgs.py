@@ -13,20 +13,25 @@ from tests.edge.rooms import Room
 
 
 async def test_only_staff_manage_organizations(room: Room) -> None:
+    """An org admin is refused on their own org, on another, and on one that does not exist
+    (before it is looked up), and nothing they asked for happens."""
     org_id = await room.org()
+    other = await room.org("Other")
     admin = await room.admin(org_id)
     orgs = room.services.orgs
     with pytest.raises(Denied):
         await orgs.create(admin, {"name": "Mine"})
     with pytest.raises(Denied):
-        orgs.get(admin, org_id)
-    with pytest.raises(Denied):
         await orgs.list(admin, ListQuery())
-    with pytest.raises(Denied):
-        await orgs.patch(admin, org_id, {"name": "Renamed"})
-    with pytest.raises(Denied):
-        await orgs.delete(admin, org_id, force=True)
-    assert orgs.get(room.staff(), org_id)["name"] == "Clinic"
+    for target in (org_id, other, "unknownOrgId0001"):
+        with pytest.raises(Denied):
+            orgs.get(admin, target)
+        with pytest.raises(Denied):
+            await orgs.patch(admin, target, {"name": "Renamed"})
+        with pytest.raises(Denied):
+            await orgs.delete(admin, target, force=True)
+    shown = (await orgs.list(room.staff(), ListQuery())).rows
+    assert sorted(o["name"] for o in shown) == ["Clinic", "Other"]
 
 
 async def test_a_new_org_holds_every_default_and_the_settings_given(room: Room) -> None:
@@ -80,6 +85,7 @@ async def test_delete_protection_needs_force(room: Room) -> None:
     orgs = room.services.orgs
     with pytest.raises(DeleteProtected):
         await orgs.delete(room.staff(), org_id, force=False)
+    assert orgs.get(room.staff(), org_id)["is_delete_protected"] is True  # still kept
     await orgs.delete(room.staff(), org_id, force=True)
     with pytest.raises(NotFound):
         orgs.get(room.staff(), org_id)

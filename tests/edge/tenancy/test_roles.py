@@ -57,12 +57,27 @@ async def test_only_those_who_outrank_a_role_change_it(room: Room) -> None:
     await room.grant(org_id, "project", project_id, lead, is_admin=True)
     await room.grant(org_id, "org", org_id, lead, role_permissions=CRUD)
     as_lead = room.user(org_id, lead)
+    in_project = await room.add_user(org_id)  # every role permission in the project
+    await room.grant(org_id, "project", project_id, in_project, role_permissions=CRUD)
+    ward = await room.group(admin)
+    editor = await room.add_user(org_id)  # every role permission in a group the roles reach
+    await room.grant(org_id, "group", ward, editor, can_read=True, role_permissions=CRUD)
     bosses = await room.role(admin, project_id, name="Bosses", org_permissions=ADMIN)
     leads = await room.role(admin, project_id, name="Leads", project_permissions=ADMIN)
     nurses = await room.role(admin, name="Nurses")
+    for role_id in (bosses, leads):
+        await room.grant(org_id, "group", ward, role_id, "role")
     roles = room.services.roles
     assert roles.get(manager, bosses)["is_org_admin"] is True  # reading is fine
-    for who, role_id in ((manager, bosses), (manager, leads), (as_lead, bosses)):
+    as_in_project, as_editor = room.user(org_id, in_project), room.user(org_id, editor)
+    for who, role_id in (
+        (manager, bosses),
+        (manager, leads),
+        (as_lead, bosses),
+        (as_in_project, leads),
+        (as_editor, bosses),
+        (as_editor, leads),
+    ):
         with pytest.raises(Denied):
             await roles.patch(who, role_id, {"description": "mine now"})
         with pytest.raises(Denied):
@@ -113,6 +128,21 @@ async def test_holders_are_logged_out_when_a_role_stops_making_them_admins(
     token = await room.session(room.user(org_id, holder))
     await room.services.roles.delete(admin, bosses, force=False, permanent=False)
     assert not room.signed_in(token)
+
+
+async def test_every_holder_is_logged_out_when_a_project_admin_role_stops(room: Room) -> None:
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    project_id = await room.project(admin)
+    leads = await room.role(admin, project_id, name="Leads", project_permissions=ADMIN)
+    holders = [await room.add_user(org_id), await room.add_user(org_id)]
+    for holder in holders:
+        await room.grant(org_id, "role", leads, holder)
+    tokens = [await room.session(room.user(org_id, holder)) for holder in holders]
+    bystander = await room.session(room.user(org_id, await room.add_user(org_id)))
+    await room.services.roles.patch(admin, leads, {"project_permissions": {"can_read": True}})
+    assert not any(room.signed_in(token) for token in tokens)
+    assert room.signed_in(bystander)
 
 
 async def test_suspending_an_admin_role_logs_its_holders_out(room: Room) -> None:
