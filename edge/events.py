@@ -7,8 +7,9 @@ them on to SSE and MQTT.
 Listeners run in line, on the event loop, in the order they were added; each must be
 quick and must not raise (one that does is logged and the others still run). Work that
 takes time is started by the listener as a task of its own. An event's repr is what that
-log line shows, so an event that carries data people set (a twin) keeps it out of its repr. When the server grows into
-several processes, a listener is where an event crosses to the internal bus.
+log line shows, so an event that carries data people set (a twin) keeps it out of its
+repr. When the server grows into several processes, a listener is where an event crosses
+to the internal bus.
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ from typing import Any
 
 from edge import clock
 from edge.accounts.devices import Devices
-from edge.events import Hook
 from edge.errors import Conflict, Denied, NotFound, SchemaError, ValidationError
+from edge.events import Hook
 from edge.principal import Principal
 from edge.twins import document, topics
 from edge.twins.document import SECTIONS, JsonObject, Limits

@@ -42,4 +42,3 @@ def test_a_failing_listener_is_logged_and_the_others_still_run(
 
 def test_an_event_nobody_listens_to_goes_nowhere() -> None:
     Hook[int]("quiet").emit(1)
-
