@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from edge.commands.messages import COMMANDS, REPLY
 from edge.commands.service import Commands
 from edge.devices.mqtt_clients import MqttClient
+from edge.devices.topics import own_topic
 
 
 class CommandInbox:
@@ -36,6 +38,6 @@ def is_reply(client: MqttClient, topic: str) -> bool:
     """Whether a publish is a reply of the device's own: `.../commands/<id>/reply`."""
     if client.kind != "device":
         return False
-    own = f"{client.root_scope}/devices/{client.account_id}/commands/"
+    own = own_topic(client.root_scope, client.account_id, COMMANDS) + "/"
     rest = topic[len(own) :].split("/") if topic.startswith(own) else []
-    return len(rest) == 2 and rest[0] != "" and rest[1] == "reply"
+    return len(rest) == 2 and rest[0] != "" and rest[1] == REPLY

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from edge.config import Config
+from edge.devices.topics import own_topic
 from edge.errors import Conflict, ValidationError
 from edge.services import Services
 from storage import layout
@@ -75,7 +76,7 @@ def describe(config: Config, device: Device, issued: dict[str, Any]) -> dict[str
         "mqtts_url": f"mqtts://{host}:{config.mqtt_tls_port}",
         "mqtt_port": config.mqtt_port or None,
         "root_scope": root,
-        "own_topic": f"{root}/devices/{device.id}",
+        "own_topic": own_topic(root, device.id),
         "scopes": {
             f"{root}{scope}": {
                 "publish": bool(rights.get("can_publish")),

@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from edge.devices.topics import root_scope
+from edge.devices.topics import device_topic
 from storage.records import Device, Tunnel
 
 # (device ID, topic, payload) -> how many of the device's sessions got it
@@ -26,7 +26,7 @@ TOKEN_SUFFIX = "/agent/token"  # POST, as the device: its end's token (docs/tunn
 
 
 def topic(device: Device) -> str:
-    return f"{root_scope(device.org_id, device.project_id)}/devices/{device.id}/tunnels"
+    return device_topic(device, "tunnels")
 
 
 def opened(device: Device, tunnel: Tunnel, base_url: str) -> bytes:
