@@ -16,17 +16,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from edge.devices.topics import device_topic, own_topic
+from edge.devices.topics import device_topic
 from storage.records import Device, Twin
 
 # (device ID, topic, payload) -> how many of the device's sessions got it
 Notify = Callable[[str, str, bytes], int]
 TWIN, GET, UPDATE = "twin", "get", "update"
 DELTA = "update/delta"
-
-
-def base(root: str, device_id: str) -> str:
-    return own_topic(root, device_id, TWIN)
 
 
 def delta_topic(device: Device) -> str:
