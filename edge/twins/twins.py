@@ -106,7 +106,10 @@ class Twins:
         for section, patch in update.patches.items():
             document.check_patch(section, patch, self.limits)
         now = clock.now_iso()
-        twin = await self.db.write(lambda conn: self._write(conn, device.id, update, now))
+        # `_write` reads, checks, then changes the twin by one statement: no savepoint.
+        twin = await self.db.write(
+            lambda conn: self._write(conn, device.id, update, now), savepoint=False
+        )
         log.debug("twin of device %s at version %d", device.id, twin.version)
         if "desired" in update.patches:
             self.send_delta(device, twin)
