@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from api import audit, billing, commands, entry
 from api.access_models import ACCESS_MODELS
-from api.model_fields import DATETIME, INT, OBJECT, STR, Schema, model, one, page
+from api.model_fields import BOOL, DATETIME, INT, OBJECT, STR, Schema, model, one, page
 from api.sdk_models import SDK_MODELS
+from edge.devices.presence import REASONS
 from edge.tenancy.trash import KINDS as TRASH_KINDS
 
 _TRASH_ENTRY = model(
@@ -65,6 +66,35 @@ EDGE_MODELS: dict[str, Schema] = {
 }
 
 
+# Marks a property edge adds to a model of the SDK: declared for readers and generators,
+# never required, and a client of the interface keeps it as an additional property.
+EXTENSION = "x-edge-extension"
+_PRESENCE: dict[str, Schema] = {
+    "is_online": {**BOOL, "description": "edge's own: a session or tunnel agent is connected"},
+    "connected_since": {**DATETIME, "description": "edge's own: while online, since when"},
+    "last_disconnect_reason": {
+        "type": "string",
+        "enum": list(REASONS),
+        "description": "edge's own: why its last connection ended",
+    },
+}
+# The SDK's models that edge's own fields extend (docs/presence.md).
+EXTENDED: dict[str, dict[str, Schema]] = {
+    "DeviceSchema": _PRESENCE,
+    "AdminDeviceSchema": _PRESENCE,
+}
+
+
+def _extended(models: dict[str, Schema]) -> dict[str, Schema]:
+    """The SDK's models with edge's own fields added, each marked `EXTENSION`."""
+    out = dict(models)
+    for name, fields in EXTENDED.items():
+        schema = out[name]
+        added = {field: {**each, EXTENSION: True} for field, each in fields.items()}
+        out[name] = {**schema, "properties": {**schema["properties"], **added}}
+    return out
+
+
 def _with_pages(models: dict[str, Schema]) -> dict[str, Schema]:
     """Every list may carry `last_evaluated_key` (the SDK's list models do not name it)."""
     for schema in models.values():
@@ -74,6 +104,6 @@ def _with_pages(models: dict[str, Schema]) -> dict[str, Schema]:
     return models
 
 
-MODELS: dict[str, Schema] = _with_pages({**SDK_MODELS, **ACCESS_MODELS, **EDGE_MODELS})
+MODELS: dict[str, Schema] = _with_pages({**_extended(SDK_MODELS), **ACCESS_MODELS, **EDGE_MODELS})
 COUNTS = ("object_count", "page_count")
 __all__ = ["MODELS", "COUNTS", "INT"]

@@ -102,13 +102,17 @@ class Router:
         self.accounts.ended(key)
         return _logged(self.sessions.forget(key))
 
-    def route_to_device(self, device_id: str, message: Message) -> int:
+    def route_to_device(self, device_id: str, message: Message, connected: bool = False) -> int:
         """Hand a message only to this device's own sessions subscribed to its topic (a
         server notice that carries a secret for the device: user tools subscribed to the
-        same topic do not get it). Returns how many sessions got it."""
+        same topic do not get it), with `connected` only to those whose client is here
+        now (a persistent session that is away would get it too late for anyone waiting).
+        Returns how many sessions got it."""
         qos, count = message.qos, 0
         for session, granted in self.tree.match(message.topic):
             client = session.client
+            if connected and session.link is None:
+                continue
             if client.kind == "device" and client.account_id == device_id:
                 session.offer(message, qos if qos < granted else granted)
                 count += 1

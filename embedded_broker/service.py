@@ -136,6 +136,12 @@ class MqttService:
         persistent session of the device that is offline gets it when it comes back."""
         return self.router.route_to_device(device_id, Message.of(topic, payload, 1))
 
+    def notify_connected(self, device_id: str, topic: str, payload: bytes) -> int:
+        """The same notice to the device's sessions whose clients are connected now only
+        (a command someone waits for: docs/commands.md)."""
+        message = Message.of(topic, payload, 1)
+        return self.router.route_to_device(device_id, message, connected=True)
+
     def keeps_session(self, device_id: str) -> bool:
         """Whether the device has a persistent session here (connected or not)."""
         if self.broker is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from edge.commands.messages import COMMANDS, REPLY
 from edge.commands.service import Commands
 from edge.devices.mqtt_clients import MqttClient
 
@@ -34,8 +35,8 @@ class CommandInbox:
 
 def is_reply(client: MqttClient, topic: str) -> bool:
     """Whether a publish is a reply of the device's own: `.../commands/<id>/reply`."""
-    if client.kind != "device":
+    own = client.own_topic(COMMANDS)
+    if own is None or not topic.startswith(own + "/"):
         return False
-    own = f"{client.root_scope}/devices/{client.account_id}/commands/"
-    rest = topic[len(own) :].split("/") if topic.startswith(own) else []
-    return len(rest) == 2 and rest[0] != "" and rest[1] == "reply"
+    rest = topic[len(own) + 1 :].split("/")
+    return len(rest) == 2 and rest[0] != "" and rest[1] == REPLY

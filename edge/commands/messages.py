@@ -8,7 +8,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from edge.devices.topics import root_scope
+from edge.devices.topics import device_topic
 from edge.kernel import clock, fields
 from edge.kernel.errors import ValidationError
 from edge.kernel.ids import new_id
@@ -19,11 +19,11 @@ Row = dict[str, Any]
 MAX_NAME = 128
 DEFAULT_TIMEOUT, MAX_TIMEOUT = 10, 60
 DEFAULT_TTL, MAX_TTL = 3600, 7 * 86400
+COMMANDS, REPLY = "commands", "reply"  # <own topic>/commands/<request_id>[/reply]
 
 
 def topic(device: Device, request_id: str) -> str:
-    root = root_scope(device.org_id, device.project_id)
-    return f"{root}/devices/{device.id}/commands/{request_id}"
+    return device_topic(device, COMMANDS, request_id)
 
 
 def request_of(reply_topic: str) -> str:

@@ -60,8 +60,10 @@ class Commands:
         self._devices = devices
         self.limits = limits
         # Set by edge/app.py (the broker is not an edge service): how a command reaches a
-        # device's sessions, and whether a device keeps a persistent session.
+        # device's sessions (a queued one: away persistent sessions too; one waited for:
+        # connected sessions only), and whether a device keeps a persistent session.
         self.notify: Notify | None = None
+        self.notify_connected: Notify | None = None
         self.persistent: Callable[[str], bool] = lambda _: False
         self._waiting: dict[str, asyncio.Future[Command]] = {}
         self.counts = dict.fromkeys(("sent", "answered", "timed_out", "bad_replies"), 0)
@@ -127,9 +129,12 @@ class Commands:
         future: asyncio.Future[Command] = asyncio.get_running_loop().create_future()
         self._waiting[command.id] = future
         try:
-            if self._publish(device, command) == 0:
+            if self._publish_now(device, command) == 0:
                 await self._db.write(lambda c: store.timed_out(c, command.id, clock.now_iso()))
-                raise Conflict("Device is online but not subscribed to its commands topic")
+                raise Conflict(
+                    "Device is online but no connected session of it is subscribed to its"
+                    " commands topic: send with queue true to deliver it later"
+                )
             try:
                 return await asyncio.wait_for(asyncio.shield(future), timeout)
             except TimeoutError:
@@ -151,6 +156,13 @@ class Commands:
     def _publish(self, device: Device, command: Command) -> int:
         assert self.notify is not None, "edge/app.py sets how commands reach devices"
         return self.notify(device.id, messages.topic(device, command.id), messages.message(command))
+
+    def _publish_now(self, device: Device, command: Command) -> int:
+        """To the sessions connected now: an away persistent session would take the
+        command and count as delivered while its caller waits out the timeout."""
+        assert self.notify_connected is not None, "edge/app.py sets how commands reach devices"
+        topic = messages.topic(device, command.id)
+        return self.notify_connected(device.id, topic, messages.message(command))
 
     async def _deliver(self, device: Device, commands: list[Command]) -> None:
         got = [c.id for c in commands if self._publish(device, c) > 0]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from edge.devices.topics import TopicRights
+from edge.devices.topics import TopicRights, own_topic
 
 ClientKind = Literal["device", "user"]
 Credential = Literal["api_key", "certificate", "token"]
@@ -33,6 +33,13 @@ class MqttClient:
     # a session ID): `still_allowed` compares it with the registry's current one.
     stamp: str
     name: str = ""  # the device's name or the user's username, for the broker's log
+
+    def own_topic(self, *below: str) -> str | None:
+        """A device's topic under its own namespace (its requests to the server come
+        there); None for a user tool, which has none."""
+        if self.kind != "device":
+            return None
+        return own_topic(self.root_scope, self.account_id, *below)
 
 
 class ClientDirectory(Protocol):

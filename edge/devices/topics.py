@@ -9,6 +9,8 @@ filters (docs/devices.md).
   `<root>/sensors` and `<root>/sensors/#`. The scope `/` covers the whole root.
 - Every device may also publish and subscribe under its own `/devices/<device_id>`
   (where, for example, tunnel requests reach it), whatever its IoT scopes say.
+  `own_topic` and `device_topic` are the one place that path is spelled: tunnel notices,
+  commands and twins each name only their part below it.
 
 A filter a client subscribes to is allowed only when every topic it can match lies inside
 an allowed scope: `+` and `#` may appear only below a scope's own levels, so a wildcard
@@ -23,6 +25,7 @@ from typing import Any
 
 from edge.kernel import fields
 from edge.kernel.errors import ValidationError
+from storage.records import Device
 
 # How the server publishes to a device's own sessions (the broker's `notify_device`, handed
 # in by edge/app.py): (device ID, topic, payload) -> how many of its sessions got it.
@@ -35,6 +38,17 @@ _FORBIDDEN = ("+", "#", "\x00")
 
 def root_scope(org_id: str, project_id: str | None) -> str:
     return f"{org_id}/{project_id}" if project_id else org_id
+
+
+def own_topic(root: str, device_id: str, *below: str) -> str:
+    """`<root>/devices/<device_id>` and the levels below it: the device's own namespace
+    (embedded_broker/acl.py reserves parts of it for the server or the device)."""
+    return "/".join((root, "devices", device_id, *below))
+
+
+def device_topic(device: Device, *below: str) -> str:
+    """`own_topic` of a device as stored."""
+    return own_topic(root_scope(device.org_id, device.project_id), device.id, *below)
 
 
 def normalize_scope(field: str, raw: Any) -> str:
@@ -92,7 +106,7 @@ def device_rights(
     root: str, device_id: str, scopes: Mapping[str, Mapping[str, bool]]
 ) -> TopicRights:
     """What a device may use: its IoT scopes under its root, and its own `/devices/<id>`."""
-    own = _prefix(root, f"/devices/{device_id}")
+    own = _levels(own_topic(root, device_id))
     publish = [own] + [_prefix(root, s) for s, r in scopes.items() if r.get("can_publish")]
     subscribe = [own] + [_prefix(root, s) for s, r in scopes.items() if r.get("can_subscribe")]
     return TopicRights(_unique(publish), _unique(subscribe))

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from edge.devices.topics import own_topic
 from edge.kernel.config import Config
 from edge.kernel.errors import Conflict, ValidationError
 from edge.services import Services
@@ -75,7 +76,7 @@ def describe(config: Config, device: Device, issued: dict[str, Any]) -> dict[str
         "mqtts_url": f"mqtts://{host}:{config.mqtt_tls_port}",
         "mqtt_port": config.mqtt_port or None,
         "root_scope": root,
-        "own_topic": f"{root}/devices/{device.id}",
+        "own_topic": own_topic(root, device.id),
         "scopes": {
             f"{root}{scope}": {
                 "publish": bool(rights.get("can_publish")),

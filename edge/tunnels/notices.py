@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from edge.devices.topics import root_scope
+from edge.devices.topics import device_topic
 from storage.records import Device, Tunnel
 
 TUNNEL_PATH = "/v2/tunnels/{tunnel_id}"
@@ -23,7 +23,7 @@ TOKEN_SUFFIX = "/agent/token"  # POST, as the device: its end's token (docs/tunn
 
 
 def topic(device: Device) -> str:
-    return f"{root_scope(device.org_id, device.project_id)}/devices/{device.id}/tunnels"
+    return device_topic(device, "tunnels")
 
 
 def opened(device: Device, tunnel: Tunnel, base_url: str) -> bytes:

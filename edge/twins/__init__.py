@@ -7,7 +7,7 @@ metadata, the delta, the limits), the service (`twins.py`: read and update, who 
 delta sent to the device, the change hook) and the device's MQTT requests (`topics.py`:
 `<root>/devices/<device_id>/twin/...`, answered as the broker's server inbox).
 
-May import `edge` (errors, clock, principal, json_text), `edge.accounts` (the device and
+May import `edge` (errors, clock, principal, json_text, events), `edge.accounts` (the device and
 how the caller stands towards it), `edge.devices` (a device's topics and MQTT clients) and
 `storage`; nothing here knows HTTP or the broker.
 """

@@ -40,9 +40,7 @@ class TwinInbox:
 
     def _own(self, client: MqttClient) -> str | None:
         """The base of the client's twin topics, when it is a device."""
-        if client.kind != "device":
-            return None
-        return topics.base(client.root_scope, client.account_id)
+        return client.own_topic(topics.TWIN)
 
     def takes(self, client: MqttClient, topic: str) -> bool:
         """Whether a publish is a twin request of the device's own (not routed on)."""

@@ -15,19 +15,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from edge.devices.topics import root_scope
+from edge.devices.topics import device_topic
 from storage.records import Device, Twin
 
-GET, UPDATE = "get", "update"
+TWIN, GET, UPDATE = "twin", "get", "update"
 DELTA = "update/delta"
 
 
-def base(root: str, device_id: str) -> str:
-    return f"{root}/devices/{device_id}/twin"
-
-
 def delta_topic(device: Device) -> str:
-    return f"{base(root_scope(device.org_id, device.project_id), device.id)}/{DELTA}"
+    return device_topic(device, TWIN, DELTA)
 
 
 def delta_payload(twin: Twin, difference: dict[str, Any]) -> bytes:

@@ -16,7 +16,7 @@ still differs from `reported`) and the change hook all come after the commit.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,7 @@ from edge.accounts.devices import Devices
 from edge.devices.topics import Notify
 from edge.kernel import clock
 from edge.kernel.errors import Conflict, Denied, NotFound, SchemaError, ValidationError
+from edge.kernel.events import Hook
 from edge.kernel.principal import Principal
 from edge.twins import document, topics
 from edge.twins.document import SECTIONS, JsonObject, Limits
@@ -38,9 +39,19 @@ log = logging.getLogger("edge.twins")
 Row = dict[str, Any]
 FIELDS = frozenset({*SECTIONS, "version", "client_token"})
 MAX_CLIENT_TOKEN = 64
-# Told of every accepted update, after its commit: the device and its twin as it now is.
-# The live changes (#30) carry it; a listener must not block or raise.
-TwinChanged = Callable[[Device, Twin], None]
+
+
+@dataclass(frozen=True)
+class TwinChanged:
+    """An accepted update, told after its commit on `Twins.changes`: the device and its
+    twin as it now is (the live changes, #30, carry it on)."""
+
+    device: Device
+    twin: Twin
+
+    def __repr__(self) -> str:
+        """What a failing listener's log line shows: never the document's values."""
+        return f"TwinChanged(device={self.device.id!r}, version={self.twin.version})"
 
 
 @dataclass(frozen=True)
@@ -59,7 +70,7 @@ class Twins:
         self.limits = limits
         # How deltas reach a device; set by edge/app.py (the broker is not an edge service).
         self.notify: Notify | None = None
-        self.on_change: list[TwinChanged] = []
+        self.changes: Hook[TwinChanged] = Hook("twins")
 
     # -- over HTTP -------------------------------------------------------------------------
     def get(self, principal: Principal, device_id: str) -> Twin:
@@ -96,15 +107,14 @@ class Twins:
         for section, patch in update.patches.items():
             document.check_patch(section, patch, self.limits)
         now = clock.now_iso()
-        twin = await self.db.write(lambda conn: self._write(conn, device.id, update, now))
+        # `_write` reads, checks, then changes the twin by one statement: no savepoint.
+        twin = await self.db.write(
+            lambda conn: self._write(conn, device.id, update, now), savepoint=False
+        )
         log.debug("twin of device %s at version %d", device.id, twin.version)
         if "desired" in update.patches:
             self.send_delta(device, twin)
-        for listener in self.on_change:
-            try:
-                listener(device, twin)
-            except Exception:  # a listener's fault is not the update's
-                log.exception("twin change listener failed for device %s", device.id)
+        self.changes.emit(TwinChanged(device, twin))  # a listener's fault is not the update's
         return twin
 
     def send_delta(self, device: Device, twin: Twin) -> None:

@@ -43,6 +43,7 @@ class AnsweringDevices:
 def devices(world: World) -> AnsweringDevices:
     answering = AnsweringDevices(world)
     world.site.services.commands.notify = answering
+    world.site.services.commands.notify_connected = answering
     presence = world.site.services.devices.presence
     for target in DEVICE_TARGETS:
         presence.opened(world.id(target), world.tenant.org_id)

@@ -134,6 +134,26 @@ async def test_a_queued_command_survives_a_restart(broker: Harness, aiohttp_clie
         restarted.stop_clients()
 
 
+async def test_a_command_to_an_away_session_only_is_a_409(broker: Harness) -> None:
+    """Online through another connection that does not listen for commands: the away
+    persistent session must not take a command nobody waits for; refused at once."""
+    device = await broker.device("pump")
+    await away_with_a_session(broker, device)
+    other = await broker.connected(device, "other")  # online, not subscribed to commands
+    await until_state(broker, device, True, "clean")
+    status, body = await broker.call("POST", commands(device), json={"name": "x", "timeout": 5})
+    assert status == 409 and "no connected session" in body["message"], body
+    status, listed = await broker.call("GET", commands(device))
+    assert [c["state"] for c in listed["commands"]] == ["timed_out"]
+    await other.close()
+    back = broker.client("keeper", **device.login, clean=False)
+    assert (await back.connect())[0] == 0
+    marker = f"{device.root}/devices/{device.id}/inbox"
+    assert await back.subscribe(marker, 1) == 1
+    await back.publish(marker, b"marker", 1)
+    assert (await back.next_message()).payload == b"marker"  # and no command before it
+
+
 async def test_a_queued_command_expires_unanswered(broker: Harness) -> None:
     device = await broker.device("pump")
     await away_with_a_session(broker, device)

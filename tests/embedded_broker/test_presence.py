@@ -168,6 +168,27 @@ async def test_connects_and_disconnects_are_counted_and_published(broker: Harnes
     ]
 
 
+async def test_a_failing_listener_is_logged_and_presence_goes_on(
+    broker: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The same hook as the twins' (edge/kernel/events.py): a listener's fault is not presence's."""
+    events: list[PresenceEvent] = []
+
+    def failing(event: PresenceEvent) -> None:
+        raise RuntimeError("a listener's own fault")
+
+    broker.site.services.devices.presence.events.listen(failing)
+    broker.site.services.devices.presence.events.listen(events.append)
+    device = await broker.device("meter")
+    with caplog.at_level(logging.ERROR, "edge.events"):
+        client = await broker.connected(device, "m1")
+        await until_state(broker, device, True, None)
+        await client.close()
+        await until_state(broker, device, False, "clean")
+    assert [e.online for e in events] == [True, False]
+    assert caplog.text.count("presence: a listener failed") == 2
+
+
 async def test_a_device_deleted_for_good_while_connected_leaves_no_error(
     broker: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
