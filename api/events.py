@@ -147,7 +147,7 @@ ROUTES = [
         },
         responses={200: "A stream of events (text/event-stream)"},
         response_type="text/event-stream",
-        errors=(429,),
+        errors=(404, 429),
         extension=True,
     ),
 ]

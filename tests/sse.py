@@ -63,9 +63,16 @@ class Events:
 async def open_stream(
     world: World, who: str, last_event_id: int | str | None = None, **query: str
 ) -> tuple[int, Events | Any]:
-    """GET /v2/events as `who`: 200 and the stream, or the status and the error body."""
+    """GET /v2/events as `who` (a new session of theirs): 200 and the stream, or the status
+    and the error body."""
+    return await open_with(world, await world.token(who), last_event_id, **query)
+
+
+async def open_with(
+    world: World, token: str | None, last_event_id: int | str | None = None, **query: str
+) -> tuple[int, Events | Any]:
+    """GET /v2/events with this bearer (None: none)."""
     assert world.api is not None
-    token = await world.token(who)
     headers = {"Accept": "text/event-stream"}
     if token:
         headers["Authorization"] = f"Bearer {token}"

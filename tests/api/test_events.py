@@ -6,6 +6,7 @@ tests/api/test_event_permissions.py's. The callers are the world's (tests/world.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -211,3 +212,98 @@ async def test_across_a_restart_ids_keep_increasing_and_the_client_reloads(
         site.services.db.close()
     assert [e.kind for e in told] == ["reload", "data"]
     assert all(e.id is not None and e.id > before.id for e in told)
+
+
+# -- limits --------------------------------------------------------------------------------------
+@pytest.mark.world(events_stream_buffer=16)
+async def test_a_reader_that_falls_behind_is_cut_off_and_resumes(world: World) -> None:
+    events = await stream_of(world, "org_admin", kinds="data")
+    await put(world, "/first")
+    first = await events.next()
+    assert first is not None and first.id is not None
+    # one bulk write tells 20 changes at once, more than the stream may hold unsent
+    bulk = {"method": "PUT", "jobs": [{"paths": [f"/m{n}" for n in range(20)], "value": 1}]}
+    status, body = await world.bulk_data("org_admin", bulk)
+    assert status == 200, body
+    assert await events.rest() == []  # cut off: the queue went, the stream closed
+    assert world.site.services.live.streams.count() == 0
+    status, again = await open_stream(world, "org_admin", first.id, kinds="data")
+    assert status == 200 and isinstance(again, Events)
+    end_streams(world)
+    assert [e.data["path"] for e in await again.rest()] == [f"/m{n}" for n in range(20)]
+
+
+@pytest.mark.world(events_max_streams=2)
+async def test_an_account_holds_at_most_max_streams(world: World) -> None:
+    held = [await stream_of(world, "org_admin"), await stream_of(world, "org_admin")]
+    status, body = await open_stream(world, "org_admin")
+    assert status == 429 and set(body) == {"message"}
+    assert "2 event streams" in body["message"]
+    other = await stream_of(world, "group_admin")  # the limit is each account's own
+    end_streams(world)
+    for events in (*held, other):
+        await events.rest()
+    await settled(world)
+    again = await stream_of(world, "org_admin")  # once closed, the slots are free again
+    again.close()
+
+
+async def test_the_limit_answers_retry_after(world: World) -> None:
+    assert world.api is not None
+    limit = world.site.services.config.events_max_streams
+    held = [await stream_of(world, "data_reader") for _ in range(limit)]
+    token = await world.token("data_reader")
+    response = await world.api.client.get(
+        "/v2/events", headers={"Authorization": f"Bearer {token}"}
+    )
+    assert response.status == 429 and response.headers["Retry-After"].isdigit()
+    for events in held:
+        events.close()
+
+
+async def settled(world: World) -> None:
+    """Until the server has seen every ended stream's handler return."""
+    while world.site.services.live.streams.count():
+        await asyncio.sleep(0.01)
+
+
+# -- opening -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["access_token", "token", "api_key", "Authorization"])
+async def test_a_token_in_the_query_string_is_refused(world: World, name: str) -> None:
+    assert world.api is not None
+    token = await world.token("org_admin")
+    assert token is not None
+    alone = await world.api.client.get("/v2/events", params={name: token})
+    assert alone.status == 401 and set(await alone.json()) == {"message"}
+    beside = await world.api.client.get(
+        "/v2/events", params={name: token}, headers={"Authorization": f"Bearer {token}"}
+    )
+    body = await beside.json()
+    assert beside.status == 400 and body["message"].startswith(f"{name}: tokens travel")
+    assert world.site.services.live.streams.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("who", "query", "expected"),
+    [
+        ("org_admin", {"kinds": "data,mail"}, 400),
+        ("org_admin", {"kinds": ","}, 400),
+        ("org_admin", {"colour": "red"}, 400),
+        ("org_admin", {"path": "/a//b"}, 400),
+        ("org_admin", {"group_id": "nope"}, 404),
+        ("org_admin", {"device_id": "nope"}, 404),
+        ("plain", {"group_id": "ward"}, 404),  # a group it may not see
+        ("device_plain", {"device_id": "device_member"}, 404),  # a device it may not read
+        ("staff_unscoped", {}, 403),
+        ("other_admin", {"group_id": "ward"}, 404),
+        ("anonymous", {}, 401),
+    ],
+)
+async def test_what_cannot_be_opened(
+    world: World, who: str, query: dict[str, str], expected: int
+) -> None:
+    named = {"ward": world.org_group_id, "device_member": world.id("device_member")}
+    query = {key: named.get(value, value) for key, value in query.items()}
+    status, body = await open_stream(world, who, **query)
+    assert status == expected and set(body) == {"message"}, body
+    assert world.site.services.live.streams.count() == 0
