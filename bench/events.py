@@ -328,7 +328,7 @@ def as_rows(f: Figures, line: str) -> list[out.Row]:
             command=line,
         ),
         out.Row(
-            f"{label}: server RSS at the end of {len(f.rss_kib) * RSS_EVERY - RSS_EVERY:.0f} s",
+            f"{label}: server RSS, last of the steady run's samples (every {RSS_EVERY:g} s)",
             last,
             "MiB",
             "at its start (window already full)",
