@@ -45,28 +45,30 @@ RELOAD = "Changes were missed (the window passed, or the server restarted): read
 class BatchedEvents(EventSourceResponse):
     """aiohttp-sse's response, whose `send` frames each event, with one change: the frames
     of a batch reach the socket in one write (`send_all`), not one write (and one system
-    call) each, the most of what a busy stream cost (bench/events.py)."""
+    call) each, the most of what a busy stream cost (bench/events.py). The joined write is
+    the last frame's own, so aiohttp-sse's send timeout (a stalled reader) still holds."""
 
-    _held: list[bytes] | None = None
+    _held: list[bytes] | None = None  # frames framed but not yet written
+    _last = False  # the frame being sent is the batch's last: write them all
 
     async def write(self, data: bytes | bytearray | memoryview) -> None:
-        if self._held is not None:
-            self._held.append(bytes(data))
-            return
+        held = self._held
+        if held is not None:
+            held.append(bytes(data))
+            if not self._last:
+                return
+            self._held, data = None, b"".join(held)
         await super().write(data)
 
     async def send_all(self, frames: list[tuple[str, int | None, str]]) -> None:
         """Each (event, ID, data) framed by `send`, then all written at once."""
-        if not frames:
-            return
-        held: list[bytes] = []
-        self._held = held
+        self._held = []
         try:
-            for event, event_id, data in frames:
+            for n, (event, event_id, data) in enumerate(frames, 1):
+                self._last = n == len(frames)
                 await self.send(data, id=None if event_id is None else str(event_id), event=event)
         finally:
-            self._held = None
-        await super().write(b"".join(held))
+            self._held, self._last = None, False
 
 
 def _live(request: web.Request) -> Live:
