@@ -103,6 +103,9 @@ async def stream_events(request: web.Request) -> web.StreamResponse:
     who = principal(request)
     selection = _selection(request, who.org_id or "")
     live = _live(request)
+    if request.method == "HEAD":  # what a GET would answer, without a stream to hold
+        live.check(who, selection)
+        return web.Response(content_type="text/event-stream", headers={"Cache-Control": "no-cache"})
     opened = live.open(who, selection, request.headers.get("Last-Event-ID"))
     try:
         async with sse_response(

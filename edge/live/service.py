@@ -57,7 +57,7 @@ class Live:
         self.feed.begin(await self._db.write(live_runs.next_run))
 
     def open(self, principal: Principal, selection: Selection, last_event_id: str | None) -> Opened:
-        self._check(principal, selection)
+        self.check(principal, selection)
         missed = [] if last_event_id is None else self._since(last_event_id)
         stream = self.streams.open(principal, selection)
         if missed is None:
@@ -70,7 +70,8 @@ class Live:
     def close(self, stream: Stream) -> None:
         self.streams.close(stream)
 
-    def _check(self, principal: Principal, selection: Selection) -> None:
+    def check(self, principal: Principal, selection: Selection) -> None:
+        """What opening a stream checks once (a HEAD asks no more)."""
         if principal.org_id is None:
             raise Denied("Sign in to an organization first (staff: with a scope)")
         if selection.group_id is not None:

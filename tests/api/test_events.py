@@ -283,6 +283,17 @@ async def test_a_token_in_the_query_string_is_refused(world: World, name: str) -
     assert world.site.services.live.streams.count() == 0
 
 
+async def test_a_head_answers_the_streams_headers_and_holds_nothing(world: World) -> None:
+    assert world.api is not None
+    headers = {"Authorization": f"Bearer {await world.token('org_admin')}"}
+    head = await world.api.client.head("/v2/events", headers=headers)
+    assert head.status == 200 and head.content_type == "text/event-stream"
+    assert await head.read() == b""
+    assert world.site.services.live.streams.count() == 0
+    query = {"group_id": "nope"}
+    assert (await world.api.client.head("/v2/events", params=query, headers=headers)).status == 404
+
+
 @pytest.mark.parametrize(
     ("who", "query", "expected"),
     [
