@@ -116,6 +116,24 @@ def principal(request: web.Request) -> Principal:
     return found
 
 
+def still_signed_in(request: web.Request) -> bool:
+    """Whether the credentials this request came with still hold (its session not revoked,
+    its account not suspended, its token not expired): what a response that stays open asks
+    again while it runs (api/events.py). Cached like every verification, so cheap."""
+    token = _api_key_header(request, bearer.SIGNED_IN) or bearer_token(request)
+    if token is None:
+        return False
+    services = request.app[SERVICES]
+    try:
+        if bearer.kind_of(token, bearer.SIGNED_IN) is Kind.ACCESS_TOKEN:
+            services.tokens.verify(token)
+        else:
+            services.device_keys.verify(token)
+    except Unauthenticated:
+        return False
+    return True
+
+
 def _guard(route: Route) -> Handler:
     accepts = ACCEPTS[route.auth]
 

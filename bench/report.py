@@ -32,6 +32,7 @@ BENCHES = (
     "tunnels",
     "twins",
     "twin_fleet",
+    "events",
     "executable",
     "billing",
     "soak",

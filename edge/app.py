@@ -29,6 +29,7 @@ from api import (
     devices,
     email_templates,
     entry,
+    events,
     files,
     groups,
     metrics,
@@ -92,6 +93,7 @@ ROUTES: list[Route] = [
     *tunnels.ROUTES,
     *commands.ROUTES,
     *twins.ROUTES,
+    *events.ROUTES,
     *account.ROUTES,
     *my_org.ROUTES,
     *email_templates.ROUTES,
@@ -156,6 +158,7 @@ def create_app(site: Site) -> web.Application:
     app.cleanup_ctx.append(_background)
     app.cleanup_ctx.append(_mqtt)  # started after, stopped before the background tasks
     app.on_shutdown.append(_drop_tunnels)
+    app.on_shutdown.append(_end_streams)
     app.on_cleanup.append(_close_database)
     return app
 
@@ -231,6 +234,7 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
     every unindexed blob is an orphan).
     """
     await app[SERVICES].file_sweeps.recover()
+    await app[SERVICES].live.begin()  # this run's event IDs, above every earlier run's
     stop = asyncio.Event()
     probe = app[PROBE]
     await probe.once()
@@ -286,6 +290,11 @@ def _alert_operator(request: web.Request, status: int, message: str) -> None:
 async def _drop_tunnels(app: web.Application) -> None:
     """Before in-flight requests are waited for: a tunnel's WebSockets would never end."""
     await app[SERVICES].tunnels.hub.drop_all("the server is stopping")
+
+
+async def _end_streams(app: web.Application) -> None:
+    """Open event streams end, so their handlers return before the server stops."""
+    app[SERVICES].live.streams.end_all()
 
 
 async def _close_database(app: web.Application) -> None:

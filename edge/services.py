@@ -42,7 +42,14 @@ from edge.files.uploads import Limits, Uploads
 from edge.kernel import clock, storage_errors
 from edge.kernel.audit import Audit
 from edge.kernel.config import Config
+from edge.kernel.events import Hook
 from edge.kernel.listing import CursorCodec
+from edge.kernel.principal import Principal
+from edge.live import sources
+from edge.live.feed import Feed
+from edge.live.readable import Readable
+from edge.live.service import Live
+from edge.live.streams import Streams
 from edge.tenancy import settings
 from edge.tenancy.account import Account
 from edge.tenancy.email_templates import EmailTemplates
@@ -103,6 +110,7 @@ class Services:
     tunnels: Tunnels
     commands: Commands
     twins: Twins
+    live: Live
     billing: Billing
     meter: Meter
     audit: Audit
@@ -189,6 +197,9 @@ class Services:
         signer, file_sweeps = UrlSigner(load_key(config.data_dir)), Sweeps(db, blobs)
         trash.after_erase(file_sweeps.collect)
         tunnels = Tunnels(db, devices, messages, _tunnel_hub(config, db), config.base_url)
+        files = Files(db, file_rights, blobs, signer, file_sweeps, Hook("files"))
+        twins = Twins(db, devices, TwinLimits(config.twin_max_bytes))
+        live = _live(config, db, data, files, file_rights, devices, twins)
         limits = CommandLimits(
             config.command_rate_limit,
             config.command_retention_hours,
@@ -228,7 +239,7 @@ class Services:
             ),
             data=data,
             data_eraser=DataEraser(db),
-            files=Files(db, file_rights, blobs, signer, file_sweeps),
+            files=files,
             uploads=Uploads(
                 db,
                 file_rights,
@@ -241,12 +252,14 @@ class Services:
                     config.files_min_part_bytes,
                     config.files_max_parts,
                 ),
+                files.changes,
             ),
             file_sweeps=file_sweeps,
             blobs=blobs,
             tunnels=tunnels,
             commands=Commands(db, devices, limits),
-            twins=Twins(db, devices, TwinLimits(config.twin_max_bytes)),
+            twins=twins,
+            live=live,
             billing=Billing(db, cursors, orgs),
             meter=Meter(db),
             audit=Audit(
@@ -255,6 +268,27 @@ class Services:
                 config.audit_retention_days,
             ),
         )
+
+
+def _live(
+    config: Config,
+    db: Database,
+    data: Data,
+    files: Files,
+    file_rights: FileRights,
+    devices: Devices,
+    twins: Twins,
+) -> Live:
+    """The change feed, fed by the change hooks, and who may read what it tells."""
+    feed = Feed(config.events_window_seconds, config.events_window_count)
+    sources.connect(feed, data.changes, files.changes, devices.presence.events, twins.changes)
+    streams = Streams(feed, config.events_max_streams, config.events_stream_buffer)
+
+    def device_readable(principal: Principal, device_id: str) -> bool:
+        return devices.readable(devices.grants(principal), device_id)
+
+    readable = Readable(data.may_read, file_rights.may_read, device_readable)
+    return Live(db, feed, streams, readable, file_rights.open)
 
 
 def _tunnel_hub(config: Config, db: Database) -> Hub:

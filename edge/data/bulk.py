@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edge.data import paths, query, uploads
+from edge.data.changes import DataChanged, operation
 from edge.data.pages import ReadBudget
 from edge.data.reads import Body, BudgetSpent, Reads
 from edge.data.target import DataTarget, Targets
@@ -28,6 +29,7 @@ from edge.data.uploads import Upload
 from edge.data.writes import EntryWrites, Stamp
 from edge.kernel import clock
 from edge.kernel.errors import ValidationError
+from edge.kernel.events import Hook
 from edge.kernel.principal import Principal
 from storage import data as store
 from storage.database import Database
@@ -46,8 +48,15 @@ class Job:
 
 class Bulk:
     def __init__(
-        self, db: Database, targets: Targets, reads: Reads, writes: EntryWrites, max_paths: int
+        self,
+        db: Database,
+        targets: Targets,
+        reads: Reads,
+        writes: EntryWrites,
+        max_paths: int,
+        changes: Hook[DataChanged],
     ) -> None:
+        self._changes = changes
         self._db = db
         self._targets = targets
         self._reads = reads
@@ -68,7 +77,16 @@ class Bulk:
         prepared = [self._job(method, job, found) for job, found in zip(jobs, names, strict=True)]
         stamp = (principal.actor, clock.now_iso())
         await self._db.write(lambda c: self._apply(c, target, method, prepared, stamp))
+        self._tell(target, method, prepared)
         return None
+
+    def _tell(self, target: DataTarget, method: str, jobs: list[Job]) -> None:
+        """One change per path the request named, after its commit."""
+        org_id, group_id = target.group.org_id, target.group_id
+        for job in jobs:
+            how = operation(method, cascade=job.cascade)
+            for path in job.paths:
+                self._changes.emit(DataChanged(org_id, group_id, path, how))
 
     def _paths(self, jobs: Sequence[dict[str, Any]], *, allow_root: bool) -> list[tuple[str, ...]]:
         if not jobs:

@@ -13,14 +13,16 @@ from typing import Any
 from edge.access.engine import Permissions
 from edge.data import paths, uploads
 from edge.data.bulk import Bulk
+from edge.data.changes import DataChanged
 from edge.data.pages import DataKeys
 from edge.data.query import DataQuery
 from edge.data.reads import Body, Reads
 from edge.data.signing import DataSigner
-from edge.data.target import Settings, Targets
+from edge.data.target import DataTarget, Settings, Targets
 from edge.data.writes import EntryWrites
 from edge.kernel import clock
-from edge.kernel.errors import NotFound
+from edge.kernel.errors import Denied, NotFound
+from edge.kernel.events import Hook
 from edge.kernel.listing import CursorCodec
 from edge.kernel.principal import Principal
 from storage import data as store
@@ -46,7 +48,9 @@ class Data:
         self._targets = Targets(db, permissions, settings)
         self._reads = Reads(db, DataKeys(cursors), signer)
         self._writes = EntryWrites(signer, max_value_bytes)
-        self.bulk = Bulk(db, self._targets, self._reads, self._writes, max_bulk_paths)
+        # Told after each write's commit (edge/data/changes.py); the live feed listens.
+        self.changes: Hook[DataChanged] = Hook("data")
+        self.bulk = Bulk(db, self._targets, self._reads, self._writes, max_bulk_paths, self.changes)
 
     async def get(self, principal: Principal, group_id: str, raw: str, query: DataQuery) -> Body:
         path = paths.normalize(raw)
@@ -79,6 +83,7 @@ class Data:
         if not cascade:
             entry_path = paths.entry_path(raw)
             await self._db.write(lambda c: self._writes.delete(c, target, entry_path))
+            self._told(target, entry_path, "delete")
             return
         if not target.grants.whole_subtree(path, "delete"):
             target.refuse(f"Not permitted to delete data at {path} and below")
@@ -87,6 +92,7 @@ class Data:
                 lambda c: store.delete_below(c, target.group_id, path, CASCADE_CHUNK)
             )
             if gone < CASCADE_CHUNK:
+                self._told(target, path, "delete_below")
                 return
 
     async def _write(
@@ -104,3 +110,17 @@ class Data:
             job = lambda c: operation(c, writes.current(c, target), path, upload, stamp)  # noqa: E731
         # Each of these reads, then changes the entry by one statement: no savepoint.
         await self._db.write(job, savepoint=False)
+        self._told(target, path, how)  # "put", "post" or "patch", as the change names it
+
+    def may_read(self, principal: Principal, group_id: str, path: str) -> bool:
+        """Whether the caller may read the entry at `path` now (its grants as of the
+        access epoch): what the live feed asks before it tells a change."""
+        try:
+            target = self._targets.open(principal, group_id, writing=False)
+        except (NotFound, Denied):
+            return False
+        held = target.everywhere if target.everywhere is not None else target.grants.at(path)
+        return held.has("read")
+
+    def _told(self, target: DataTarget, path: str, how: str) -> None:
+        self.changes.emit(DataChanged(target.group.org_id, target.group_id, path, how))

@@ -16,11 +16,13 @@ from datetime import datetime
 from typing import Any, BinaryIO
 
 from edge.files import shapes, values
+from edge.files.changes import FileChanged
 from edge.files.rights import FileRights, GroupFiles
 from edge.files.signing import Grant, UrlSigner
 from edge.files.sweeps import Sweeps
 from edge.kernel import clock
 from edge.kernel.errors import Denied, NotFound, ValidationError
+from edge.kernel.events import Hook
 from edge.kernel.listing import Filter, ListQuery, Page, fetch
 from edge.kernel.principal import Principal
 from storage import files as store
@@ -83,9 +85,11 @@ class Files:
         store: BlobStore,
         signer: UrlSigner,
         sweeps: Sweeps,
+        changes: Hook[FileChanged],
     ) -> None:
         self._db = db
         self._rights = rights
+        self.changes = changes  # told after each commit (edge/files/changes.py)
         self._store = store
         self._signer = signer
         self._sweeps = sweeps
@@ -131,6 +135,7 @@ class Files:
             store.replace(conn, entry.id, {**fields, **edited(entry, actor, now, keep)})
 
         await self._db.write(write)
+        self._told(where, path, "patch")
 
     async def delete(
         self, principal: Principal, group_id: str, raw_path: str, *, cascade: bool
@@ -145,7 +150,11 @@ class Files:
             where.require(path, "delete")
             if not await self._db.write(lambda c: store.delete(c, group_id, path)):
                 raise NotFound("File not found")
+        self._told(where, path, "delete_below" if cascade else "delete")
         await self._sweeps.collect()
+
+    def _told(self, where: GroupFiles, path: str, operation: str) -> None:
+        self.changes.emit(FileChanged(where.group.org_id, where.group.id, path, operation))
 
     async def download(self, group_id: str, raw_path: str, query: Mapping[str, str]) -> Download:
         """The bytes a presigned GET URL names: its signature is its guard."""

@@ -73,6 +73,14 @@ class FileRights:
             raise NotFound("Group not found")
         return GroupFiles(principal, group, grants, grants.legacy)
 
+    def may_read(self, principal: Principal, group_id: str, path: str) -> bool:
+        """Whether the caller may read the file at `path` now: what the live feed asks
+        before it tells a change."""
+        try:
+            return self.open(principal, group_id).grants.at(path).has("read")
+        except (NotFound, Denied):
+            return False
+
     def group(self, group_id: str) -> Group | None:
         return self._db.read(lambda c: group_store.get(c, group_id))
 

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from edge.files import etags, values
+from edge.files.changes import FileChanged
 from edge.files.entries import edited
 from edge.files.quotas import Quotas
 from edge.files.rights import FileRights, GroupFiles
@@ -33,6 +34,7 @@ from edge.files.signing import Grant, UrlSigner
 from edge.files.sweeps import Sweeps
 from edge.kernel import clock, ids
 from edge.kernel.errors import Denied, NotFound, TooLarge, ValidationError
+from edge.kernel.events import Hook
 from edge.kernel.principal import Principal
 from storage import file_uploads
 from storage import files as store
@@ -75,8 +77,10 @@ class Uploads:
         sweeps: Sweeps,
         quotas: Quotas,
         limits: Limits,
+        changes: Hook[FileChanged],
     ) -> None:
         self._db = db
+        self._changes = changes  # `Files.changes`: told when an upload's file is in place
         self._rights = rights
         self._store = store
         self._signer = signer
@@ -306,6 +310,7 @@ class Uploads:
             for blob, _ in written.blobs:
                 self._store.unlink_new(blob)
             raise
+        self._changes.emit(FileChanged(group.org_id, group.id, upload.path, "put"))
         await self._sweeps.collect()
 
 

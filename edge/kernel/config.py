@@ -485,6 +485,26 @@ class Config:
         _int_range(256, 1024 * 1024),
         "Largest device twin: desired and reported together, as compact JSON, in bytes",
     )
+    events_window_seconds: int = _setting(
+        300,
+        _int_range(300, 86400),
+        "Seconds a live change event is kept for clients that resume with Last-Event-ID",
+    )
+    events_window_count: int = _setting(
+        10000,
+        _int_range(10000, 1000000),
+        "Most live change events kept for clients that resume with Last-Event-ID",
+    )
+    events_max_streams: int = _setting(
+        5,
+        _int_range(1, 1000),
+        "Event streams (GET /v2/events) one account may hold open at once; more get 429",
+    )
+    events_stream_buffer: int = _setting(
+        1000,
+        _int_range(16, 100000),
+        "Events one stream may fall behind its reader before the server cuts it off",
+    )
     audit_retention_days: int = _setting(
         365,
         _int_range(1, 36500),

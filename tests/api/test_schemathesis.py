@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from edge.app import ROUTES
 from tests.world import World
 
 EXAMPLES = 8
@@ -35,6 +36,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 # Operations a caller cannot fuzz without ending its own session or password.
 SELF_ENDING = ("logout", "set_password")
+# Operations that answer until the client leaves (tests/api/test_events.py checks them).
+ENDLESS = tuple(r.name for r in ROUTES if r.response_type == "text/event-stream")
 
 
 def _parameters(world: World, who: str) -> dict[str, str]:
@@ -121,7 +124,7 @@ async def _schemathesis(
         "14",
         "--header",
         f"Authorization: Bearer {token}",
-        *(arg for op in SELF_ENDING for arg in ("--exclude-operation-id", op)),
+        *(arg for op in (*SELF_ENDING, *ENDLESS) for arg in ("--exclude-operation-id", op)),
     ]
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.api.schemathesis_hooks"}
     env["PYTHONPATH"] = str(ROOT)
