@@ -103,6 +103,18 @@ async def test_a_refused_update_is_rejected_naming_the_rule(
     assert broker.site.services.twins.current(device.id).version == 0
 
 
+async def test_an_over_long_client_token_is_not_echoed(broker: Harness) -> None:
+    """A rejected token is named in the message, not copied back (#29 F7): a reply never
+    carries more than a request could validly have."""
+    device = await broker.device("pump")
+    client = await listening(broker, device)
+    update = {"reported": {"a": 1}, "client_token": "t" * 100_000}
+    await client.publish(f"{twin(device)}/update", json.dumps(update).encode(), 1)
+    topic, body = await reply(client)
+    assert topic == f"{twin(device)}/update/rejected"
+    assert "client_token" in body["message"] and "client_token" not in body, len(str(body))
+
+
 async def test_desired_set_over_http_reaches_the_device_as_a_delta(broker: Harness) -> None:
     device = await broker.device("pump")
     client = await listening(broker, device)
