@@ -186,16 +186,24 @@ class Commands:
     async def reply(self, device_id: str, topic_name: str, payload: bytes) -> None:
         """What the device's own session published on a reply topic (from the broker's
         inbox, edge/commands/inbox.py): recorded before the device's PUBACK. It never
-        raises: the server's failure must not end the device's connection."""
+        raises: the server's failure, or a reply it cannot read, must not end the device's
+        connection. An invalid reply is acknowledged, counted and logged once, with why
+        and never with its payload; the command goes on waiting for a valid one."""
         request_id = messages.request_of(topic_name)
-        parsed = messages.parse_reply(payload)
-        if parsed is None:
-            self.counts["bad_replies"] += 1
-            log.warning("command %s: device %s sent an invalid reply", request_id, device_id)
-            return
         try:
+            parsed = messages.parse_reply(payload)
+            if isinstance(parsed, str):
+                self.counts["bad_replies"] += 1
+                log.warning(
+                    "command %s: device %s sent an invalid reply (%d bytes): %s",
+                    request_id,
+                    device_id,
+                    len(payload),
+                    parsed,
+                )
+                return
             await self._answered(device_id, request_id, *parsed)
-        except Exception:
+        except Exception:  # the server's fault (the reply was valid): worth its traceback
             log.exception(
                 "command %s: the reply of device %s was not recorded", request_id, device_id
             )

@@ -81,6 +81,41 @@ async def test_no_answer_in_time_is_a_504_and_a_late_reply_is_ignored(broker: Ha
     assert found["command"]["state"] == "timed_out" and "reply" not in found["command"]
 
 
+HOSTILE_REPLIES = [
+    b'{"status": 200, "payload": {"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+    b'{"status": 200, "payload": {"secret": NaN}}',
+    b'{"status": 200, "payload": {"secret": 1e999}}',
+    b'{"status": 100000000000000000000000, "payload": {"secret": 1}}',
+    b'{"status": 200, "payload": {"secret": "\\ud800"}}',
+]
+
+
+async def test_an_invalid_reply_is_acknowledged_counted_and_ignored(
+    broker: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Nesting 100k deep, NaN, 1e999, a status past 64 bits, a lone surrogate: each is
+    acknowledged and counted, logged without a traceback or its payload, the device stays
+    connected, and its valid reply that follows still answers the caller (#29 F1)."""
+    device = await broker.device("pump")
+    client = await listening(broker, device)
+    call = asyncio.create_task(
+        broker.call("POST", commands(device), json={"name": "x", "timeout": 30})
+    )
+    got = await client.next_message()
+    bad = broker.site.services.commands.counts["bad_replies"]
+    with caplog.at_level(logging.INFO):
+        for raw in HOSTILE_REPLIES:
+            await client.publish(f"{got.topic}/reply", raw, 1)  # returns once acknowledged
+    assert broker.site.services.commands.counts["bad_replies"] == bad + len(HOSTILE_REPLIES)
+    assert not client.gone.is_set(), "the device was disconnected for a malformed reply"
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+    invalid = [r.getMessage() for r in caplog.records if "invalid reply" in r.getMessage()]
+    assert len(invalid) == len(HOSTILE_REPLIES) and not any("secret" in m for m in invalid)
+    await client.publish(f"{got.topic}/reply", b'{"status": 200, "payload": {"ok": 1}}', 1)
+    status, body = await call
+    assert status == 200 and body["command"]["reply"] == {"status": 200, "payload": {"ok": 1}}
+
+
 async def test_an_offline_device_is_a_409(broker: Harness) -> None:
     device = await broker.device("pump")
     status, body = await broker.call("POST", commands(device), json={"name": "x"})
