@@ -68,13 +68,13 @@ def sent_since(conn: Tx, device_id: str, since: str) -> int:
     return int(scalar(conn, sql, (device_id, since)))
 
 
-def waiting_for(conn: Tx, device_id: str, now: str) -> list[Command]:
-    """The queued commands of a device not yet expired, oldest first."""
+def waiting_for(conn: Tx, device_id: str, now: str, limit: int) -> list[Command]:
+    """The first `limit` queued commands of a device not yet expired, oldest first."""
     sql = (
         f"SELECT {COMMANDS.select} FROM device_commands WHERE device_id = ?"
-        " AND state = 'queued' AND expires_date > ? ORDER BY created_date, id"
+        " AND state = 'queued' AND expires_date > ? ORDER BY created_date, id LIMIT ?"
     )
-    return records(conn, COMMANDS, sql, (device_id, now))
+    return records(conn, COMMANDS, sql, (device_id, now, limit))
 
 
 def delivered(conn: Tx, command_ids: list[str], now: str) -> None:

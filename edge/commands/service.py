@@ -45,6 +45,8 @@ from storage.rows import Tx
 
 Row = dict[str, Any]
 log = logging.getLogger("edge.commands")
+DELIVERY_BATCH = 100  # queued commands read and offered at a time
+DELIVERY_PAUSE = 1.0  # seconds between offers to a device whose sessions have no room
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ class Commands:
         self.notify_connected: Notify | None = None
         self.persistent: Callable[[str], bool] = lambda _: False
         self._waiting: dict[str, asyncio.Future[Command]] = {}
+        self._draining: set[str] = set()  # devices whose queued commands are being delivered
         self.counts = dict.fromkeys(("sent", "answered", "timed_out", "bad_replies"), 0)
         devices.presence.events.listen(self._presence)
 
@@ -94,7 +97,7 @@ class Commands:
         self.counts["sent"] += 1
         if queue:
             if online:
-                await self._deliver(device, [command])
+                self._drain(device_id)
             return 202, messages.view(command)
         return 200, messages.view(await self._call(device, command, timeout))
 
@@ -164,23 +167,53 @@ class Commands:
         topic = messages.topic(device, command.id)
         return self.notify_connected(device.id, topic, messages.message(command))
 
-    async def _deliver(self, device: Device, commands: list[Command]) -> None:
-        got = [c.id for c in commands if self._publish(device, c) > 0]
+    async def _deliver(self, device: Device, commands: list[Command]) -> bool:
+        """Offer the commands in order to the device's sessions that have room for them
+        (`notify`) and mark delivered those taken; whether all were. The first one no
+        session takes stops the batch, so the order holds: it and the rest stay queued."""
+        got: list[str] = []
+        for command in commands:
+            if self._publish(device, command) == 0:
+                break
+            got.append(command.id)
         if got:
             await self._db.write(lambda c: store.delivered(c, got, clock.now_iso()))
+        return len(got) == len(commands)
 
     def _presence(self, event: PresenceEvent) -> None:
         """A device that comes online gets what waits for it."""
         if event.online:
-            task = asyncio.ensure_future(self._deliver_waiting(event.device_id))
-            task.add_done_callback(_report_failure)
+            self._drain(event.device_id)
+
+    def _drain(self, device_id: str) -> None:
+        """Start delivering a device's queued commands, unless that is under way."""
+        if device_id not in self._draining:
+            self._draining.add(device_id)
+            task = asyncio.ensure_future(self._deliver_waiting(device_id))
+            task.add_done_callback(lambda t: self._drained(device_id, t))
+
+    def _drained(self, device_id: str, task: asyncio.Future[None]) -> None:
+        self._draining.discard(device_id)
+        _report_failure(task)
 
     async def _deliver_waiting(self, device_id: str) -> None:
-        now = clock.now_iso()
-        waiting = self._db.read(lambda c: store.waiting_for(c, device_id, now))
-        device = self._db.read(lambda c: device_store.get(c, device_id)) if waiting else None
-        if device is not None and device.is_active:
-            await self._deliver(device, waiting)
+        """Deliver in batches of DELIVERY_BATCH, each within the room the device's sessions
+        have: a big backlog neither holds the loop nor overflows a session. While the
+        device stays online and some wait without room, try again each DELIVERY_PAUSE
+        (its client acknowledges, room frees); what is left waits for its next connect."""
+        device = self._db.read(lambda c: device_store.get(c, device_id))
+        while device is not None and device.is_active:
+            batch = self._db.read(lambda c: self._batch(c, device_id))
+            if not batch:
+                return
+            if not await self._deliver(device, batch):
+                await asyncio.sleep(DELIVERY_PAUSE)
+            if not self._devices.presence.is_online(device_id):
+                return
+
+    @staticmethod
+    def _batch(conn: Tx, device_id: str) -> list[Command]:
+        return store.waiting_for(conn, device_id, clock.now_iso(), DELIVERY_BATCH)
 
     # -- replies -------------------------------------------------------------------------
     async def reply(self, device_id: str, topic_name: str, payload: bytes) -> None:

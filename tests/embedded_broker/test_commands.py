@@ -151,6 +151,36 @@ async def test_a_queued_command_reaches_the_device_when_it_comes_back(broker: Ha
     await eventually(answered)
 
 
+@pytest.mark.world(command_rate_limit=1000, mqtt_queue_bytes=64 * 1024)
+async def test_a_backlog_past_the_session_queue_is_delivered_whole_and_in_order(
+    broker: Harness,
+) -> None:
+    """Five times what the session may hold waits for the device: it comes back, is not
+    cut off as a slow client, and gets every command in order, each marked delivered only
+    once its session took it (#29 F2: the ones past the queue were dropped, yet marked)."""
+    device = await broker.device("pump")
+    await away_with_a_session(broker, device)
+    body = {"name": "cfg", "payload": {"blob": "x" * 8 * 1024}, "queue": True, "ttl": 3600}
+    sent = []
+    for _ in range(40):
+        status, queued = await broker.call("POST", commands(device), json=body)
+        assert status == 202, queued
+        sent.append(queued["command"]["request_id"])
+    slow, dropped = broker.stats.slow_disconnects, broker.stats.dropped_offline
+    back = broker.client("keeper", **device.login, clean=False)
+    assert (await back.connect())[0] == 0
+    received = [json.loads((await back.next_message()).payload)["request_id"] for _ in sent]
+    assert received == sent
+    assert (broker.stats.slow_disconnects, broker.stats.dropped_offline) == (slow, dropped)
+    assert not back.gone.is_set()
+
+    async def all_delivered() -> bool:  # marked right after the session took them
+        listed = (await broker.call("GET", commands(device, "?limit=100")))[1]["commands"]
+        return {c["state"] for c in listed} == {"delivered"}
+
+    await eventually(all_delivered)
+
+
 async def test_a_queued_command_survives_a_restart(broker: Harness, aiohttp_client: Any) -> None:
     device = await broker.device("pump")
     await away_with_a_session(broker, device)
