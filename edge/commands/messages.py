@@ -102,9 +102,10 @@ def new(device: Device, by: str, body: Row, queued: bool, seconds: int) -> Comma
     )
 
 
-def view(command: Command) -> Row:
+def view(command: Command, whole: bool = True) -> Row:
     """A command as HTTP shows it: one still waiting past its time reads `expired` (the
-    sweep writes so later)."""
+    sweep writes so later). Not `whole` (in lists): without its payload nor its reply's,
+    which GET of the one command shows; a page stays small however large they are."""
     state = command.state
     if state in WAITING and command.expires_date <= clock.now_iso():
         state = "expired"
@@ -112,16 +113,19 @@ def view(command: Command) -> Row:
         "request_id": command.id,
         "device_id": command.device_id,
         "name": command.name,
-        "payload": command.payload,
         "state": state,
         "queued": command.queued,
         "created_date": command.created_date,
         "created_by": command.created_by,
         "expires_date": command.expires_date,
     }
+    if whole:
+        out["payload"] = command.payload
     for name in ("delivered_date", "ended_date"):
         if getattr(command, name) is not None:
             out[name] = getattr(command, name)
     if command.reply_status is not None:
-        out["reply"] = {"status": command.reply_status, "payload": command.reply_payload or {}}
+        out["reply"] = {"status": command.reply_status}
+        if whole:
+            out["reply"]["payload"] = command.reply_payload or {}
     return out

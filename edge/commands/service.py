@@ -23,6 +23,7 @@ which answers on the command's reply topic.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ class CommandLimits:
     rate_per_minute: int
     retention_hours: int
     max_message_bytes: int = 256 * 1024  # the broker's mqtt_max_message_bytes
+    device_bytes: int = 4 * 1024 * 1024  # command_device_bytes
 
 
 class Commands:
@@ -126,7 +128,22 @@ class Commands:
             raise TooManyAttempts(
                 f"Too many commands: at most {limit} per device per minute", retry_after=60
             )
+        self._within_budget(conn, command)
         store.create(conn, command)
+
+    def _within_budget(self, conn: Tx, command: Command) -> None:
+        """The device's commands keep at most `device_bytes` of payloads and replies (a
+        caller, the device itself included, cannot fill the disk through them); they
+        free as commands end and are swept."""
+        budget, size = self.limits.device_bytes, len(json.dumps(command.payload).encode())
+        kept = store.kept_bytes(conn, command.device_id)
+        if kept + size > budget:
+            raise TooManyAttempts(
+                f"Too many command bytes: the device's commands keep {kept} bytes of"
+                f" payloads and replies, and this one's {size} would pass its budget of"
+                f" {budget} (command_device_bytes); they free as commands end",
+                retry_after=3600,
+            )
 
     async def _call(self, device: Device, command: Command, timeout: int) -> Command:
         future: asyncio.Future[Command] = asyncio.get_running_loop().create_future()
@@ -259,7 +276,7 @@ class Commands:
         """Newest first; `last_evaluated_key` continues after the last one shown."""
         self._readable(principal, device_id)
         found = self._db.read(lambda c: store.of_device(c, device_id, limit + 1, after))
-        out: Row = {"commands": [messages.view(c) for c in found[:limit]]}
+        out: Row = {"commands": [messages.view(c, whole=False) for c in found[:limit]]}
         if len(found) > limit:
             out["last_evaluated_key"] = found[limit - 1].id
         return out

@@ -480,6 +480,11 @@ class Config:
         _int_range(1, 24 * 3650),
         "Hours a finished command (answered, timed out, expired) is kept with its reply",
     )
+    command_device_bytes: int = _setting(
+        4 * 1024 * 1024,
+        _int_range(64 * 1024, 1024 * 1024 * 1024),
+        "Bytes of payloads and replies one device's commands may keep; more are refused with 429",
+    )
     twin_max_bytes: int = _setting(
         8192,
         _int_range(256, 1024 * 1024),
