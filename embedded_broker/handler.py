@@ -48,7 +48,8 @@ class EdgeHandler(BrokerProtocolHandler):
         session.on_overflow = lambda: self.end("its queue is full (a slow client)")
         session.attach(link)
         if session.subscriptions:  # a stored session is back: what waits for it (a delta)
-            self.router.inboxes.subscribed(session.client, list(session.subscriptions))
+            held = list(session.subscriptions)
+            self.router.inboxes.subscribed(session.client, held, session.told)
         self.attached = True
         self.on_attached()
         self._inbound = Inbound(self.router, session, link, self.directory, self._disconnect)

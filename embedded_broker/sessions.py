@@ -98,6 +98,10 @@ class ClientSession:
         self.persistent = False
         self.journal: Callable[[ClientSession, StoredMessage], None] | None = None
         self.stored_seq = 0
+        # What the server's inboxes answered to this connection's subscriptions of their
+        # watched topics (embedded_broker/inbox.py): a twin's delta is sent once per
+        # version, not once per SUBSCRIBE. Forgotten when a connection takes the session.
+        self.told: dict[str, int | None] = {}
         # The last packet identifier used: they run 1..65535, then start again. Counted,
         # not drawn from itertools.cycle, which keeps every value it yields (2.5 MiB).
         self._last_id = 0
@@ -157,6 +161,7 @@ class ClientSession:
         """A connection takes the session: resend what was in flight (MQTT-4.4.0-1), then
         what waited."""
         self.link = link
+        self.told.clear()
         for packet_id, out in self.inflight.items():
             packet_id_bytes = packet_id.to_bytes(2, "big")
             if out.released:

@@ -391,7 +391,7 @@ class Config:
     mqtt_rate_limit: int = _setting(
         1000,
         _int_range(1, 10_000_000),
-        "Messages per second one MQTT client may publish; a faster one is slowed down",
+        "Messages and subscription changes per second per MQTT client; more are slowed",
     )
     mqtt_queue_messages: int = _setting(
         1000,
