@@ -2,7 +2,8 @@
 
 - POST /v2/devices/{device_id}/commands               those who may update the device:
                                                       200 with the reply, 202 when queued,
-                                                      504 no reply in time, 409 offline,
+                                                      504 no reply in time, 502 an invalid
+                                                      reply, 409 offline,
                                                       429 past the per-minute limit or
                                                       the device's command_device_bytes,
                                                       413 past the broker's message size
@@ -112,7 +113,7 @@ ROUTES = [
         "devices",
         body=SEND_COMMAND,
         responses={200: "CommandInfo", 202: "CommandInfo"},
-        errors=(409, 413, 429, 504),
+        errors=(409, 413, 429, 502, 504),
         extension=True,
     ),
     Route(

@@ -35,7 +35,14 @@ from edge.commands import messages
 from edge.devices.presence import PresenceEvent
 from edge.devices.topics import Notify
 from edge.kernel import audit, clock
-from edge.kernel.errors import Conflict, NoReply, NotFound, TooLarge, TooManyAttempts
+from edge.kernel.errors import (
+    BadReply,
+    Conflict,
+    NoReply,
+    NotFound,
+    TooLarge,
+    TooManyAttempts,
+)
 from edge.kernel.principal import Principal
 from storage import commands as store
 from storage import devices as device_store
@@ -69,7 +76,8 @@ class Commands:
         self.notify: Notify | None = None
         self.notify_connected: Notify | None = None
         self.persistent: Callable[[str], bool] = lambda _: False
-        self._waiting: dict[str, asyncio.Future[Command]] = {}
+        # The callers waiting for a reply: request ID -> (device ID, its future).
+        self._waiting: dict[str, tuple[str, asyncio.Future[Command]]] = {}
         self._draining: set[str] = set()  # devices whose queued commands are being delivered
         self.counts = dict.fromkeys(("sent", "answered", "timed_out", "bad_replies"), 0)
         devices.presence.events.listen(self._presence)
@@ -147,7 +155,7 @@ class Commands:
 
     async def _call(self, device: Device, command: Command, timeout: int) -> Command:
         future: asyncio.Future[Command] = asyncio.get_running_loop().create_future()
-        self._waiting[command.id] = future
+        self._waiting[command.id] = (device.id, future)
         try:
             if self._publish_now(device, command) == 0:
                 await self._db.write(lambda c: store.timed_out(c, command.id, clock.now_iso()))
@@ -238,7 +246,8 @@ class Commands:
         inbox, edge/commands/inbox.py): recorded before the device's PUBACK. It never
         raises: the server's failure, or a reply it cannot read, must not end the device's
         connection. An invalid reply is acknowledged, counted and logged once, with why
-        and never with its payload; the command goes on waiting for a valid one."""
+        and never with its payload; a caller waiting for it gets a 502 at once, and the
+        command takes a valid reply still, until its time is up."""
         request_id = messages.request_of(topic_name)
         try:
             parsed = messages.parse_reply(payload)
@@ -251,11 +260,21 @@ class Commands:
                     len(payload),
                     parsed,
                 )
+                self._refuse_reply(device_id, request_id, parsed)
                 return
             await self._answered(device_id, request_id, *parsed)
         except Exception:  # the server's fault (the reply was valid): worth its traceback
             log.exception(
                 "command %s: the reply of device %s was not recorded", request_id, device_id
+            )
+
+    def _refuse_reply(self, device_id: str, request_id: str, why: str) -> None:
+        """A caller waiting for this reply is answered at once (502), not at its timeout:
+        the device did answer, with something the server cannot take."""
+        future = self._caller(device_id, request_id)
+        if future is not None:
+            future.set_exception(
+                BadReply(f"The device's reply is not valid ({why}; request {request_id})")
             )
 
     async def _answered(self, device_id: str, request_id: str, status: int, body: Row) -> None:
@@ -267,9 +286,14 @@ class Commands:
             log.info("command %s: a reply from device %s came too late", request_id, device_id)
             return
         self.counts["answered"] += 1
-        future = self._waiting.get(request_id)
-        if future is not None and not future.done():
+        future = self._caller(device_id, request_id)
+        if future is not None:
             future.set_result(done)
+
+    def _caller(self, device_id: str, request_id: str) -> asyncio.Future[Command] | None:
+        """The future of the caller still waiting for this device's command, if any."""
+        device, future = self._waiting.get(request_id, ("", None))
+        return future if device == device_id and future is not None and not future.done() else None
 
     # -- reading -------------------------------------------------------------------------
     def list(self, principal: Principal, device_id: str, limit: int, after: str | None) -> Row:

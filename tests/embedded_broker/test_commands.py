@@ -90,30 +90,52 @@ HOSTILE_REPLIES = [
 ]
 
 
-async def test_an_invalid_reply_is_acknowledged_counted_and_ignored(
+async def test_an_invalid_reply_is_acknowledged_counted_and_a_502(
     broker: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Nesting 100k deep, NaN, 1e999, a status past 64 bits, a lone surrogate: each is
-    acknowledged and counted, logged without a traceback or its payload, the device stays
-    connected, and its valid reply that follows still answers the caller (#29 F1)."""
+    acknowledged and counted, logged without a traceback or its payload, and the device
+    stays connected; the caller waiting is told at once (502, not a 504 at its timeout),
+    and a valid reply that follows in time is still recorded (#29 F1)."""
     device = await broker.device("pump")
     client = await listening(broker, device)
     call = asyncio.create_task(
         broker.call("POST", commands(device), json={"name": "x", "timeout": 30})
     )
     got = await client.next_message()
+    request_id = json.loads(got.payload)["request_id"]
     bad = broker.site.services.commands.counts["bad_replies"]
     with caplog.at_level(logging.INFO):
         for raw in HOSTILE_REPLIES:
             await client.publish(f"{got.topic}/reply", raw, 1)  # returns once acknowledged
+        status, body = await call
+    assert status == 502 and set(body) == {"message"}, body
+    assert "nested more than 64 levels" in body["message"] and request_id in body["message"]
     assert broker.site.services.commands.counts["bad_replies"] == bad + len(HOSTILE_REPLIES)
     assert not client.gone.is_set(), "the device was disconnected for a malformed reply"
     assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
     invalid = [r.getMessage() for r in caplog.records if "invalid reply" in r.getMessage()]
     assert len(invalid) == len(HOSTILE_REPLIES) and not any("secret" in m for m in invalid)
     await client.publish(f"{got.topic}/reply", b'{"status": 200, "payload": {"ok": 1}}', 1)
+    status, found = await broker.call("GET", commands(device, f"/{request_id}"))
+    assert found["command"]["state"] == "answered", found
+    assert found["command"]["reply"] == {"status": 200, "payload": {"ok": 1}}
+
+
+async def test_an_invalid_reply_of_another_device_does_not_end_a_call(broker: Harness) -> None:
+    """A device answering, on its own reply topic, another device's request ID does not
+    touch that command: its caller still gets its own device's reply."""
+    device, other = await broker.device("pump"), await broker.device("valve")
+    client, stranger = await listening(broker, device), await listening(broker, other, "o")
+    call = asyncio.create_task(
+        broker.call("POST", commands(device), json={"name": "x", "timeout": 30})
+    )
+    request_id = json.loads((await client.next_message()).payload)["request_id"]
+    await stranger.publish(f"{topic(other, request_id)}/reply", b"[]", 1)
+    await stranger.publish(f"{topic(other, request_id)}/reply", b'{"status": 1}', 1)
+    await client.publish(f"{topic(device, request_id)}/reply", b'{"status": 7}', 1)
     status, body = await call
-    assert status == 200 and body["command"]["reply"] == {"status": 200, "payload": {"ok": 1}}
+    assert status == 200 and body["command"]["reply"] == {"status": 7, "payload": {}}, body
 
 
 async def test_an_offline_device_is_a_409(broker: Harness) -> None:
