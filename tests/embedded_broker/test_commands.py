@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from edge.commands import inbox
+from edge.commands import service as command_service
 from edge.kernel import clock
 from embedded_broker import acl
 from tests.embedded_broker.clients import Client
@@ -173,18 +174,21 @@ async def test_a_queued_command_reaches_the_device_when_it_comes_back(broker: Ha
     await eventually(answered)
 
 
-@pytest.mark.world(command_rate_limit=1000, mqtt_queue_bytes=64 * 1024)
+@pytest.mark.world(command_rate_limit=1000, mqtt_queue_messages=10)
 async def test_a_backlog_past_the_session_queue_is_delivered_whole_and_in_order(
-    broker: Harness,
+    broker: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Five times what the session may hold waits for the device: it comes back, is not
-    cut off as a slow client, and gets every command in order, each marked delivered only
-    once its session took it (#29 F2: the ones past the queue were dropped, yet marked)."""
+    """More than a session may hold (100 in flight, 10 waiting here) waits for the device:
+    it comes back, is not cut off as a slow client, and gets every command in order, read
+    in batches (of 7 here), each marked delivered only once its session took it, the rest
+    offered again as room frees (#29 F2: the ones past the queue were dropped, yet marked
+    delivered)."""
+    monkeypatch.setattr(command_service, "DELIVERY_BATCH", 7)
     device = await broker.device("pump")
     await away_with_a_session(broker, device)
-    body = {"name": "cfg", "payload": {"blob": "x" * 8 * 1024}, "queue": True, "ttl": 3600}
+    body = {"name": "cfg", "payload": {"blob": "x" * 1024}, "queue": True, "ttl": 3600}
     sent = []
-    for _ in range(40):
+    for _ in range(150):
         status, queued = await broker.call("POST", commands(device), json=body)
         assert status == 202, queued
         sent.append(queued["command"]["request_id"])
@@ -197,7 +201,7 @@ async def test_a_backlog_past_the_session_queue_is_delivered_whole_and_in_order(
     assert not back.gone.is_set()
 
     async def all_delivered() -> bool:  # marked right after the session took them
-        listed = (await broker.call("GET", commands(device, "?limit=100")))[1]["commands"]
+        listed = (await broker.call("GET", commands(device, "?limit=1000")))[1]["commands"]
         return {c["state"] for c in listed} == {"delivered"}
 
     await eventually(all_delivered)
