@@ -11,7 +11,7 @@ The tree is walked with a stack of its own, never by recursion: a topic 1,500 le
 subscriber whose filter covered it. One stored before the limit is skipped at start.
 
 Nothing is retained on a reserved topic (embedded_broker/acl.py, RESERVED); one stored
-before the topic was reserved is skipped at start (migration 0025 deletes them) and never
+before the topic was reserved is skipped at start (migration 0026 deletes them) and never
 matched, so a forged command or twin delta cannot reach a device as the server's.
 """
 

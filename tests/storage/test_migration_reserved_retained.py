@@ -1,4 +1,4 @@
-"""0025: retained messages on reserved topics (a device namespace's `tunnels`, `commands`
+"""0026: retained messages on reserved topics (a device namespace's `tunnels`, `commands`
 and `twin`, under a root of one level or two) are deleted; every other retained message,
 those that only look alike included, is kept (#29 F4)."""
 
@@ -32,7 +32,7 @@ KEPT = [
 ]
 
 
-def test_0025_deletes_retained_messages_on_reserved_topics_only(tmp_path: Path) -> None:
+def test_0026_deletes_retained_messages_on_reserved_topics_only(tmp_path: Path) -> None:
     db = tmp_path / "edge.db"
     migrate.apply_pending(db, upto=24)
     conn = apsw.Connection(str(db))
@@ -44,7 +44,7 @@ def test_0025_deletes_retained_messages_on_reserved_topics_only(tmp_path: Path) 
             (topic,),
         )
     conn.close()
-    assert "0025_reserved_retained.sql" in migrate.apply_pending(db)
+    assert "0026_reserved_retained.sql" in migrate.apply_pending(db)
     conn = apsw.Connection(str(db))
     try:
         left = {row[0] for row in conn.execute("SELECT topic FROM mqtt_retained")}

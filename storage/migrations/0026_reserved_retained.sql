@@ -1,4 +1,4 @@
--- 0025: retained MQTT messages on reserved topics go. Under a device's namespace,
+-- 0026: retained MQTT messages on reserved topics go. Under a device's namespace,
 -- `<root>/devices/<device_id>/` (the root one level or two), `tunnels`, `commands` and
 -- `twin` and everything below them are reserved (embedded_broker/acl.py, RESERVED): the
 -- server's notices, commands, twin replies and deltas, and the device's own requests,
