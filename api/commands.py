@@ -2,10 +2,13 @@
 
 - POST /v2/devices/{device_id}/commands               those who may update the device:
                                                       200 with the reply, 202 when queued,
-                                                      504 no reply in time, 409 offline,
-                                                      429 past the per-minute limit,
+                                                      504 no reply in time, 502 an invalid
+                                                      reply, 409 offline,
+                                                      429 past the per-minute limit or
+                                                      the device's command_device_bytes,
                                                       413 past the broker's message size
-- GET  /v2/devices/{device_id}/commands               the same callers; newest first
+- GET  /v2/devices/{device_id}/commands               the same callers; newest first,
+                                                      without payloads (GET the one)
 - GET  /v2/devices/{device_id}/commands/{request_id}  the same callers
 """
 
@@ -33,32 +36,43 @@ SEND_COMMAND = obj(
     title="SendCommandBody",
 )
 _DATE: Schema = {"type": "string", "format": "date-time"}
+_FIELDS: dict[str, Schema] = {
+    "request_id": STR,
+    "device_id": STR,
+    "name": STR,
+    "state": {
+        "type": "string",
+        "enum": ["sent", "queued", "delivered", "answered", "timed_out", "expired"],
+    },
+    "queued": BOOL,
+    "created_date": _DATE,
+    "created_by": STR,
+    "expires_date": _DATE,
+    "delivered_date": _DATE,
+    "ended_date": _DATE,
+}
+_REQUIRED = ("request_id", "device_id", "name", "state", "queued", "created_date")
 _COMMAND: Schema = obj(
     {
-        "request_id": STR,
-        "device_id": STR,
-        "name": STR,
+        **_FIELDS,
         "payload": OBJECT,
-        "state": {
-            "type": "string",
-            "enum": ["sent", "queued", "delivered", "answered", "timed_out", "expired"],
-        },
-        "queued": BOOL,
-        "created_date": _DATE,
-        "created_by": STR,
-        "expires_date": _DATE,
-        "delivered_date": _DATE,
-        "ended_date": _DATE,
         "reply": obj({"status": INT, "payload": OBJECT}, ("status", "payload")),
     },
-    ("request_id", "device_id", "name", "payload", "state", "queued", "created_date"),
+    (*_REQUIRED, "payload"),
     title="Command",
+)
+# In lists: without the payload and the reply's payload (GET the one command for them).
+_SUMMARY: Schema = obj(
+    {**_FIELDS, "reply": obj({"status": INT}, ("status",))},
+    _REQUIRED,
+    title="CommandSummary",
 )
 MODELS: dict[str, Schema] = {
     "Command": _COMMAND,
+    "CommandSummary": _SUMMARY,
     "CommandInfo": obj({"command": _COMMAND}, ("command",)),
     "CommandList": obj(
-        {"commands": {"type": "array", "items": _COMMAND}, "last_evaluated_key": STR},
+        {"commands": {"type": "array", "items": _SUMMARY}, "last_evaluated_key": STR},
         ("commands",),
     ),
 }
@@ -99,7 +113,7 @@ ROUTES = [
         "devices",
         body=SEND_COMMAND,
         responses={200: "CommandInfo", 202: "CommandInfo"},
-        errors=(409, 413, 429, 504),
+        errors=(409, 413, 429, 502, 504),
         extension=True,
     ),
     Route(

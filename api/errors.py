@@ -32,6 +32,7 @@ STATUS: dict[type[errors.EdgeError], int] = {
     errors.Unavailable: 503,
     errors.TimedOut: 408,
     errors.NoReply: 504,
+    errors.BadReply: 502,
 }
 HTTP_MESSAGES = {
     400: "Bad request",

@@ -41,6 +41,7 @@ ERRORS = {
     416: "The range cannot be satisfied",
     429: "Too many attempts (sign-ins, commands): wait `Retry-After` seconds",
     500: "Unexpected error; the body carries only the request ID",
+    502: "The device answered with a reply that is not valid (a command)",
     503: "The server cannot serve now (too many connections from this address, or not ready)",
     504: "The device did not answer in time (a command)",
     507: "The server's disk is full: nothing was written; retry later",

@@ -197,7 +197,7 @@ def _broker(services: Services) -> MqttService:
 def _commands(services: Services, broker: MqttService) -> None:
     """Commands go to devices through the broker, and their replies come back from it."""
     commands = services.commands
-    commands.notify = broker.notify_device
+    commands.notify = broker.notify_spare
     commands.notify_connected = broker.notify_connected
     commands.persistent = broker.keeps_session
     broker.add_inbox(CommandInbox(commands))

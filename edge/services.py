@@ -204,6 +204,7 @@ class Services:
             config.command_rate_limit,
             config.command_retention_hours,
             config.mqtt_max_message_bytes,
+            config.command_device_bytes,
         )
         return cls(
             config=config,

@@ -83,6 +83,16 @@ def _reserved_refusal(
     return None
 
 
+def reserved_owner(topic: str) -> str | None:
+    """Whom `topic` is reserved for (SERVER or DEVICE, by the first matching line of
+    `RESERVED`), or None when it is no reserved topic, under either reading of the root."""
+    for _, rest in _namespaces(topic):
+        for pattern, owner in RESERVED:
+            if _matches(pattern.split("/"), rest):
+                return owner
+    return None
+
+
 def _namespaces(topic: str) -> list[tuple[str, list[str]]]:
     """(device ID, the levels below its namespace) for each reading of the root."""
     levels = topic.split("/")

@@ -5,7 +5,8 @@ The CONNACK codes of a refusal (MQTT 3.1.1, 3.2.2.3):
 - 4 "bad user name or password": a user name and password were given and do not open.
 - 5 "not authorized": no credential at all, a client certificate the registry does not
   accept (reset, or its device suspended or deleted), or a will topic outside the
-  client's rights or a will larger than the message limit.
+  client's rights or reserved (a device's own request topics included: a will is
+  routed, never handed to the server's inbox) or a will larger than the message limit.
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ def _check_will(client: MqttClient, session: Session, max_message_bytes: int) ->
     if not session.will_flag:
         return None
     refusal = acl.publish_refusal(client, session.will_topic or "")
+    if refusal is None and acl.reserved_owner(session.will_topic or "") is not None:
+        # The device's own request topics pass the ACL, but a will is routed (and may be
+        # retained) by amqtt's flow, not handed to the server's inbox: never on them.
+        refusal = "a reserved topic (docs/mqtt.md)"
     if refusal is not None:
         return Refusal(NOT_AUTHORIZED, f"will topic refused ({refusal})")
     if len(session.will_message or b"") > max_message_bytes:

@@ -286,15 +286,16 @@ class EdgeBroker(Broker):
         client_id = (client_session.client_id or "").split(":", 1)[-1]
         address = f"{client_session.remote_address}:{client_session.remote_port}"
         connections.connected(state.client, client_id, address)
+        handler.on_attached = lambda: self._presence(state.client, None)
         try:
-            self._presence(state.client, None)
             await super()._handle_client_session(
                 reader, writer, client_session, handler, server, listener_name
             )
         finally:
             reason = handler.end_reason or self._ended_by_broker(state)
             connections.disconnected(state.client, client_id, address, reason)
-            self._presence(state.client, handler.end_cause or self._cause(state))
+            if handler.attached:  # online only once attached (EdgeHandler.on_attached)
+                self._presence(state.client, handler.end_cause or self._cause(state))
             handler.finished.set()
             if state.revoked:
                 await self._delete_session(client_session.client_id)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import Any, cast
 
 from amqtt.mqtt.disconnect import DisconnectPacket
@@ -35,6 +36,10 @@ class EdgeHandler(BrokerProtocolHandler):
         self._inbound: Inbound | None = None
         self.end_reason: str | None = None  # why the connection ended, for the log
         self.end_cause: str | None = None  # ... as presence names it (edge/devices/presence.py)
+        # Told once the connection holds its session (the broker marks the device online
+        # then, so what is sent on that news finds the session attached, not away).
+        self.on_attached: Callable[[], None] = lambda: None
+        self.attached = False
 
     async def _reader_loop(self) -> None:
         """Replaces amqtt's: same contract (ready, then closed, then stopped)."""
@@ -43,7 +48,10 @@ class EdgeHandler(BrokerProtocolHandler):
         session.on_overflow = lambda: self.end("its queue is full (a slow client)")
         session.attach(link)
         if session.subscriptions:  # a stored session is back: what waits for it (a delta)
-            self.router.inboxes.subscribed(session.client, list(session.subscriptions))
+            held = list(session.subscriptions)
+            self.router.inboxes.subscribed(session.client, held, session.told)
+        self.attached = True
+        self.on_attached()
         self._inbound = Inbound(self.router, session, link, self.directory, self._disconnect)
         self._watch_idle()
         try:

@@ -33,6 +33,7 @@ SEEN_SECONDS = 30.0
 CACHED_TOPICS = 1024
 BUSY_CHUNK = 16  # PUBLISH packets in one read
 log = logging.getLogger("edge.mqtt")
+PACED = (frames.SUBSCRIBE, frames.UNSUBSCRIBE)  # counted with PUBLISH by the rate limit
 pause = asyncio.sleep  # how a client over its rate waits (a test replaces it)
 
 
@@ -68,7 +69,7 @@ class Inbound:
                 return
             self.last_read = self._loop.time()
             data = rest + chunk if rest else chunk
-            pos, published = 0, 0
+            pos, published, paced = 0, 0, 0
             while (frame := frames.next_frame(data, pos, limit)) is not None:
                 start, end = frame
                 kind = data[pos] >> 4
@@ -77,11 +78,13 @@ class Inbound:
                     durable = self._publish(data[pos], data, start, end)
                     if durable is not None:
                         await durable
-                elif not await self._other(kind, data[pos], data[start:end]):
-                    return
+                else:
+                    paced += kind in PACED
+                    if not await self._other(kind, data[pos], data[start:end]):
+                        return
                 pos = end
             rest = data[pos:]
-            await self._pace(published)
+            await self._pace(published, published + paced)
 
     def _publish(self, first: int, data: bytes, start: int, end: int) -> Awaitable[None] | None:
         qos = (first >> 1) & 3
@@ -223,7 +226,7 @@ class Inbound:
                 for message in self.router.retained.matching(topic_filter):
                     self.session.offer(message, min(qos, message.qos), retain=True)
         held = [f for (f, _), qos in zip(wanted, granted, strict=True) if qos != REFUSED]
-        self.router.inboxes.subscribed(self.session.client, held)
+        self.router.inboxes.subscribed(self.session.client, held, self.session.told)
 
     async def _unsubscribe(self, first: int, body: bytes) -> None:
         header = MQTTFixedHeader(frames.UNSUBSCRIBE, first & 0x0F, len(body))
@@ -231,10 +234,12 @@ class Inbound:
         self.router.unsubscribe(self.session, packet.payload.topics)
         self.link.send(UnsubackPacket.build(packet.variable_header.packet_id).to_bytes())
 
-    async def _pace(self, published: int) -> None:
-        """The per-client rate limit: a client over its budget is not read from until the
-        budget refills (TCP pushes back on it; nothing is dropped). A busy client also
-        lets the rest of the loop run between two of its chunks."""
+    async def _pace(self, published: int, paced: int) -> None:
+        """The per-client rate limit, on PUBLISH, SUBSCRIBE and UNSUBSCRIBE packets alike
+        (`paced`; a SUBSCRIBE costs more than a PUBLISH: the ACL, retained messages, an
+        inbox's answer): a client over its budget is not read from until the budget
+        refills (TCP pushes back on it; nothing is dropped). A busy client also lets the
+        rest of the loop run between two of its chunks."""
         self.session.published += published  # for billing: per chunk, not per message
         now = self._loop.time()
         if now - self._seen > SEEN_SECONDS:
@@ -242,10 +247,10 @@ class Inbound:
             self.directory.seen(self.session.client.account_id)
         self._tokens = min(self._rate, self._tokens + (now - self._stamp) * self._rate)
         self._stamp = now
-        self._tokens -= published
+        self._tokens -= paced
         if self._tokens < 0:
             await pause(-self._tokens / self._rate)
-        elif published > BUSY_CHUNK:
+        elif paced > BUSY_CHUNK:
             await pause(0)
 
 

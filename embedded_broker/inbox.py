@@ -35,8 +35,11 @@ class Inbox(Protocol):
         """The topics whose subscription by this client the inbox wants to hear of."""
         ...
 
-    def subscribed(self, client: MqttClient, topic: str) -> None:
-        """A session of the client now holds a subscription matching a watched topic."""
+    def subscribed(self, client: MqttClient, topic: str, sent: int | None) -> int | None:
+        """A session of the client now holds a subscription matching a watched topic.
+        `sent`: what this returned the last time for the same session, connection and
+        topic (None the first time); the answer is kept for the next time. So the inbox
+        can send what waits once per version of it, not once per SUBSCRIBE."""
         ...
 
 
@@ -50,12 +53,15 @@ class Inboxes:
                 return inbox
         return None
 
-    def subscribed(self, client: MqttClient, filters: Sequence[str]) -> None:
-        """Tell each inbox of the watched topics these new filters match."""
+    def subscribed(
+        self, client: MqttClient, filters: Sequence[str], told: dict[str, int | None]
+    ) -> None:
+        """Tell each inbox of the watched topics these new filters match; `told` holds
+        what each answered before for this session's connection (ClientSession.told)."""
         for inbox in self.inboxes:
             for topic in inbox.watches(client):
                 if any(acl.filter_matches(f, topic) for f in filters):
                     try:
-                        inbox.subscribed(client, topic)
+                        told[topic] = inbox.subscribed(client, topic, told.get(topic))
                     except Exception:  # the subscription stands whatever the inbox does
                         log.exception("mqtt: the server's answer to a subscription failed")

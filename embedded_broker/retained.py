@@ -9,6 +9,10 @@ acknowledged retained message survives a crash.
 The tree is walked with a stack of its own, never by recursion: a topic 1,500 levels deep
 (before topics were limited, embedded_broker/acl.py) raised RecursionError for every `#`
 subscriber whose filter covered it. One stored before the limit is skipped at start.
+
+Nothing is retained on a reserved topic (embedded_broker/acl.py, RESERVED); one stored
+before the topic was reserved is skipped at start (migration 0026 deletes them) and never
+matched, so a forged command or twin delta cannot reach a device as the server's.
 """
 
 from __future__ import annotations
@@ -77,6 +81,12 @@ class RetainedMessages:
                     record.topic,
                 )
                 continue
+            if acl.reserved_owner(record.topic) is not None:
+                log.warning(
+                    "mqtt: a retained message on a reserved topic is skipped: %.200r",
+                    record.topic,
+                )
+                continue
             message = Message.of(record.topic, record.payload, record.qos)
             self._put(message, record.account_id)
             if record.account_id is not None:
@@ -102,7 +112,11 @@ class RetainedMessages:
         return node.owner, node.message.size
 
     def matching(self, topic_filter: str) -> list[Message]:
-        return _collect(self._root, topic_filter.split("/"))
+        """The retained messages a new subscription to `topic_filter` gets: never one on a
+        reserved topic, which only the server (or the device, to the server) publishes on
+        and nothing is retained on (one stored before the topic was reserved)."""
+        found = _collect(self._root, topic_filter.split("/"))
+        return [m for m in found if acl.reserved_owner(m.topic) is None]
 
     def _put(self, message: Message, owner: str | None) -> None:
         node = self._root

@@ -102,20 +102,22 @@ class Router:
         self.accounts.ended(key)
         return _logged(self.sessions.forget(key))
 
-    def route_to_device(self, device_id: str, message: Message, connected: bool = False) -> int:
+    def route_to_device(
+        self, device_id: str, message: Message, connected: bool = False, spare: bool = False
+    ) -> int:
         """Hand a message only to this device's own sessions subscribed to its topic (a
         server notice that carries a secret for the device: user tools subscribed to the
         same topic do not get it), with `connected` only to those whose client is here
-        now (a persistent session that is away would get it too late for anyone waiting).
-        Returns how many sessions got it."""
+        now (a persistent session that is away would get it too late for anyone waiting),
+        with `spare` only to those with room for it (ClientSession.offer). Returns how many
+        sessions took it (sent or queued), not how many were offered it."""
         qos, count = message.qos, 0
         for session, granted in self.tree.match(message.topic):
             client = session.client
             if connected and session.link is None:
                 continue
             if client.kind == "device" and client.account_id == device_id:
-                session.offer(message, qos if qos < granted else granted)
-                count += 1
+                count += session.offer(message, qos if qos < granted else granted, spare=spare)
         self._journaled = []  # stored in the background; no publisher waits for a notice
         return count
 

@@ -142,6 +142,13 @@ class MqttService:
         message = Message.of(topic, payload, 1)
         return self.router.route_to_device(device_id, message, connected=True)
 
+    def notify_spare(self, device_id: str, topic: str, payload: bytes) -> int:
+        """The notice to the device's sessions, connected or away, that have room for it
+        now; one that has none is left alone (not cut off as a slow client): the sender
+        keeps the notice and offers it again (a queued command: docs/commands.md)."""
+        message = Message.of(topic, payload, 1)
+        return self.router.route_to_device(device_id, message, spare=True)
+
     def keeps_session(self, device_id: str) -> bool:
         """Whether the device has a persistent session here (connected or not)."""
         if self.broker is None:

@@ -98,24 +98,31 @@ class ClientSession:
         self.persistent = False
         self.journal: Callable[[ClientSession, StoredMessage], None] | None = None
         self.stored_seq = 0
+        # What the server's inboxes answered to this connection's subscriptions of their
+        # watched topics (embedded_broker/inbox.py): a twin's delta is sent once per
+        # version, not once per SUBSCRIBE. Forgotten when a connection takes the session.
+        self.told: dict[str, int | None] = {}
         # The last packet identifier used: they run 1..65535, then start again. Counted,
         # not drawn from itertools.cycle, which keeps every value it yields (2.5 MiB).
         self._last_id = 0
 
-    def offer(self, message: Message, qos: int, retain: bool = False) -> None:
-        """Deliver, queue or drop a message for this session, by the policy above."""
+    def offer(self, message: Message, qos: int, retain: bool = False, spare: bool = False) -> bool:
+        """Deliver, queue or drop a message for this session, by the policy above; whether
+        it was sent or queued. With `spare`, a QoS 1/2 message that finds no room is only
+        refused (False): the client is not cut off and nothing is counted, for a sender
+        that keeps the message and offers it again later (queued commands)."""
         link = self.link
         if qos == 0:
             if link is None:
-                return
+                return False
             if link.waiting() + self.waiting_bytes > self.limits.queue_bytes:
                 self.stats.dropped_qos0 += 1
-                return
+                return False
             head = message.head(0, retain)
             self.stats.sent += 1
             link.send(head)
             link.send(message.payload)
-            return
+            return True
         out = _Outgoing(message, qos, retain)
         if link is not None and not self.waiting and len(self.inflight) < MAX_INFLIGHT:
             self._send(link, out)
@@ -127,11 +134,16 @@ class ClientSession:
                     self.stored_seq, None, False, message.topic, message.payload, qos, retain
                 )
                 self.journal(self, stored)
+        elif spare:
+            return False
         elif link is not None:
             self.stats.slow_disconnects += 1
             self.on_overflow()
+            return False
         else:
             self.stats.dropped_offline += 1
+            return False
+        return True
 
     def acknowledged(self, packet_id: int) -> None:
         """PUBACK (QoS 1) or PUBCOMP (QoS 2) from the client."""
@@ -149,6 +161,7 @@ class ClientSession:
         """A connection takes the session: resend what was in flight (MQTT-4.4.0-1), then
         what waited."""
         self.link = link
+        self.told.clear()
         for packet_id, out in self.inflight.items():
             packet_id_bytes = packet_id.to_bytes(2, "big")
             if out.released:

@@ -38,6 +38,8 @@ class Command(Record):
 
 COMMANDS = Codec(Command, "device_commands")
 _WAITING = "state IN ('sent', 'queued', 'delivered')"
+_LEFT_OUT = {"payload": "'{}'", "reply_payload": "NULL"}
+_SUMMARY = ", ".join(_LEFT_OUT.get(name, f"device_commands.{name}") for name in COMMANDS.columns)
 
 
 def create(conn: Tx, value: Command) -> None:
@@ -49,17 +51,29 @@ def get(conn: Tx, device_id: str, command_id: str) -> Command | None:
 
 
 def of_device(conn: Tx, device_id: str, limit: int, before: str | None) -> list[Command]:
-    """A device's commands, newest first; `before`: those created before that one."""
+    """A device's commands, newest first; `before`: those created before that one. Without
+    their payloads and replies' payloads (read `{}` and None): a page of a thousand large
+    commands would otherwise be read whole into memory (the list shows neither)."""
     where, params = "device_id = ?", [device_id]
     if before is not None:
         where += " AND (created_date, id) < (SELECT created_date, id FROM device_commands"
         where += " WHERE id = ?)"
         params.append(before)
     sql = (
-        f"SELECT {COMMANDS.select} FROM device_commands WHERE {where}"
+        f"SELECT {_SUMMARY} FROM device_commands WHERE {where}"
         " ORDER BY created_date DESC, id DESC LIMIT ?"
     )
     return records(conn, COMMANDS, sql, (*params, limit))
+
+
+def kept_bytes(conn: Tx, device_id: str) -> int:
+    """The bytes of payloads and replies the device's commands keep (its budget)."""
+    sql = (
+        "SELECT coalesce(sum(length(CAST(payload AS BLOB))"
+        " + coalesce(length(CAST(reply_payload AS BLOB)), 0)), 0)"
+        " FROM device_commands WHERE device_id = ?"
+    )
+    return int(scalar(conn, sql, (device_id,)))
 
 
 def sent_since(conn: Tx, device_id: str, since: str) -> int:
@@ -68,13 +82,13 @@ def sent_since(conn: Tx, device_id: str, since: str) -> int:
     return int(scalar(conn, sql, (device_id, since)))
 
 
-def waiting_for(conn: Tx, device_id: str, now: str) -> list[Command]:
-    """The queued commands of a device not yet expired, oldest first."""
+def waiting_for(conn: Tx, device_id: str, now: str, limit: int) -> list[Command]:
+    """The first `limit` queued commands of a device not yet expired, oldest first."""
     sql = (
         f"SELECT {COMMANDS.select} FROM device_commands WHERE device_id = ?"
-        " AND state = 'queued' AND expires_date > ? ORDER BY created_date, id"
+        " AND state = 'queued' AND expires_date > ? ORDER BY created_date, id LIMIT ?"
     )
-    return records(conn, COMMANDS, sql, (device_id, now))
+    return records(conn, COMMANDS, sql, (device_id, now, limit))
 
 
 def delivered(conn: Tx, command_ids: list[str], now: str) -> None:

@@ -29,7 +29,7 @@ class CommandInbox:
     def watches(self, client: MqttClient) -> Sequence[str]:
         return ()  # queued commands go out on the device's presence, not on a subscribe
 
-    def subscribed(self, client: MqttClient, topic: str) -> None:
+    def subscribed(self, client: MqttClient, topic: str, sent: int | None) -> int | None:
         return None
 
 

@@ -9,8 +9,8 @@ from datetime import timedelta
 from typing import Any
 
 from edge.devices.topics import device_topic
-from edge.kernel import clock, fields
-from edge.kernel.errors import ValidationError
+from edge.kernel import clock, fields, json_text
+from edge.kernel.errors import EdgeError, ValidationError
 from edge.kernel.ids import new_id
 from storage.commands import WAITING, Command
 from storage.records import Device
@@ -19,6 +19,7 @@ Row = dict[str, Any]
 MAX_NAME = 128
 DEFAULT_TIMEOUT, MAX_TIMEOUT = 10, 60
 DEFAULT_TTL, MAX_TTL = 3600, 7 * 86400
+MIN_STATUS, MAX_STATUS = -(2**31), 2**31 - 1  # a reply's status: a 32-bit integer
 COMMANDS, REPLY = "commands", "reply"  # <own topic>/commands/<request_id>[/reply]
 
 
@@ -59,17 +60,25 @@ def seconds(field: str, raw: Any, high: int) -> int:
     return raw
 
 
-def parse_reply(payload: bytes) -> tuple[int, Row] | None:
-    """`{"status": <int>, "payload": {...}}` (payload optional), or None when it is not."""
+def parse_reply(payload: bytes) -> tuple[int, Row] | str:
+    """`{"status": <int>, "payload": {...}}` (payload optional), or why it is not one.
+
+    Read by the one JSON reader (edge/kernel/json_text.py), so nesting past its depth,
+    NaN, Infinity and lone surrogates are refused here, not by a RecursionError or by the
+    table's json_valid CHECK; `status` must fit SQLite's 64-bit integer."""
     try:
-        body = json.loads(payload)
-    except (ValueError, UnicodeDecodeError):
-        return None
+        body = json_text.parse(payload, field="reply", max_bytes=len(payload))
+    except EdgeError as exc:  # its field may be a key of the device's: keep the rule only
+        return exc.message.rsplit(": ", 1)[-1]
     if not isinstance(body, dict):
-        return None
+        return "not a JSON object"
     status, data = body.get("status"), body.get("payload", {})
-    if isinstance(status, bool) or not isinstance(status, int) or not isinstance(data, dict):
-        return None
+    if isinstance(status, bool) or not isinstance(status, int):
+        return "status: must be an integer"
+    if not MIN_STATUS <= status <= MAX_STATUS:
+        return f"status: must be from {MIN_STATUS} to {MAX_STATUS}"
+    if not isinstance(data, dict):
+        return "payload: must be a JSON object"
     return status, data
 
 
@@ -93,9 +102,10 @@ def new(device: Device, by: str, body: Row, queued: bool, seconds: int) -> Comma
     )
 
 
-def view(command: Command) -> Row:
+def view(command: Command, whole: bool = True) -> Row:
     """A command as HTTP shows it: one still waiting past its time reads `expired` (the
-    sweep writes so later)."""
+    sweep writes so later). Not `whole` (in lists): without its payload nor its reply's,
+    which GET of the one command shows; a page stays small however large they are."""
     state = command.state
     if state in WAITING and command.expires_date <= clock.now_iso():
         state = "expired"
@@ -103,16 +113,19 @@ def view(command: Command) -> Row:
         "request_id": command.id,
         "device_id": command.device_id,
         "name": command.name,
-        "payload": command.payload,
         "state": state,
         "queued": command.queued,
         "created_date": command.created_date,
         "created_by": command.created_by,
         "expires_date": command.expires_date,
     }
+    if whole:
+        out["payload"] = command.payload
     for name in ("delivered_date", "ended_date"):
         if getattr(command, name) is not None:
             out[name] = getattr(command, name)
     if command.reply_status is not None:
-        out["reply"] = {"status": command.reply_status, "payload": command.reply_payload or {}}
+        out["reply"] = {"status": command.reply_status}
+        if whole:
+            out["reply"]["payload"] = command.reply_payload or {}
     return out

@@ -23,6 +23,7 @@ which answers on the command's reply topic.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,7 +35,14 @@ from edge.commands import messages
 from edge.devices.presence import PresenceEvent
 from edge.devices.topics import Notify
 from edge.kernel import audit, clock
-from edge.kernel.errors import Conflict, NoReply, NotFound, TooLarge, TooManyAttempts
+from edge.kernel.errors import (
+    BadReply,
+    Conflict,
+    NoReply,
+    NotFound,
+    TooLarge,
+    TooManyAttempts,
+)
 from edge.kernel.principal import Principal
 from storage import commands as store
 from storage import devices as device_store
@@ -45,6 +53,8 @@ from storage.rows import Tx
 
 Row = dict[str, Any]
 log = logging.getLogger("edge.commands")
+DELIVERY_BATCH = 100  # queued commands read and offered at a time
+DELIVERY_PAUSE = 1.0  # seconds between offers to a device whose sessions have no room
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,7 @@ class CommandLimits:
     rate_per_minute: int
     retention_hours: int
     max_message_bytes: int = 256 * 1024  # the broker's mqtt_max_message_bytes
+    device_bytes: int = 4 * 1024 * 1024  # command_device_bytes
 
 
 class Commands:
@@ -65,7 +76,9 @@ class Commands:
         self.notify: Notify | None = None
         self.notify_connected: Notify | None = None
         self.persistent: Callable[[str], bool] = lambda _: False
-        self._waiting: dict[str, asyncio.Future[Command]] = {}
+        # The callers waiting for a reply: request ID -> (device ID, its future).
+        self._waiting: dict[str, tuple[str, asyncio.Future[Command]]] = {}
+        self._draining: set[str] = set()  # devices whose queued commands are being delivered
         self.counts = dict.fromkeys(("sent", "answered", "timed_out", "bad_replies"), 0)
         devices.presence.events.listen(self._presence)
 
@@ -94,7 +107,7 @@ class Commands:
         self.counts["sent"] += 1
         if queue:
             if online:
-                await self._deliver(device, [command])
+                self._drain(device_id)
             return 202, messages.view(command)
         return 200, messages.view(await self._call(device, command, timeout))
 
@@ -123,11 +136,26 @@ class Commands:
             raise TooManyAttempts(
                 f"Too many commands: at most {limit} per device per minute", retry_after=60
             )
+        self._within_budget(conn, command)
         store.create(conn, command)
+
+    def _within_budget(self, conn: Tx, command: Command) -> None:
+        """The device's commands keep at most `device_bytes` of payloads and replies (a
+        caller, the device itself included, cannot fill the disk through them); they
+        free as commands end and are swept."""
+        budget, size = self.limits.device_bytes, len(json.dumps(command.payload).encode())
+        kept = store.kept_bytes(conn, command.device_id)
+        if kept + size > budget:
+            raise TooManyAttempts(
+                f"Too many command bytes: the device's commands keep {kept} bytes of"
+                f" payloads and replies, and this one's {size} would pass its budget of"
+                f" {budget} (command_device_bytes); they free as commands end",
+                retry_after=3600,
+            )
 
     async def _call(self, device: Device, command: Command, timeout: int) -> Command:
         future: asyncio.Future[Command] = asyncio.get_running_loop().create_future()
-        self._waiting[command.id] = future
+        self._waiting[command.id] = (device.id, future)
         try:
             if self._publish_now(device, command) == 0:
                 await self._db.write(lambda c: store.timed_out(c, command.id, clock.now_iso()))
@@ -164,40 +192,89 @@ class Commands:
         topic = messages.topic(device, command.id)
         return self.notify_connected(device.id, topic, messages.message(command))
 
-    async def _deliver(self, device: Device, commands: list[Command]) -> None:
-        got = [c.id for c in commands if self._publish(device, c) > 0]
+    async def _deliver(self, device: Device, commands: list[Command]) -> bool:
+        """Offer the commands in order to the device's sessions that have room for them
+        (`notify`) and mark delivered those taken; whether all were. The first one no
+        session takes stops the batch, so the order holds: it and the rest stay queued."""
+        got: list[str] = []
+        for command in commands:
+            if self._publish(device, command) == 0:
+                break
+            got.append(command.id)
         if got:
             await self._db.write(lambda c: store.delivered(c, got, clock.now_iso()))
+        return len(got) == len(commands)
 
     def _presence(self, event: PresenceEvent) -> None:
         """A device that comes online gets what waits for it."""
         if event.online:
-            task = asyncio.ensure_future(self._deliver_waiting(event.device_id))
-            task.add_done_callback(_report_failure)
+            self._drain(event.device_id)
+
+    def _drain(self, device_id: str) -> None:
+        """Start delivering a device's queued commands, unless that is under way."""
+        if device_id not in self._draining:
+            self._draining.add(device_id)
+            task = asyncio.ensure_future(self._deliver_waiting(device_id))
+            task.add_done_callback(lambda t: self._drained(device_id, t))
+
+    def _drained(self, device_id: str, task: asyncio.Future[None]) -> None:
+        self._draining.discard(device_id)
+        _report_failure(task)
 
     async def _deliver_waiting(self, device_id: str) -> None:
-        now = clock.now_iso()
-        waiting = self._db.read(lambda c: store.waiting_for(c, device_id, now))
-        device = self._db.read(lambda c: device_store.get(c, device_id)) if waiting else None
-        if device is not None and device.is_active:
-            await self._deliver(device, waiting)
+        """Deliver in batches of DELIVERY_BATCH, each within the room the device's sessions
+        have: a big backlog neither holds the loop nor overflows a session. While the
+        device stays online and some wait without room, try again each DELIVERY_PAUSE
+        (its client acknowledges, room frees); what is left waits for its next connect."""
+        device = self._db.read(lambda c: device_store.get(c, device_id))
+        while device is not None and device.is_active:
+            batch = self._db.read(lambda c: self._batch(c, device_id))
+            if not batch:
+                return
+            if not await self._deliver(device, batch):
+                await asyncio.sleep(DELIVERY_PAUSE)
+            if not self._devices.presence.is_online(device_id):
+                return
+
+    @staticmethod
+    def _batch(conn: Tx, device_id: str) -> list[Command]:
+        return store.waiting_for(conn, device_id, clock.now_iso(), DELIVERY_BATCH)
 
     # -- replies -------------------------------------------------------------------------
     async def reply(self, device_id: str, topic_name: str, payload: bytes) -> None:
         """What the device's own session published on a reply topic (from the broker's
         inbox, edge/commands/inbox.py): recorded before the device's PUBACK. It never
-        raises: the server's failure must not end the device's connection."""
+        raises: the server's failure, or a reply it cannot read, must not end the device's
+        connection. An invalid reply is acknowledged, counted and logged once, with why
+        and never with its payload; a caller waiting for it gets a 502 at once, and the
+        command takes a valid reply still, until its time is up."""
         request_id = messages.request_of(topic_name)
-        parsed = messages.parse_reply(payload)
-        if parsed is None:
-            self.counts["bad_replies"] += 1
-            log.warning("command %s: device %s sent an invalid reply", request_id, device_id)
-            return
         try:
+            parsed = messages.parse_reply(payload)
+            if isinstance(parsed, str):
+                self.counts["bad_replies"] += 1
+                log.warning(
+                    "command %s: device %s sent an invalid reply (%d bytes): %s",
+                    request_id,
+                    device_id,
+                    len(payload),
+                    parsed,
+                )
+                self._refuse_reply(device_id, request_id, parsed)
+                return
             await self._answered(device_id, request_id, *parsed)
-        except Exception:
+        except Exception:  # the server's fault (the reply was valid): worth its traceback
             log.exception(
                 "command %s: the reply of device %s was not recorded", request_id, device_id
+            )
+
+    def _refuse_reply(self, device_id: str, request_id: str, why: str) -> None:
+        """A caller waiting for this reply is answered at once (502), not at its timeout:
+        the device did answer, with something the server cannot take."""
+        future = self._caller(device_id, request_id)
+        if future is not None:
+            future.set_exception(
+                BadReply(f"The device's reply is not valid ({why}; request {request_id})")
             )
 
     async def _answered(self, device_id: str, request_id: str, status: int, body: Row) -> None:
@@ -209,16 +286,21 @@ class Commands:
             log.info("command %s: a reply from device %s came too late", request_id, device_id)
             return
         self.counts["answered"] += 1
-        future = self._waiting.get(request_id)
-        if future is not None and not future.done():
+        future = self._caller(device_id, request_id)
+        if future is not None:
             future.set_result(done)
+
+    def _caller(self, device_id: str, request_id: str) -> asyncio.Future[Command] | None:
+        """The future of the caller still waiting for this device's command, if any."""
+        device, future = self._waiting.get(request_id, ("", None))
+        return future if device == device_id and future is not None and not future.done() else None
 
     # -- reading -------------------------------------------------------------------------
     def list(self, principal: Principal, device_id: str, limit: int, after: str | None) -> Row:
         """Newest first; `last_evaluated_key` continues after the last one shown."""
         self._readable(principal, device_id)
         found = self._db.read(lambda c: store.of_device(c, device_id, limit + 1, after))
-        out: Row = {"commands": [messages.view(c) for c in found[:limit]]}
+        out: Row = {"commands": [messages.view(c, whole=False) for c in found[:limit]]}
         if len(found) > limit:
             out["last_evaluated_key"] = found[limit - 1].id
         return out

@@ -391,7 +391,7 @@ class Config:
     mqtt_rate_limit: int = _setting(
         1000,
         _int_range(1, 10_000_000),
-        "Messages per second one MQTT client may publish; a faster one is slowed down",
+        "Messages and subscription changes per second per MQTT client; more are slowed",
     )
     mqtt_queue_messages: int = _setting(
         1000,
@@ -479,6 +479,11 @@ class Config:
         24,
         _int_range(1, 24 * 3650),
         "Hours a finished command (answered, timed out, expired) is kept with its reply",
+    )
+    command_device_bytes: int = _setting(
+        4 * 1024 * 1024,
+        _int_range(64 * 1024, 1024 * 1024 * 1024),
+        "Bytes of payloads and replies one device's commands may keep; more are refused with 429",
     )
     twin_max_bytes: int = _setting(
         8192,

@@ -97,6 +97,11 @@ class NoReply(EdgeError):
     """A device did not answer a command in the time the caller gave it."""
 
 
+class BadReply(EdgeError):
+    """A device answered a command with a reply the server cannot take (not the JSON of
+    docs/commands.md): its caller is told at once rather than waiting out its timeout."""
+
+
 class TimedOut(EdgeError):
     """The client did not send its request (its body) within the time allowed."""
 

@@ -51,10 +51,16 @@ class TwinInbox:
         own = self._own(client)
         return () if own is None else (f"{own}/{topics.DELTA}",)
 
-    def subscribed(self, client: MqttClient, topic: str) -> None:
+    def subscribed(self, client: MqttClient, topic: str, sent: int | None) -> int | None:
+        """The delta, unless this connection of the session was sent it at this version
+        (`sent`) already: a SUBSCRIBE repeated in a loop costs no delta."""
         device = self._device(client)
-        if device is not None:
-            self._twins.send_delta(device, self._twins.current(device.id))
+        if device is None:
+            return sent
+        twin = self._twins.current(device.id)
+        if twin.version != sent:
+            self._twins.send_delta(device, twin)
+        return twin.version
 
     async def receive(self, client: MqttClient, topic: str, payload: bytes) -> None:
         own, token = self._own(client) or "", None

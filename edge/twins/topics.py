@@ -7,7 +7,8 @@
 - `update/delta` (the server): what `desired` holds that `reported` does not.
 
 A rejection carries `code` (as the HTTP status would be), `message` (naming the rule) and
-the request's `client_token`; every reply echoes it.
+the request's `client_token`; every reply echoes it when it is a string of at most
+`MAX_CLIENT_TOKEN` characters.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 
 from edge.devices.topics import device_topic
 from storage.records import Device, Twin
+
+MAX_CLIENT_TOKEN = 64  # characters; an update with a longer one is rejected
 
 TWIN, GET, UPDATE = "twin", "get", "update"
 DELTA = "update/delta"
@@ -40,6 +43,8 @@ def rejected(code: int, message: str, client_token: Any) -> bytes:
 
 
 def _with_token(body: dict[str, Any], client_token: Any) -> dict[str, Any]:
-    if isinstance(client_token, str):
+    """Echo only a token the request could have carried: an over-long one (refused, and
+    named in the message) is not copied back, so a reply never amplifies a request."""
+    if isinstance(client_token, str) and len(client_token) <= MAX_CLIENT_TOKEN:
         body["client_token"] = client_token
     return body

@@ -38,7 +38,7 @@ from storage.rows import Tx
 log = logging.getLogger("edge.twins")
 Row = dict[str, Any]
 FIELDS = frozenset({*SECTIONS, "version", "client_token"})
-MAX_CLIENT_TOKEN = 64
+MAX_CLIENT_TOKEN = topics.MAX_CLIENT_TOKEN
 
 
 @dataclass(frozen=True)

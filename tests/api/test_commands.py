@@ -192,3 +192,53 @@ async def test_finished_commands_are_kept_for_the_retention_then_deleted(
     clock.advance(timedelta(hours=2))
     assert await commands.sweep() == (0, 1)
     assert (await world.call("org_admin", "GET", one))[0] == 404
+
+
+@pytest.mark.world(command_device_bytes=64 * 1024)
+async def test_a_devices_commands_keep_at_most_their_byte_budget(
+    world: World, devices: AnsweringDevices
+) -> None:
+    """command_device_bytes bounds the payloads and replies a device's commands keep, for
+    every caller: the device sending commands to itself too (#29 F3: 250 KB commands, 60 a
+    minute for 7 days, filled the disk). Room frees as finished commands are swept."""
+    commands = world.site.services.commands
+    body = {"name": "fill", "payload": {"blob": "x" * 20_000}}
+    for _ in range(3):
+        status, sent = await world.call(
+            "device_member", "POST", path(world, "device_member"), json=body
+        )
+        assert status == 200, sent
+    status, refused = await world.call(
+        "device_member", "POST", path(world, "device_member"), json=body
+    )
+    assert status == 429 and "command_device_bytes" in refused["message"], refused
+    status, refused = await world.call("org_admin", "POST", path(world, "device_member"), json=body)
+    assert status == 429, refused
+    listed = (await world.call("org_admin", "GET", path(world, "device_member")))[1]["commands"]
+    assert len(listed) == 3  # the refused commands are not recorded
+    status, other = await world.call("org_admin", "POST", path(world, "device_loner"), json=body)
+    assert status == 200, other  # another device's budget is its own
+    clock.advance(timedelta(hours=25))
+    assert await commands.sweep() == (0, 4)
+    status, sent = await world.call(
+        "device_member", "POST", path(world, "device_member"), json=body
+    )
+    assert status == 200, sent
+
+
+async def test_the_list_leaves_out_payloads_and_get_shows_them(
+    world: World, devices: AnsweringDevices
+) -> None:
+    """A page of a thousand commands would carry each payload and reply (#29 F3: 60 MB);
+    the list shows the reply's status, GET of the one command the whole."""
+    body = {"name": "big", "payload": {"blob": "x" * 10_000}}
+    status, sent = await world.call("org_admin", "POST", path(world, "device_member"), json=body)
+    assert status == 200, sent
+    status, listed = await world.call("org_admin", "GET", path(world, "device_member"))
+    assert status == 200, listed
+    (item,) = listed["commands"]
+    assert "payload" not in item and item["reply"] == {"status": 200}, item
+    one = path(world, "device_member", f"/{item['request_id']}")
+    status, found = await world.call("org_admin", "GET", one)
+    assert found["command"]["payload"] == body["payload"]
+    assert found["command"]["reply"] == {"status": 200, "payload": {"ran": "big"}}

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from edge.commands import inbox
+from edge.commands import service as command_service
 from edge.kernel import clock
 from embedded_broker import acl
 from tests.embedded_broker.clients import Client
@@ -81,6 +82,63 @@ async def test_no_answer_in_time_is_a_504_and_a_late_reply_is_ignored(broker: Ha
     assert found["command"]["state"] == "timed_out" and "reply" not in found["command"]
 
 
+HOSTILE_REPLIES = [
+    b'{"status": 200, "payload": {"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+    b'{"status": 200, "payload": {"secret": NaN}}',
+    b'{"status": 200, "payload": {"secret": 1e999}}',
+    b'{"status": 100000000000000000000000, "payload": {"secret": 1}}',
+    b'{"status": 200, "payload": {"secret": "\\ud800"}}',
+]
+
+
+async def test_an_invalid_reply_is_acknowledged_counted_and_a_502(
+    broker: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Nesting 100k deep, NaN, 1e999, a status past 64 bits, a lone surrogate: each is
+    acknowledged and counted, logged without a traceback or its payload, and the device
+    stays connected; the caller waiting is told at once (502, not a 504 at its timeout),
+    and a valid reply that follows in time is still recorded (#29 F1)."""
+    device = await broker.device("pump")
+    client = await listening(broker, device)
+    call = asyncio.create_task(
+        broker.call("POST", commands(device), json={"name": "x", "timeout": 30})
+    )
+    got = await client.next_message()
+    request_id = json.loads(got.payload)["request_id"]
+    bad = broker.site.services.commands.counts["bad_replies"]
+    with caplog.at_level(logging.INFO):
+        for raw in HOSTILE_REPLIES:
+            await client.publish(f"{got.topic}/reply", raw, 1)  # returns once acknowledged
+        status, body = await call
+    assert status == 502 and set(body) == {"message"}, body
+    assert "nested more than 64 levels" in body["message"] and request_id in body["message"]
+    assert broker.site.services.commands.counts["bad_replies"] == bad + len(HOSTILE_REPLIES)
+    assert not client.gone.is_set(), "the device was disconnected for a malformed reply"
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+    invalid = [r.getMessage() for r in caplog.records if "invalid reply" in r.getMessage()]
+    assert len(invalid) == len(HOSTILE_REPLIES) and not any("secret" in m for m in invalid)
+    await client.publish(f"{got.topic}/reply", b'{"status": 200, "payload": {"ok": 1}}', 1)
+    status, found = await broker.call("GET", commands(device, f"/{request_id}"))
+    assert found["command"]["state"] == "answered", found
+    assert found["command"]["reply"] == {"status": 200, "payload": {"ok": 1}}
+
+
+async def test_an_invalid_reply_of_another_device_does_not_end_a_call(broker: Harness) -> None:
+    """A device answering, on its own reply topic, another device's request ID does not
+    touch that command: its caller still gets its own device's reply."""
+    device, other = await broker.device("pump"), await broker.device("valve")
+    client, stranger = await listening(broker, device), await listening(broker, other, "o")
+    call = asyncio.create_task(
+        broker.call("POST", commands(device), json={"name": "x", "timeout": 30})
+    )
+    request_id = json.loads((await client.next_message()).payload)["request_id"]
+    await stranger.publish(f"{topic(other, request_id)}/reply", b"[]", 1)
+    await stranger.publish(f"{topic(other, request_id)}/reply", b'{"status": 1}', 1)
+    await client.publish(f"{topic(device, request_id)}/reply", b'{"status": 7}', 1)
+    status, body = await call
+    assert status == 200 and body["command"]["reply"] == {"status": 7, "payload": {}}, body
+
+
 async def test_an_offline_device_is_a_409(broker: Harness) -> None:
     device = await broker.device("pump")
     status, body = await broker.call("POST", commands(device), json={"name": "x"})
@@ -114,6 +172,39 @@ async def test_a_queued_command_reaches_the_device_when_it_comes_back(broker: Ha
         return found["state"] == "answered" and found["reply"]["payload"] == {"applied": True}
 
     await eventually(answered)
+
+
+@pytest.mark.world(command_rate_limit=1000, mqtt_queue_messages=10)
+async def test_a_backlog_past_the_session_queue_is_delivered_whole_and_in_order(
+    broker: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More than a session may hold (100 in flight, 10 waiting here) waits for the device:
+    it comes back, is not cut off as a slow client, and gets every command in order, read
+    in batches (of 7 here), each marked delivered only once its session took it, the rest
+    offered again as room frees (#29 F2: the ones past the queue were dropped, yet marked
+    delivered)."""
+    monkeypatch.setattr(command_service, "DELIVERY_BATCH", 7)
+    device = await broker.device("pump")
+    await away_with_a_session(broker, device)
+    body = {"name": "cfg", "payload": {"blob": "x" * 1024}, "queue": True, "ttl": 3600}
+    sent = []
+    for _ in range(150):
+        status, queued = await broker.call("POST", commands(device), json=body)
+        assert status == 202, queued
+        sent.append(queued["command"]["request_id"])
+    slow, dropped = broker.stats.slow_disconnects, broker.stats.dropped_offline
+    back = broker.client("keeper", **device.login, clean=False)
+    assert (await back.connect())[0] == 0
+    received = [json.loads((await back.next_message()).payload)["request_id"] for _ in sent]
+    assert received == sent
+    assert (broker.stats.slow_disconnects, broker.stats.dropped_offline) == (slow, dropped)
+    assert not back.gone.is_set()
+
+    async def all_delivered() -> bool:  # marked right after the session took them
+        listed = (await broker.call("GET", commands(device, "?limit=1000")))[1]["commands"]
+        return {c["state"] for c in listed} == {"delivered"}
+
+    await eventually(all_delivered)
 
 
 async def test_a_queued_command_survives_a_restart(broker: Harness, aiohttp_client: Any) -> None:

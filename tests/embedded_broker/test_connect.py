@@ -115,6 +115,18 @@ async def test_a_will_outside_the_scope_is_refused(broker: Harness) -> None:
     assert (await client.connect())[0] == NOT_AUTHORIZED
 
 
+@pytest.mark.parametrize(
+    "tail", ["twin/update", "twin/get", "commands/r1/reply", "twin/update/delta", "tunnels/x"]
+)
+async def test_a_will_on_a_reserved_topic_is_refused(broker: Harness, tail: str) -> None:
+    """Even the device's own request topics, which it may publish on: a will is routed
+    (and retained) by the broker, never handed to the server's inbox (#29 F5)."""
+    device = await broker.device("dev1")
+    client = broker.client(**device.login)
+    client.paho.will_set(f"{device.root}/devices/{device.id}/{tail}", b"{}", 1, True)
+    assert (await client.connect())[0] == NOT_AUTHORIZED
+
+
 async def test_the_will_is_published_when_a_client_drops(broker: Harness) -> None:
     device = await broker.device("dev1")
     watcher = await broker.connected(device, "watcher")

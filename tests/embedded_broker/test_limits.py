@@ -107,9 +107,9 @@ async def test_a_client_over_its_rate_is_not_read_until_its_budget_refills(
     session = ClientSession(f"{device.id}:c", client, broker.mqtt.router.limits, broker.stats)
     reader = Inbound(broker.mqtt.router, session, _NoLink(), broker.directory, _nothing)
     reader._rate, reader._tokens = 10, 10.0
-    await reader._pace(25)
+    await reader._pace(25, 25)
     assert pauses and 1.4 < pauses[0] <= 1.5
-    await reader._pace(0)  # still in debt: pauses again until the budget refills
+    await reader._pace(0, 0)  # still in debt: pauses again until the budget refills
     assert len(pauses) == 2
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from embedded_broker.frames import Message
 from tests.embedded_broker.conftest import Harness, start
 
 
@@ -243,3 +244,46 @@ async def test_a_stored_session_whose_key_was_reset_is_not_restored(
         assert await back.connect() == (0, False)  # the new key: no session kept
     finally:
         restarted.stop_clients()
+
+
+async def test_retained_messages_on_reserved_topics_never_reach_a_subscriber(
+    broker: Harness, aiohttp_client: Any
+) -> None:
+    """Messages retained on topics #29 reserved, before they were (a user tool or another
+    device with rights over the root could publish there), are skipped at start and never
+    matched: a forged command or delta does not reach the device (#29 F4)."""
+    device = await broker.device("pump")
+    base = f"{device.root}/devices/{device.id}"
+    forged = {
+        f"{base}/commands/evil": b'{"request_id": "evil", "name": "unlock", "payload": {}}',
+        f"{base}/twin/update/delta": b'{"delta": {"door": "open"}, "version": 99}',
+        f"{base}/twin/update": b'{"reported": {"door": "open"}}',
+    }
+
+    def old_broker_wrote(conn: Any) -> None:
+        for topic, payload in [*forged.items(), (f"{base}/status", b"kept")]:
+            conn.execute(
+                "INSERT INTO mqtt_retained (topic, payload, qos, updated_at, account_id)"
+                " VALUES (?, ?, 1, '2026-01-01T00:00:00Z', NULL)",
+                (topic, payload),
+            )
+
+    await broker.site.services.db.write(old_broker_wrote)
+    await stop(broker)
+    restarted = await start(broker.site.services.config.data_dir, aiohttp_client, tenants=False)
+    retained = restarted.mqtt.router.retained
+    assert len(retained) == 1  # the status only
+    # residue in memory too (as a broker that kept running would hold): never matched
+    residue = f"{base}/commands/residue"
+    await retained.set(Message.of(residue, b'{"request_id": "r"}', 1), None)
+    client = await restarted.connected(device, "d")
+    assert await client.subscribe(f"{base}/#", 1) == 1
+    await client.publish(f"{base}/status", b"live", 1)  # after every retained message
+    got = []
+    while not got or got[-1].payload != b"live":
+        got.append(await client.next_message())
+    assert [(m.topic, m.payload) for m in got] == [
+        (f"{base}/status", b"kept"),
+        (f"{base}/status", b"live"),
+    ]
+    assert not set(forged) & {m.topic for m in got}

@@ -8,16 +8,21 @@ anyone else (another device, a user tool), the reply topics to the device itself
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import socket
 from typing import Any
 
 import pytest
 
+from embedded_broker import frames, inbound
+from tests.embedded_broker import packets
 from tests.embedded_broker.clients import Client
 from tests.embedded_broker.conftest import Device, Harness
 
 EVERYTHING = {"/": {"can_publish": True, "can_subscribe": True}}
+SUBACK, PINGRESP = 9, 13  # packet types
 
 
 def twin(device: Device) -> str:
@@ -103,6 +108,18 @@ async def test_a_refused_update_is_rejected_naming_the_rule(
     assert broker.site.services.twins.current(device.id).version == 0
 
 
+async def test_an_over_long_client_token_is_not_echoed(broker: Harness) -> None:
+    """A rejected token is named in the message, not copied back (#29 F7): a reply never
+    carries more than a request could validly have."""
+    device = await broker.device("pump")
+    client = await listening(broker, device)
+    update = {"reported": {"a": 1}, "client_token": "t" * 100_000}
+    await client.publish(f"{twin(device)}/update", json.dumps(update).encode(), 1)
+    topic, body = await reply(client)
+    assert topic == f"{twin(device)}/update/rejected"
+    assert "client_token" in body["message"] and "client_token" not in body, len(str(body))
+
+
 async def test_desired_set_over_http_reaches_the_device_as_a_delta(broker: Harness) -> None:
     device = await broker.device("pump")
     client = await listening(broker, device)
@@ -181,3 +198,45 @@ async def test_only_the_device_itself_asks_and_only_the_server_answers(
     assert topic == f"{base}/get/accepted"
     assert client.messages.empty()
     assert tool.messages.empty()  # the request and its answer are the device's alone
+
+
+def _subscribe_flood(port: int, login: dict[str, str], topic: str, count: int) -> list[int]:
+    """CONNECT, `count` SUBSCRIBEs to `topic` in one write, then PINGREQ: the kinds of the
+    packets the broker sends back up to its PINGRESP (after everything the SUBSCRIBEs
+    brought)."""
+    flood = b"".join(packets.subscribe(i + 1, [(topic, 0)]) for i in range(count))
+    with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
+        sock.sendall(packets.connect("flood", login["username"], login["password"]))
+        assert sock.recv(4)[:2] == b"\x20\x02"
+        sock.sendall(flood + b"\xc0\x00")
+        data, pos, kinds = b"", 0, []
+        while not kinds or kinds[-1] != PINGRESP:
+            chunk = sock.recv(65536)
+            assert chunk, "the broker closed the connection"
+            data += chunk
+            while (frame := frames.next_frame(data, pos, 1 << 20)) is not None:
+                kinds.append(data[pos] >> 4)
+                pos = frame[1]
+        return kinds
+
+
+@pytest.mark.world(mqtt_rate_limit=10)
+async def test_subscribes_are_paced_and_a_repeated_one_sends_no_second_delta(
+    broker: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SUBSCRIBE counts toward the rate limit as PUBLISH does, and a session is sent the
+    delta once per twin version however often it subscribes (#29 F6: each of 5,000
+    SUBSCRIBEs read the twin and sent the whole delta, unpaced)."""
+    pauses: list[float] = []
+
+    async def record(seconds: float) -> None:  # the pause is recorded, not waited for
+        pauses.append(seconds)
+
+    monkeypatch.setattr(inbound, "pause", record)
+    device = await broker.device("pump")
+    await set_desired(broker, device, {"speed": 3})
+    delta = f"{twin(device)}/update/delta"
+    kinds = await asyncio.to_thread(_subscribe_flood, broker.ports["mqtt"], device.login, delta, 30)
+    assert kinds.count(SUBACK) == 30
+    assert kinds.count(frames.PUBLISH) == 1, kinds
+    assert pauses, "thirty SUBSCRIBEs at a rate of ten a second were not paced"
