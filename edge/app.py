@@ -151,6 +151,7 @@ def create_app(site: Site) -> web.Application:
     _commands(services, app[MQTT])
     services.twins.notify = app[MQTT].notify_device  # and twin replies and deltas
     app[MQTT].add_inbox(TwinInbox(services.twins))  # twin requests come from them
+    services.live.publish_over_mqtt(app[MQTT].publish_where)  # data changes to readers
     app[PROBE] = Probe(services.db, app[system.HEALTH], app[MQTT].state)
     services.meter.source = app[MQTT].published  # MQTT messages by org, for billing
     if services.config.metrics:

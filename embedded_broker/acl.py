@@ -10,6 +10,10 @@
   accept publishes from that device's own sessions only (its requests to the server),
   whatever another client's rights say. `RESERVED` is the table: one line per topic
   pattern, relative to the namespace, as an MQTT filter.
+- Data changes: `<org_id>/groups/` and everything below it (and `<org>/<project>/groups/`,
+  so neither reading of the root slips past) is the server's alone. Any account of the
+  org may subscribe under `<org_id>/groups/`: what each session then receives is filtered
+  by the data read rules when the server publishes (docs/mqtt.md, "Data changes").
 
 Each check answers None (allowed) or the reason of the refusal, for the log line.
 """
@@ -22,6 +26,7 @@ MAX_LEVELS = 128
 MAX_TOPIC_BYTES = 1024
 SERVER, DEVICE = "server", "device"
 COMMAND_REPLY = "commands/+/reply"
+GROUPS = "groups"  # <root>/groups/...: the server's data-change topics
 
 # Under <root>/devices/<device_id>/: who may publish there (the server itself does not
 # go through these checks). Topics to come (docs/mqtt.md, "Reserved topics") are one
@@ -41,6 +46,7 @@ def publish_refusal(client: MqttClient, topic: str) -> str | None:
     """Why `client` may not publish to `topic`, or None."""
     return (
         _size_refusal(topic)
+        or _groups_refusal(topic)
         or _reserved_refusal(client, topic, RESERVED)
         or (None if client.rights.may_publish(topic) else "outside the client's rights")
     )
@@ -50,7 +56,24 @@ def subscribe_refusal(client: MqttClient, topic_filter: str) -> str | None:
     """Why `client` may not subscribe to `topic_filter`, or None."""
     if (refusal := _size_refusal(topic_filter)) is not None:
         return refusal
+    if data_changes_filter(client, topic_filter):
+        return None
     return None if client.rights.may_subscribe(topic_filter) else "outside the client's rights"
+
+
+def data_changes_filter(client: MqttClient, topic_filter: str) -> bool:
+    """A filter inside the client's own org's data-change topics, `<org_id>/groups/...`:
+    any account of the org may hold one (delivery is filtered per session)."""
+    levels = topic_filter.split("/")
+    return len(levels) > 2 and levels[0] == client.org_id and levels[1] == GROUPS
+
+
+def _groups_refusal(topic: str) -> str | None:
+    """The data-change topics are the server's alone, under either reading of the root."""
+    levels = topic.split("/")
+    if any(len(levels) > at and levels[at] == GROUPS for at in (1, 2)):
+        return "reserved for the server"
+    return None
 
 
 def too_deep(topic: str) -> bool:
@@ -85,7 +108,10 @@ def _reserved_refusal(
 
 def reserved_owner(topic: str) -> str | None:
     """Whom `topic` is reserved for (SERVER or DEVICE, by the first matching line of
-    `RESERVED`), or None when it is no reserved topic, under either reading of the root."""
+    `RESERVED`, SERVER for the data-change topics), or None when it is no reserved topic,
+    under either reading of the root."""
+    if _groups_refusal(topic) is not None:
+        return SERVER
     for _, rest in _namespaces(topic):
         for pattern, owner in RESERVED:
             if _matches(pattern.split("/"), rest):

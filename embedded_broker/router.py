@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from edge.devices.mqtt_clients import MqttClient
 from embedded_broker import acl
@@ -119,6 +119,25 @@ class Router:
             if client.kind == "device" and client.account_id == device_id:
                 count += session.offer(message, qos if qos < granted else granted, spare=spare)
         self._journaled = []  # stored in the background; no publisher waits for a notice
+        return count
+
+    def route_where(self, message: Message, may_receive: Callable[[MqttClient], bool]) -> int:
+        """Hand a server message to the sessions subscribed to its topic whose client
+        `may_receive` it (a data change: only where the account may read the path). The
+        subscription tree finds the subscribers, so the cost is theirs, not every
+        session's; `may_receive` is asked once per account, not once per session.
+        Returns how many sessions took it."""
+        qos, count = message.qos, 0
+        answers: dict[tuple[str, str], bool] = {}
+        for session, granted in self.tree.match(message.topic):
+            client = session.client
+            key = (client.kind, client.account_id)
+            allowed = answers.get(key)
+            if allowed is None:
+                allowed = answers[key] = may_receive(client)
+            if allowed:
+                count += session.offer(message, qos if qos < granted else granted)
+        self._journaled = []  # stored in the background; no publisher waits for a change
         return count
 
     def retain(self, message: Message, owner: str | None) -> Awaitable[None] | None:

@@ -9,10 +9,11 @@ import contextlib
 import dataclasses
 import logging
 import socket
+from collections.abc import Callable
 
 from amqtt.errors import BrokerError
 
-from edge.devices.mqtt_clients import ClientDirectory
+from edge.devices.mqtt_clients import ClientDirectory, MqttClient
 from edge.devices.presence import Presence
 from edge.kernel.config import Config
 from embedded_broker import listeners
@@ -148,6 +149,13 @@ class MqttService:
         keeps the notice and offers it again (a queued command: docs/commands.md)."""
         message = Message.of(topic, payload, 1)
         return self.router.route_to_device(device_id, message, spare=True)
+
+    def publish_where(
+        self, topic: str, payload: bytes, may_receive: Callable[[MqttClient], bool]
+    ) -> int:
+        """Publish a server message (QoS 1, not retained) to the sessions subscribed to
+        `topic` whose client `may_receive` it (a data change: docs/mqtt.md)."""
+        return self.router.route_where(Message.of(topic, payload, 1), may_receive)
 
     def keeps_session(self, device_id: str) -> bool:
         """Whether the device has a persistent session here (connected or not)."""

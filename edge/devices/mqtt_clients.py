@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from edge.devices.topics import TopicRights, own_topic
+from edge.kernel.principal import Principal
 
 ClientKind = Literal["device", "user"]
 Credential = Literal["api_key", "certificate", "token"]
@@ -40,6 +41,16 @@ class MqttClient:
         if self.kind != "device":
             return None
         return own_topic(self.root_scope, self.account_id, *below)
+
+    def principal(self) -> Principal:
+        """Who the client acts as, for the rules outside the broker (whether it may read
+        a data path), as its HTTP calls would: a device in its org (its home project is
+        no scope: edge/devices/keys.py), a user tool in the project its token is scoped
+        to, if any (its root names it)."""
+        if self.kind == "device":
+            return Principal("device", self.account_id, None, self.org_id)
+        _, _, project_id = self.root_scope.partition("/")
+        return Principal("user", self.account_id, self.stamp, self.org_id, project_id or None)
 
 
 class ClientDirectory(Protocol):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from edge.kernel.errors import Denied, NotFound
 from edge.kernel.principal import Principal
+from edge.live import mqtt
 from edge.live.feed import Change, Feed
 from edge.live.readable import Readable
 from edge.live.selection import Selection
@@ -63,6 +64,10 @@ class Live:
         if missed is None:
             return Opened(stream, [], True)
         return Opened(stream, [c for c in missed if selection.matches(c)], False)
+
+    def publish_over_mqtt(self, publish: mqtt.Publish) -> None:
+        """Data changes go to the broker too (the composition root hands in its publish)."""
+        mqtt.connect(self.feed, self.readable, publish)
 
     def may_read(self, principal: Principal, change: Change) -> bool:
         return self.readable.may_read(principal, change)
