@@ -37,6 +37,7 @@ from edge.live.service import RECHECK, Live, Opened
 QUERY = ("kinds", "group_id", "path", "device_id")
 TOKEN_NAMES = frozenset({"token", "access_token", "api_key", "authorization", "key"})
 PING_SECONDS = 15.0  # a comment line this often keeps proxies from closing an idle stream
+CHUNK = 100  # frames to one write: a long batch yields the loop between its writes
 SEND_SECONDS = 10.0  # a write the reader has not taken in this long drops the connection
 ENDED = "Your session has ended or your access changed; sign in again"
 RELOAD = "Changes were missed (the window passed, or the server restarted): read again"
@@ -145,8 +146,14 @@ async def _run(request: web.Request, sse: BatchedEvents, live: Live, opened: Ope
 
 
 async def _tell(sse: BatchedEvents, live: Live, changes: list[Change], who: Principal) -> None:
-    readable = [c for c in changes if live.may_read(who, c)]
-    await sse.send_all([(c.kind, c.id, orjson.dumps(c.body).decode()) for c in readable])
+    """The changes the caller may read, at most `CHUNK` to a write, the loop free for
+    others between two writes (a resume may send `events_stream_buffer` at once)."""
+    readable = live.readable_of(who, changes)
+    for start in range(0, len(readable), CHUNK):
+        if start:
+            await asyncio.sleep(0)
+        chunk = readable[start : start + CHUNK]
+        await sse.send_all([(c.kind, c.id, orjson.dumps(c.body).decode()) for c in chunk])
 
 
 async def _send(sse: BatchedEvents, event: str, event_id: int | None, body: object) -> None:

@@ -29,7 +29,8 @@ GroupCheck = Callable[[Principal, str], object]  # raises NotFound when the grou
 @dataclass(frozen=True)
 class Opened:
     """A stream just opened: the changes it missed since its Last-Event-ID, or `reload`
-    when the window no longer holds them."""
+    when the window no longer holds them or they are more than a stream may hold
+    (`events_stream_buffer`)."""
 
     stream: Stream
     missed: list[Change]
@@ -62,18 +63,24 @@ class Live:
         stream = self.streams.open(principal, selection)
         if missed is None:
             return Opened(stream, [], True)
-        return Opened(stream, [c for c in missed if selection.matches(c)], False)
+        missed = [c for c in missed if selection.matches(c)]
+        if len(missed) > self.streams.capacity:  # more than a stream may hold: read again
+            return Opened(stream, [], True)
+        return Opened(stream, missed, False)
 
-    def may_read(self, principal: Principal, change: Change) -> bool:
-        return self.readable.may_read(principal, change)
+    def readable_of(self, principal: Principal, changes: list[Change]) -> list[Change]:
+        """The changes of one batch the caller may read now (readable.py)."""
+        return self.readable.readable_of(principal, changes)
 
     def close(self, stream: Stream) -> None:
         self.streams.close(stream)
 
     def check(self, principal: Principal, selection: Selection) -> None:
-        """What opening a stream checks once (a HEAD asks no more)."""
+        """What opening a stream checks once (a HEAD asks no more, and no less: the
+        account's open streams count too)."""
         if principal.org_id is None:
             raise Denied("Sign in to an organization first (staff: with a scope)")
+        self.streams.check_room(principal)
         if selection.group_id is not None:
             self._sees_group(principal, selection.group_id)
         device_id = selection.device_id

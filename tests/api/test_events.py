@@ -229,8 +229,41 @@ async def test_a_reader_that_falls_behind_is_cut_off_and_resumes(world: World) -
     assert world.site.services.live.streams.count() == 0
     status, again = await open_stream(world, "org_admin", first.id, kinds="data")
     assert status == 200 and isinstance(again, Events)
+    end_streams(world)  # it missed more than a stream may hold: it reads again
+    assert [e.kind for e in await again.rest()] == ["reload"]
+
+
+@pytest.mark.world(events_stream_buffer=16)
+async def test_a_resume_within_the_stream_buffer_gets_what_it_missed(world: World) -> None:
+    events = await stream_of(world, "org_admin", kinds="data")
+    await put(world, "/first")
+    first = await events.next()
+    assert first is not None and first.id is not None
+    events.close()
+    bulk = {"method": "PUT", "jobs": [{"paths": [f"/m{n}" for n in range(16)], "value": 1}]}
+    assert (await world.bulk_data("org_admin", bulk))[0] == 200
+    status, again = await open_stream(world, "org_admin", first.id, kinds="data")
+    assert status == 200 and isinstance(again, Events)
     end_streams(world)
-    assert [e.data["path"] for e in await again.rest()] == [f"/m{n}" for n in range(20)]
+    assert [e.data["path"] for e in await again.rest()] == [f"/m{n}" for n in range(16)]
+
+
+@pytest.mark.world(events_stream_buffer=16)
+async def test_a_resume_past_the_stream_buffer_reloads_not_replays(world: World) -> None:
+    events = await stream_of(world, "org_admin", kinds="data")
+    await put(world, "/first")
+    first = await events.next()
+    assert first is not None and first.id is not None
+    events.close()
+    bulk = {"method": "PUT", "jobs": [{"paths": [f"/m{n}" for n in range(17)], "value": 1}]}
+    assert (await world.bulk_data("org_admin", bulk))[0] == 200
+    status, again = await open_stream(world, "org_admin", first.id, kinds="data")
+    assert status == 200 and isinstance(again, Events)
+    await put(world, "/after")
+    end_streams(world)
+    told = await again.rest()
+    assert [e.kind for e in told] == ["reload", "data"]
+    assert told[1].data["path"] == "/after"
 
 
 @pytest.mark.world(events_max_streams=2)
@@ -292,6 +325,21 @@ async def test_a_head_answers_the_streams_headers_and_holds_nothing(world: World
     assert world.site.services.live.streams.count() == 0
     query = {"group_id": "nope"}
     assert (await world.api.client.head("/v2/events", params=query, headers=headers)).status == 404
+
+
+@pytest.mark.world(events_max_streams=2)
+async def test_a_head_at_the_stream_limit_answers_429_as_a_get_would(world: World) -> None:
+    assert world.api is not None
+    held = [await stream_of(world, "data_reader") for _ in range(2)]
+    headers = {"Authorization": f"Bearer {await world.token('data_reader')}"}
+    head = await world.api.client.head("/v2/events", headers=headers)
+    assert head.status == 429 and head.headers["Retry-After"].isdigit()
+    other = await world.api.client.head(
+        "/v2/events", headers={"Authorization": f"Bearer {await world.token('org_admin')}"}
+    )
+    assert other.status == 200  # the limit is each account's own
+    for events in held:
+        events.close()
 
 
 @pytest.mark.parametrize(
