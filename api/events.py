@@ -194,6 +194,10 @@ ROUTES = [
         responses={200: "A stream of events (text/event-stream)"},
         response_type="text/event-stream",
         errors=(404, 429),
+        headers={
+            "Last-Event-ID": "Resume after this event: the changes missed since, or a first"
+            " `reload` event when the window (or the stream's buffer) no longer holds them",
+        },
         extension=True,
     ),
 ]
