@@ -29,10 +29,10 @@ from api.keys import SERVICES
 from api.routing import Route, principal, still_signed_in
 from edge.data import paths
 from edge.kernel.errors import ValidationError
-from edge.kernel.principal import Principal
 from edge.live.feed import KINDS, Change
 from edge.live.selection import Selection
 from edge.live.service import RECHECK, Live, Opened
+from edge.live.streams import Stream
 
 QUERY = ("kinds", "group_id", "path", "device_id")
 TOKEN_NAMES = frozenset({"token", "access_token", "api_key", "authorization", "key"})
@@ -128,7 +128,7 @@ async def _run(request: web.Request, sse: BatchedEvents, live: Live, opened: Ope
     stream = opened.stream
     if opened.reload:
         await _send(sse, "reload", live.feed.last_id, {"message": RELOAD})
-    await _tell(sse, live, opened.missed, stream.principal)
+    await _tell(sse, live, opened.missed, stream)
     loop = asyncio.get_running_loop()
     checked = loop.time()
     while _connected(request):
@@ -140,15 +140,15 @@ async def _run(request: web.Request, sse: BatchedEvents, live: Live, opened: Ope
             if not still_signed_in(request):
                 await _send(sse, "end", None, {"message": ENDED})  # no ID: resume where it was
                 return
-        await _tell(sse, live, batch, stream.principal)
+        await _tell(sse, live, batch, stream)
         if stream.ended:  # the server is stopping: what was queued went out
             return
 
 
-async def _tell(sse: BatchedEvents, live: Live, changes: list[Change], who: Principal) -> None:
+async def _tell(sse: BatchedEvents, live: Live, changes: list[Change], stream: Stream) -> None:
     """The changes the caller may read, at most `CHUNK` to a write, the loop free for
     others between two writes (a resume may send `events_stream_buffer` at once)."""
-    readable = live.readable_of(who, changes)
+    readable = live.readable_of(stream, changes)
     for start in range(0, len(readable), CHUNK):
         if start:
             await asyncio.sleep(0)

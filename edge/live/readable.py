@@ -17,10 +17,11 @@ pays no more for the organization's changes than for one.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from edge.kernel.principal import Principal
 from edge.live.feed import Change
+from edge.live.selection import under
 
 PathRight = Callable[[Principal, str, str], bool]  # (who, group ID, path) -> may read
 DeviceRight = Callable[[Principal, str], bool]  # (who, device ID) -> may read
@@ -45,24 +46,44 @@ class Readable:
             return change.path is not None and self.files(principal, change.subject, change.path)
         return self.device(principal, change.subject)
 
-    def readable_of(self, principal: Principal, changes: Iterable[Change]) -> list[Change]:
+    def readable_of(
+        self, principal: Principal, changes: Iterable[Change], prefix: str = "/"
+    ) -> list[Change]:
         """The changes of one batch the account may read, as `may_read` decides each, its
-        rights on each group and device looked up once for the batch."""
-        return _Batch(self, principal).readable(changes)
+        rights on each group and device looked up once for the batch. A cascade delete above
+        `prefix` (the stream's path) that the account may not read at its top, but may at
+        `prefix`, is told as a cascade delete of `prefix`: what it could read there went."""
+        return _Batch(self, principal, prefix).readable(changes)
 
 
 class _Batch:
     """One batch's decisions: a group's path reader and a device's answer, kept for the
     batch only (rights that change count from the next batch on)."""
 
-    def __init__(self, rights: Readable, principal: Principal) -> None:
+    def __init__(self, rights: Readable, principal: Principal, prefix: str) -> None:
         self._rights = rights
         self._principal = principal
+        self._prefix = prefix
         self._groups: dict[tuple[str, str], PathReader] = {}
         self._devices: dict[str, bool] = {}
 
     def readable(self, changes: Iterable[Change]) -> list[Change]:
-        return [change for change in changes if self._may_read(change)]
+        told: list[Change] = []
+        for change in changes:
+            if self._may_read(change):
+                told.append(change)
+            elif self._cascade_reaches_prefix(change):
+                told.append(_narrowed(change, self._prefix))
+        return told
+
+    def _cascade_reaches_prefix(self, change: Change) -> bool:
+        """A cascade delete above the prefix took what the account may read at it."""
+        path, prefix = change.path, self._prefix
+        if change.body.get("operation") != "delete_below" or path is None or path == prefix:
+            return False
+        if change.org_id != self._principal.org_id or not under(prefix, path):
+            return False
+        return self._reader(change.kind, change.subject)(prefix)
 
     def _may_read(self, change: Change) -> bool:
         if change.org_id != self._principal.org_id:
@@ -84,3 +105,8 @@ class _Batch:
             right = self._rights.data_reader if kind == "data" else self._rights.files_reader
             reader = self._groups[(kind, group_id)] = right(self._principal, group_id)
         return reader
+
+
+def _narrowed(change: Change, prefix: str) -> Change:
+    """The cascade delete as the account may hear it: of `prefix`, not of its top."""
+    return replace(change, path=prefix, body={**change.body, "path": prefix})

@@ -68,9 +68,9 @@ class Live:
             return Opened(stream, [], True)
         return Opened(stream, missed, False)
 
-    def readable_of(self, principal: Principal, changes: list[Change]) -> list[Change]:
-        """The changes of one batch the caller may read now (readable.py)."""
-        return self.readable.readable_of(principal, changes)
+    def readable_of(self, stream: Stream, changes: list[Change]) -> list[Change]:
+        """The changes of one batch the stream's caller may read now (readable.py)."""
+        return self.readable.readable_of(stream.principal, changes, stream.selection.prefix)
 
     def close(self, stream: Stream) -> None:
         self.streams.close(stream)
