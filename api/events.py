@@ -127,7 +127,8 @@ async def _run(request: web.Request, sse: BatchedEvents, live: Live, opened: Ope
     goes, its credentials stop holding, it falls behind, or the server stops."""
     stream = opened.stream
     if opened.reload:
-        await _send(sse, "reload", live.feed.last_id, {"message": RELOAD})
+        last = live.feed.last_id(stream.selection.org_id)  # its organization's own count
+        await _send(sse, "reload", last, {"message": RELOAD})
     await _tell(sse, live, opened.missed, stream)
     loop = asyncio.get_running_loop()
     checked = loop.time()

@@ -59,7 +59,8 @@ class Live:
 
     def open(self, principal: Principal, selection: Selection, last_event_id: str | None) -> Opened:
         self.check(principal, selection)
-        missed = [] if last_event_id is None else self._since(last_event_id)
+        org_id = principal.org_id or ""
+        missed = [] if last_event_id is None else self._since(org_id, last_event_id)
         stream = self.streams.open(principal, selection)
         if missed is None:
             return Opened(stream, [], True)
@@ -87,8 +88,8 @@ class Live:
         if device_id is not None and not self.readable.device(principal, device_id):
             raise NotFound("Device not found")
 
-    def _since(self, last_event_id: str) -> list[Change] | None:
+    def _since(self, org_id: str, last_event_id: str) -> list[Change] | None:
         text = last_event_id.strip()
         if not text.isascii() or not text.isdigit() or len(text) > 18:
             return None  # not an ID of this feed: the client reloads
-        return self.feed.since(int(text))
+        return self.feed.since(org_id, int(text))

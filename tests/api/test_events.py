@@ -13,6 +13,8 @@ import pytest
 
 from edge.app import create_app, open_site
 from edge.kernel.config import Config
+from edge.kernel.principal import Principal
+from edge.live.feed import RUN_SPAN
 from tests.conftest import Api
 from tests.sse import Event, Events, end_streams, open_stream, stream_of
 from tests.world import World
@@ -142,6 +144,34 @@ async def test_ids_increase(world: World) -> None:
     end_streams(world)
     ids = [e.id for e in await events.rest()]
     assert len(ids) == 3 and ids == sorted(ids) and len(set(ids)) == 3
+
+
+async def test_ids_do_not_count_other_organizations_changes(world: World) -> None:
+    other = world.other
+    admin = Principal("user", other.admin_id, None, other.org_id)
+    their_group = await world.site.services.groups.create(admin, {"name": "OtherTeam"})
+    events = await stream_of(world, "other_admin", kinds="data")
+    await world.put_data("other_admin", "/o1", 1, group=their_group)
+    first = await events.next()
+    for n in range(7):
+        await put(world, f"/c{n}")  # Clinic's changes, which Other may not learn of
+    await world.put_data("other_admin", "/o2", 1, group=their_group)
+    second = await events.next()
+    events.close()
+    assert first is not None and second is not None and first.id is not None
+    assert second.id == first.id + 1
+
+
+async def test_a_reload_id_does_not_count_other_organizations_changes(world: World) -> None:
+    for n in range(5):
+        await put(world, f"/r{n}")
+    status, events = await open_stream(world, "other_admin", "not-an-id", kinds="data")
+    assert status == 200 and isinstance(events, Events)
+    end_streams(world)
+    told = await events.rest()
+    run_start = world.site.services.live.feed.last_id(world.other.org_id)
+    assert [(e.kind, e.id) for e in told] == [("reload", run_start)]
+    assert run_start % RUN_SPAN == 0  # Other has told nothing this run
 
 
 # -- resuming ------------------------------------------------------------------------------------
