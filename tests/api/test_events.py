@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from api.events import CHUNK, BatchedEvents
 from edge.app import create_app, open_site
 from edge.kernel.config import Config
 from edge.kernel.principal import Principal
@@ -276,6 +277,36 @@ async def test_a_resume_within_the_stream_buffer_gets_what_it_missed(world: Worl
     assert status == 200 and isinstance(again, Events)
     end_streams(world)
     assert [e.data["path"] for e in await again.rest()] == [f"/m{n}" for n in range(16)]
+
+
+async def test_a_long_replay_is_written_in_chunks(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resume's missed changes go out at most CHUNK frames to a write, the loop free for
+    others between writes, and all of them arrive in order."""
+    writes: list[int] = []
+    send_all = BatchedEvents.send_all
+
+    async def counted(sse: BatchedEvents, frames: list[tuple[str, int | None, str]]) -> None:
+        writes.append(len(frames))
+        await send_all(sse, frames)
+
+    monkeypatch.setattr(BatchedEvents, "send_all", counted)
+    events = await stream_of(world, "org_admin", kinds="data")
+    await put(world, "/first")
+    first = await events.next()
+    assert first is not None and first.id is not None
+    events.close()
+    missed = [f"/m{n}" for n in range(CHUNK * 2 + 5)]
+    for start in range(0, len(missed), 50):  # a bulk request names at most so many paths
+        bulk = {"method": "PUT", "jobs": [{"paths": missed[start : start + 50], "value": 1}]}
+        assert (await world.bulk_data("org_admin", bulk))[0] == 200
+    writes.clear()
+    status, again = await open_stream(world, "org_admin", first.id, kinds="data")
+    assert status == 200 and isinstance(again, Events)
+    end_streams(world)
+    assert [e.data["path"] for e in await again.rest()] == missed
+    assert max(writes) == CHUNK and sum(writes) == len(missed)
 
 
 @pytest.mark.world(events_stream_buffer=16)
