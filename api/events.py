@@ -29,14 +29,15 @@ from api.keys import SERVICES
 from api.routing import Route, principal, still_signed_in
 from edge.data import paths
 from edge.kernel.errors import ValidationError
-from edge.kernel.principal import Principal
 from edge.live.feed import KINDS, Change
 from edge.live.selection import Selection
 from edge.live.service import RECHECK, Live, Opened
+from edge.live.streams import Stream
 
 QUERY = ("kinds", "group_id", "path", "device_id")
 TOKEN_NAMES = frozenset({"token", "access_token", "api_key", "authorization", "key"})
 PING_SECONDS = 15.0  # a comment line this often keeps proxies from closing an idle stream
+CHUNK = 100  # frames to one write: a long batch yields the loop between its writes
 SEND_SECONDS = 10.0  # a write the reader has not taken in this long drops the connection
 ENDED = "Your session has ended or your access changed; sign in again"
 RELOAD = "Changes were missed (the window passed, or the server restarted): read again"
@@ -126,8 +127,9 @@ async def _run(request: web.Request, sse: BatchedEvents, live: Live, opened: Ope
     goes, its credentials stop holding, it falls behind, or the server stops."""
     stream = opened.stream
     if opened.reload:
-        await _send(sse, "reload", live.feed.last_id, {"message": RELOAD})
-    await _tell(sse, live, opened.missed, stream.principal)
+        last = live.feed.last_id(stream.selection.org_id)  # its organization's own count
+        await _send(sse, "reload", last, {"message": RELOAD})
+    await _tell(sse, live, opened.missed, stream)
     loop = asyncio.get_running_loop()
     checked = loop.time()
     while _connected(request):
@@ -139,14 +141,20 @@ async def _run(request: web.Request, sse: BatchedEvents, live: Live, opened: Ope
             if not still_signed_in(request):
                 await _send(sse, "end", None, {"message": ENDED})  # no ID: resume where it was
                 return
-        await _tell(sse, live, batch, stream.principal)
+        await _tell(sse, live, batch, stream)
         if stream.ended:  # the server is stopping: what was queued went out
             return
 
 
-async def _tell(sse: BatchedEvents, live: Live, changes: list[Change], who: Principal) -> None:
-    readable = [c for c in changes if live.may_read(who, c)]
-    await sse.send_all([(c.kind, c.id, orjson.dumps(c.body).decode()) for c in readable])
+async def _tell(sse: BatchedEvents, live: Live, changes: list[Change], stream: Stream) -> None:
+    """The changes the caller may read, at most `CHUNK` to a write, the loop free for
+    others between two writes (a resume may send `events_stream_buffer` at once)."""
+    readable = live.readable_of(stream, changes)
+    for start in range(0, len(readable), CHUNK):
+        if start:
+            await asyncio.sleep(0)
+        chunk = readable[start : start + CHUNK]
+        await sse.send_all([(c.kind, c.id, orjson.dumps(c.body).decode()) for c in chunk])
 
 
 async def _send(sse: BatchedEvents, event: str, event_id: int | None, body: object) -> None:
@@ -187,6 +195,10 @@ ROUTES = [
         responses={200: "A stream of events (text/event-stream)"},
         response_type="text/event-stream",
         errors=(404, 429),
+        headers={
+            "Last-Event-ID": "Resume after this event: the changes missed since, or a first"
+            " `reload` event when the window (or the stream's buffer) no longer holds them",
+        },
         extension=True,
     ),
 ]

@@ -259,6 +259,10 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
         {"name": name, "in": "query", "schema": query_type(route, name)}
         for name in query_names(route)
     )
+    found.extend(
+        {"name": name, "in": "header", "description": text, "schema": TEXT}
+        for name, text in route.headers.items()
+    )
     return found
 
 

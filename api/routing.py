@@ -63,7 +63,8 @@ class Route:
     content types, a description; `response_type` "" for none, "*/*" for a file's own);
     `errors` the error codes it returns beyond those every
     operation of its kind does (api/openapi.py, `_errors`); `query_types` the JSON Schema of
-    a query (or path) parameter where api/openapi.py's table does not know it; `operation_id` the
+    a query (or path) parameter where api/openapi.py's table does not know it; `headers` the
+    request headers it reads (documented as header parameters); `operation_id` the
     SDK's function name (default: the handler's name)."""
 
     method: str
@@ -81,6 +82,8 @@ class Route:
     description: str = ""
     query_types: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     errors: Sequence[int] = ()
+    # Request headers the operation reads besides the credentials': name -> description.
+    headers: Mapping[str, str] = field(default_factory=dict)
     # The handler answers `Expect: 100-continue` itself (bodies.go_on), once it has checked
     # what it can before the body: a refusal then reaches the client before its body goes.
     continue_later: bool = False

@@ -288,7 +288,9 @@ def _live(
     def device_readable(principal: Principal, device_id: str) -> bool:
         return devices.readable(devices.grants(principal), device_id)
 
-    readable = Readable(data.may_read, file_rights.may_read, device_readable)
+    readable = Readable(
+        data.may_read, file_rights.may_read, device_readable, data.reader, file_rights.reader
+    )
     return Live(db, feed, streams, readable, file_rights.open)
 
 

@@ -8,6 +8,7 @@ needs are edge/access/paths.py `needed`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from edge.access.engine import Permissions
@@ -115,12 +116,20 @@ class Data:
     def may_read(self, principal: Principal, group_id: str, path: str) -> bool:
         """Whether the caller may read the entry at `path` now (its grants as of the
         access epoch): what the live feed asks before it tells a change."""
+        return self.reader(principal, group_id)(path)
+
+    def reader(self, principal: Principal, group_id: str) -> Callable[[str], bool]:
+        """Whether the caller may read a path of the group, its group access decided once
+        here: what the live feed asks for a batch of changes of one group."""
         try:
             target = self._targets.open(principal, group_id, writing=False)
         except (NotFound, Denied):
-            return False
-        held = target.everywhere if target.everywhere is not None else target.grants.at(path)
-        return held.has("read")
+            return lambda path: False
+        if target.everywhere is not None:
+            everywhere = target.everywhere.has("read")
+            return lambda path: everywhere
+        grants = target.grants
+        return lambda path: grants.at(path).has("read")
 
     def _told(self, target: DataTarget, path: str, how: str) -> None:
         self.changes.emit(DataChanged(target.group.org_id, target.group_id, path, how))

@@ -10,6 +10,7 @@ below for a cascade. A caller who holds nothing in the group and may not see it 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from edge.access.engine import Permissions
@@ -76,10 +77,16 @@ class FileRights:
     def may_read(self, principal: Principal, group_id: str, path: str) -> bool:
         """Whether the caller may read the file at `path` now: what the live feed asks
         before it tells a change."""
+        return self.reader(principal, group_id)(path)
+
+    def reader(self, principal: Principal, group_id: str) -> Callable[[str], bool]:
+        """Whether the caller may read a file path of the group, its group access decided
+        once here: what the live feed asks for a batch of changes of one group."""
         try:
-            return self.open(principal, group_id).grants.at(path).has("read")
+            grants = self.open(principal, group_id).grants
         except (NotFound, Denied):
-            return False
+            return lambda path: False
+        return lambda path: grants.at(path).has("read")
 
     def group(self, group_id: str) -> Group | None:
         return self._db.read(lambda c: group_store.get(c, group_id))

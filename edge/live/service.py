@@ -30,7 +30,8 @@ GroupCheck = Callable[[Principal, str], object]  # raises NotFound when the grou
 @dataclass(frozen=True)
 class Opened:
     """A stream just opened: the changes it missed since its Last-Event-ID, or `reload`
-    when the window no longer holds them."""
+    when the window no longer holds them or they are more than a stream may hold
+    (`events_stream_buffer`)."""
 
     stream: Stream
     missed: list[Change]
@@ -59,34 +60,41 @@ class Live:
 
     def open(self, principal: Principal, selection: Selection, last_event_id: str | None) -> Opened:
         self.check(principal, selection)
-        missed = [] if last_event_id is None else self._since(last_event_id)
+        org_id = principal.org_id or ""
+        missed = [] if last_event_id is None else self._since(org_id, last_event_id)
         stream = self.streams.open(principal, selection)
         if missed is None:
             return Opened(stream, [], True)
-        return Opened(stream, [c for c in missed if selection.matches(c)], False)
+        missed = [c for c in missed if selection.matches(c)]
+        if len(missed) > self.streams.capacity:  # more than a stream may hold: read again
+            return Opened(stream, [], True)
+        return Opened(stream, missed, False)
 
     def publish_over_mqtt(self, publish: mqtt.Publish) -> None:
         """Data changes go to the broker too (the composition root hands in its publish)."""
         mqtt.connect(self.feed, self.readable, publish)
 
-    def may_read(self, principal: Principal, change: Change) -> bool:
-        return self.readable.may_read(principal, change)
+    def readable_of(self, stream: Stream, changes: list[Change]) -> list[Change]:
+        """The changes of one batch the stream's caller may read now (readable.py)."""
+        return self.readable.readable_of(stream.principal, changes, stream.selection.prefix)
 
     def close(self, stream: Stream) -> None:
         self.streams.close(stream)
 
     def check(self, principal: Principal, selection: Selection) -> None:
-        """What opening a stream checks once (a HEAD asks no more)."""
+        """What opening a stream checks once (a HEAD asks no more, and no less: the
+        account's open streams count too)."""
         if principal.org_id is None:
             raise Denied("Sign in to an organization first (staff: with a scope)")
+        self.streams.check_room(principal)
         if selection.group_id is not None:
             self._sees_group(principal, selection.group_id)
         device_id = selection.device_id
         if device_id is not None and not self.readable.device(principal, device_id):
             raise NotFound("Device not found")
 
-    def _since(self, last_event_id: str) -> list[Change] | None:
+    def _since(self, org_id: str, last_event_id: str) -> list[Change] | None:
         text = last_event_id.strip()
         if not text.isascii() or not text.isdigit() or len(text) > 18:
             return None  # not an ID of this feed: the client reloads
-        return self.feed.since(int(text))
+        return self.feed.since(org_id, int(text))

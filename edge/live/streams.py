@@ -71,15 +71,18 @@ class Streams:
         feed.told.listen(self._fan_out)
 
     def open(self, principal: Principal, selection: Selection) -> Stream:
-        held = self._open.setdefault(principal.account_id, set())
-        if len(held) >= self._max:
+        self.check_room(principal)
+        stream = Stream(principal, selection, self._capacity)
+        self._open.setdefault(principal.account_id, set()).add(stream)
+        return stream
+
+    def check_room(self, principal: Principal) -> None:
+        """Raises TooManyStreams when the account already holds its most open streams."""
+        if len(self._open.get(principal.account_id, ())) >= self._max:
             raise TooManyStreams(
                 f"At most {self._max} event streams may be open at once; close one first",
                 RETRY_AFTER,
             )
-        stream = Stream(principal, selection, self._capacity)
-        held.add(stream)
-        return stream
 
     def close(self, stream: Stream) -> None:
         held = self._open.get(stream.principal.account_id)
@@ -94,6 +97,11 @@ class Streams:
         for held in self._open.values():
             for stream in held:
                 stream.end()
+
+    @property
+    def capacity(self) -> int:
+        """Changes one stream may hold unsent: a resume that missed more reloads."""
+        return self._capacity
 
     def count(self) -> int:
         return sum(len(held) for held in self._open.values())

@@ -146,3 +146,55 @@ async def test_narrowed_data_paths_stop_what_is_no_longer_readable(world: World)
     await world.put_data("org_admin", "/secret/b", 1)
     await world.put_data("org_admin", "/public/c", 1)
     assert await heard(events, world) == ["data /public/c"]
+
+
+# -- a cascade delete above what a narrowed reader may read ------------------------------------
+async def test_a_cascade_above_a_narrow_readers_prefix_is_told_at_its_prefix(world: World) -> None:
+    who = await world.data_holder("narrow", {"/a/b": {"can_read": True}})
+    await world.put_data("org_admin", "/a/b/c", 1)
+    events = await stream_of(world, who, kinds="data", path="/a/b")
+    status, body = await world.data("org_admin", "DELETE", "/a", params={"cascade": "true"})
+    assert status == 200, body
+    end_streams(world)
+    told = await events.rest()
+    assert [(e.kind, e.data["path"], e.data["operation"]) for e in told] == [
+        ("data", "/a/b", "delete_below")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data_paths", "prefix"),
+    [
+        ({"/a/b/other": {"can_read": True}}, "/a/b"),  # may not read the stream's prefix
+        ({"/a/b": {"can_read": False}}, "/a/b"),  # holds the path, not the right to read
+        ({"/a/b": {"can_read": True}}, "/x"),  # the cascade is not above its prefix
+    ],
+)
+async def test_a_cascade_is_not_told_where_the_prefix_is_not_readable(
+    world: World, data_paths: dict[str, dict[str, bool]], prefix: str
+) -> None:
+    who = await world.data_holder("narrow", data_paths)
+    await world.put_data("org_admin", "/a/b/c", 1)
+    events = await stream_of(world, who, kinds="data", path=prefix)
+    status, body = await world.data("org_admin", "DELETE", "/a", params={"cascade": "true"})
+    assert status == 200, body
+    assert await heard(events, world) == []
+
+
+async def test_a_file_cascade_above_a_narrow_readers_prefix_is_told_at_its_prefix(
+    world: World,
+) -> None:
+    user_id = await world.add_user("narrow_files")
+    scans = world.files_group_id
+    read = {"can_read": True}
+    await world.grant("group", scans, user_id, file_paths={"/top/in": read})
+    status, body = await world.upload("org_admin", "/top/in/f.bin", b"x")
+    assert status == 200, body
+    events = await stream_of(world, "narrow_files", kinds="files", path="/top/in")
+    status, body = await world.files("org_admin", "DELETE", "/top", params={"cascade": "true"})
+    assert status == 200, body
+    end_streams(world)
+    told = await events.rest()
+    assert [(e.kind, e.data["path"], e.data["operation"]) for e in told] == [
+        ("files", "/top/in", "delete_below")
+    ]

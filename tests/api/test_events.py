@@ -11,8 +11,11 @@ from typing import Any
 
 import pytest
 
+from api.events import CHUNK, BatchedEvents
 from edge.app import create_app, open_site
 from edge.kernel.config import Config
+from edge.kernel.principal import Principal
+from edge.live.feed import RUN_SPAN
 from tests.conftest import Api
 from tests.sse import Event, Events, end_streams, open_stream, stream_of
 from tests.world import World
@@ -144,6 +147,34 @@ async def test_ids_increase(world: World) -> None:
     assert len(ids) == 3 and ids == sorted(ids) and len(set(ids)) == 3
 
 
+async def test_ids_do_not_count_other_organizations_changes(world: World) -> None:
+    other = world.other
+    admin = Principal("user", other.admin_id, None, other.org_id)
+    their_group = await world.site.services.groups.create(admin, {"name": "OtherTeam"})
+    events = await stream_of(world, "other_admin", kinds="data")
+    await world.put_data("other_admin", "/o1", 1, group=their_group)
+    first = await events.next()
+    for n in range(7):
+        await put(world, f"/c{n}")  # Clinic's changes, which Other may not learn of
+    await world.put_data("other_admin", "/o2", 1, group=their_group)
+    second = await events.next()
+    events.close()
+    assert first is not None and second is not None and first.id is not None
+    assert second.id == first.id + 1
+
+
+async def test_a_reload_id_does_not_count_other_organizations_changes(world: World) -> None:
+    for n in range(5):
+        await put(world, f"/r{n}")
+    status, events = await open_stream(world, "other_admin", "not-an-id", kinds="data")
+    assert status == 200 and isinstance(events, Events)
+    end_streams(world)
+    told = await events.rest()
+    run_start = world.site.services.live.feed.last_id(world.other.org_id)
+    assert [(e.kind, e.id) for e in told] == [("reload", run_start)]
+    assert run_start % RUN_SPAN == 0  # Other has told nothing this run
+
+
 # -- resuming ------------------------------------------------------------------------------------
 async def test_last_event_id_resumes_with_what_was_missed(world: World) -> None:
     events = await stream_of(world, "org_admin", kinds="data")
@@ -229,8 +260,71 @@ async def test_a_reader_that_falls_behind_is_cut_off_and_resumes(world: World) -
     assert world.site.services.live.streams.count() == 0
     status, again = await open_stream(world, "org_admin", first.id, kinds="data")
     assert status == 200 and isinstance(again, Events)
+    end_streams(world)  # it missed more than a stream may hold: it reads again
+    assert [e.kind for e in await again.rest()] == ["reload"]
+
+
+@pytest.mark.world(events_stream_buffer=16)
+async def test_a_resume_within_the_stream_buffer_gets_what_it_missed(world: World) -> None:
+    events = await stream_of(world, "org_admin", kinds="data")
+    await put(world, "/first")
+    first = await events.next()
+    assert first is not None and first.id is not None
+    events.close()
+    bulk = {"method": "PUT", "jobs": [{"paths": [f"/m{n}" for n in range(16)], "value": 1}]}
+    assert (await world.bulk_data("org_admin", bulk))[0] == 200
+    status, again = await open_stream(world, "org_admin", first.id, kinds="data")
+    assert status == 200 and isinstance(again, Events)
     end_streams(world)
-    assert [e.data["path"] for e in await again.rest()] == [f"/m{n}" for n in range(20)]
+    assert [e.data["path"] for e in await again.rest()] == [f"/m{n}" for n in range(16)]
+
+
+async def test_a_long_replay_is_written_in_chunks(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resume's missed changes go out at most CHUNK frames to a write, the loop free for
+    others between writes, and all of them arrive in order."""
+    writes: list[int] = []
+    send_all = BatchedEvents.send_all
+
+    async def counted(sse: BatchedEvents, frames: list[tuple[str, int | None, str]]) -> None:
+        writes.append(len(frames))
+        await send_all(sse, frames)
+
+    monkeypatch.setattr(BatchedEvents, "send_all", counted)
+    events = await stream_of(world, "org_admin", kinds="data")
+    await put(world, "/first")
+    first = await events.next()
+    assert first is not None and first.id is not None
+    events.close()
+    missed = [f"/m{n}" for n in range(CHUNK * 2 + 5)]
+    for start in range(0, len(missed), 50):  # a bulk request names at most so many paths
+        bulk = {"method": "PUT", "jobs": [{"paths": missed[start : start + 50], "value": 1}]}
+        assert (await world.bulk_data("org_admin", bulk))[0] == 200
+    writes.clear()
+    status, again = await open_stream(world, "org_admin", first.id, kinds="data")
+    assert status == 200 and isinstance(again, Events)
+    end_streams(world)
+    assert [e.data["path"] for e in await again.rest()] == missed
+    assert max(writes) == CHUNK and sum(writes) == len(missed)
+
+
+@pytest.mark.world(events_stream_buffer=16)
+async def test_a_resume_past_the_stream_buffer_reloads_not_replays(world: World) -> None:
+    events = await stream_of(world, "org_admin", kinds="data")
+    await put(world, "/first")
+    first = await events.next()
+    assert first is not None and first.id is not None
+    events.close()
+    bulk = {"method": "PUT", "jobs": [{"paths": [f"/m{n}" for n in range(17)], "value": 1}]}
+    assert (await world.bulk_data("org_admin", bulk))[0] == 200
+    status, again = await open_stream(world, "org_admin", first.id, kinds="data")
+    assert status == 200 and isinstance(again, Events)
+    await put(world, "/after")
+    end_streams(world)
+    told = await again.rest()
+    assert [e.kind for e in told] == ["reload", "data"]
+    assert told[1].data["path"] == "/after"
 
 
 @pytest.mark.world(events_max_streams=2)
@@ -292,6 +386,21 @@ async def test_a_head_answers_the_streams_headers_and_holds_nothing(world: World
     assert world.site.services.live.streams.count() == 0
     query = {"group_id": "nope"}
     assert (await world.api.client.head("/v2/events", params=query, headers=headers)).status == 404
+
+
+@pytest.mark.world(events_max_streams=2)
+async def test_a_head_at_the_stream_limit_answers_429_as_a_get_would(world: World) -> None:
+    assert world.api is not None
+    held = [await stream_of(world, "data_reader") for _ in range(2)]
+    headers = {"Authorization": f"Bearer {await world.token('data_reader')}"}
+    head = await world.api.client.head("/v2/events", headers=headers)
+    assert head.status == 429 and head.headers["Retry-After"].isdigit()
+    other = await world.api.client.head(
+        "/v2/events", headers={"Authorization": f"Bearer {await world.token('org_admin')}"}
+    )
+    assert other.status == 200  # the limit is each account's own
+    for events in held:
+        events.close()
 
 
 @pytest.mark.parametrize(

@@ -84,6 +84,14 @@ def test_every_parameter_is_documented_with_its_type(
         assert "type" in schema or "anyOf" in schema, f"{_route_id(route)}: {name} has no type"
 
 
+def test_the_event_stream_documents_last_event_id(document: dict[str, Any]) -> None:
+    operation = _operations(document)[("GET", "/v2/events")]
+    headers = {p["name"]: p for p in operation["parameters"] if p["in"] == "header"}
+    assert set(headers) == {"Last-Event-ID"}
+    assert headers["Last-Event-ID"]["schema"]["type"] == "string"
+    assert "reload" in headers["Last-Event-ID"]["description"]
+
+
 def test_list_parameters_carry_their_ranges(document: dict[str, Any]) -> None:
     operation = _operations(document)[("GET", "/v2/groups")]
     params = {p["name"]: p["schema"] for p in operation["parameters"]}
