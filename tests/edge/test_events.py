@@ -41,4 +41,8 @@ def test_a_failing_listener_is_logged_and_the_others_still_run(
 
 
 def test_an_event_nobody_listens_to_goes_nowhere() -> None:
-    Hook[int]("quiet").emit(1)
+    hook, heard = Hook[int]("quiet"), []
+    hook.emit(1)
+    hook.listen(heard.append)  # a listener added later hears only what follows
+    hook.emit(2)
+    assert heard == [2]

@@ -16,8 +16,9 @@ from tests.embedded_broker.conftest import Device, Harness
 BAD_USERNAME_PASSWORD, NOT_AUTHORIZED = 4, 5
 
 
-async def round_trip(broker: Harness, device: Device, listener: str, **login: object) -> None:
-    """Connect on a listener, subscribe and publish inside the scope, get the message."""
+async def round_trip(broker: Harness, device: Device, listener: str, **login: object) -> str:
+    """Connect on a listener, subscribe and publish inside the scope, get the message;
+    returns the account the broker took the client for."""
     client = broker.client(f"rt-{listener}", listener, **login)  # type: ignore[arg-type]
     assert await client.connect() == (0, False)
     topic = f"{device.root}/sensors/{listener}"
@@ -25,7 +26,10 @@ async def round_trip(broker: Harness, device: Device, listener: str, **login: ob
     await client.publish(topic, b"over " + listener.encode(), 1)
     got = await client.next_message()
     assert (got.topic, got.payload, got.qos) == (topic, b"over " + listener.encode(), 1)
+    session = broker.session(device.id, f"rt-{listener}")
+    account = "" if session is None else session.client.account_id
     await client.close()
+    return account
 
 
 async def test_tcp_with_device_id_and_api_key(broker: Harness) -> None:
@@ -38,17 +42,17 @@ async def test_tcp_with_device_id_and_api_key(broker: Harness) -> None:
 
 async def test_websockets_with_device_id_and_api_key(broker: Harness) -> None:
     device = await broker.device("dev1")
-    await round_trip(broker, device, "mqtt-ws", **device.login)
+    assert await round_trip(broker, device, "mqtt-ws", **device.login) == device.id
 
 
 async def test_websockets_over_tls_with_device_id_and_api_key(broker: Harness) -> None:
     device = await broker.device("dev1")
-    await round_trip(broker, device, "mqtt-wss", tls=broker.tls(), **device.login)
+    assert await round_trip(broker, device, "mqtt-wss", tls=broker.tls(), **device.login) == device.id
 
 
 async def test_websockets_over_tls_with_the_client_certificate(broker: Harness) -> None:
     device = await broker.device("dev1")
-    await round_trip(broker, device, "mqtt-wss", tls=broker.tls(device))
+    assert await round_trip(broker, device, "mqtt-wss", tls=broker.tls(device)) == device.id
 
 
 async def test_wss_refuses_a_reset_certificate(broker: Harness) -> None:
@@ -60,12 +64,12 @@ async def test_wss_refuses_a_reset_certificate(broker: Harness) -> None:
 
 async def test_tls_with_the_client_certificate_issued_at_creation(broker: Harness) -> None:
     device = await broker.device("dev1")
-    await round_trip(broker, device, "mqtt-tls", tls=broker.tls(device))
+    assert await round_trip(broker, device, "mqtt-tls", tls=broker.tls(device)) == device.id
 
 
 async def test_tls_with_an_api_key_and_no_certificate(broker: Harness) -> None:
     device = await broker.device("dev1")
-    await round_trip(broker, device, "mqtt-tls", tls=broker.tls(), **device.login)
+    assert await round_trip(broker, device, "mqtt-tls", tls=broker.tls(), **device.login) == device.id
 
 
 async def test_a_device_of_a_project_lives_under_the_project_root(broker: Harness) -> None:

@@ -64,8 +64,12 @@ async def test_a_client_whose_qos1_queue_fills_is_disconnected(broker: Harness) 
 async def test_an_oversized_packet_ends_the_connection(broker: Harness) -> None:
     device = await broker.device("dev1")
     client = await broker.connected(device, "big")
+    received = broker.stats.received
     client.paho.publish(f"{device.root}/sensors/t", b"x" * 70000, 0)
     await client.disconnected()
+    assert broker.stats.received == received  # the packet was never taken as a message
+    session = broker.session(device.id, "big")
+    assert session is None or session.link is None  # the connection is gone
 
 
 def silent_client(port: int, username: str, password: str) -> tuple[bytes, bytes]:

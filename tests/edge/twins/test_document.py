@@ -89,7 +89,7 @@ def test_a_patch_past_a_limit_names_it(patch: Any, words: str) -> None:
 
 @pytest.mark.parametrize("patch", [None, {}, {"abcd": {"b": [1]}}])
 def test_a_patch_within_the_limits_passes(patch: Any) -> None:
-    document.check_patch("desired", patch, LIMITS)
+    assert document.check_patch("desired", patch, LIMITS) is None  # no refusal raised
 
 
 def test_the_size_counts_both_sections_as_compact_utf8() -> None:
