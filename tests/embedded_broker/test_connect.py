@@ -47,7 +47,9 @@ async def test_websockets_with_device_id_and_api_key(broker: Harness) -> None:
 
 async def test_websockets_over_tls_with_device_id_and_api_key(broker: Harness) -> None:
     device = await broker.device("dev1")
-    assert await round_trip(broker, device, "mqtt-wss", tls=broker.tls(), **device.login) == device.id
+    assert (
+        await round_trip(broker, device, "mqtt-wss", tls=broker.tls(), **device.login) == device.id
+    )
 
 
 async def test_websockets_over_tls_with_the_client_certificate(broker: Harness) -> None:
@@ -69,7 +71,9 @@ async def test_tls_with_the_client_certificate_issued_at_creation(broker: Harnes
 
 async def test_tls_with_an_api_key_and_no_certificate(broker: Harness) -> None:
     device = await broker.device("dev1")
-    assert await round_trip(broker, device, "mqtt-tls", tls=broker.tls(), **device.login) == device.id
+    assert (
+        await round_trip(broker, device, "mqtt-tls", tls=broker.tls(), **device.login) == device.id
+    )
 
 
 async def test_a_device_of_a_project_lives_under_the_project_root(broker: Harness) -> None:
