@@ -74,12 +74,12 @@ dist/edge:
 	$(MAKE) binary
 
 lint: $(DEV_STAMP)
-	$(BIN)/ruff check edge api storage embedded_broker tests bench
-	$(BIN)/ruff format --check edge api storage embedded_broker tests bench
+	$(BIN)/ruff check edge edge_agent api storage embedded_broker tests bench
+	$(BIN)/ruff format --check edge edge_agent api storage embedded_broker tests bench
 
 fmt: $(DEV_STAMP)
-	$(BIN)/ruff format edge api storage embedded_broker tests bench
-	$(BIN)/ruff check --fix edge api storage embedded_broker tests bench
+	$(BIN)/ruff format edge edge_agent api storage embedded_broker tests bench
+	$(BIN)/ruff check --fix edge edge_agent api storage embedded_broker tests bench
 
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
