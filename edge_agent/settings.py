@@ -88,8 +88,7 @@ def from_table(raw: Table, folder: Path) -> Settings:
     _known("credentials.", credentials, {"api_key_file", "ca_file"})
     state_dir = _path(raw, "state_dir", folder, required=True)
     assert state_dir is not None
-    reconnect = _table(raw, "reconnect")
-    _known("reconnect.", reconnect, {"min_seconds", "max_seconds"})
+    shortest, longest = _reconnect(raw)
     return Settings(
         server=server,
         mqtt_url=_mqtt(raw, server),
@@ -99,12 +98,22 @@ def from_table(raw: Table, folder: Path) -> Settings:
         state_dir=state_dir,
         ca_file=_path(credentials, "ca_file", folder, prefix="credentials."),
         client_id=_text(raw, "client_id", "edge-agent"),
-        reconnect_min=_seconds(reconnect, "min_seconds", 1.0, "reconnect."),
-        reconnect_max=_seconds(reconnect, "max_seconds", 60.0, "reconnect."),
+        reconnect_min=shortest,
+        reconnect_max=longest,
         twin=_twin(raw, folder, state_dir),
         commands=_commands(raw),
         services=_services(raw),
     )
+
+
+def _reconnect(raw: Table) -> tuple[float, float]:
+    reconnect = _table(raw, "reconnect")
+    _known("reconnect.", reconnect, {"min_seconds", "max_seconds"})
+    shortest = _seconds(reconnect, "min_seconds", 1.0, "reconnect.")
+    longest = _seconds(reconnect, "max_seconds", 60.0, "reconnect.")
+    if longest < shortest:
+        raise SettingsError("reconnect.max_seconds: must not be less than min_seconds")
+    return shortest, longest
 
 
 def _twin(raw: Table, folder: Path, state_dir: Path) -> TwinSettings | None:
