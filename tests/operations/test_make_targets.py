@@ -47,6 +47,14 @@ def test_make_run_installs_only_the_package(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_wheel_builds_the_project_and_the_agent(tmp_path: Path) -> None:
+    """The project's wheel (server and agent) and the agent's own (packaging/agent/)."""
+    commands = planned("wheel", tmp_path)
+    assert any(re.search(r"pip wheel --no-deps .*-w dist \.$", c) for c in commands)
+    assert any(c.endswith("packaging/agent/build.py dist") for c in commands)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_make_run_passes_args_to_edge_serve(tmp_path: Path) -> None:
     """Flags after `make run` are make's own; edge's go in ARGS."""
     for name in ("Makefile", "pyproject.toml"):
