@@ -43,8 +43,10 @@ async def run(program: list[str], given: Json, timeout: float) -> Result:
         async with asyncio.timeout(timeout):
             out, _ = await process.communicate(json.dumps(given).encode())
     except TimeoutError:
-        await _kill(process)
         return Result(None, f"{program[0]}: no answer within {timeout:g} s", timed_out=True)
+    finally:  # timed out, or the agent stops: the program does not outlive its question
+        if process.returncode is None:
+            await _kill(process)
     return _outcome(program[0], process.returncode, out)
 
 
