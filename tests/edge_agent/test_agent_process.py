@@ -46,10 +46,15 @@ if given["delta"].get("fail"):
     sys.exit(3)
 """
 HANDLER = """
-import json, sys
+import json, os, sys, time
 command = json.load(sys.stdin)
 if command["name"] == "crash":
     sys.exit(1)
+folder = os.path.dirname(os.path.abspath(__file__))
+if command["name"] == "slow" and not os.path.exists(os.path.join(folder, "release")):
+    with open(os.path.join(folder, "slow.pid"), "w") as started:
+        started.write(str(os.getpid()))
+    time.sleep(600)
 print(json.dumps({"status": 201, "payload": {"echo": command["payload"], "name": command["name"]}}))
 """
 
@@ -153,6 +158,13 @@ class Device:
     async def command(self, name: str, **body: Any) -> tuple[int, Any]:
         body = {"name": name, "payload": {"n": 1}, "timeout": 20, **body}
         return await self.world.call("org_admin", "POST", self._path("commands"), json=body)
+
+    async def answered(self, request_id: str) -> bool:
+        status, body = await self.world.call(
+            "org_admin", "GET", self._path(f"commands/{request_id}")
+        )
+        assert status == 200, body
+        return bool(body["command"]["state"] == "answered")
 
     def _path(self, what: str) -> str:
         return f"/v2/devices/{self.world.id(DEVICE)}/{what}"
@@ -341,12 +353,23 @@ async def test_a_killed_agent_started_again_catches_up(device: Device) -> None:
     request_id = body["command"]["request_id"]
     await started(device)
     await synced(device, {"while_away": 1})
+    await until(lambda: device.answered(request_id), "the queued command was answered")
+    assert await device.agent.stop() == 0
 
-    async def answered() -> bool:
-        path = f"/v2/devices/{device.world.id(DEVICE)}/commands/{request_id}"
-        status, body = await device.world.call("org_admin", "GET", path)
-        assert status == 200, body
-        return bool(body["command"]["state"] == "answered")
 
-    await until(answered, "the queued command was answered")
+async def test_a_command_the_agent_was_killed_running_is_answered_after_its_restart(
+    device: Device,
+) -> None:
+    """The agent acknowledges a command only once answered: killed while its handler ran,
+    the broker delivers the command again and the agent started again answers it."""
+    await started(device)
+    status, body = await device.command("slow", queue=True, ttl=120)
+    assert status == 202, body
+    request_id, pid_file = body["command"]["request_id"], device.folder / "slow.pid"
+    await until(lambda: _true(pid_file.exists() and pid_file.read_text() != ""), "it runs")
+    assert await device.agent.stop(signal.SIGKILL) == -signal.SIGKILL
+    os.kill(int(pid_file.read_text()), signal.SIGKILL)  # the handler it left behind
+    (device.folder / "release").touch()  # the second time, the handler answers
+    await started(device)
+    await until(lambda: device.answered(request_id), "the command was answered after the restart")
     assert await device.agent.stop() == 0
