@@ -89,23 +89,31 @@ class Served:
 
 
 class AgentProcess:
-    """`edge agent --config FILE`, its standard output read line by line."""
+    """`edge agent --config FILE`, its standard output read line by line, its standard
+    error kept in `agent.err` beside the file."""
 
     def __init__(self, config_file: Path) -> None:
         self.config_file = config_file
+        self.errors = config_file.with_name("agent.err")
         self.process: asyncio.subprocess.Process | None = None
         self.seen: list[str] = []
 
     async def start(self) -> None:
         self.seen = []
-        self.process = await asyncio.create_subprocess_exec(
-            EDGE,
-            "agent",
-            "--config",
-            str(self.config_file),
-            stdout=asyncio.subprocess.PIPE,
-            env={k: v for k, v in os.environ.items() if not k.startswith("EDGE_")},
-        )
+        with self.errors.open("ab") as errors:
+            self.process = await asyncio.create_subprocess_exec(
+                EDGE,
+                "agent",
+                "--config",
+                str(self.config_file),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=errors,
+                env={k: v for k, v in os.environ.items() if not k.startswith("EDGE_")},
+            )
+
+    async def said(self, text: str) -> None:
+        """Until its standard error holds `text`."""
+        await until(lambda: _true(text in self.errors.read_text()), text)
 
     async def line(self, pattern: str) -> re.Match[str]:
         assert self.process is not None and self.process.stdout is not None
@@ -372,4 +380,16 @@ async def test_a_command_the_agent_was_killed_running_is_answered_after_its_rest
     (device.folder / "release").touch()  # the second time, the handler answers
     await started(device)
     await until(lambda: device.answered(request_id), "the command was answered after the restart")
+    assert await device.agent.stop() == 0
+
+
+async def test_after_a_refused_report_the_next_change_is_reported_whole(device: Device) -> None:
+    """A report the server refuses (over twin_max_bytes) is not taken as the twin's state:
+    the next change of the file is reported against what the server holds."""
+    await started(device)
+    await synced(device, {})
+    device.reported_file.write_text(json.dumps({"a": 1, "big": "x" * 9000}))
+    await device.agent.said("twin: the server refused update: twin: the document would be")
+    device.reported_file.write_text(json.dumps({"a": 1}))
+    await synced(device, {"a": 1})
     assert await device.agent.stop() == 0
