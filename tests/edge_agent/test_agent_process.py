@@ -342,10 +342,12 @@ async def test_the_agent_catches_up_after_the_server_restarts(device: Device) ->
     await started(device)
     await synced(device, {})
     await device.served.stop()
+    device.reported_file.write_text(json.dumps({"while": "down"}))  # nobody to tell yet
     await device.served.start()  # same folder, same ports
     await device.agent.line("connected, waiting on")  # it came back on its own
+    await synced(device, {"while": "down"})
     await device.desire(after="restart")
-    await synced(device, {"after": "restart"})
+    await synced(device, {"while": "down", "after": "restart"})
     status, body = await device.command("ping")
     assert status == 200 and body["command"]["reply"]["status"] == 201, body
     assert await device.agent.stop() == 0
