@@ -1,4 +1,4 @@
-# The single entry point: make run | test | test-long | lint | fmt | typecheck | bench | binary | deb
+# The single entry point: make run | test | test-long | lint | fmt | typecheck | bench | binary | deb | wheel
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test test-long browser binary deb lint fmt typecheck bench bench-data bench-tools clean
+.PHONY: run test test-long browser binary deb wheel lint fmt typecheck bench bench-data bench-tools clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -73,13 +73,20 @@ deb: $(RUN_STAMP) dist/edge
 dist/edge:
 	$(MAKE) binary
 
+# The project's wheel, dist/edge-<version>-py3-none-any.whl (the server and `edge agent`),
+# and the device agent's own, dist/edge_agent-<version>-py3-none-any.whl, which requires
+# only paho-mqtt and aiohttp (packaging/agent/build.py; docs/agent.md).
+wheel: $(RUN_STAMP)
+	$(BIN)/pip wheel --no-deps --quiet -w dist .
+	$(BIN)/python packaging/agent/build.py dist
+
 lint: $(DEV_STAMP)
-	$(BIN)/ruff check edge api storage embedded_broker tests bench
-	$(BIN)/ruff format --check edge api storage embedded_broker tests bench
+	$(BIN)/ruff check edge edge_agent api storage embedded_broker tests bench
+	$(BIN)/ruff format --check edge edge_agent api storage embedded_broker tests bench
 
 fmt: $(DEV_STAMP)
-	$(BIN)/ruff format edge api storage embedded_broker tests bench
-	$(BIN)/ruff check --fix edge api storage embedded_broker tests bench
+	$(BIN)/ruff format edge edge_agent api storage embedded_broker tests bench
+	$(BIN)/ruff check --fix edge edge_agent api storage embedded_broker tests bench
 
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy

@@ -1,6 +1,7 @@
 """The `edge` command: serve, init, admin (orgs, users, groups, devices), audit list, device
 bundle (these three in edge/shell/), backup, restore, check, selftest, version, and the
-tunnel helpers (tunnel connect, tunnel agent: edge/tunnel_clients/).
+tunnel helpers (tunnel connect, tunnel agent: edge/tunnel_clients/), and the device agent
+(agent: edge_agent/, which imports nothing of the server).
 
 Exit codes: 0 done, 1 the operation failed, 2 bad usage or configuration.
 """
@@ -36,6 +37,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from edge.tunnel_clients import commands
 
         return commands.run(args)
+    if args.command == "agent":
+        from edge_agent import cli as agent_cli
+
+        return agent_cli.run(args)
     if args.command == "selftest":
         from edge.ops import selftest
 
@@ -117,8 +122,10 @@ def _parser() -> argparse.ArgumentParser:
     _setting_flags(restore, only=("data_dir",))
     _setting_flags(check, only=("data_dir", "tls_cert", "tls_key"))
     from edge.tunnel_clients import commands
+    from edge_agent import cli as agent_cli
 
     commands.add_parser(sub)
+    agent_cli.add_parser(sub)
     _audit_parser(sub)
     _device_parser(sub)
     from edge.shell import admin

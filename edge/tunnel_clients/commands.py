@@ -12,13 +12,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
 import ssl
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 TOKEN_ENV = "EDGE_TUNNEL_TOKEN"
+RECONNECT_MAX = 5.0  # seconds: the agent it replaces tried every few seconds
 API_KEY_ENV = "EDGE_DEVICE_API_KEY"
 
 
@@ -64,9 +66,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"edge tunnel {args.tunnel_command}: {bad}", file=sys.stderr)
         return 2
     from edge.tunnel_clients.connector import Refused
+    from edge_agent.cli import until_signal
 
     try:
-        asyncio.run(_until_signal(main))
+        asyncio.run(until_signal(main))
     except OSError as failed:
         print(f"edge tunnel {args.tunnel_command}: {failed.strerror or failed}", file=sys.stderr)
         return 1
@@ -85,7 +88,9 @@ def _connect(args: argparse.Namespace) -> Main:
     token = args.token or os.environ.get(TOKEN_ENV)
     if not token:
         raise ValueError(f"give the client access token in ${TOKEN_ENV} (or --token)")
-    host, port = _address(args.listen)
+    from edge_agent.settings import address
+
+    host, port = address(args.listen)
     context = ssl.create_default_context(cafile=args.ca) if args.ca else None
     if not args.check_every > 0:
         raise ValueError("--check-every: must be a positive number of seconds")
@@ -96,36 +101,36 @@ def _connect(args: argparse.Namespace) -> Main:
 
 
 def _agent(args: argparse.Namespace) -> Main:
-    from edge.tunnel_clients.agent import Agent, AgentConfig
+    """The device agent with its tunnels alone (docs/agent.md), as these flags say."""
+    from edge_agent.agent import Agent
+    from edge_agent.settings import Settings, SettingsError
 
     key = args.api_key or os.environ.get(API_KEY_ENV)
     if not key:
         raise ValueError(f"give the device's API key in ${API_KEY_ENV} (or --api-key)")
-    services = dict(_service(text) for text in args.service)
-    config = AgentConfig(
-        args.server, args.device_id, key, args.root_scope, services, args.mqtt, args.ca
+    try:
+        services = dict(_service(text) for text in args.service)
+    except SettingsError as bad:
+        raise ValueError(str(bad)) from None
+    settings = Settings(
+        server=args.server.rstrip("/"),
+        mqtt_url=args.mqtt or f"mqtt://{urlsplit(args.server).hostname}:1883",
+        device_id=args.device_id,
+        root_scope=args.root_scope,
+        api_key=key,
+        ca_file=Path(args.ca) if args.ca else None,
+        client_id=f"tunnel-agent-{args.device_id}",  # the session it always had
+        reconnect_max=RECONNECT_MAX,
+        services=services,
     )
-    return Agent(config).run
+    return Agent(settings).run
 
 
 def _service(text: str) -> tuple[str, tuple[str, int]]:
+    """`--service NAME=PORT` or `NAME=HOST:PORT`, as the agent's `[tunnels.services]`."""
+    from edge_agent.settings import service
+
     name, sep, where = text.partition("=")
     if not sep or not name:
         raise ValueError(f"--service {text}: expected NAME=PORT or NAME=HOST:PORT")
-    host, port = _address(where if ":" in where else f"127.0.0.1:{where}")
-    return name.casefold(), (host, port)
-
-
-def _address(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ValueError(f"{text}: expected HOST:PORT")
-    return host.strip("[]"), int(port)
-
-
-async def _until_signal(main: Main) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await main(stop)
+    return service(name, where)

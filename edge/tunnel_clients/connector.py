@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from edge.tunnel_clients.bridge import MAX_FRAME, bridge
+from edge_agent.bridge import MAX_FRAME, bridge
 
 log = logging.getLogger("edge.tunnel.connect")
 REFUSALS = {

@@ -327,3 +327,42 @@ def totp_round_trip(base: str, nurse: str) -> None:
     }
     status, reply = request(f"{base}/v2/auth/challenge", answer, token=challenge["session"])
     assert status == 201 and json.loads(reply)["access_token"]
+
+
+def test_the_device_agent_runs_from_the_executable(executable: Path, tmp_path: Path) -> None:
+    """`edge agent` is in the executable with its MQTT client: with no broker to reach it
+    says so, tries again, and stops cleanly on SIGTERM; a bad configuration is one line."""
+    key = tmp_path / "key"
+    key.write_text("edk_x\n")
+    key.chmod(0o600)
+    config = {
+        "server": f"http://127.0.0.1:{free_port()}",
+        "mqtt": f"mqtt://127.0.0.1:{free_port()}",  # nothing listens there
+        "device_id": "dev1",
+        "root_scope": "org1",
+        "state_dir": "state",
+        "credentials": {"api_key_file": "key"},
+        "reconnect": {"min_seconds": 0.1, "max_seconds": 0.2},
+        "commands": {"handler": ["/bin/true"]},
+    }
+    (tmp_path / "agent.json").write_text(json.dumps({**config, "extra": 1}))
+    refused = run(executable, tmp_path, "agent", "--config", "agent.json")
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        "edge agent: extra: not a setting of the agent\n",
+    )
+    (tmp_path / "agent.json").write_text(json.dumps(config))
+    process = subprocess.Popen(
+        [str(executable), "agent", "--config", "agent.json"],
+        cwd=tmp_path,
+        env=minimal_env(tmp_path),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    assert "cannot reach the MQTT broker" in process.stderr.readline()
+    assert "cannot reach the MQTT broker" in process.stderr.readline()  # it tries again
+    process.send_signal(signal.SIGTERM)
+    process.communicate(timeout=30)  # reap it and close its pipe
+    assert process.returncode == 0
+    assert (tmp_path / "state").stat().st_mode & 0o777 == 0o700

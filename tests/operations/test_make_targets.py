@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-TOOLS = ("pytest", "mypy", "ruff", "pyinstaller", "cyphermed", "aiosmtpd", "paho-mqtt")
+# paho-mqtt is not among them: `edge agent` (edge_agent/) speaks MQTT with it.
+TOOLS = ("pytest", "mypy", "ruff", "pyinstaller", "cyphermed", "aiosmtpd")
 
 
 def planned(target: str, tmp_path: Path) -> list[str]:
@@ -43,6 +44,14 @@ def test_make_run_installs_only_the_package(tmp_path: Path) -> None:
     commands = planned("run", tmp_path)
     assert [c.split()[-1] for c in installs(commands)] == ["."]
     assert any(c.rstrip().endswith("edge serve") for c in commands)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_wheel_builds_the_project_and_the_agent(tmp_path: Path) -> None:
+    """The project's wheel (server and agent) and the agent's own (packaging/agent/)."""
+    commands = planned("wheel", tmp_path)
+    assert any(re.search(r"pip wheel --no-deps .*-w dist \.$", c) for c in commands)
+    assert any(c.endswith("packaging/agent/build.py dist") for c in commands)
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")

@@ -1,0 +1,249 @@
+"""The agent's configuration file (docs/agent.md): TOML (`.toml`) or JSON (any other name),
+read once at start. Every key is checked here, and a bad or unknown one is refused in one
+line naming it (exit code 2), as the server refuses a bad setting. Paths are taken from
+the file's own folder when relative. The API key is read from its file (owner-only, or
+refused), or from EDGE_DEVICE_API_KEY when the file names none, and kept out of `repr`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from edge_agent.files import UnsafeFile, read_secret
+
+API_KEY_ENV = "EDGE_DEVICE_API_KEY"
+Table = dict[str, Any]
+Address = tuple[str, int]
+
+
+class SettingsError(Exception):
+    """A configuration the agent cannot run with; the message names the key."""
+
+
+@dataclass(frozen=True)
+class TwinSettings:
+    reported_file: Path
+    apply: list[str] | None = None  # the program that applies a delta
+    poll_seconds: float = 2.0
+    timeout_seconds: float = 60.0
+
+
+@dataclass(frozen=True)
+class CommandSettings:
+    handler: list[str]
+    timeout_seconds: float = 55.0
+    concurrency: int = 4
+
+
+@dataclass(frozen=True)
+class Settings:
+    server: str  # the server's base URL, for the routes (a tunnel's token)
+    mqtt_url: str  # mqtt://host:port or mqtts://host:port
+    device_id: str
+    root_scope: str
+    api_key: str = field(repr=False)
+    state_dir: Path | None = None  # the agent's own files (`edge tunnel agent` keeps none)
+    ca_file: Path | None = None  # the site CA, for https:// and mqtts://
+    client_id: str = "edge-agent"
+    reconnect_min: float = 1.0
+    reconnect_max: float = 60.0
+    twin: TwinSettings | None = None
+    commands: CommandSettings | None = None
+    services: dict[str, Address] = field(default_factory=dict)  # tunnels: case-folded name
+
+    @property
+    def namespace(self) -> str:
+        """The device's own topics: `<root_scope>/devices/<device_id>`."""
+        return f"{self.root_scope}/devices/{self.device_id}"
+
+
+def load(path: Path) -> Settings:
+    """The settings of the file at `path`; SettingsError naming what is wrong."""
+    try:
+        text = path.read_text("utf-8")
+        raw = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except OSError as failed:
+        raise SettingsError(f"{path}: {failed.strerror or failed}") from None
+    except ValueError as bad:
+        raise SettingsError(f"{path}: not valid {_format(path)}: {bad}") from None
+    if not isinstance(raw, dict):
+        raise SettingsError(f"{path}: must hold a table of settings")
+    return from_table(raw, path.parent.resolve())
+
+
+TOP = {"server", "mqtt", "device_id", "root_scope", "state_dir", "client_id", "credentials"}
+SECTIONS = {"reconnect", "twin", "commands", "tunnels"}
+
+
+def from_table(raw: Table, folder: Path) -> Settings:
+    _known("", raw, TOP | SECTIONS)
+    server = _url(raw, "server", ("http", "https"))
+    credentials = _table(raw, "credentials")
+    _known("credentials.", credentials, {"api_key_file", "ca_file"})
+    state_dir = _path(raw, "state_dir", folder, required=True)
+    assert state_dir is not None
+    shortest, longest = _reconnect(raw)
+    return Settings(
+        server=server,
+        mqtt_url=_mqtt(raw, server),
+        device_id=_text(raw, "device_id"),
+        root_scope=_text(raw, "root_scope"),
+        api_key=_api_key(credentials, folder),
+        state_dir=state_dir,
+        ca_file=_path(credentials, "ca_file", folder, prefix="credentials."),
+        client_id=_text(raw, "client_id", "edge-agent"),
+        reconnect_min=shortest,
+        reconnect_max=longest,
+        twin=_twin(raw, folder, state_dir),
+        commands=_commands(raw),
+        services=_services(raw),
+    )
+
+
+def _reconnect(raw: Table) -> tuple[float, float]:
+    reconnect = _table(raw, "reconnect")
+    _known("reconnect.", reconnect, {"min_seconds", "max_seconds"})
+    shortest = _seconds(reconnect, "min_seconds", 1.0, "reconnect.")
+    longest = _seconds(reconnect, "max_seconds", 60.0, "reconnect.")
+    if longest < shortest:
+        raise SettingsError("reconnect.max_seconds: must not be less than min_seconds")
+    return shortest, longest
+
+
+def _twin(raw: Table, folder: Path, state_dir: Path) -> TwinSettings | None:
+    if "twin" not in raw:
+        return None
+    twin = _table(raw, "twin")
+    _known("twin.", twin, {"reported_file", "apply", "poll_seconds", "timeout_seconds"})
+    reported = _path(twin, "reported_file", folder, prefix="twin.")
+    return TwinSettings(
+        reported_file=reported or state_dir / "reported.json",
+        apply=_program(twin, "apply", "twin.", required=False),
+        poll_seconds=_seconds(twin, "poll_seconds", 2.0, "twin."),
+        timeout_seconds=_seconds(twin, "timeout_seconds", 60.0, "twin."),
+    )
+
+
+def _commands(raw: Table) -> CommandSettings | None:
+    if "commands" not in raw:
+        return None
+    commands = _table(raw, "commands")
+    _known("commands.", commands, {"handler", "timeout_seconds", "concurrency"})
+    handler = _program(commands, "handler", "commands.", required=True)
+    assert handler is not None
+    concurrency = commands.get("concurrency", 4)
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise SettingsError("commands.concurrency: must be a whole number of at least 1")
+    timeout = _seconds(commands, "timeout_seconds", 55.0, "commands.")
+    return CommandSettings(handler, timeout, concurrency)
+
+
+def _services(raw: Table) -> dict[str, Address]:
+    tunnels = _table(raw, "tunnels")
+    _known("tunnels.", tunnels, {"services"})
+    services = _table(tunnels, "services", "tunnels.")
+    return dict(service(name, str(where)) for name, where in services.items())
+
+
+def service(name: str, where: str) -> tuple[str, Address]:
+    """A tunnel's service: `PORT` (on 127.0.0.1) or `HOST:PORT`, its name case-folded."""
+    if not name:
+        raise SettingsError("tunnels.services: a service needs a name")
+    try:
+        return name.casefold(), address(where if ":" in where else f"127.0.0.1:{where}")
+    except ValueError:
+        raise SettingsError(f"tunnels.services.{name}: expected PORT or HOST:PORT") from None
+
+
+def address(text: str) -> Address:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"{text}: expected HOST:PORT")
+    return host.strip("[]"), int(port)
+
+
+def _api_key(credentials: Table, folder: Path) -> str:
+    where = _path(credentials, "api_key_file", folder, prefix="credentials.")
+    if where is None:
+        key = os.environ.get(API_KEY_ENV, "")
+        if not key:
+            raise SettingsError(f"credentials.api_key_file: required (or ${API_KEY_ENV})")
+        return key
+    try:
+        return read_secret(where)
+    except UnsafeFile as unsafe:
+        raise SettingsError(f"credentials.api_key_file: {unsafe}") from None
+
+
+def _mqtt(raw: Table, server: str) -> str:
+    if "mqtt" not in raw:
+        return f"mqtt://{urlsplit(server).hostname}:1883"
+    return _url(raw, "mqtt", ("mqtt", "mqtts"))
+
+
+def _url(raw: Table, key: str, schemes: tuple[str, ...]) -> str:
+    value = _text(raw, key)
+    parts = urlsplit(value)
+    if parts.scheme not in schemes or not parts.hostname:
+        raise SettingsError(f"{key}: must be a URL of {' or '.join(schemes)}")
+    try:
+        parts.port  # noqa: B018 (a bad port raises here)
+    except ValueError:
+        raise SettingsError(f"{key}: the port is not a number from 0 to 65535") from None
+    return value.rstrip("/")
+
+
+def _text(raw: Table, key: str, default: str | None = None, prefix: str = "") -> str:
+    value = raw.get(key, default)
+    if not isinstance(value, str) or not value:
+        raise SettingsError(f"{prefix}{key}: required, a non-empty string")
+    return value
+
+
+def _path(
+    raw: Table, key: str, folder: Path, *, prefix: str = "", required: bool = False
+) -> Path | None:
+    if key not in raw and not required:
+        return None
+    return folder / Path(_text(raw, key, prefix=prefix)).expanduser()
+
+
+def _program(raw: Table, key: str, prefix: str, *, required: bool) -> list[str] | None:
+    value = raw.get(key)
+    if value is None and not required:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise SettingsError(f"{prefix}{key}: a program and its arguments, as a list of strings")
+    return value
+
+
+def _seconds(raw: Table, key: str, default: float, prefix: str) -> float:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise SettingsError(f"{prefix}{key}: must be a positive number of seconds")
+    return float(value)
+
+
+def _table(raw: Table, key: str, prefix: str = "") -> Table:
+    value = raw.get(key, {})
+    if not isinstance(value, dict):
+        raise SettingsError(f"{prefix}{key}: must be a table")
+    return value
+
+
+def _known(prefix: str, raw: Table, known: set[str]) -> None:
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise SettingsError(f"{prefix}{unknown[0]}: not a setting of the agent")
+
+
+def _format(path: Path) -> str:
+    return "TOML" if path.suffix == ".toml" else "JSON"

@@ -1,0 +1,124 @@
+"""The agent's configuration file (edge_agent/settings.py): TOML or JSON, paths from the
+file's folder, the API key from an owner-only file, and every bad or unknown key refused
+in one line naming it (exit code 2 from `edge agent`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from edge_agent.settings import Settings, SettingsError, load
+
+BASE = {
+    "server": "https://edge.plant.lan:8443",
+    "device_id": "dev1",
+    "root_scope": "org1/proj1",
+    "state_dir": "state",
+    "credentials": {"api_key_file": "key"},
+}
+
+
+def written(folder: Path, table: dict[str, Any], name: str = "agent.json") -> Path:
+    key = folder / "key"
+    if not key.exists():
+        key.write_text("edk_secret\n")
+        key.chmod(0o600)
+    path = folder / name
+    path.write_text(json.dumps(table))
+    return path
+
+
+def test_a_toml_file_with_every_section(tmp_path: Path) -> None:
+    key = tmp_path / "key"
+    key.write_text("edk_secret\n")
+    key.chmod(0o600)
+    path = tmp_path / "agent.toml"
+    path.write_text(
+        """
+server = "https://edge.plant.lan:8443/"
+mqtt = "mqtts://edge.plant.lan:8883"
+device_id = "dev1"
+root_scope = "org1/proj1"
+state_dir = "/var/lib/edge-agent"
+[credentials]
+api_key_file = "key"
+ca_file = "ca.pem"
+[twin]
+apply = "/usr/local/bin/apply"
+[commands]
+handler = ["/usr/local/bin/on-command", "--json"]
+concurrency = 2
+[tunnels.services]
+SSH = "22"
+HMI = "192.168.10.7:80"
+"""
+    )
+    settings = load(path)
+    assert settings.server == "https://edge.plant.lan:8443"
+    assert settings.mqtt_url == "mqtts://edge.plant.lan:8883"
+    assert settings.api_key == "edk_secret" and "edk_secret" not in repr(settings)
+    assert settings.ca_file == tmp_path / "ca.pem"
+    assert settings.namespace == "org1/proj1/devices/dev1"
+    assert settings.twin is not None and settings.twin.apply == ["/usr/local/bin/apply"]
+    assert settings.twin.reported_file == Path("/var/lib/edge-agent/reported.json")
+    assert settings.commands is not None and settings.commands.concurrency == 2
+    assert settings.services == {"ssh": ("127.0.0.1", 22), "hmi": ("192.168.10.7", 80)}
+
+
+def test_defaults_and_features_left_out(tmp_path: Path) -> None:
+    settings = load(written(tmp_path, BASE))
+    assert settings.mqtt_url == "mqtt://edge.plant.lan:1883"
+    assert settings.state_dir == tmp_path / "state"
+    assert (settings.twin, settings.commands, settings.services) == (None, None, {})
+    assert (settings.reconnect_min, settings.reconnect_max) == (1.0, 60.0)
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"colour": 1}, "colour: not a setting"),
+        ({"server": "ftp://x"}, "server: must be a URL"),
+        ({"mqtt": "mqtt://host:99999"}, "mqtt: the port"),
+        ({"device_id": ""}, "device_id: required"),
+        ({"state_dir": 5}, "state_dir: required"),
+        ({"credentials": {"api_key_file": "missing"}}, "credentials.api_key_file: "),
+        ({"twin": {"apply": "x", "every": 2}}, "twin.every: not a setting"),
+        ({"twin": {"apply": [1]}}, "twin.apply: a program"),
+        ({"twin": {"poll_seconds": 0}}, "twin.poll_seconds: must be a positive"),
+        ({"commands": {}}, "commands.handler: a program"),
+        ({"commands": {"handler": "x", "concurrency": 0}}, "commands.concurrency"),
+        ({"tunnels": {"services": {"SSH": "host:port"}}}, "tunnels.services.SSH"),
+        ({"reconnect": {"min_seconds": 5, "max_seconds": 1}}, "reconnect.max_seconds"),
+    ],
+)
+def test_a_bad_setting_is_named(tmp_path: Path, change: dict[str, Any], named: str) -> None:
+    with pytest.raises(SettingsError, match=named.replace(".", r"\.")):
+        load(written(tmp_path, {**BASE, **change}))
+
+
+def test_an_api_key_others_may_read_is_refused(tmp_path: Path) -> None:
+    path = written(tmp_path, BASE)
+    (tmp_path / "key").chmod(0o644)
+    with pytest.raises(SettingsError, match="others may read it .mode 0644.; chmod 600"):
+        load(path)
+
+
+def test_the_api_key_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EDGE_DEVICE_API_KEY", "edk_env")
+    settings: Settings = load(written(tmp_path, {**BASE, "credentials": {}}))
+    assert settings.api_key == "edk_env"
+
+
+def test_edge_agent_refuses_a_bad_file_in_one_line_with_exit_code_2(tmp_path: Path) -> None:
+    path = written(tmp_path, {**BASE, "twin": {"aply": ["x"]}})
+    edge = str(Path(sys.executable).with_name("edge"))
+    done = subprocess.run(
+        [edge, "agent", "--config", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == "edge agent: twin.aply: not a setting of the agent\n"
