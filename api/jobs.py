@@ -240,7 +240,7 @@ ROUTES = [
         "jobs",
         body=CREATE_JOB,
         responses={201: "JobInfo"},
-        errors=(409,),
+        errors=(404,),
         extension=True,
     ),
     Route(
