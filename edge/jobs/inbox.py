@@ -52,12 +52,11 @@ class JobInbox:
         return () if own is None else (f"{own}/{topics.NOTIFY_NEXT}",)
 
     def subscribed(self, client: MqttClient, topic: str, sent: int | None) -> int | None:
-        """The device's next execution, at once (each SUBSCRIBE: it is small, and the
-        broker paces a client's subscribes)."""
+        """The device's next execution, at once, unless this connection of the session
+        was sent that one already (`sent` marks it): a SUBSCRIBE repeated in a loop costs
+        no notice."""
         device = self._device(client)
-        if device is not None:
-            self._notices.next_for(device)
-        return sent
+        return sent if device is None else self._notices.next_for(device, sent)
 
     async def receive(self, client: MqttClient, topic: str, payload: bytes) -> None:
         token = None

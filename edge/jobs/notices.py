@@ -9,6 +9,7 @@ sent again when the device subscribes or reconnects (edge/jobs/inbox.py).
 from __future__ import annotations
 
 import logging
+import zlib
 from dataclasses import dataclass
 
 from edge.devices.topics import Notify
@@ -53,14 +54,15 @@ class Notices:
         for job_id in sorted(changes.jobs):
             self._progress(job_id)
 
-    def next_for(self, device: Device) -> None:
-        """Publish the device's next execution (or `{}`) on its notify-next."""
-        if self.notify is None:
-            return
+    def next_for(self, device: Device, unless: int | None = None) -> int:
+        """Publish the device's next execution (or `{}`) on its notify-next, unless it is
+        the one `unless` marks (what this returned before); its mark."""
         body = self._db.read(lambda c: self.next_view(c, device.id))
-        self.notify(
-            device.id, topics.notify_topic(device), topics.notify_payload(body, clock.now_iso())
-        )
+        mark = 0 if body is None else zlib.crc32(f"{body['job_id']}:{body['version']}".encode())
+        if self.notify is not None and mark != unless:
+            payload = topics.notify_payload(body, clock.now_iso())
+            self.notify(device.id, topics.notify_topic(device), payload)
+        return mark
 
     def next_view(self, conn: Tx, device_id: str) -> views.Row | None:
         pending = store.of_device(conn, device_id, released_only=True)
