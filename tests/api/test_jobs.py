@@ -18,6 +18,7 @@ import pytest
 
 from edge.jobs.scheduler import Scheduler
 from edge.kernel import clock
+from tests.sse import end_streams, stream_of
 from tests.world import World
 
 pytestmark = pytest.mark.world(jobs_tick_seconds=3600)
@@ -279,3 +280,21 @@ async def test_bad_jobs_are_refused_naming_the_rule(
 ) -> None:
     status, reply = await world.call("org_admin", "POST", "/v2/jobs", json={"document": {}, **body})
     assert status == 400 and words in reply["message"], reply
+
+
+async def test_job_progress_is_a_live_event_for_those_who_may_read_the_job(world: World) -> None:
+    admin = await stream_of(world, "org_admin", kinds="jobs")
+    bystander = await stream_of(world, "group_device_perms", kinds="jobs,twins")
+    pumps = await devices(world, 1)
+    job = await new_job(world, {"targets": {"device_ids": pumps}})
+    await scheduler(world).tick()
+    await report(world, "pump-0", job["id"], {"state": "SUCCEEDED"})
+    twin = {"desired": {"mode": "eco"}}
+    member = world.id("device_member")
+    status, _ = await world.call("org_admin", "PATCH", f"/v2/devices/{member}/twin", json=twin)
+    assert status == 200
+    end_streams(world)
+    told = [e for e in await admin.rest() if e.kind == "jobs"]
+    assert told and {e.data["job_id"] for e in told} == {job["id"]}
+    assert told[-1].data["state"] == "COMPLETED" and told[-1].data["counts"]["SUCCEEDED"] == 1
+    assert [e.kind for e in await bystander.rest()] == ["twins"]  # never the job's
