@@ -8,14 +8,17 @@ tool), notify-next and the replies to the device itself.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
 
 import pytest
 
+from embedded_broker import frames
 from tests.embedded_broker.clients import Client
 from tests.embedded_broker.conftest import Device, Harness
+from tests.embedded_broker.test_twin_topics import SUBACK, _subscribe_flood
 
 pytestmark = pytest.mark.world(jobs_tick_seconds=3600)
 EVERYTHING = {"/": {"can_publish": True, "can_subscribe": True}}
@@ -134,3 +137,14 @@ async def test_only_the_device_itself_asks_and_only_the_server_answers(
     topic, _ = await next_json(client)  # nothing forged came before the server's answer
     assert topic == f"{base}/{job_id}/get/accepted"
     assert client.messages.empty() and tool.messages.empty()
+
+
+async def test_a_repeated_subscribe_sends_no_second_notice(broker: Harness) -> None:
+    """Thirty SUBSCRIBEs to notify-next in one write bring one notice, not thirty (the
+    twins' delta learnt this: #29 F6)."""
+    device = await broker.device("pump")
+    await new_job(broker, device)
+    topic = f"{jobs(device)}/notify-next"
+    kinds = await asyncio.to_thread(_subscribe_flood, broker.ports["mqtt"], device.login, topic, 30)
+    assert kinds.count(SUBACK) == 30
+    assert kinds.count(frames.PUBLISH) == 1, kinds
