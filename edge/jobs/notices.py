@@ -59,7 +59,9 @@ class Notices:
         """Publish the device's next execution (or `{}`) on its notify-next, unless it is
         the one `unless` marks (what this returned before); its mark."""
         body = self._db.read(lambda c: self.next_view(c, device.id))
-        mark = NOTHING if body is None else zlib.crc32(f"{body['job_id']}:{body['version']}".encode())
+        mark = (
+            NOTHING if body is None else zlib.crc32(f"{body['job_id']}:{body['version']}".encode())
+        )
         if self.notify is not None and mark != unless:
             payload = topics.notify_payload(body, clock.now_iso())
             self.notify(device.id, topics.notify_topic(device), payload)

@@ -270,7 +270,6 @@ async def test_create_cancel_and_delete_are_audited(world: World) -> None:
     [
         ({"targets": {}}, "exactly one of"),
         ({"targets": {"device_ids": []}}, "1 to"),
-        ({"targets": {"tags": ["none-has-it"]}}, "match no device"),
         ({"targets": {"device_ids": ["x"]}, "continuous": True}, "a group, a project or tags"),
         ({"targets": {"tags": ["a"]}, "policy": {"abort_percent": 101}}, "between 0 and 100"),
     ],
@@ -280,6 +279,13 @@ async def test_bad_jobs_are_refused_naming_the_rule(
 ) -> None:
     status, reply = await world.call("org_admin", "POST", "/v2/jobs", json={"document": {}, **body})
     assert status == 400 and words in reply["message"], reply
+
+
+async def test_targets_that_match_nothing_are_not_found(world: World) -> None:
+    for targets in ({"tags": ["none-has-it"]}, {"project_id": "nope"}, {"group_id": "nope"}):
+        body = {"document": {}, "targets": targets}
+        status, reply = await world.call("org_admin", "POST", "/v2/jobs", json=body)
+        assert status == 404, (targets, reply)
 
 
 async def test_job_progress_is_a_live_event_for_those_who_may_read_the_job(world: World) -> None:
