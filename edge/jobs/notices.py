@@ -49,11 +49,14 @@ class Notices:
 
     def tell(self, changes: Changes) -> None:
         for device_id in sorted(changes.devices):
-            device = self._db.read(lambda c, d=device_id: device_store.get(c, d))  # type: ignore[misc]
+            device = self._device(device_id)
             if device is not None and device.is_active:
                 self.next_for(device)
         for job_id in sorted(changes.jobs):
             self._progress(job_id)
+
+    def _device(self, device_id: str) -> Device | None:
+        return self._db.read(lambda c: device_store.get(c, device_id))
 
     def next_for(self, device: Device, unless: int | None = None) -> int:
         """Publish the device's next execution (or `{}`) on its notify-next, unless it is

@@ -304,3 +304,17 @@ async def test_job_progress_is_a_live_event_for_those_who_may_read_the_job(world
     assert told and {e.data["job_id"] for e in told} == {job["id"]}
     assert told[-1].data["state"] == "COMPLETED" and told[-1].data["counts"]["SUCCEEDED"] == 1
     assert [e.kind for e in await bystander.rest()] == ["twins"]  # never the job's
+
+
+@pytest.mark.parametrize("continuous", [False, True])
+async def test_a_project_job_snapshot_or_continuous(world: World, continuous: bool) -> None:
+    apollo = world.project_id
+    body = {"targets": {"project_id": apollo}, "continuous": continuous}
+    job = await new_job(world, body)
+    assert job["project_id"] == apollo
+    before = set(await executions(world, job["id"]))
+    assert before == {"device_member", "device_boss"}  # Apollo's devices when it was made
+    await world.add_device("new-in-apollo", project_id=apollo)
+    await world.add_device("elsewhere")
+    after = set(await executions(world, job["id"]))
+    assert after == (before | {"new-in-apollo"} if continuous else before)
