@@ -4,7 +4,7 @@
                    each change is sent only if the caller may read it when it is sent
 
 The query chooses what the stream carries: `kinds` (comma-separated, of `data`, `files`,
-`presence`, `twins`; default all), `group_id` (data and files of one group), `path` (a
+`presence`, `twins`, `jobs`; default all), `group_id` (data and files of one group), `path` (a
 data or file path prefix; default `/`), `device_id` (presence and twins of one device). A
 token never travels in the query: the only credentials are the `Authorization` (or
 `X-API-Key`) header's, and a query parameter named like a token is refused (400), so
@@ -173,13 +173,14 @@ ROUTES = [
         stream_events,
         "token",
         "Live changes the caller may read, as Server-Sent Events: data entries and files"
-        " under a group and path prefix, device presence, twin changes; Last-Event-ID resumes",
+        " under a group and path prefix, device presence, twin changes, job progress;"
+        " Last-Event-ID resumes",
         "events",
         query=QUERY,
         query_types={
             "kinds": {
                 "type": "string",
-                "description": "Comma-separated kinds of change: data, files, presence, twins"
+                "description": "Comma-separated kinds of change: data, files, presence, twins, jobs"
                 " (default: all)",
             },
             "group_id": {"type": "string", "description": "Data and files of this group only"},

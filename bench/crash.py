@@ -16,7 +16,11 @@ After the last kill the storm stops, the server starts once more, and the checks
 - retained MQTT messages acknowledged at QoS 1 are still retained;
 - every acknowledged twin update is in the device's twin: `desired` set over HTTP and
   `reported` over MQTT at QoS 1 (acknowledged once durable), each a count that only grows,
-  so the twin holds the acknowledged count or a later one.
+  so the twin holds the acknowledged count or a later one;
+- every acknowledged job is there with an execution per target; for every job, the counts
+  per state its triggers keep are the executions' own, and no more executions are released
+  and unfinished than its `max_in_progress` (the scheduler, killed mid-tick, released none
+  twice).
 
     python -m bench.crash --kills 100        (make crash-test KILLS=100)
 """
@@ -50,7 +54,9 @@ from bench.crash_load import PART, Http, Unanswered, file_bytes, request, value_
 ROOT = Path(__file__).resolve().parent.parent  # the tree under test, whatever is installed
 PASSWORD = "crash-test-password-1"
 STARTUP_SECONDS = 60.0
-KINDS = frozenset({"data", "bulk", "file", "user", "group", "device", "reset", "retained", "twin"})
+KINDS = frozenset(
+    {"data", "bulk", "file", "user", "group", "device", "reset", "retained", "twin", "job"}
+)
 MQTT_PORTS = ("mqtt", "mqtt-tls", "mqtt-ws", "mqtt-wss")
 
 
@@ -321,6 +327,7 @@ def verify(edge: Edge, storm: dict[str, Any], report: Report) -> None:
     check_keys(http, entries, report)
     check_retained(edge.db, entries, report)
     check_twin(http, storm["mqtt_device"], entries, report)
+    check_jobs(http, edge.db, entries, report)
     for entry in entries:
         if entry["kind"] == "refused":
             report.violations.append(f"the storm was refused: {entry['what']}")
@@ -429,6 +436,31 @@ def check_twin(http: Http, device: str, entries: list[dict[str, Any]], report: R
             held = twin[entry["section"]].get(entry["key"], -1)
             what = f"{entry['section']}.{entry['key']} = {entry['value']}"
             _tally(report, "twin", held >= entry["value"], what)
+
+
+def check_jobs(http: Http, db: Path, entries: list[dict[str, Any]], report: Report) -> None:
+    for entry in entries:
+        if entry["kind"] == "job":
+            status, reply = http.send("GET", f"/v2/jobs/{entry['id']}")
+            counts = reply.get("job", {}).get("counts", {}) if status == 200 else {}
+            _tally(report, "job", sum(counts.values()) == entry["devices"], entry["id"])
+    with read_only(db) as conn:
+        kept = set(conn.execute("SELECT job_id, state, n FROM job_counts WHERE n > 0"))
+        actual = set(
+            conn.execute("SELECT job_id, state, count(*) FROM job_executions GROUP BY 1, 2")
+        )
+        over = list(
+            conn.execute(
+                "SELECT e.job_id FROM job_executions e JOIN jobs j ON j.id = e.job_id"
+                " WHERE e.released = 1 AND e.state IN ('QUEUED', 'IN_PROGRESS')"
+                " GROUP BY e.job_id"
+                " HAVING count(*) > json_extract(j.policy, '$.max_in_progress')"
+            )
+        )
+    if kept != actual:
+        report.violations.append(f"job counts differ from executions: {sorted(kept ^ actual)[:5]}")
+    if over:
+        report.violations.append(f"jobs past their max_in_progress: {over[:5]}")
 
 
 def _tally(report: Report, kind: str, found: bool, what: str) -> None:

@@ -1,7 +1,7 @@
 """The write storm of the crash test (bench/crash.py), run as its own process.
 
 Threads write through HTTP while another publishes retained MQTT messages and twin reports
-at QoS 1 (the device's twin's `desired` is among the HTTP writes), each
+at QoS 1 (the device's twin's `desired` and rollout jobs are among the HTTP writes), each
 write under a name used once, whose content follows from the name (`content`, `value_of`),
 so the checker can tell a whole write from a half one without knowing what was sent. A write
 goes into the journal (one JSON line, flushed) only once the server acknowledged it: a 2xx
@@ -171,6 +171,7 @@ class Writer:
             (self.device, 1),
             (self.reset_key, 2),
             (self.twin, 2),
+            (self.job, 1),
         ]
 
     def run(self, stop: threading.Event) -> None:
@@ -243,6 +244,19 @@ class Writer:
         self.journal.add(kind="reset-sent", id=device)  # whatever comes of it
         made = self.http.call("POST", f"/v2/devices/{device}/reset-api-key")
         self.journal.add(kind="reset", id=device, key=made["api_key"])
+
+    def job(self, name: str) -> None:
+        """A rollout job over this thread's devices (and the publisher), one at a time in
+        progress: bench/crash.py checks it is there and that its counts and limits held."""
+        targets = [self.twin_device, *self.devices[-3:]]
+        body = {
+            "description": name,
+            "document": {"name": name},
+            "targets": {"device_ids": targets},
+            "policy": {"max_in_progress": 1, "timeout_seconds": 1, "max_retries": 2},
+        }
+        made = self.http.call("POST", "/v2/jobs", body)["job"]
+        self.journal.add(kind="job", id=made["id"], devices=len(targets))
 
     def twin(self, name: str) -> None:
         """This thread's key of the device's desired state, set to a count that only grows:

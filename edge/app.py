@@ -32,6 +32,7 @@ from api import (
     events,
     files,
     groups,
+    jobs,
     metrics,
     mfa,
     middleware,
@@ -56,6 +57,7 @@ from api.routing import Route
 from edge.auth.keys import load_or_create
 from edge.auth.staff import FirstStaff, ensure_first
 from edge.commands.inbox import CommandInbox
+from edge.jobs.inbox import JobInbox
 from edge.kernel import clock, storage_errors
 from edge.kernel.config import Config
 from edge.ops import listening, memory, site_keys, tls
@@ -93,6 +95,7 @@ ROUTES: list[Route] = [
     *tunnels.ROUTES,
     *commands.ROUTES,
     *twins.ROUTES,
+    *jobs.ROUTES,
     *events.ROUTES,
     *account.ROUTES,
     *my_org.ROUTES,
@@ -151,6 +154,7 @@ def create_app(site: Site) -> web.Application:
     _commands(services, app[MQTT])
     services.twins.notify = app[MQTT].notify_device  # and twin replies and deltas
     app[MQTT].add_inbox(TwinInbox(services.twins))  # twin requests come from them
+    _jobs(services, app[MQTT])
     services.live.publish_over_mqtt(app[MQTT].publish_where)  # data changes to readers
     app[PROBE] = Probe(services.db, app[system.HEALTH], app[MQTT].state)
     services.meter.source = app[MQTT].published  # MQTT messages by org, for billing
@@ -204,6 +208,14 @@ def _commands(services: Services, broker: MqttService) -> None:
     broker.add_inbox(CommandInbox(commands))
 
 
+def _jobs(services: Services, broker: MqttService) -> None:
+    """Jobs tell devices their next execution through the broker, and devices get and
+    update their executions through it."""
+    notices = services.jobs.notices
+    notices.notify = broker.notify_device
+    broker.add_inbox(JobInbox(services.db, services.device_jobs, notices))
+
+
 async def _mqtt(app: web.Application) -> AsyncIterator[None]:
     """The MQTT broker, on this event loop (docs/mqtt.md, "The process model"); nobody is
     online before they connect to it (docs/presence.md)."""
@@ -248,6 +260,7 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
         asyncio.create_task(app[SERVICES].file_sweeps.run(stop)),
         asyncio.create_task(app[SERVICES].tunnels.hub.run(stop)),
         asyncio.create_task(app[SERVICES].meter.run(stop)),
+        asyncio.create_task(app[SERVICES].job_scheduler.run(stop)),
     ]
     yield
     stop.set()

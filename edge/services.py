@@ -39,6 +39,11 @@ from edge.files.rights import FileRights
 from edge.files.signing import UrlSigner, load_key
 from edge.files.sweeps import Sweeps
 from edge.files.uploads import Limits, Uploads
+from edge.jobs.artifacts import Artifacts
+from edge.jobs.executions import DeviceJobs
+from edge.jobs.notices import Notices as JobNotices
+from edge.jobs.scheduler import Scheduler
+from edge.jobs.service import Jobs
 from edge.kernel import clock, storage_errors
 from edge.kernel.audit import Audit
 from edge.kernel.config import Config
@@ -110,6 +115,9 @@ class Services:
     tunnels: Tunnels
     commands: Commands
     twins: Twins
+    jobs: Jobs
+    device_jobs: DeviceJobs
+    job_scheduler: Scheduler
     live: Live
     billing: Billing
     meter: Meter
@@ -199,7 +207,12 @@ class Services:
         tunnels = Tunnels(db, devices, messages, _tunnel_hub(config, db), config.base_url)
         files = Files(db, file_rights, blobs, signer, file_sweeps, Hook("files"))
         twins = Twins(db, devices, TwinLimits(config.twin_max_bytes))
-        live = _live(config, db, data, files, file_rights, devices, twins)
+        artifacts = Artifacts(db, file_rights, blobs, signer, config.base_url)
+        job_notices = JobNotices(db, artifacts.url)
+        jobs = Jobs(db, permissions, devices, artifacts, job_notices, config.jobs_max_targets)
+        scheduler = Scheduler(db, job_notices, config.jobs_tick_seconds)
+        jobs.wake = scheduler.wake
+        live = _live(config, db, data, files, file_rights, devices, twins, jobs)
         limits = CommandLimits(
             config.command_rate_limit,
             config.command_retention_hours,
@@ -260,6 +273,9 @@ class Services:
             tunnels=tunnels,
             commands=Commands(db, devices, limits),
             twins=twins,
+            jobs=jobs,
+            device_jobs=DeviceJobs(db, devices, job_notices),
+            job_scheduler=scheduler,
             live=live,
             billing=Billing(db, cursors, orgs),
             meter=Meter(db),
@@ -279,17 +295,30 @@ def _live(
     file_rights: FileRights,
     devices: Devices,
     twins: Twins,
+    jobs: Jobs,
 ) -> Live:
     """The change feed, fed by the change hooks, and who may read what it tells."""
     feed = Feed(config.events_window_seconds, config.events_window_count)
-    sources.connect(feed, data.changes, files.changes, devices.presence.events, twins.changes)
+    sources.connect(
+        feed,
+        data.changes,
+        files.changes,
+        devices.presence.events,
+        twins.changes,
+        jobs.notices.progress,
+    )
     streams = Streams(feed, config.events_max_streams, config.events_stream_buffer)
 
     def device_readable(principal: Principal, device_id: str) -> bool:
         return devices.readable(devices.grants(principal), device_id)
 
     readable = Readable(
-        data.may_read, file_rights.may_read, device_readable, data.reader, file_rights.reader
+        data.may_read,
+        file_rights.may_read,
+        device_readable,
+        data.reader,
+        file_rights.reader,
+        jobs.may_read,
     )
     return Live(db, feed, streams, readable, file_rights.open)
 

@@ -39,6 +39,10 @@ RESERVED: tuple[tuple[str, str], ...] = (
     ("twin/get", DEVICE),  # twin requests (edge/twins/inbox.py) ...
     ("twin/update", DEVICE),
     ("twin/#", SERVER),  # ... and their replies and deltas (the first matching line decides)
+    ("jobs/get", DEVICE),  # job requests (edge/jobs/inbox.py) ...
+    ("jobs/+/get", DEVICE),
+    ("jobs/+/update", DEVICE),
+    ("jobs/#", SERVER),  # ... their replies, and notify-next
 )
 
 

@@ -59,6 +59,7 @@ ACTIONS = {
     ),
     "tunnels": ("tunnel_opened", "tunnel_closed", "tunnel_token_taken"),
     "commands": ("command_sent",),
+    "jobs": ("job_created", "job_canceled", "job_deleted"),
 }
 OPERATOR = "operator"  # the name of the command line's actor
 

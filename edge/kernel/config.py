@@ -490,6 +490,16 @@ class Config:
         _int_range(256, 1024 * 1024),
         "Largest device twin: desired and reported together, as compact JSON, in bytes",
     )
+    jobs_tick_seconds: int = _setting(
+        1,
+        _int_range(1, 3600),
+        "Seconds between the job scheduler's ticks (releases, timeouts, the abort rule)",
+    )
+    jobs_max_targets: int = _setting(
+        10000,
+        _int_range(1, 1000000),
+        "Most devices one job may target when it is made; more are refused with 400",
+    )
     events_window_seconds: int = _setting(
         300,
         _int_range(300, 86400),

@@ -23,7 +23,7 @@ from edge.kernel import clock
 from edge.kernel.events import Hook
 
 RUN_SPAN = 10**12  # events one run may number; a run that told more would need a restart
-KINDS = ("data", "files", "presence", "twins")
+KINDS = ("data", "files", "presence", "twins", "jobs")
 
 
 @dataclass(frozen=True)

@@ -2,16 +2,17 @@
 subscriber and per change (the SSE streams here; the MQTT data topics call the same
 `Readable.may_read` for each session they would deliver to).
 
-A data change is readable where the account may read the entry's path (its group access
-and `data_paths`, edge/data/service.py `may_read`), a file change where it may read the
-file's path (`file_paths`, edge/files/rights.py), a device's presence or twin change where
-it may read the device. The answers come from the permission engine's cache, which the
-access epoch replaces, so a grant removed or narrowed counts from the next change on.
+A data change is readable where the account may read the entry's path (its group access and
+`data_paths`, edge/data/service.py `may_read`), a file change where it may read the file's
+path (`file_paths`, edge/files/rights.py), a device's presence or twin change where it may
+read the device, a job's progress where it may read the job (edge/jobs/service.py). The
+answers come from the permission engine's cache, which the access epoch replaces, so a grant
+removed or narrowed counts from the next change on.
 
 A stream sends its changes in batches (a resume's missed changes, what queued while it
-wrote): `readable_of` opens each group's (and device's) rights once per batch, not once
-per change, so a batch costs its groups and devices, and a caller who may read nothing
-pays no more for the organization's changes than for one.
+wrote): `readable_of` opens each group's (and device's) rights once per batch, not once per
+change, so a batch costs its groups and devices, and a caller who may read nothing pays no
+more for the organization's changes than for one.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ PathRight = Callable[[Principal, str, str], bool]  # (who, group ID, path) -> ma
 DeviceRight = Callable[[Principal, str], bool]  # (who, device ID) -> may read
 PathReader = Callable[[str], bool]  # (path) -> may read, for one group already decided
 GroupRight = Callable[[Principal, str], PathReader]  # (who, group ID) -> its paths' reader
+JobRight = Callable[[Principal, str], bool]  # (who, job ID) -> may read
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class Readable:
     device: DeviceRight
     data_reader: GroupRight
     files_reader: GroupRight
+    job: JobRight = lambda principal, job_id: False
 
     def may_read(self, principal: Principal, change: Change) -> bool:
         if change.org_id != principal.org_id:
@@ -44,6 +47,8 @@ class Readable:
             return change.path is not None and self.data(principal, change.subject, change.path)
         if change.kind == "files":
             return change.path is not None and self.files(principal, change.subject, change.path)
+        if change.kind == "jobs":
+            return self.job(principal, change.subject)
         return self.device(principal, change.subject)
 
     def readable_of(
@@ -91,6 +96,8 @@ class _Batch:
         if change.kind in ("data", "files"):
             path = change.path
             return path is not None and self._reader(change.kind, change.subject)(path)
+        if change.kind == "jobs":
+            return self._rights.job(self._principal, change.subject)
         return self._device(change.subject)
 
     def _device(self, device_id: str) -> bool:

@@ -1,7 +1,9 @@
-"""What one stream asks for: which kinds of change, in which group and under which path
-prefix (data, files), of which device (presence, twins). A change outside the selection is
-never queued for the stream; a change inside it is still told only if the account may
-read it (`readable.py`), decided when it is sent."""
+"""What one stream asks for: which kinds of change, in which group and under which path prefix
+(data, files), of which device (presence, twins); job progress when neither a group nor a
+device is asked for. A change outside the selection is never queued for the stream; a change
+inside it is still told only if the account may read it (`readable.py`), decided when it is
+sent.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from edge.live.feed import KINDS, Change
 
 GROUP_KINDS = frozenset({"data", "files"})
 DEVICE_KINDS = frozenset({"presence", "twins"})
+JOBS = "jobs"
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,8 @@ class Selection:
             return False
         if change.kind in GROUP_KINDS:
             return self._in_group(change)
+        if change.kind == JOBS:  # a job's progress: not of one group or device
+            return self.group_id is None and self.device_id is None
         return self.device_id is None or change.subject == self.device_id
 
     def _in_group(self, change: Change) -> bool:

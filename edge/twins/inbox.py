@@ -15,23 +15,15 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from edge.devices import replies
 from edge.devices.mqtt_clients import MqttClient
-from edge.kernel import errors, json_text
+from edge.kernel import errors
 from edge.twins import topics
 from edge.twins.twins import Twins, parse, view
 from storage import devices as device_store
 from storage.records import Device
 
 log = logging.getLogger("edge.twins")
-# The code of a rejection, as the HTTP status of the same refusal would be.
-CODES: tuple[tuple[type[errors.EdgeError], int], ...] = (
-    (errors.ValidationError, 400),
-    (errors.Denied, 403),
-    (errors.NotFound, 404),
-    (errors.SchemaError, 406),
-    (errors.Conflict, 409),
-    (errors.TooLarge, 413),
-)
 
 
 class TwinInbox:
@@ -66,12 +58,12 @@ class TwinInbox:
         own, token = self._own(client) or "", None
         action = topics.GET if topic.endswith(f"/{topics.GET}") else topics.UPDATE
         try:
-            body = _body(payload)
+            body = replies.request_body(payload)
             token = body.get("client_token")
             reply = await self._answer(client, action, body)
             self._reply(client, f"{own}/{action}/accepted", topics.accepted(reply, token))
         except errors.EdgeError as exc:
-            rejected = topics.rejected(_code(exc), exc.message, token)
+            rejected = topics.rejected(replies.code_of(exc), exc.message, token)
             self._reply(client, f"{own}/{action}/rejected", rejected)
         except Exception:
             log.exception("twin %s of device %s failed", action, client.account_id)
@@ -96,20 +88,3 @@ class TwinInbox:
     def _reply(self, client: MqttClient, topic: str, payload: bytes) -> None:
         if self._twins.notify is not None:
             self._twins.notify(client.account_id, topic, payload)
-
-
-def _body(payload: bytes) -> dict[str, Any]:
-    """A request's JSON object; an empty `get` is `{}`."""
-    if not payload.strip():
-        return {}
-    body = json_text.parse(payload, field="payload")
-    if not isinstance(body, dict):
-        raise errors.SchemaError("payload: must be a JSON object")
-    return body
-
-
-def _code(exc: errors.EdgeError) -> int:
-    for cls, code in CODES:
-        if isinstance(exc, cls):
-            return code
-    return 400

@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from edge.devices import replies
 from edge.devices.topics import device_topic
 from storage.records import Device, Twin
 
-MAX_CLIENT_TOKEN = 64  # characters; an update with a longer one is rejected
+MAX_CLIENT_TOKEN = replies.MAX_CLIENT_TOKEN  # an update with a longer one is rejected
 
 TWIN, GET, UPDATE = "twin", "get", "update"
 DELTA = "update/delta"
@@ -35,16 +36,9 @@ def delta_payload(twin: Twin, difference: dict[str, Any]) -> bytes:
 
 
 def accepted(document: dict[str, Any], client_token: Any) -> bytes:
-    return json.dumps(_with_token(dict(document), client_token)).encode()
+    return json.dumps(replies.with_token(dict(document), client_token)).encode()
 
 
 def rejected(code: int, message: str, client_token: Any) -> bytes:
-    return json.dumps(_with_token({"code": code, "message": message}, client_token)).encode()
-
-
-def _with_token(body: dict[str, Any], client_token: Any) -> dict[str, Any]:
-    """Echo only a token the request could have carried: an over-long one (refused, and
-    named in the message) is not copied back, so a reply never amplifies a request."""
-    if isinstance(client_token, str) and len(client_token) <= MAX_CLIENT_TOKEN:
-        body["client_token"] = client_token
-    return body
+    body = {"code": code, "message": message}
+    return json.dumps(replies.with_token(body, client_token)).encode()

@@ -1,0 +1,350 @@
+"""Rollout jobs and their executions: the jobs, job_executions and job_counts tables
+(docs/jobs.md, migration 0027).
+
+Every change of an execution's state is one conditional UPDATE (the state it leaves is in
+its WHERE), so two writers never both move it; counts per state follow by trigger. What
+the scheduler reads per tick goes through partial indexes over what is due (`waiting`,
+`due`, `active`): never through the executions that are not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from storage.listing import Field, Scope, Table
+from storage.records import Codec, Record
+from storage.rows import Tx, insert_record, record, records, scalar, update_record
+
+RUNNING = ("SCHEDULED", "IN_PROGRESS")
+UNFINISHED = ("QUEUED", "IN_PROGRESS")
+STATES = (
+    "QUEUED",
+    "IN_PROGRESS",
+    "SUCCEEDED",
+    "FAILED",
+    "REJECTED",
+    "TIMED_OUT",
+    "CANCELED",
+    "REMOVED",
+)
+_UNFINISHED = "state IN ('QUEUED', 'IN_PROGRESS')"
+
+
+@dataclass(frozen=True, slots=True)
+class Job(Record):
+    id: str
+    org_id: str
+    project_id: str | None
+    description: str
+    document: dict[str, Any]
+    targets: dict[str, Any]
+    target_group_id: str | None
+    target_project_id: str | None
+    target_tags: list[str] | None
+    continuous: bool
+    artifact_group_id: str | None
+    artifact_path: str | None
+    artifact_etag: str | None
+    artifact_size: int | None
+    artifact_sha256: str | None
+    policy: dict[str, Any]
+    state: str
+    reason: str | None
+    window_start: str
+    window_released: int
+    created_date: str
+    created_by: str
+    last_updated_date: str
+    completed_date: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Execution(Record):
+    job_id: str
+    device_id: str
+    org_id: str
+    state: str
+    removed_from: str | None
+    released: bool
+    status_details: dict[str, Any]
+    progress: int
+    version: int
+    attempts: int
+    queued_date: str
+    ready_date: str
+    released_date: str | None
+    started_date: str | None
+    last_updated_date: str
+    finished_date: str | None
+    deadline: str | None
+    id: str  # the device's ID (a generated column, for the list engine)
+
+
+JOBS = Codec(Job, "jobs")
+EXECUTIONS = Codec(Execution, "job_executions")
+_INSERTED = tuple(c for c in EXECUTIONS.columns if c != "id")
+
+
+def _fields(table: str, names: dict[str, str]) -> dict[str, Field]:
+    return {
+        name: Field(kind, f"{table}.{name}", kind != "json", not_null=name in ("id",))
+        for name, kind in names.items()
+    }
+
+
+LIST = Table(
+    "jobs",
+    _fields(
+        "jobs",
+        {
+            "id": "id",
+            "project_id": "id",
+            "description": "text",
+            "state": "text",
+            "continuous": "bool",
+            "created_date": "datetime",
+            "created_by": "id",
+            "last_updated_date": "datetime",
+            "completed_date": "datetime",
+        },
+    ),
+    codec=JOBS,
+)
+EXECUTION_LIST = Table(
+    "job_executions",
+    _fields(
+        "job_executions",
+        {
+            "id": "id",
+            "device_id": "id",
+            "state": "text",
+            "progress": "number",
+            "version": "number",
+            "attempts": "number",
+            "queued_date": "datetime",
+            "started_date": "datetime",
+            "last_updated_date": "datetime",
+            "finished_date": "datetime",
+        },
+    ),
+    codec=EXECUTIONS,
+)
+
+
+# -- jobs ----------------------------------------------------------------------------------
+def create(conn: Tx, job: Job) -> None:
+    insert_record(conn, JOBS, job)
+    conn.executemany(
+        "INSERT INTO job_counts (job_id, state, n) VALUES (?, ?, 0)",
+        [(job.id, state) for state in STATES],
+    )
+
+
+def get(conn: Tx, job_id: str) -> Job | None:
+    return record(conn, JOBS, "id = ?", (job_id,))
+
+
+def update(conn: Tx, job_id: str, changes: dict[str, Any]) -> bool:
+    return update_record(conn, JOBS, job_id, changes)
+
+
+def finish(conn: Tx, job_id: str, state: str, reason: str | None, now: str) -> bool:
+    """Move a running job to `state` (COMPLETED, CANCELED, ABORTED); False if it ended."""
+    conn.execute(
+        "UPDATE jobs SET state = ?, reason = ?, completed_date = ?, last_updated_date = ?"
+        " WHERE id = ? AND state IN ('SCHEDULED', 'IN_PROGRESS')",
+        (state, reason, now, now, job_id),
+    )
+    return conn.changes() == 1
+
+
+def delete(conn: Tx, job_id: str) -> bool:
+    conn.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
+    return conn.changes() == 1
+
+
+def running(conn: Tx) -> list[Job]:
+    sql = f"SELECT {JOBS.select} FROM jobs WHERE state IN ('SCHEDULED', 'IN_PROGRESS')"
+    return records(conn, JOBS, sql)
+
+
+def counts(conn: Tx, job_id: str) -> dict[str, int]:
+    rows = conn.execute("SELECT state, n FROM job_counts WHERE job_id = ?", (job_id,))
+    return {str(state): int(n) for state, n in rows}
+
+
+def visible(org_id: str, project_ids: Sequence[str] | None, actor: str) -> Scope:
+    """The jobs a caller may list: the org's (`project_ids` None), or those of these
+    projects and those the caller created."""
+    if project_ids is None:
+        return Scope("jobs.org_id = ?", (org_id,))
+    marks = ", ".join("?" for _ in project_ids) or "NULL"
+    where = f"jobs.org_id = ? AND (jobs.project_id IN ({marks}) OR jobs.created_by = ?)"
+    return Scope(where, (org_id, *project_ids, actor))
+
+
+def of_job(job_id: str) -> Scope:
+    return Scope("job_executions.job_id = ?", (job_id,))
+
+
+# -- executions ----------------------------------------------------------------------------
+def add_executions(conn: Tx, job: Job, device_ids: Sequence[str], now: str) -> None:
+    columns = ", ".join(_INSERTED)
+    marks = ", ".join("?" for _ in _INSERTED)
+    sql = f"INSERT OR IGNORE INTO job_executions ({columns}) VALUES ({marks})"
+    conn.executemany(sql, [_new_row(job, d, now) for d in device_ids])
+
+
+def _new_row(job: Job, device_id: str, now: str) -> tuple[Any, ...]:
+    values: dict[str, Any] = {
+        "job_id": job.id,
+        "device_id": device_id,
+        "org_id": job.org_id,
+        "state": "QUEUED",
+        "removed_from": None,
+        "released": 0,
+        "status_details": "{}",
+        "progress": 0,
+        "version": 1,
+        "attempts": 0,
+        "queued_date": now,
+        "ready_date": now,
+        "released_date": None,
+        "started_date": None,
+        "last_updated_date": now,
+        "finished_date": None,
+        "deadline": None,
+    }
+    return tuple(values[c] for c in _INSERTED)
+
+
+def execution(conn: Tx, job_id: str, device_id: str) -> Execution | None:
+    return record(conn, EXECUTIONS, "job_id = ? AND device_id = ?", (job_id, device_id))
+
+
+def of_device(conn: Tx, device_id: str, released_only: bool) -> list[Execution]:
+    """A device's unfinished executions, oldest first (what it has to do)."""
+    where = f"device_id = ? AND {_UNFINISHED}" + (" AND released = 1" if released_only else "")
+    sql = (
+        f"SELECT {EXECUTIONS.select} FROM job_executions WHERE {where}"
+        " ORDER BY released_date, queued_date, job_id"
+    )
+    return records(conn, EXECUTIONS, sql, (device_id,))
+
+
+def waiting(conn: Tx, job_id: str, limit: int) -> list[str]:
+    """The devices of the next `limit` executions to release, in queue order."""
+    rows = conn.execute(
+        "SELECT device_id FROM job_executions WHERE job_id = ? AND state = 'QUEUED'"
+        " AND released = 0 ORDER BY ready_date LIMIT ?",
+        (job_id, limit),
+    )
+    return [str(r[0]) for r in rows]
+
+
+def active(conn: Tx, job_id: str) -> int:
+    """Released and unfinished executions of the job (at most its max in progress)."""
+    sql = f"SELECT count(*) FROM job_executions WHERE job_id = ? AND released = 1 AND {_UNFINISHED}"
+    return int(scalar(conn, sql, (job_id,)))
+
+
+def release(conn: Tx, job_id: str, device_id: str, now: str, deadline: str) -> bool:
+    conn.execute(
+        "UPDATE job_executions SET released = 1, released_date = ?, deadline = ?,"
+        " last_updated_date = ? WHERE job_id = ? AND device_id = ? AND state = 'QUEUED'"
+        " AND released = 0",
+        (now, deadline, now, job_id, device_id),
+    )
+    return conn.changes() == 1
+
+
+def due(conn: Tx, now: str, limit: int) -> list[Execution]:
+    """Released executions past their deadline, earliest first."""
+    sql = (
+        f"SELECT {EXECUTIONS.select} FROM job_executions WHERE released = 1"
+        f" AND {_UNFINISHED} AND deadline <= ? ORDER BY deadline LIMIT ?"
+    )
+    return records(conn, EXECUTIONS, sql, (now, limit))
+
+
+def move(conn: Tx, before: Execution, changes: dict[str, Any]) -> bool:
+    """Change an execution as read (`before`): only if it is still at that version, so a
+    concurrent change wins and this one is a no-op. The version grows by one."""
+    values = EXECUTIONS.changes({**changes, "version": before.version + 1})
+    assignments = ", ".join(f"{name} = :{name}" for name in values)
+    conn.execute(
+        f"UPDATE job_executions SET {assignments} WHERE job_id = :__job"
+        " AND device_id = :__device AND version = :__version",
+        {
+            **values,
+            "__job": before.job_id,
+            "__device": before.device_id,
+            "__version": before.version,
+        },
+    )
+    return conn.changes() == 1
+
+
+def end_unfinished(
+    conn: Tx, job_id: str, states: Sequence[str], to: str, details: dict[str, Any], now: str
+) -> list[str]:
+    """Move every execution of the job in `states` to `to`; the devices moved."""
+    marks = ", ".join("?" for _ in states)
+    rows = conn.execute(
+        f"UPDATE job_executions SET state = ?, status_details = ?, finished_date = ?,"
+        f" last_updated_date = ?, version = version + 1, deadline = NULL"
+        f" WHERE job_id = ? AND state IN ({marks}) RETURNING device_id",
+        (
+            to,
+            EXECUTIONS.changes({"status_details": details})["status_details"],
+            now,
+            now,
+            job_id,
+            *states,
+        ),
+    )
+    return [str(r[0]) for r in rows]
+
+
+def released_devices(conn: Tx, job_id: str) -> list[str]:
+    """Devices with a released unfinished execution of the job (to tell them it ended)."""
+    rows = conn.execute(
+        f"SELECT device_id FROM job_executions WHERE job_id = ? AND released = 1 AND {_UNFINISHED}",
+        (job_id,),
+    )
+    return [str(r[0]) for r in rows]
+
+
+# -- who a job targets ---------------------------------------------------------------------
+def group_devices(conn: Tx, group_id: str) -> list[str]:
+    """The devices that are members of the group (hold access to it)."""
+    rows = conn.execute(
+        "SELECT access.grantee_id FROM access JOIN devices ON devices.id = access.grantee_id"
+        " WHERE access.target_id = ? AND access.kind = 'group'"
+        " AND access.grantee_kind = 'device' ORDER BY access.created_date, access.id",
+        (group_id,),
+    )
+    return [str(r[0]) for r in rows]
+
+
+def project_devices(conn: Tx, org_id: str, project_id: str) -> list[str]:
+    rows = conn.execute(
+        "SELECT id FROM devices WHERE org_id = ? AND project_id = ? ORDER BY created_date, id",
+        (org_id, project_id),
+    )
+    return [str(r[0]) for r in rows]
+
+
+def tagged_devices(conn: Tx, org_id: str, project_id: str | None, tags: Sequence[str]) -> list[str]:
+    """Devices of the org (of the project, when given) holding any of the tags."""
+    marks = ", ".join("?" for _ in tags)
+    where = "org_id = ?" + (" AND project_id = ?" if project_id else "")
+    params = (org_id, project_id) if project_id else (org_id,)
+    rows = conn.execute(
+        f"SELECT id FROM devices WHERE {where} AND EXISTS (SELECT 1 FROM json_each(devices.tags)"
+        f" WHERE value IN ({marks})) ORDER BY created_date, id",
+        (*params, *tags),
+    )
+    return [str(r[0]) for r in rows]

@@ -1,0 +1,320 @@
+"""Rollout jobs over HTTP (docs/jobs.md): a job rolled out to the end, throttled by its
+rate and by its executions in progress, aborted at its failure threshold, canceled with
+and without force, snapshot and continuous, retried, timed out; executions updated by the
+device with its API key, with version conflicts; deleted devices' executions REMOVED and
+back from the trash; the audit events.
+
+The scheduler is driven by `tick()` (the seam a benchmark times too), and time by the
+test clock; the background scheduler of the app runs as well, which changes nothing a test
+asserts: each tick is one transaction under the same limits.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from edge.jobs.scheduler import Scheduler
+from edge.kernel import clock
+from tests.sse import end_streams, stream_of
+from tests.world import World
+
+pytestmark = pytest.mark.world(jobs_tick_seconds=3600)
+
+
+def scheduler(world: World) -> Scheduler:
+    return world.site.services.job_scheduler
+
+
+async def new_job(world: World, body: dict[str, Any], who: str = "org_admin") -> dict[str, Any]:
+    status, reply = await world.call(who, "POST", "/v2/jobs", json={"document": {"v": 2}, **body})
+    assert status == 201, reply
+    return reply["job"]
+
+
+async def job_of(world: World, job_id: str) -> dict[str, Any]:
+    status, reply = await world.call("org_admin", "GET", f"/v2/jobs/{job_id}")
+    assert status == 200, reply
+    return reply["job"]
+
+
+async def devices(world: World, count: int, **values: Any) -> list[str]:
+    return [await world.add_device(f"pump-{i}", **values) for i in range(count)]
+
+
+async def report(
+    world: World, device: str, job_id: str, body: dict[str, Any], expected: int = 200
+) -> dict[str, Any]:
+    path = f"/v2/devices/{world.id(device)}/jobs/{job_id}"
+    status, reply = await world.call(device, "PATCH", path, json=body)
+    assert status == expected, reply
+    return reply
+
+
+async def test_a_job_rolled_out_to_the_end(world: World) -> None:
+    targets = [world.id("device_member"), world.id("device_loner")]
+    job = await new_job(world, {"targets": {"device_ids": targets}, "description": "fw 2"})
+    assert job["state"] == "SCHEDULED" and job["counts"]["QUEUED"] == 2
+    await scheduler(world).tick()
+    for device in ("device_member", "device_loner"):
+        status, pending = await world.call(device, "GET", f"/v2/devices/{world.id(device)}/jobs")
+        assert status == 200 and [p["job_id"] for p in pending["jobs"]] == [job["id"]]
+        status, got = await world.call(
+            device, "GET", f"/v2/devices/{world.id(device)}/jobs/{job['id']}"
+        )
+        assert status == 200 and got["execution"]["document"] == {"v": 2}
+        moved = await report(world, device, job["id"], {"state": "IN_PROGRESS", "progress": 40})
+        assert moved["execution"]["progress"] == 40 and moved["execution"]["version"] == 2
+        await report(world, device, job["id"], {"state": "SUCCEEDED", "expected_version": 2})
+    done = await job_of(world, job["id"])
+    assert done["state"] == "COMPLETED" and done["counts"]["SUCCEEDED"] == 2
+
+
+async def executions(world: World, job_id: str) -> dict[str, dict[str, Any]]:
+    """The job's executions by device name (of the world's devices) or ID."""
+    status, reply = await world.call("org_admin", "GET", f"/v2/jobs/{job_id}/executions")
+    assert status == 200, reply
+    names = {device_id: name for name, device_id in world.devices.items()}
+    return {names.get(e["device_id"], e["device_id"]): e for e in reply["executions"]}
+
+
+def released(found: dict[str, dict[str, Any]]) -> set[str]:
+    return {name for name, e in found.items() if "released_date" in e}
+
+
+async def test_throttled_by_its_rate_per_minute(world: World) -> None:
+    clock.freeze()
+    pumps = await devices(world, 5)
+    policy = {"max_per_minute": 2}
+    job = await new_job(world, {"targets": {"device_ids": pumps}, "policy": policy})
+    await scheduler(world).tick()
+    await scheduler(world).tick()
+    assert released(await executions(world, job["id"])) == {"pump-0", "pump-1"}
+    clock.advance(timedelta(seconds=59))
+    await scheduler(world).tick()
+    assert len(released(await executions(world, job["id"]))) == 2  # the same minute
+    clock.advance(timedelta(seconds=1))
+    await scheduler(world).tick()
+    assert released(await executions(world, job["id"])) == {f"pump-{i}" for i in range(4)}
+
+
+async def test_throttled_by_its_executions_in_progress(world: World) -> None:
+    pumps = await devices(world, 4)
+    job = await new_job(world, {"targets": {"device_ids": pumps}, "policy": {"max_in_progress": 2}})
+    await scheduler(world).tick()
+    await scheduler(world).tick()
+    assert released(await executions(world, job["id"])) == {"pump-0", "pump-1"}
+    await report(world, "pump-0", job["id"], {"state": "IN_PROGRESS"})
+    await scheduler(world).tick()
+    assert len(released(await executions(world, job["id"]))) == 2  # in progress still counts
+    await report(world, "pump-0", job["id"], {"state": "SUCCEEDED"})
+    await scheduler(world).tick()
+    assert released(await executions(world, job["id"])) == {"pump-0", "pump-1", "pump-2"}
+
+
+async def test_aborted_at_its_failure_threshold(world: World) -> None:
+    pumps = await devices(world, 6)
+    policy = {"abort_percent": 50, "abort_min_finished": 3}
+    job = await new_job(world, {"targets": {"device_ids": pumps}, "policy": policy})
+    await scheduler(world).tick()
+    await report(world, "pump-0", job["id"], {"state": "FAILED"})
+    await report(world, "pump-1", job["id"], {"state": "FAILED"})  # 2 of 2: too few to judge
+    assert (await job_of(world, job["id"]))["state"] == "IN_PROGRESS"
+    await report(world, "pump-2", job["id"], {"state": "SUCCEEDED"})  # 2 of 3 failed: > 50 %
+    aborted = await job_of(world, job["id"])
+    assert aborted["state"] == "ABORTED" and "2 of 3" in aborted["reason"]
+    assert aborted["counts"] | {} == {
+        **aborted["counts"],
+        "FAILED": 2,
+        "SUCCEEDED": 1,
+        "CANCELED": 3,
+        "QUEUED": 0,
+    }
+    late = await report(world, "pump-3", job["id"], {"state": "SUCCEEDED"}, expected=409)
+    assert "ended (CANCELED)" in late["message"] and late["version"] == 2
+
+
+@pytest.mark.parametrize("force", [False, True])
+async def test_canceled_with_and_without_force(world: World, force: bool) -> None:
+    pumps = await devices(world, 3)
+    job = await new_job(world, {"targets": {"device_ids": pumps}, "policy": {"max_in_progress": 2}})
+    await scheduler(world).tick()
+    await report(world, "pump-0", job["id"], {"state": "IN_PROGRESS"})
+    path = f"/v2/jobs/{job['id']}/cancel"
+    status, reply = await world.call("org_admin", "POST", path, json={"force": force})
+    assert status == 200 and reply["job"]["state"] == "CANCELED", reply
+    found = await executions(world, job["id"])
+    assert found["pump-0"]["state"] == ("CANCELED" if force else "IN_PROGRESS")
+    assert found["pump-1"]["state"] == found["pump-2"]["state"] == "CANCELED"
+    # without force, what is in progress may still finish; with force, it has ended
+    await report(world, "pump-0", job["id"], {"state": "SUCCEEDED"}, 409 if force else 200)
+    status, reply = await world.call("org_admin", "POST", path, json={})
+    assert status == 409 and "ended (CANCELED)" in reply["message"]
+
+
+async def test_a_snapshot_keeps_its_targets(world: World) -> None:
+    await devices(world, 2, tags=["pumps"])
+    job = await new_job(world, {"targets": {"tags": ["pumps"]}})
+    await world.add_device("late", tags=["pumps"])
+    assert set(await executions(world, job["id"])) == {"pump-0", "pump-1"}
+
+
+async def test_a_continuous_job_takes_devices_that_join_later(world: World) -> None:
+    await devices(world, 1, tags=["pumps"])
+    body = {"targets": {"tags": ["pumps"]}, "continuous": True}
+    job = await new_job(world, body)
+    await world.add_device("late", tags=["pumps"])  # a new device with the tag
+    moved = await world.add_device("moved")
+    status, reply = await world.call(
+        "org_admin", "PATCH", f"/v2/devices/{moved}", json={"tags": ["pumps"]}
+    )
+    assert status == 200, reply
+    await world.add_device("other", tags=["valves"])
+    assert set(await executions(world, job["id"])) == {"pump-0", "late", "moved"}
+    await scheduler(world).tick()
+    for device in ("pump-0", "late", "moved"):
+        await report(world, device, job["id"], {"state": "SUCCEEDED"})
+    assert (await job_of(world, job["id"]))["state"] == "IN_PROGRESS"  # it waits for more
+
+
+async def test_a_continuous_group_job_takes_new_members(world: World) -> None:
+    ward = world.org_group_id
+    body = {"targets": {"group_id": ward}, "continuous": True}
+    job = await new_job(world, body)
+    before = set(await executions(world, job["id"]))
+    assert before == {"device_member", "device_boss"}
+    await world.grant("group", ward, world.id("device_loner"), "device")
+    assert set(await executions(world, job["id"])) == before | {"device_loner"}
+
+
+async def test_timed_out_and_retried(world: World) -> None:
+    clock.freeze()
+    pumps = await devices(world, 1)
+    policy = {"timeout_seconds": 60, "max_retries": 1}
+    job = await new_job(world, {"targets": {"device_ids": pumps}, "policy": policy})
+    await scheduler(world).tick()
+    clock.advance(timedelta(seconds=61))
+    await scheduler(world).tick()  # timed out: queued again, released again
+    await scheduler(world).tick()
+    again = (await executions(world, job["id"]))["pump-0"]
+    assert again["attempts"] == 1 and again["state"] == "QUEUED" and "released_date" in again
+    assert again["status_details"] == {"reason": "timed_out", "retrying_after": "TIMED_OUT"}
+    clock.advance(timedelta(seconds=61))
+    await scheduler(world).tick()  # no retry left
+    final = (await executions(world, job["id"]))["pump-0"]
+    assert final["state"] == "TIMED_OUT"
+    assert (await job_of(world, job["id"]))["state"] == "COMPLETED"
+
+
+async def test_version_conflicts_name_the_current_version(world: World) -> None:
+    pumps = await devices(world, 1)
+    job = await new_job(world, {"targets": {"device_ids": pumps}})
+    await scheduler(world).tick()
+    await report(world, "pump-0", job["id"], {"state": "IN_PROGRESS", "expected_version": 1})
+    stale = {"state": "IN_PROGRESS", "progress": 50, "expected_version": 1}
+    refused = await report(world, "pump-0", job["id"], stale, expected=409)
+    assert refused["version"] == 2 and "at version 2, not 1" in refused["message"]
+    fresh = await report(world, "pump-0", job["id"], {**stale, "expected_version": 2})
+    assert fresh["execution"]["progress"] == 50 and fresh["execution"]["version"] == 3
+
+
+async def test_an_execution_not_released_is_not_the_devices_yet(world: World) -> None:
+    pumps = await devices(world, 2)
+    job = await new_job(world, {"targets": {"device_ids": pumps}, "policy": {"max_in_progress": 1}})
+    await scheduler(world).tick()
+    status, _ = await world.call("pump-1", "GET", f"/v2/devices/{pumps[1]}/jobs/{job['id']}")
+    assert status == 404
+    await report(world, "pump-1", job["id"], {"state": "SUCCEEDED"}, expected=404)
+
+
+async def test_a_deleted_devices_executions_are_removed_and_come_back(world: World) -> None:
+    pumps = await devices(world, 2)
+    job = await new_job(world, {"targets": {"device_ids": pumps}})
+    status, reply = await world.call("org_admin", "DELETE", f"/v2/devices/{pumps[0]}")
+    assert status == 200, reply
+    found = await executions(world, job["id"])
+    assert found["pump-0"]["state"] == "REMOVED"
+    assert (await job_of(world, job["id"]))["counts"]["REMOVED"] == 1
+    status, reply = await world.call("org_admin", "POST", f"/v2/trash/{pumps[0]}/restore")
+    assert status == 200, reply
+    assert (await executions(world, job["id"]))["pump-0"]["state"] == "QUEUED"
+    assert (await job_of(world, job["id"]))["counts"]["REMOVED"] == 0
+
+
+async def test_deleting_a_running_job_needs_force(world: World) -> None:
+    pumps = await devices(world, 1)
+    job = await new_job(world, {"targets": {"device_ids": pumps}})
+    status, reply = await world.call("org_admin", "DELETE", f"/v2/jobs/{job['id']}")
+    assert status == 409, reply
+    status, reply = await world.call("org_admin", "DELETE", f"/v2/jobs/{job['id']}?force=true")
+    assert status == 200, reply
+    status, _ = await world.call("org_admin", "GET", f"/v2/jobs/{job['id']}")
+    assert status == 404
+
+
+async def test_create_cancel_and_delete_are_audited(world: World) -> None:
+    pumps = await devices(world, 1)
+    job = await new_job(world, {"targets": {"device_ids": pumps}})
+    await world.call("org_admin", "POST", f"/v2/jobs/{job['id']}/cancel", json={})
+    await world.call("org_admin", "DELETE", f"/v2/jobs/{job['id']}")
+    status, reply = await world.call("org_admin", "GET", "/v2/audit?target_id=" + job["id"])
+    assert status == 200, reply
+    actions = sorted(e["action"] for e in reply["audit_events"])
+    assert actions == ["job_canceled", "job_created", "job_deleted"]
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"targets": {}}, "exactly one of"),
+        ({"targets": {"device_ids": []}}, "1 to"),
+        ({"targets": {"device_ids": ["x"]}, "continuous": True}, "a group, a project or tags"),
+        ({"targets": {"tags": ["a"]}, "policy": {"abort_percent": 101}}, "between 0 and 100"),
+    ],
+)
+async def test_bad_jobs_are_refused_naming_the_rule(
+    world: World, body: dict[str, Any], words: str
+) -> None:
+    status, reply = await world.call("org_admin", "POST", "/v2/jobs", json={"document": {}, **body})
+    assert status == 400 and words in reply["message"], reply
+
+
+async def test_targets_that_match_nothing_are_not_found(world: World) -> None:
+    for targets in ({"tags": ["none-has-it"]}, {"project_id": "nope"}, {"group_id": "nope"}):
+        body = {"document": {}, "targets": targets}
+        status, reply = await world.call("org_admin", "POST", "/v2/jobs", json=body)
+        assert status == 404, (targets, reply)
+
+
+async def test_job_progress_is_a_live_event_for_those_who_may_read_the_job(world: World) -> None:
+    admin = await stream_of(world, "org_admin", kinds="jobs")
+    bystander = await stream_of(world, "group_device_perms", kinds="jobs,twins")
+    pumps = await devices(world, 1)
+    job = await new_job(world, {"targets": {"device_ids": pumps}})
+    await scheduler(world).tick()
+    await report(world, "pump-0", job["id"], {"state": "SUCCEEDED"})
+    twin = {"desired": {"mode": "eco"}}
+    member = world.id("device_member")
+    status, _ = await world.call("org_admin", "PATCH", f"/v2/devices/{member}/twin", json=twin)
+    assert status == 200
+    end_streams(world)
+    told = [e for e in await admin.rest() if e.kind == "jobs"]
+    assert told and {e.data["job_id"] for e in told} == {job["id"]}
+    assert told[-1].data["state"] == "COMPLETED" and told[-1].data["counts"]["SUCCEEDED"] == 1
+    assert [e.kind for e in await bystander.rest()] == ["twins"]  # never the job's
+
+
+@pytest.mark.parametrize("continuous", [False, True])
+async def test_a_project_job_snapshot_or_continuous(world: World, continuous: bool) -> None:
+    apollo = world.project_id
+    body = {"targets": {"project_id": apollo}, "continuous": continuous}
+    job = await new_job(world, body)
+    assert job["project_id"] == apollo
+    before = set(await executions(world, job["id"]))
+    assert before == {"device_member", "device_boss"}  # Apollo's devices when it was made
+    await world.add_device("new-in-apollo", project_id=apollo)
+    await world.add_device("elsewhere")
+    after = set(await executions(world, job["id"]))
+    assert after == (before | {"new-in-apollo"} if continuous else before)

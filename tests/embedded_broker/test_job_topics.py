@@ -1,0 +1,150 @@
+"""Jobs over MQTT (docs/jobs.md), with real paho clients against the embedded broker and
+real HTTP: notify-next at QoS 1 when an execution is released, at once on subscribing and
+again on reconnecting; `get` and `update` answered on `accepted`/`rejected` (version
+conflicts with the current version, the `client_token` echoed); an update durable before
+its acknowledgement; and the job topics refused to anyone else (another device, a user
+tool), notify-next and the replies to the device itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import pytest
+
+from embedded_broker import frames
+from tests.embedded_broker.clients import Client
+from tests.embedded_broker.conftest import Device, Harness
+from tests.embedded_broker.test_twin_topics import SUBACK, _subscribe_flood
+
+pytestmark = pytest.mark.world(jobs_tick_seconds=3600)
+EVERYTHING = {"/": {"can_publish": True, "can_subscribe": True}}
+
+
+def jobs(device: Device) -> str:
+    return f"{device.root}/devices/{device.id}/jobs"
+
+
+async def new_job(broker: Harness, *devices: Device, **body: Any) -> str:
+    targets = {"device_ids": [d.id for d in devices]}
+    status, reply = await broker.call(
+        "POST", "/v2/jobs", json={"document": {"fw": "3"}, "targets": targets, **body}
+    )
+    assert status == 201, reply
+    await broker.site.services.job_scheduler.tick()
+    return str(reply["job"]["id"])
+
+
+async def next_json(client: Client) -> tuple[str, dict[str, Any]]:
+    got = await client.next_message()
+    return got.topic, json.loads(got.payload)
+
+
+async def notified(broker: Harness, device: Device, client_id: str = "d") -> Client:
+    """The device, connected and subscribed to its notify-next and its replies."""
+    client = await broker.connected(device, client_id, clean=False)
+    assert await client.subscribe(f"{jobs(device)}/#", 1) == 1
+    return client
+
+
+async def test_released_work_is_notified_and_done_over_mqtt(broker: Harness) -> None:
+    device = await broker.device("pump")
+    client = await notified(broker, device)  # nothing to do: no notice on subscribing
+    job_id = await new_job(broker, device)
+    got = await client.next_message()
+    assert got.topic == f"{jobs(device)}/notify-next" and got.qos == 1
+    execution = json.loads(got.payload)["execution"]
+    assert execution["job_id"] == job_id and execution["document"] == {"fw": "3"}
+    await client.publish(f"{jobs(device)}/{job_id}/get", b'{"client_token": "g"}', 1)
+    topic, body = await next_json(client)
+    assert topic == f"{jobs(device)}/{job_id}/get/accepted" and body["client_token"] == "g"
+    assert body["state"] == "QUEUED" and body["version"] == 1
+    update = {"state": "IN_PROGRESS", "progress": 10, "expected_version": 1}
+    await client.publish(f"{jobs(device)}/{job_id}/update", json.dumps(update).encode(), 1)
+    status, stored = await broker.call("GET", f"/v2/jobs/{job_id}/executions/{device.id}")
+    assert stored["execution"]["state"] == "IN_PROGRESS"  # durable before the PUBACK
+    topic, body = await next_json(client)
+    assert topic == f"{jobs(device)}/{job_id}/update/accepted" and body["version"] == 2
+    await client.publish(f"{jobs(device)}/{job_id}/update", json.dumps(update).encode(), 1)
+    topic, body = await next_json(client)
+    assert topic == f"{jobs(device)}/{job_id}/update/rejected"
+    assert body["code"] == 409 and body["version"] == 2  # the current version
+    done = {"state": "SUCCEEDED", "expected_version": 2}
+    await client.publish(f"{jobs(device)}/{job_id}/update", json.dumps(done).encode(), 1)
+    told = dict([await next_json(client) for _ in range(2)])
+    assert set(told) == {f"{jobs(device)}/notify-next", f"{jobs(device)}/{job_id}/update/accepted"}
+    assert "execution" not in told[f"{jobs(device)}/notify-next"]  # nothing left to do
+    status, reply = await broker.call("GET", f"/v2/jobs/{job_id}")
+    assert reply["job"]["state"] == "COMPLETED"
+
+
+async def test_the_device_lists_its_pending_jobs(broker: Harness) -> None:
+    device = await broker.device("pump")
+    job_id = await new_job(broker, device)
+    client = await notified(broker, device)
+    await next_json(client)  # notify-next, on subscribing
+    await client.publish(f"{jobs(device)}/get", b"", 1)
+    topic, body = await next_json(client)
+    assert topic == f"{jobs(device)}/get/accepted"
+    assert [j["job_id"] for j in body["jobs"]] == [job_id]
+    await client.publish(f"{jobs(device)}/nope/get", b"", 1)
+    topic, body = await next_json(client)
+    assert topic == f"{jobs(device)}/nope/get/rejected" and body["code"] == 404
+
+
+async def test_a_device_catches_up_on_subscribing_and_reconnecting(broker: Harness) -> None:
+    device = await broker.device("pump")
+    job_id = await new_job(broker, device)  # released while the device was away
+    client = await notified(broker, device)
+    topic, body = await next_json(client)
+    assert topic.endswith("/notify-next") and body["execution"]["job_id"] == job_id
+    client.stop()
+    again = broker.client("d", **device.login, clean=False)
+    assert (await again.connect())[0] == 0  # the session holds its subscription
+    topic, body = await next_json(again)
+    assert topic.endswith("/notify-next") and body["execution"]["job_id"] == job_id
+
+
+async def test_only_the_device_itself_asks_and_only_the_server_answers(
+    broker: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    device = await broker.device("pump")
+    job_id = await new_job(broker, device)
+    client = await notified(broker, device)
+    await next_json(client)
+    tool = broker.client("tool", username="admin", password=broker.admin_token)
+    assert (await tool.connect())[0] == 0
+    other = await broker.connected(await broker.device("other", EVERYTHING), "other")
+    forged = b'{"state": "SUCCEEDED"}'
+    base = jobs(device)
+    asks = ("get", f"{job_id}/get", f"{job_id}/update")
+    answers = ("notify-next", f"{job_id}/update/accepted", f"{job_id}/get/rejected")
+    with caplog.at_level(logging.WARNING, "edge.mqtt"):
+        for sender in (tool, other):
+            for rest in (*asks, *answers):
+                await sender.publish(f"{base}/{rest}", forged, 1)
+        for rest in answers:
+            await client.publish(f"{base}/{rest}", forged, 1)  # the device itself
+    assert broker.stats.refused_publishes == 15
+    assert caplog.text.count("reserved for the device's own sessions") == 6
+    assert caplog.text.count("reserved for the server") == 9
+    status, reply = await broker.call("GET", f"/v2/jobs/{job_id}/executions/{device.id}")
+    assert reply["execution"]["state"] == "QUEUED" and reply["execution"]["version"] == 1
+    await client.publish(f"{base}/{job_id}/get", b"{}", 1)
+    topic, _ = await next_json(client)  # nothing forged came before the server's answer
+    assert topic == f"{base}/{job_id}/get/accepted"
+    assert client.messages.empty() and tool.messages.empty()
+
+
+async def test_a_repeated_subscribe_sends_no_second_notice(broker: Harness) -> None:
+    """Thirty SUBSCRIBEs to notify-next in one write bring one notice, not thirty (the
+    twins' delta learnt this: #29 F6)."""
+    device = await broker.device("pump")
+    await new_job(broker, device)
+    topic = f"{jobs(device)}/notify-next"
+    kinds = await asyncio.to_thread(_subscribe_flood, broker.ports["mqtt"], device.login, topic, 30)
+    assert kinds.count(SUBACK) == 30
+    assert kinds.count(frames.PUBLISH) == 1, kinds
