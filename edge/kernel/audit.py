@@ -59,6 +59,12 @@ ACTIONS = {
     ),
     "tunnels": ("tunnel_opened", "tunnel_closed", "tunnel_token_taken"),
     "commands": ("command_sent",),
+    "provisioning": (
+        "claim_created",
+        "claim_revoked",
+        "device_enrolled",
+        "enrollment_failed",
+    ),
 }
 OPERATOR = "operator"  # the name of the command line's actor
 
