@@ -5,6 +5,7 @@ device's own key, the throttle, the audit log, and claims across a backup and re
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 from datetime import timedelta
@@ -363,3 +364,26 @@ async def test_claims_survive_a_backup_and_restore(world: World, tmp_path: Path)
         cert.verify_directly_issued_by(world.site.services.site_ca.cert)  # the same CA
     finally:
         again.services.db.close()
+
+
+async def test_two_devices_racing_for_the_last_use_cannot_both_win(world: World) -> None:
+    """Both find the claim usable before either writes; the use is spent (and checked
+    again) inside the enrollment's transaction, so one of them is refused there."""
+    claim = await make_claim(world, max_uses=1)
+    before = device_count(world)
+    answers = await asyncio.gather(enroll(world, claim), enroll(world, claim))
+    assert sorted(status for status, _ in answers) == [201, 401]
+    assert device_count(world) == before + 1
+
+
+async def test_the_routes_are_tagged_as_extensions(world: World) -> None:
+    status, document = await world.call("anonymous", "GET", "/v2/openapi.json")
+    assert status == 200
+    operations = [
+        operation
+        for path, methods in document["paths"].items()
+        if path.startswith("/v2/provisioning/")
+        for operation in methods.values()
+    ]
+    assert len(operations) == 5
+    assert all(operation["tags"] == ["provisioning", "extensions"] for operation in operations)
