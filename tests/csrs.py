@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed25519, rsa
 from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPrivateKeyTypes
 from cryptography.x509.oid import NameOID
 
@@ -20,6 +20,10 @@ def ec_key(curve: ec.EllipticCurve | None = None) -> ec.EllipticCurvePrivateKey:
 
 def rsa_key(bits: int) -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=bits)
+
+
+def dsa_key() -> dsa.DSAPrivateKey:
+    return dsa.generate_private_key(key_size=2048)
 
 
 def ed25519_key() -> ed25519.Ed25519PrivateKey:

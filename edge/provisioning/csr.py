@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPublicKeyTypes
 from cryptography.x509.oid import NameOID
@@ -45,7 +46,7 @@ def checked(pem: str, names_device: NamesDevice) -> Request:
     """The request when it meets every rule, else the ValidationError of the first broken."""
     request = _parsed(pem)
     key = _key(request)
-    if not request.is_signature_valid:
+    if not _signed_by_its_key(request):
         raise ValidationError(FIELD, "its signature does not match its key (bad signature)")
     name = _common_name(request)
     if name is not None and names_device(name):
@@ -63,10 +64,18 @@ def _parsed(pem: str) -> x509.CertificateSigningRequest:
         raise ValidationError(FIELD, "is not a readable PKCS#10 request") from exc
 
 
+def _signed_by_its_key(request: x509.CertificateSigningRequest) -> bool:
+    """A signature made with an algorithm this library does not check counts as bad."""
+    try:
+        return request.is_signature_valid
+    except UnsupportedAlgorithm:
+        return False
+
+
 def _key(request: x509.CertificateSigningRequest) -> CertificateIssuerPublicKeyTypes:
     try:
         key = request.public_key()
-    except ValueError as exc:
+    except (ValueError, UnsupportedAlgorithm) as exc:
         raise ValidationError(FIELD, f"its key cannot be read; allowed: {ALLOWED}") from exc
     if isinstance(key, ec.EllipticCurvePublicKey) and key.curve.name in CURVES:
         return key

@@ -38,6 +38,7 @@ def refusal(pem: str, names_device: csr.NamesDevice = no_device) -> str:
         pytest.param(csrs.ec_key(ec.SECP256K1()), False, id="ec-secp256k1"),
         pytest.param(csrs.rsa_key(1024), False, id="rsa-1024"),
         pytest.param(csrs.ed25519_key(), False, id="ed25519"),
+        pytest.param(csrs.dsa_key(), False, id="dsa-2048"),
     ],
 )
 def test_key_types_and_sizes(key: csrs.CertificateIssuerPrivateKeyTypes, allowed: bool) -> None:
