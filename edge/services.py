@@ -20,6 +20,7 @@ from edge.auth.tokens import Tokens
 from edge.billing.ledger import Billing
 from edge.billing.meter import Meter
 from edge.certificates.ca import SiteCa
+from edge.certificates.signing import CsrSigner
 from edge.commands.service import CommandLimits, Commands
 from edge.data.eraser import DataEraser
 from edge.data.service import Data
@@ -55,6 +56,8 @@ from edge.live.feed import Feed
 from edge.live.readable import Readable
 from edge.live.service import Live
 from edge.live.streams import Streams
+from edge.provisioning.claims import Claims
+from edge.provisioning.enrollment import ENROLL_PATH, Enrollment
 from edge.tenancy import settings
 from edge.tenancy.account import Account
 from edge.tenancy.email_templates import EmailTemplates
@@ -97,6 +100,8 @@ class Services:
     my_org: MyOrg
     messages: Messages
     email_templates: EmailTemplates
+    claims: Claims
+    enrollment: Enrollment
     outbox_worker: OutboxWorker
     mfa: Mfa
     sms_mfa: SmsMfa
@@ -240,6 +245,8 @@ class Services:
             my_org=MyOrg(db, orgs, permissions),
             messages=messages,
             email_templates=EmailTemplates(db, cursors, permissions),
+            claims=Claims(db, cursors, permissions, config.base_url.rstrip("/") + ENROLL_PATH),
+            enrollment=Enrollment(db, signin.throttle, CsrSigner.open(config.data_dir), endpoints),
             outbox_worker=outbox_worker,
             mfa=software_mfa,
             sms_mfa=sms_mfa,

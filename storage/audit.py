@@ -46,6 +46,7 @@ _NAMES = {
     "group": ("groups", "name"),
     "project": ("projects", "name"),
     "org": ("orgs", "name"),
+    "claim": ("provisioning_claims", "name"),
 }
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import apsw
 
-from storage.listing import Field, Table, common_fields
+from storage.listing import Field, Table, common_fields, org_and_projects
 from storage.rows import Row, insert, many, one, update
 
 
@@ -87,17 +87,5 @@ LIST = Table(
 def visible(
     org_id: str, project_scope: str | None, projects: list[str] | None
 ) -> tuple[str, tuple[Any, ...]]:
-    """List scope: the org's templates (`projects` None), or those of the listed projects.
-
-    In project scope only that project's templates are listed (org-level resources do not
-    appear in project-level lists).
-    """
-    clauses, params = ["email_templates.org_id = ?"], [org_id]
-    if project_scope:
-        clauses.append("email_templates.project_id = ?")
-        params.append(project_scope)
-    if projects is not None:
-        marks = ", ".join("?" for _ in projects) or "NULL"
-        clauses.append(f"email_templates.project_id IN ({marks})")
-        params.extend(projects)
-    return " AND ".join(clauses), tuple(params)
+    """List scope: storage/listing.py `org_and_projects`."""
+    return org_and_projects("email_templates", org_id, project_scope, projects)

@@ -46,6 +46,24 @@ EVERYTHING = Scope()
 NOTHING = Scope("0")
 
 
+def org_and_projects(
+    table: str, org_id: str, project_scope: str | None, projects: list[str] | None
+) -> tuple[str, tuple[Any, ...]]:
+    """The scope of a list of what only admins of an org and its projects manage (e-mail
+    templates, provisioning claims): the org's rows (`projects` None), or those of the
+    listed projects; in a project session only that project's (org-level resources do not
+    appear in project-level lists)."""
+    clauses, params = [f"{table}.org_id = ?"], [org_id]
+    if project_scope:
+        clauses.append(f"{table}.project_id = ?")
+        params.append(project_scope)
+    if projects is not None:
+        marks = ", ".join("?" for _ in projects) or "NULL"
+        clauses.append(f"{table}.project_id IN ({marks})")
+        params.extend(projects)
+    return " AND ".join(clauses), tuple(params)
+
+
 @dataclass(frozen=True)
 class Field:
     """One listable field. `folded` names a casefolded copy of a text column, if stored.

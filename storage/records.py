@@ -331,6 +331,31 @@ TWINS = Codec(Twin, "device_twins")
 
 
 @dataclass(frozen=True, slots=True)
+class Claim(Record):
+    """A provisioning claim (docs/provisioning.md): who may enroll with it, how often and
+    until when, and the `template` a device enrolled with it gets (`groups`, `tags`,
+    `iot_scopes`). The secret itself is never stored, only its hash."""
+
+    id: str
+    org_id: str
+    project_id: str | None
+    name: str
+    secret_hash: str = field(repr=False)
+    template: JsonObject
+    max_uses: int
+    uses: int
+    expires_date: str
+    last_used_date: str | None
+    revoked_date: str | None
+    revoked_by: str | None
+    created_date: str
+    created_by: str | None
+
+
+CLAIMS = Codec(Claim, "provisioning_claims")
+
+
+@dataclass(frozen=True, slots=True)
 class FileEntry(Record):
     """A file of a group: what is known of its bytes (size, S3 ETag without quotes, content
     type), with the index fields. The bytes are in its `FileBlob`s (storage/blobs.py)."""

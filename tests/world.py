@@ -189,6 +189,19 @@ PROJECT_CREATORS = org_admins_and("org_project_perms")
 ADMIN_CREATORS = org_admins_and()  # what no block of permissions reaches (email templates)
 ADMIN_CREATORS_IN_APOLLO = in_apollo(ADMIN_CREATORS)
 ORG_CHANGERS = org_admins_and(ok=200)  # who may change their own organization
+# Who may read, change and delete what only admins of an org and its projects manage, when
+# it is Apollo's (e-mail templates, provisioning claims): Apollo's admins; other admins in
+# Clinic and everyone else do not see it (404).
+APOLLO_ADMIN_RESOURCE = {
+    **dict.fromkeys(ADMIN_CREATORS, 404),
+    "staff": 200,
+    "staff_unscoped": 403,
+    "org_admin": 200,
+    "project_admin": 200,
+    "role_admin": 200,
+    "device_boss": 200,
+    "anonymous": 401,
+}
 
 
 # Who may read Apollo: its standing's read (any project access makes it known: 403, not 404).

@@ -60,6 +60,12 @@ ACTIONS = {
     "tunnels": ("tunnel_opened", "tunnel_closed", "tunnel_token_taken"),
     "commands": ("command_sent",),
     "jobs": ("job_created", "job_canceled", "job_deleted"),
+    "provisioning": (
+        "claim_created",
+        "claim_revoked",
+        "device_enrolled",
+        "enrollment_failed",
+    ),
 }
 OPERATOR = "operator"  # the name of the command line's actor
 

@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from tests.world import ADMIN_CREATORS, ADMIN_CREATORS_IN_APOLLO, World, table
+from tests.world import (
+    ADMIN_CREATORS,
+    ADMIN_CREATORS_IN_APOLLO,
+    APOLLO_ADMIN_RESOURCE,
+    World,
+    table,
+)
 
 BODY = {
     "name": "Welcome",
@@ -38,19 +44,7 @@ async def test_create_project_template_by_role(world: World, who: str, expected:
     assert status == expected, reply
 
 
-READ_PROJECT_TEMPLATE = {
-    **dict.fromkeys(ADMIN_CREATORS, 404),
-    "staff": 200,
-    "staff_unscoped": 403,
-    "org_admin": 200,
-    "project_admin": 200,
-    "role_admin": 200,
-    "device_boss": 200,
-    "anonymous": 401,
-}
-
-
-@pytest.mark.parametrize(("who", "expected"), table(READ_PROJECT_TEMPLATE))
+@pytest.mark.parametrize(("who", "expected"), table(APOLLO_ADMIN_RESOURCE))
 async def test_get_patch_delete_project_template_by_role(
     world: World, who: str, expected: int
 ) -> None:

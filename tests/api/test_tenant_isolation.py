@@ -37,6 +37,7 @@ PARAMS = {  # path parameter -> the kind of ID it takes
     "device_id": "device",
     "tunnel_uuid": "tunnel",
     "request_id": "command",
+    "claim_id": "claim",
     "path": "path",  # data or a file, by the route ({path:.*} spans slashes)
 }
 
@@ -86,6 +87,8 @@ async def populate(site: Site, api: Api, name: str, alias: str) -> Org:
     )
     assert status == 202, queued
     org.ids["command"] = queued["command"]["request_id"]
+    claim = {"name": "C", "project_id": org.ids["project"]}
+    org.ids["claim"] = (await post(api, admin, "/v2/provisioning/claims", claim))["claim"]["id"]
     await post(
         api,
         admin,

@@ -1,0 +1,212 @@
+"""Enrollment (`POST /v2/provisioning/enroll`, docs/provisioning.md): a device presents a
+claim's ID and secret with a certificate signing request and becomes a device of the
+claim's organization, with the claim's template, an API key and a certificate the site CA
+signs for the key it made itself. Its private key never leaves it.
+
+- A claim that is unknown, revoked, used up or expired, or a wrong secret: one 401 with one
+  message, so a caller learns nothing of which (the audit log tells admins).
+- Failures are counted like sign-ins (edge/auth/throttle.py) under the claim and the
+  client's address, and each is audited; a locked-out claim or address gets a 429.
+- The CSR's rules are edge/provisioning/csr.py's (400 naming the rule); a bad CSR spends
+  no use of the claim.
+- One transaction spends a use (re-checked there, so two devices racing for the last use
+  cannot both win), creates the device, registers its certificate, gives it its groups
+  and records the audit event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from edge.accounts import device_kind, writes
+from edge.auth.throttle import Throttle
+from edge.certificates.signing import CsrSigner, SignedCertificate
+from edge.devices import credentials
+from edge.devices.credentials import Endpoints
+from edge.devices.topics import root_scope
+from edge.kernel import audit, clock, fields, ids
+from edge.kernel.errors import Unauthenticated
+from edge.provisioning import csr
+from edge.provisioning.claims import secret_hash, secret_matches, state
+from storage import claims as store
+from storage import device_certificates as certificates
+from storage import devices as device_store
+from storage import groups as group_store
+from storage import orgs as org_store
+from storage import projects as project_store
+from storage.database import Database
+from storage.records import AuditEvent, Claim, Device, DeviceCertificate
+from storage.rows import Tx
+
+REFUSED = "Invalid provisioning claim or secret"
+ENROLL_PATH = "/v2/provisioning/enroll"
+# Compared against when no claim has the ID, so that an unknown claim costs the same.
+_NO_HASH = secret_hash("")
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Enrolled:
+    device: Device
+    api_key: str
+    signed: SignedCertificate
+    groups: list[str]
+
+
+class Enrollment:
+    def __init__(
+        self, db: Database, throttle: Throttle, signer: CsrSigner, endpoints: Endpoints
+    ) -> None:
+        self._db = db
+        self._throttle = throttle
+        self._signer = signer
+        self._endpoints = endpoints
+
+    async def enroll(self, body: dict[str, Any], address: str | None) -> Row:
+        """The new device and its credentials (EnrolledDevice), shown this once."""
+        claim_id = str(body["claim_id"])
+        throttled = f"claim:{claim_id}"
+        self._throttle.check(throttled, address)
+        claim = self._db.read(lambda c: store.get(c, claim_id))
+        refusal = self._refusal(claim, str(body["secret"]))
+        if refusal is not None:
+            failed = _failed(claim_id, claim, refusal)
+            await self._throttle.failed(throttled, address, failed)
+            raise Unauthenticated(REFUSED)
+        assert claim is not None
+        request = csr.checked(str(body["csr"]), lambda name: self._names_device(claim, name))
+        enrolled = await self._create(claim, body.get("name"), request)
+        await self._throttle.succeeded(throttled, address)
+        return self._answer(claim, enrolled)
+
+    def _refusal(self, claim: Claim | None, secret: str) -> str | None:
+        """Why the claim may not be used (for the audit log alone), or None."""
+        good = secret_matches(secret, claim.secret_hash if claim else _NO_HASH)
+        if claim is None:
+            return "unknown"
+        if not good:
+            return "wrong_secret"
+        found = state(claim, clock.now_iso())
+        return None if found == "active" else found
+
+    def _names_device(self, claim: Claim, name: str) -> bool:
+        """Whether a CSR's common name is the ID or the name of a device of the claim's
+        organization (another organization's devices are not its business)."""
+
+        def named(conn: Tx) -> bool:
+            found = device_store.get(conn, name)
+            if found is not None and found.org_id == claim.org_id:
+                return True
+            return device_store.name_taken(conn, claim.org_id, "", name.casefold())
+
+        return self._db.read(named)
+
+    async def _create(self, claim: Claim, name: Any, request: csr.Request) -> Enrolled:
+        key, key_hash = credentials.new_api_key()
+        device = self._device(claim, name, request, key_hash)
+        signed = self._signer.sign(request.public_key, device.id, claim.org_id)
+        enrolled = _enrolled_event(claim, device)
+
+        def write(conn: Tx) -> list[str]:
+            if not store.use(conn, claim.id, clock.now_iso()):
+                raise Unauthenticated(REFUSED)
+            device_kind.check_name(
+                conn, claim.org_id, device.id, {"name_folded": device.name_folded}
+            )
+            device_store.create(conn, device)
+            certificates.register(conn, _certificate_row(device.id, signed))
+            return _give_groups(conn, claim, device)
+
+        groups = await self._db.write(audit.along(write, enrolled))
+        return Enrolled(device, key, signed, groups)
+
+    def _device(self, claim: Claim, name: Any, request: csr.Request, key_hash: str) -> Device:
+        """The new device's row: the claim's project, tags and scopes, and the defaults of
+        its org and project. Its name is the one given, else the CSR's common name, else
+        its ID."""
+        org, project = self._db.read(lambda c: _homes(c, claim))
+        if org is None or not org.is_active or (project is not None and not project.is_active):
+            raise Unauthenticated(REFUSED)
+        device_id = ids.new_id()
+        chosen = name if name is not None else request.common_name or device_id
+        values = {
+            **writes.defaults(org, project, "device"),
+            "id": device_id,
+            "name": fields.text("name", chosen),
+            "project_id": claim.project_id,
+            "tags": claim.template.get("tags", []),
+            "iot_scopes": claim.template.get("iot_scopes", {}),
+            "api_key_hash": key_hash,
+        }
+        return device_kind.new_device(claim.org_id, claim.id, values)
+
+    def _answer(self, claim: Claim, enrolled: Enrolled) -> Row:
+        device, signed = enrolled.device, enrolled.signed
+        out: Row = {
+            "id": device.id,
+            "name": device.name,
+            "claim_id": claim.id,
+            "api_key": enrolled.api_key,
+            "certificate": signed.certificate,
+            "public_key": signed.public_key,
+            "root_ca": self._endpoints.root_ca,
+            "broker": self._endpoints.broker,
+            "root_scope": root_scope(device.org_id, device.project_id),
+            "tags": device.tags,
+            "iot_scopes": device.iot_scopes,
+            "groups": enrolled.groups,
+        }
+        if device.project_id is not None:
+            out["project_id"] = device.project_id
+        return out
+
+
+def _homes(conn: Tx, claim: Claim) -> tuple[Any, Any]:
+    org = org_store.get(conn, claim.org_id)
+    project = None
+    if claim.project_id is not None:
+        project = project_store.get_in_org(conn, claim.org_id, claim.project_id)
+    return org, project
+
+
+def _give_groups(conn: Tx, claim: Claim, device: Device) -> list[str]:
+    """The template's group access, in the groups that still exist; their IDs."""
+    given = []
+    for group_id, values in claim.template.get("groups", {}).items():
+        group = group_store.get(conn, group_id)
+        if group is None or group.org_id != claim.org_id:
+            continue
+        change = writes.AccessChange("group", group_id, values)
+        writes.write_access(conn, claim.org_id, device.id, "device", claim.id, change)
+        given.append(group_id)
+    return given
+
+
+def _certificate_row(device_id: str, signed: SignedCertificate) -> DeviceCertificate:
+    return DeviceCertificate(
+        signed.serial, device_id, clock.now_iso(), clock.iso(signed.not_after), None
+    )
+
+
+def _enrolled_event(claim: Claim, device: Device) -> AuditEvent:
+    """No account acts (the device has none yet): the event names the claim it used."""
+    return audit.event(
+        "device_enrolled",
+        None,
+        org_id=claim.org_id,
+        target=("device", device.id),
+        details={"claim_id": claim.id, "claim": claim.name, "name": device.name},
+    )
+
+
+def _failed(claim_id: str, claim: Claim | None, reason: str) -> AuditEvent:
+    """A refused enrollment, with why (which the caller is not told); its target is the
+    claim when one has the ID."""
+    return audit.event(
+        "enrollment_failed",
+        None,
+        org_id=claim.org_id if claim else None,
+        target=("claim", claim.id) if claim else None,
+        details={"claim_id": claim_id, "reason": reason},
+    )
