@@ -38,6 +38,7 @@ PARAMS = {  # path parameter -> the kind of ID it takes
     "tunnel_uuid": "tunnel",
     "request_id": "command",
     "claim_id": "claim",
+    "job_id": "job",
     "path": "path",  # data or a file, by the route ({path:.*} spans slashes)
 }
 
@@ -89,6 +90,8 @@ async def populate(site: Site, api: Api, name: str, alias: str) -> Org:
     org.ids["command"] = queued["command"]["request_id"]
     claim = {"name": "C", "project_id": org.ids["project"]}
     org.ids["claim"] = (await post(api, admin, "/v2/provisioning/claims", claim))["claim"]["id"]
+    job = {"document": {"v": 1}, "targets": {"device_ids": [device["id"]]}}
+    org.ids["job"] = (await post(api, admin, "/v2/jobs", job))["job"]["id"]
     await post(
         api,
         admin,
