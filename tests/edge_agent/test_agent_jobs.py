@@ -48,7 +48,7 @@ pytestmark = [
 ]
 
 HANDLER = """
-import hashlib, json, os, sys, time
+import hashlib, json, os, sys, time, urllib.request
 document = json.load(sys.stdin)
 folder = os.path.dirname(os.path.abspath(__file__))
 artifact = os.environ.get("EDGE_JOB_ARTIFACT")
@@ -56,6 +56,26 @@ digest = hashlib.sha256(open(artifact, "rb").read()).hexdigest() if artifact els
 with open(os.path.join(folder, "ran.jsonl"), "a") as log:
     log.write(json.dumps({"job_id": os.environ["EDGE_JOB_ID"], "sha256": digest}) + "\\n")
 print(json.dumps({"progress": 50, "status_details": {"flashing": True}}), flush=True)
+if document.get("bump"):  # the device's own tool updates the execution behind the agent
+    bump = document["bump"]
+    key = open(os.path.join(folder, "api_key")).read().strip()
+    url = f"{bump['server']}/v2/devices/{bump['device']}/jobs/{os.environ['EDGE_JOB_ID']}"
+
+    def call(method, body=None):
+        data = json.dumps(body).encode() if body else None
+        headers = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
+        request = urllib.request.Request(url, data, headers, method=method)
+        return json.load(urllib.request.urlopen(request))["execution"]
+
+    call("PATCH", {"state": "IN_PROGRESS", "status_details": {"by": "another tool"}})
+    print(json.dumps({"progress": 60}), flush=True)
+    for _ in range(400):  # the agent's report lands despite the version it held
+        execution = call("GET")
+        if execution["progress"] == 60 and execution["status_details"].get("step") == "handler":
+            break
+        time.sleep(0.05)
+    else:
+        sys.exit(5)
 if document.get("wait"):
     with open(os.path.join(folder, "running"), "w") as running:
         running.write(str(os.getpid()))
@@ -317,4 +337,31 @@ async def test_a_handler_the_agent_was_killed_running_is_not_run_again(device: D
     assert execution["state"] == "FAILED"
     assert execution["status_details"]["reason"] == "interrupted"
     assert len(device.ran) == 1  # once, before the kill
+    assert await device.agent.stop() == 0
+
+
+async def test_an_update_refused_for_its_version_is_read_again_and_sent(device: Device) -> None:
+    """Another program of the device moves the execution on while the handler runs: the
+    agent's progress report, sent with the version it held, is a 409; the agent reads the
+    execution again and the report lands (the handler waits to see it), then the outcome."""
+    await started(device)
+    bump = {"server": device.served.base, "device": device.world.id(DEVICE)}
+    job_id = await device.job(artifact=None, bump=bump)
+    await device.agent.line(f"job {job_id}: SUCCEEDED")
+    assert (await device.ended(job_id))["status_details"] == {"installed": "2.0"}
+    assert await device.agent.stop() == 0
+
+
+async def test_an_outcome_of_an_execution_cancelled_meanwhile_is_dropped(device: Device) -> None:
+    await started(device)
+    job_id = await device.job(artifact=None, wait=True)
+    await until(lambda: true((device.folder / "running").exists()), "the handler runs")
+    cancel = {"force": True}
+    path = f"/v2/jobs/{job_id}/cancel"
+    status, reply = await device.world.call("org_admin", "POST", path, json=cancel)
+    assert status == 200, reply
+    (device.folder / "release").touch()
+    await device.agent.said(f"job {job_id}: the server has it CANCELED; the outcome is dropped")
+    assert (await device.execution(job_id))["state"] == "CANCELED"
+    assert not device.record(job_id).exists()
     assert await device.agent.stop() == 0
