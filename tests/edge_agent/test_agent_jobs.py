@@ -325,18 +325,27 @@ async def test_an_outcome_made_while_the_server_is_down_reaches_it_when_back(
     assert await device.agent.stop() == 0
 
 
-async def test_a_handler_the_agent_was_killed_running_is_not_run_again(device: Device) -> None:
+@pytest.mark.parametrize("idempotent", [False, True])
+async def test_a_handler_the_agent_was_killed_running_runs_again_only_if_idempotent(
+    device: Device, idempotent: bool
+) -> None:
+    if idempotent:
+        with device.agent.config_file.open("a") as config:
+            config.write("idempotent = true\n")  # the last section is [jobs]
     await started(device)
     job_id = await device.job(artifact=None, wait=True)
     running = device.folder / "running"
     await until(lambda: true(running.exists()), "the handler runs")
     assert await device.agent.stop(signal.SIGKILL) == -signal.SIGKILL
     os.kill(int(running.read_text()), signal.SIGKILL)  # the handler it left behind
+    (device.folder / "release").touch()  # a second run, if any, ends at once
     await started(device)
     execution = await device.ended(job_id)
-    assert execution["state"] == "FAILED"
-    assert execution["status_details"]["reason"] == "interrupted"
-    assert len(device.ran) == 1  # once, before the kill
+    if idempotent:
+        assert execution["state"] == "SUCCEEDED" and len(device.ran) == 2
+    else:
+        assert execution["state"] == "FAILED" and len(device.ran) == 1  # once, before the kill
+        assert execution["status_details"]["reason"] == "interrupted"
     assert await device.agent.stop() == 0
 
 
