@@ -38,6 +38,7 @@ async def fetch(
     connection breaks (`part` keeps what came), `Refused` on a refusal."""
     have = _held(part, size)
     if have == size:
+        os.close(os.open(part, os.O_WRONLY | os.O_CREAT, 0o600))  # an empty artifact too
         return
     headers = {"Range": f"bytes={have}-"} if have else {}
     async with session.get(url, headers=headers, ssl=tls) as response:

@@ -177,7 +177,7 @@ class Jobs:
             while True:
                 try:
                     await download.fetch(
-                        self.api.session, url, part, size, tls(self.settings), told
+                        self.api.session, url, part, size, tls(self.settings.ca_file), told
                     )
                     break
                 except download.Refused as refused:

@@ -31,6 +31,7 @@ import aiohttp
 
 from edge_agent import keys
 from edge_agent.files import state_folder, write_bytes, write_json
+from edge_agent.server_api import tls
 from edge_agent.settings import IDENTITY, SettingsError
 
 ENROLL = "/v2/provisioning/enroll"
@@ -118,22 +119,17 @@ def run(chosen: Plan) -> Json:
 
 
 async def _enroll(claim: Claim, csr: str, ca_file: Path | None) -> tuple[Json, bytes]:
-    tls: Any = True
-    if ca_file is not None:
-        import ssl
-
-        tls = ssl.create_default_context(cafile=str(ca_file))
     body: Json = {"claim_id": claim.claim_id, "secret": claim.secret, "csr": csr}
     if claim.name:
         body["name"] = claim.name
     timeout = aiohttp.ClientTimeout(total=60)
     try:
         async with aiohttp.ClientSession(timeout=timeout) as session:
-            async with session.post(claim.server + ENROLL, json=body, ssl=tls) as response:
+            async with session.post(claim.server + ENROLL, json=body, ssl=tls(ca_file)) as response:
                 answer = await response.json(content_type=None)
                 if response.status != 201:
                     raise Refused(_refusal(response.status, answer, response.headers))
-            async with session.get(claim.server + ROOT_CA, ssl=tls) as response:
+            async with session.get(claim.server + ROOT_CA, ssl=tls(ca_file)) as response:
                 if response.status != 200:
                     raise Refused(f"the site CA: {response.status}")
                 return dict(answer), await response.read()

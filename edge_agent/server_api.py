@@ -8,6 +8,7 @@ be reached raises `aiohttp.ClientError` or `OSError`, for the caller to try agai
 from __future__ import annotations
 
 import ssl
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -18,11 +19,14 @@ Json = dict[str, Any]
 TIMEOUT = aiohttp.ClientTimeout(total=60, sock_connect=15)
 
 
-def tls(settings: Settings) -> ssl.SSLContext | bool:
-    """How https:// is checked: against the site CA when given, else the system's CAs."""
-    if settings.ca_file is None:
+def tls(ca_file: Path | None) -> ssl.SSLContext | bool:
+    """How https:// is checked: against the system's CAs, and the site CA when given (a
+    presigned URL may name a proxy with a public certificate, the API the site's own)."""
+    if ca_file is None:
         return True
-    return ssl.create_default_context(cafile=str(settings.ca_file))
+    context = ssl.create_default_context()
+    context.load_verify_locations(cafile=str(ca_file))
+    return context
 
 
 class ServerApi:
@@ -40,7 +44,7 @@ class ServerApi:
         key = {"Authorization": f"Bearer {self.settings.api_key}"}
         url = f"{self.settings.server}{path}"
         async with self.session.request(
-            method, url, json=body, headers=key, ssl=tls(self.settings)
+            method, url, json=body, headers=key, ssl=tls(self.settings.ca_file)
         ) as response:
             try:
                 answer = await response.json(content_type=None)

@@ -140,7 +140,7 @@ class Tunnels:
         await bridge(ws, reader, writer)
 
     def _ssl(self) -> ssl.SSLContext | bool:
-        return tls(self.settings)
+        return tls(self.settings.ca_file)
 
 
 async def _refuse(control: aiohttp.ClientWebSocketResponse, stream_id: str, reason: str) -> None:

@@ -374,3 +374,13 @@ async def test_an_outcome_of_an_execution_cancelled_meanwhile_is_dropped(device:
     assert (await device.execution(job_id))["state"] == "CANCELED"
     assert not device.record(job_id).exists()
     assert await device.agent.stop() == 0
+
+
+async def test_an_empty_artifact_is_handed_over_empty(device: Device) -> None:
+    """Nothing to download is a file of no bytes, checked like any other (an agent that
+    made no file waited on it for ever)."""
+    await started(device)
+    job_id = await device.job(artifact=b"")
+    await device.agent.line(f"job {job_id}: SUCCEEDED")
+    assert device.ran == [{"job_id": job_id, "sha256": hashlib.sha256(b"").hexdigest()}]
+    assert await device.agent.stop() == 0
