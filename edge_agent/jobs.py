@@ -88,8 +88,8 @@ class Jobs:
             self._wake.clear()
             try:
                 await self._round()
-            except (aiohttp.ClientError, OSError, TimeoutError, TryLater) as failed:
-                say(f"jobs: {failed or type(failed).__name__}; trying again")
+            except Exception as failed:  # the worker lives on: its work is all kept
+                say(f"jobs: {failed!r}; trying again")
                 await asyncio.sleep(self._backoff.next_wait())
                 self._wake.set()
             else:
