@@ -1,4 +1,4 @@
-"""The agent: its features (twin, commands, tunnels, as configured) on one MQTT link.
+"""The agent: its features (twin, commands, jobs, tunnels, as configured) on one MQTT link.
 
 Each message goes to the feature whose name is the first level of its topic under the
 device's namespace, through a queue of that feature's own, so one feature's slow work
@@ -13,6 +13,7 @@ import asyncio
 
 from edge_agent.commands import Commands
 from edge_agent.feature import Feature
+from edge_agent.jobs import Jobs
 from edge_agent.link import Link, Message, say
 from edge_agent.settings import Settings
 from edge_agent.tunnels import Tunnels
@@ -70,12 +71,14 @@ class Agent:
 
 
 def features(settings: Settings, link: Link) -> list[Feature]:
-    """The features the settings ask for: a twin, commands, tunnels."""
+    """The features the settings ask for: a twin, commands, jobs, tunnels."""
     made: list[Feature] = []
     if settings.twin is not None:
         made.append(Twin(settings, settings.twin, link))
     if settings.commands is not None:
         made.append(Commands(settings, settings.commands, link))
+    if settings.jobs is not None:
+        made.append(Jobs(settings, settings.jobs, link))
     if settings.services:
         made.append(Tunnels(settings, link))
     return made

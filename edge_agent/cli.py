@@ -1,5 +1,7 @@
 """The agent's command line: `edge agent --config FILE` (in the server's `edge` command and
-in the `edge-agent` distribution's), `edge-agent --config FILE` and `python -m edge_agent`.
+in the `edge-agent` distribution's), `edge-agent --config FILE` and `python -m edge_agent`;
+and `edge agent provision --config FILE ...`, which enrolls the device with a claim
+(provision.py) and writes what `edge agent --config FILE` then runs with.
 
 It reads the configuration (a bad one: one line naming the key, exit code 2), makes the
 state folder owner-only, and runs until SIGTERM or Ctrl-C (exit code 0). The file may also
@@ -32,11 +34,33 @@ def run(args: argparse.Namespace) -> int:
     path = args.config or os.environ.get(CONFIG_ENV)
     if not path:
         return _fail(f"give the configuration file with --config (or ${CONFIG_ENV})", 2)
+    if getattr(args, "agent_command", None) == "provision":
+        return provision(Path(path), args)
     try:
         settings = load(Path(path))
     except SettingsError as bad:
         return _fail(str(bad), 2)
     return serve(settings)
+
+
+def provision(config_file: Path, args: argparse.Namespace) -> int:
+    """Enrolls the device: 0 once provisioned (or already), 1 refused, 2 a bad flag."""
+    from edge_agent import provision as provisioning
+
+    flags = {name: getattr(args, name) for name in PROVISION_FLAGS}
+    try:
+        chosen = provisioning.plan(config_file, flags)
+        answer = provisioning.run(chosen)
+    except SettingsError as bad:
+        return _fail(str(bad), 2)
+    except (provisioning.Refused, OSError, ValueError) as failed:
+        return _fail(str(failed), 1)
+    if not answer:
+        print(f"already provisioned ({chosen.state_dir}); nothing done", flush=True)
+    else:
+        print(f"provisioned as device {answer['id']} ({answer.get('name', '')})", flush=True)
+        print(f"run: edge agent --config {config_file}", flush=True)
+    return 0
 
 
 def serve(settings: Settings) -> int:
@@ -81,8 +105,26 @@ def edge_main(argv: Sequence[str] | None = None) -> int:
     return run(args)
 
 
+PROVISION_FLAGS = ("server", "claim_id", "secret", "qr", "name", "ca", "mqtt", "state_dir")
+
+
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help=f"the configuration file (default: ${CONFIG_ENV})")
+    sub = parser.add_subparsers(dest="agent_command")
+    enroll = sub.add_parser("provision", help="enroll this device with a provisioning claim")
+    enroll.add_argument("--config", help="the configuration file to run with (written if missing)")
+    enroll.add_argument("--server", help="the server's URL (or the QR code's, or the file's)")
+    enroll.add_argument("--claim-id", dest="claim_id", help="the claim's ID")
+    enroll.add_argument("--secret", help="the claim's secret (ecs_...)")
+    enroll.add_argument("--qr", help="a file holding the claim's QR text (-: standard input)")
+    enroll.add_argument("--name", help="the device's name (default: its ID)")
+    enroll.add_argument("--ca", help="the site CA to check https:// with before the agent has it")
+    enroll.add_argument("--mqtt", help="the broker's URL (default: mqtts://<broker>:8883)")
+    enroll.add_argument(
+        "--state-dir",
+        dest="state_dir",
+        help="the agent's files (default: the file's state_dir, else /var/lib/edge-agent)",
+    )
 
 
 def _version() -> str:

@@ -16,7 +16,7 @@ from edge_agent.link import Message
 
 
 class Feature(Protocol):
-    name: str  # the first level of its topics under the namespace: twin, commands, tunnels
+    name: str  # the first level of its topics under the namespace: twin, commands, jobs, ...
 
     def filters(self) -> list[str]:
         """The topic filters to subscribe to, in full."""

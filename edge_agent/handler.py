@@ -13,16 +13,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 Json = dict[str, Any]
+Line = Callable[[Json], Awaitable[None]]
 MAX_OUTPUT = 1024 * 1024  # bytes of standard output read; a handler that says more failed
 
 
 @dataclass(frozen=True)
 class Result:
-    answer: Json | None  # what the program printed, when it succeeded ({}: nothing)
+    answer: Json | None  # what the program printed, when it succeeded ({}: nothing);
+    # `run_lines`: the last object printed, also when it failed
     failure: str = ""  # why not, for the log and the reply
     exit_code: int | None = None
     printed: bool = False  # it printed an object (not nothing at all)
@@ -48,6 +52,56 @@ async def run(program: list[str], given: Json, timeout: float) -> Result:
         if process.returncode is None:
             await _kill(process)
     return _outcome(program[0], process.returncode, out)
+
+
+async def run_lines(
+    program: list[str], given: Json, timeout: float, env: dict[str, str], line: Line
+) -> Result:
+    """As `run`, for a program that reports as it goes: each line it prints that is a JSON
+    object is handed to `line` as it comes (other lines are ignored), and the last such
+    object is the answer. `env` is added to the agent's environment."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *program,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            limit=MAX_OUTPUT,
+            env={**os.environ, **env},
+        )
+    except OSError as failed:
+        return Result(None, f"{program[0]}: cannot start: {failed.strerror or failed}")
+    assert process.stdin is not None and process.stdout is not None
+    last: Json = {}
+    try:
+        async with asyncio.timeout(timeout):
+            process.stdin.write(json.dumps(given).encode())
+            process.stdin.close()
+            while raw := await process.stdout.readline():
+                said = _object(raw)
+                if said is not None:
+                    last = said
+                    await line(said)
+            await process.wait()
+    except TimeoutError:
+        return Result(None, f"{program[0]}: not done within {timeout:g} s", timed_out=True)
+    except (ValueError, ConnectionError):  # a line past MAX_OUTPUT; stdin closed early
+        return Result(None, f"{program[0]}: printed a line too long", process.returncode)
+    finally:
+        if process.returncode is None:
+            await _kill(process)
+    if process.returncode != 0:
+        return Result(
+            last, f"{program[0]}: exited with code {process.returncode}", process.returncode
+        )
+    return Result(last, "", 0, printed=bool(last))
+
+
+def _object(raw: bytes) -> Json | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _outcome(name: str, code: int | None, out: bytes) -> Result:

@@ -1,5 +1,6 @@
-"""The agent's one MQTT connection, as the device (user name: its ID; password: its API
-key), with paho-mqtt.
+"""The agent's one MQTT connection, as the device, with paho-mqtt: by its TLS client
+certificate and key when the settings name them (mqtts://, the site CA), else with user
+name: its ID, password: its API key.
 
 - A persistent session (clean session off, a fixed client ID): the broker keeps the
   subscriptions and the QoS 1 messages sent while the agent is away (a queued command, a
@@ -23,6 +24,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -92,10 +94,15 @@ class Link:
             protocol=paho.MQTTv311,
             manual_ack=True,
         )
-        client.username_pw_set(self.settings.device_id, self.settings.api_key)
-        if urlsplit(self.settings.mqtt_url).scheme == "mqtts":
-            ca = str(self.settings.ca_file) if self.settings.ca_file else None
-            client.tls_set(ca_certs=ca)
+        settings = self.settings
+        if settings.certificate_file is None:
+            client.username_pw_set(settings.device_id, settings.api_key)
+        if urlsplit(settings.mqtt_url).scheme == "mqtts":
+            client.tls_set(
+                ca_certs=_text(settings.ca_file),
+                certfile=_text(settings.certificate_file),
+                keyfile=_text(settings.key_file),
+            )
         client.on_connect = self._on_connect
         client.on_subscribe = self._on_subscribe
         client.on_message = self._on_message
@@ -142,6 +149,10 @@ class Link:
     def _call(self, function: Callable[..., None], *args: Any) -> None:
         assert self._loop is not None
         self._loop.call_soon_threadsafe(function, *args)
+
+
+def _text(path: Path | None) -> str | None:
+    return None if path is None else str(path)
 
 
 def say(text: str) -> None:

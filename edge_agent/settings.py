@@ -42,19 +42,29 @@ class CommandSettings:
 
 
 @dataclass(frozen=True)
+class JobSettings:
+    handler: list[str]
+    timeout_seconds: float = 3600.0
+    idempotent: bool = False  # may an execution's handler run again after a restart
+
+
+@dataclass(frozen=True)
 class Settings:
     server: str  # the server's base URL, for the routes (a tunnel's token)
     mqtt_url: str  # mqtt://host:port or mqtts://host:port
     device_id: str
     root_scope: str
-    api_key: str = field(repr=False)
+    api_key: str = field(repr=False)  # "" when the certificate signs in and nothing needs it
     state_dir: Path | None = None  # the agent's own files (`edge tunnel agent` keeps none)
     ca_file: Path | None = None  # the site CA, for https:// and mqtts://
+    certificate_file: Path | None = None  # MQTT sign-in by TLS client certificate ...
+    key_file: Path | None = None  # ... and its private key (owner-only)
     client_id: str = "edge-agent"
     reconnect_min: float = 1.0
     reconnect_max: float = 60.0
     twin: TwinSettings | None = None
     commands: CommandSettings | None = None
+    jobs: JobSettings | None = None
     services: dict[str, Address] = field(default_factory=dict)  # tunnels: case-folded name
 
     @property
@@ -78,32 +88,83 @@ def load(path: Path) -> Settings:
 
 
 TOP = {"server", "mqtt", "device_id", "root_scope", "state_dir", "client_id", "credentials"}
-SECTIONS = {"reconnect", "twin", "commands", "tunnels"}
+SECTIONS = {"reconnect", "twin", "commands", "jobs", "tunnels", "provisioning"}
+CREDENTIALS = {"api_key_file", "ca_file", "certificate_file", "key_file"}
+PROVISIONING = {"claim_id", "secret", "name"}  # read by `edge agent provision` alone
+IDENTITY = "identity.json"  # in the state folder: what `edge agent provision` got
 
 
 def from_table(raw: Table, folder: Path) -> Settings:
     _known("", raw, TOP | SECTIONS)
-    server = _url(raw, "server", ("http", "https"))
-    credentials = _table(raw, "credentials")
-    _known("credentials.", credentials, {"api_key_file", "ca_file"})
+    _known("provisioning.", _table(raw, "provisioning"), PROVISIONING)
     state_dir = _path(raw, "state_dir", folder, required=True)
     assert state_dir is not None
+    raw = with_identity(raw, state_dir)
+    server = _url(raw, "server", ("http", "https"))
+    credentials = _table(raw, "credentials")
+    _known("credentials.", credentials, CREDENTIALS)
     shortest, longest = _reconnect(raw)
-    return Settings(
+    certificate, key_file = _certificate(credentials, folder)
+    settings = Settings(
         server=server,
         mqtt_url=_mqtt(raw, server),
         device_id=_text(raw, "device_id"),
         root_scope=_text(raw, "root_scope"),
-        api_key=_api_key(credentials, folder),
+        api_key=_api_key(credentials, folder, optional=certificate is not None),
         state_dir=state_dir,
         ca_file=_path(credentials, "ca_file", folder, prefix="credentials."),
+        certificate_file=certificate,
+        key_file=key_file,
         client_id=_text(raw, "client_id", "edge-agent"),
         reconnect_min=shortest,
         reconnect_max=longest,
         twin=_twin(raw, folder, state_dir),
         commands=_commands(raw),
+        jobs=_jobs(raw),
         services=_services(raw),
     )
+    _check_sign_in(settings)
+    return settings
+
+
+def with_identity(raw: Table, state_dir: Path) -> Table:
+    """The file's settings, with what provisioning wrote (`<state_dir>/identity.json`:
+    the server, the device's ID, root scope, broker and credentials) where the file says
+    nothing: a configuration of handlers alone runs once the device is provisioned."""
+    if "device_id" in raw:
+        return raw
+    try:
+        identity = json.loads((state_dir / IDENTITY).read_text("utf-8"))
+    except FileNotFoundError:
+        raise SettingsError("device_id: required (or run `edge agent provision` first)") from None
+    except (OSError, ValueError) as bad:
+        raise SettingsError(f"{state_dir / IDENTITY}: unreadable: {bad}") from None
+    files = {k: str(state_dir / v) for k, v in identity.get("credentials", {}).items()}
+    credentials = {**files, **_table(raw, "credentials")}
+    return {**identity, **raw, "credentials": credentials}
+
+
+def _certificate(credentials: Table, folder: Path) -> tuple[Path | None, Path | None]:
+    certificate = _path(credentials, "certificate_file", folder, prefix="credentials.")
+    key_file = _path(credentials, "key_file", folder, prefix="credentials.")
+    if (certificate is None) != (key_file is None):
+        raise SettingsError("credentials.certificate_file: goes with credentials.key_file")
+    if key_file is not None:
+        try:
+            read_secret(key_file)  # a private key others may read is refused, as ssh does
+        except UnsafeFile as unsafe:
+            raise SettingsError(f"credentials.key_file: {unsafe}") from None
+    return certificate, key_file
+
+
+def _check_sign_in(settings: Settings) -> None:
+    """A certificate signs in over TLS only; tunnels and jobs ask the server with the key."""
+    if settings.certificate_file is not None and not settings.mqtt_url.startswith("mqtts:"):
+        raise SettingsError("mqtt: a client certificate signs in over mqtts:// only")
+    if not settings.api_key and (settings.services or settings.jobs is not None):
+        raise SettingsError(
+            f"credentials.api_key_file: tunnels and jobs need it (or ${API_KEY_ENV})"
+        )
 
 
 def _reconnect(raw: Table) -> tuple[float, float]:
@@ -144,6 +205,19 @@ def _commands(raw: Table) -> CommandSettings | None:
     return CommandSettings(handler, timeout, concurrency)
 
 
+def _jobs(raw: Table) -> JobSettings | None:
+    if "jobs" not in raw:
+        return None
+    jobs = _table(raw, "jobs")
+    _known("jobs.", jobs, {"handler", "timeout_seconds", "idempotent"})
+    handler = _program(jobs, "handler", "jobs.", required=True)
+    assert handler is not None
+    idempotent = jobs.get("idempotent", False)
+    if not isinstance(idempotent, bool):
+        raise SettingsError("jobs.idempotent: must be true or false")
+    return JobSettings(handler, _seconds(jobs, "timeout_seconds", 3600.0, "jobs."), idempotent)
+
+
 def _services(raw: Table) -> dict[str, Address]:
     tunnels = _table(raw, "tunnels")
     _known("tunnels.", tunnels, {"services"})
@@ -168,11 +242,11 @@ def address(text: str) -> Address:
     return host.strip("[]"), int(port)
 
 
-def _api_key(credentials: Table, folder: Path) -> str:
+def _api_key(credentials: Table, folder: Path, *, optional: bool = False) -> str:
     where = _path(credentials, "api_key_file", folder, prefix="credentials.")
     if where is None:
         key = os.environ.get(API_KEY_ENV, "")
-        if not key:
+        if not key and not optional:
             raise SettingsError(f"credentials.api_key_file: required (or ${API_KEY_ENV})")
         return key
     try:

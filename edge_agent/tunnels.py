@@ -20,6 +20,7 @@ import aiohttp
 
 from edge_agent.bridge import MAX_FRAME, bridge
 from edge_agent.link import Link, Message, say
+from edge_agent.server_api import tls
 from edge_agent.settings import Settings
 
 HEARTBEAT = 20.0
@@ -139,9 +140,7 @@ class Tunnels:
         await bridge(ws, reader, writer)
 
     def _ssl(self) -> ssl.SSLContext | bool:
-        if self.settings.ca_file is None:
-            return True
-        return ssl.create_default_context(cafile=str(self.settings.ca_file))
+        return tls(self.settings.ca_file)
 
 
 async def _refuse(control: aiohttp.ClientWebSocketResponse, stream_id: str, reason: str) -> None:

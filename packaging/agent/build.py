@@ -1,10 +1,11 @@
 """Build the `edge-agent` distribution: dist/edge_agent-<version>-py3-none-any.whl.
 
 The device agent (`edge_agent/`, docs/agent.md) alone, with only what it imports as
-requirements: paho-mqtt and aiohttp, pinned as the project's pyproject.toml pins them (one
-place for versions). Its commands: `edge agent` (an `edge` command holding only `agent`
-and `version`) and `edge-agent`. The project's own wheel holds the agent too, beside the
-server; a device needs only this one.
+requirements: paho-mqtt, aiohttp and cryptography (the device's own key and CSR, for
+provisioning: it has binary wheels for x86-64, aarch64 and armv7l), pinned as the
+project's pyproject.toml pins them (one place for versions). Its commands: `edge agent`
+(an `edge` command holding only `agent` and `version`) and `edge-agent`. The project's
+own wheel holds the agent too, beside the server; a device needs only this one.
 
 Usage: python packaging/agent/build.py [DIST]   (DIST: where the wheel goes; default dist)
 """
@@ -20,7 +21,11 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-REQUIRES = ("aiohttp", "paho-mqtt")  # what edge_agent imports (tests/edge_agent/test_imports.py)
+REQUIRES = (
+    "aiohttp",
+    "paho-mqtt",
+    "cryptography",
+)  # what edge_agent imports (tests/edge_agent/test_imports.py)
 
 PYPROJECT = """\
 [build-system]
@@ -30,7 +35,7 @@ build-backend = "setuptools.build_meta"
 [project]
 name = "edge-agent"
 version = "{version}"
-description = "The edge device agent: twins, commands and tunnels on the device's side."
+description = "The edge device agent: provisioning, twins, commands, jobs and tunnels."
 requires-python = ">=3.11"
 license = "LicenseRef-Proprietary"
 dependencies = [{dependencies}]

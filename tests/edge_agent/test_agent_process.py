@@ -11,28 +11,23 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import signal
 import stat
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 
-from edge.app import create_app, open_site
 from edge.devices.topics import root_scope
 from edge.kernel.config import Config
-from tests.conftest import Api
+from tests.edge_agent.processes import BOUND, AgentProcess, Served, true, until
 from tests.ports import free_port
 from tests.world import World
 
-EDGE = str(Path(sys.executable).with_name("edge"))
-BOUND = 30.0  # seconds any one wait may take before the test fails
 DEVICE = "device_member"
 
 pytestmark = [pytest.mark.slow, pytest.mark.world(mqtt_port=lambda _: free_port())]
@@ -57,79 +52,6 @@ if command["name"] == "slow" and not os.path.exists(os.path.join(folder, "releas
     time.sleep(600)
 print(json.dumps({"status": 201, "payload": {"echo": command["payload"], "name": command["name"]}}))
 """
-
-
-@dataclass
-class Served:
-    """The server on fixed ports, so that it can stop and start again where the agent
-    expects it; the world bound to whichever run is up."""
-
-    config: Config
-    template: World
-    new_server: Callable[..., Awaitable[TestServer]]
-    new_client: Callable[[TestServer], Awaitable[TestClient]]  # type: ignore[type-arg]
-    port: int = field(default_factory=free_port)
-    world: World | None = None
-
-    async def start(self) -> World:
-        site = open_site(self.config)
-        server = await self.new_server(create_app(site), port=self.port)
-        self.world = self.template.bound(site, Api(await self.new_client(server)))
-        return self.world
-
-    async def stop(self) -> None:
-        """Closes the client and its server: the app's cleanup stops the broker and closes
-        the database, as SIGTERM would."""
-        assert self.world is not None and self.world.api is not None
-        await self.world.api.client.close()
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-
-class AgentProcess:
-    """`edge agent --config FILE`, its standard output read line by line, its standard
-    error kept in `agent.err` beside the file."""
-
-    def __init__(self, config_file: Path) -> None:
-        self.config_file = config_file
-        self.errors = config_file.with_name("agent.err")
-        self.process: asyncio.subprocess.Process | None = None
-        self.seen: list[str] = []
-
-    async def start(self) -> None:
-        self.seen = []
-        with self.errors.open("ab") as errors:
-            self.process = await asyncio.create_subprocess_exec(
-                EDGE,
-                "agent",
-                "--config",
-                str(self.config_file),
-                stdout=asyncio.subprocess.PIPE,
-                stderr=errors,
-                env={k: v for k, v in os.environ.items() if not k.startswith("EDGE_")},
-            )
-
-    async def said(self, text: str) -> None:
-        """Until its standard error holds `text`."""
-        await until(lambda: _true(text in self.errors.read_text()), text)
-
-    async def line(self, pattern: str) -> re.Match[str]:
-        assert self.process is not None and self.process.stdout is not None
-        async with asyncio.timeout(BOUND):
-            while True:
-                raw = await self.process.stdout.readline()
-                assert raw, f"the agent ended; it said {self.seen}"
-                self.seen.append(raw.decode().rstrip())
-                if found := re.search(pattern, self.seen[-1]):
-                    return found
-
-    async def stop(self, sig: signal.Signals = signal.SIGTERM) -> int:
-        assert self.process is not None
-        if self.process.returncode is None:
-            self.process.send_signal(sig)
-        return await asyncio.wait_for(self.process.wait(), BOUND)
 
 
 @dataclass
@@ -176,13 +98,6 @@ class Device:
 
     def _path(self, what: str) -> str:
         return f"/v2/devices/{self.world.id(DEVICE)}/{what}"
-
-
-async def until(check: Callable[[], Awaitable[bool]], what: str) -> None:
-    """Wait for something the agent does on its own (a bound on failure, no timing)."""
-    async with asyncio.timeout(BOUND):
-        while not await check():
-            await asyncio.sleep(0.05)
 
 
 async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -295,14 +210,10 @@ async def test_the_twin_is_applied_reported_and_kept_in_step_with_the_file(
     await synced(device, changed)
     # A program that fails applies nothing: nothing is reported, the delta stays.
     await device.desire(fail=True)
-    await until(lambda: _true(len(device.applied) == 2), "the program ran")
+    await until(lambda: true(len(device.applied) == 2), "the program ran")
     twin = await device.twin()
     assert twin["delta"] == {"fail": True} and "fail" not in twin["reported"]
     assert await device.agent.stop() == 0
-
-
-async def _true(value: bool) -> bool:
-    return value
 
 
 async def test_a_command_is_answered_by_the_handler(device: Device) -> None:
@@ -376,7 +287,7 @@ async def test_a_command_the_agent_was_killed_running_is_answered_after_its_rest
     status, body = await device.command("slow", queue=True, ttl=120)
     assert status == 202, body
     request_id, pid_file = body["command"]["request_id"], device.folder / "slow.pid"
-    await until(lambda: _true(pid_file.exists() and pid_file.read_text() != ""), "it runs")
+    await until(lambda: true(pid_file.exists() and pid_file.read_text() != ""), "it runs")
     assert await device.agent.stop(signal.SIGKILL) == -signal.SIGKILL
     os.kill(int(pid_file.read_text()), signal.SIGKILL)  # the handler it left behind
     (device.folder / "release").touch()  # the second time, the handler answers

@@ -1,6 +1,7 @@
 """The agent stands alone: no module of `edge_agent/` imports the server (`edge`, `api`,
-`storage`, `embedded_broker`), and nothing but the standard library, paho-mqtt and
-aiohttp, the two requirements of the `edge-agent` distribution (packaging/agent/). Read
+`storage`, `embedded_broker`), and nothing but the standard library, paho-mqtt, aiohttp
+and cryptography, the three requirements of the `edge-agent` distribution
+(packaging/agent/). Read
 with `ast`, as tests/test_architecture.py reads the house: imports inside functions and
 under TYPE_CHECKING count."""
 
@@ -15,7 +16,7 @@ from tests.test_architecture import Import, _imports_of
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER = {"edge", "api", "storage", "embedded_broker"}
-REQUIRED = {"paho", "aiohttp"}  # paho-mqtt's and aiohttp's top-level packages
+REQUIRED = {"paho", "aiohttp", "cryptography"}  # the requirements' top-level packages
 
 
 def agent_imports(root: Path = REPO) -> list[Import]:

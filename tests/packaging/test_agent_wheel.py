@@ -1,5 +1,6 @@
 """The `edge-agent` distribution (packaging/agent/build.py, `make wheel`): a wheel of the
-agent alone that requires only paho-mqtt and aiohttp, as the project pins them, with the
+agent alone that requires only paho-mqtt, aiohttp and cryptography (the device's key and
+CSR, provisioning), as the project pins them, with the
 `edge agent` and `edge-agent` commands; imported from the wheel, it loads nothing of the
 server. The long test installs it into a fresh virtual environment, from the wheel and
 the local package index, and runs it there."""
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SERVER = ("edge", "api", "storage", "embedded_broker", "apsw", "amqtt", "cryptography")
+SERVER = ("edge", "api", "storage", "embedded_broker", "apsw", "amqtt", "PIL")
 
 
 def _builder() -> object:
@@ -45,7 +46,11 @@ def test_the_wheel_holds_the_agent_and_requires_only_what_it_imports(wheel: Path
     assert wheel.name == "edge_agent-0.1.0-py3-none-any.whl"
     fields = email.parser.Parser().parsestr(metadata(wheel, "METADATA"))
     assert fields["Name"] == "edge-agent"
-    assert fields.get_all("Requires-Dist") == ["aiohttp==3.14.5", "paho-mqtt==2.2.0"]
+    assert fields.get_all("Requires-Dist") == [
+        "aiohttp==3.14.5",
+        "paho-mqtt==2.2.0",
+        "cryptography==50.0.2",
+    ]
     scripts = metadata(wheel, "entry_points.txt")
     assert "edge = edge_agent.cli:edge_main" in scripts
     assert "edge-agent = edge_agent.cli:main" in scripts
@@ -80,14 +85,15 @@ def test_every_module_imports_from_the_wheel_without_the_server(
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
     assert seen["file"].startswith(str(tmp_path / "unpacked"))
-    assert {"edge_agent", "paho", "aiohttp"} <= set(seen["loaded"])
+    assert {"edge_agent", "paho", "aiohttp", "cryptography"} <= set(seen["loaded"])
     assert set(seen["loaded"]) & set(SERVER) == set()
 
 
 @pytest.mark.long
 @pytest.mark.timeout(600)
 def test_the_wheel_installs_alone_and_runs(wheel: Path, tmp_path: Path) -> None:
-    """In a fresh environment: only the agent and what paho-mqtt and aiohttp need."""
+    """In a fresh environment: only the agent and what paho-mqtt, aiohttp and cryptography
+    need."""
     venv.create(tmp_path / "env", with_pip=True)
     python = tmp_path / "env" / "bin" / "python"
     subprocess.run([python, "-m", "pip", "install", "-q", str(wheel)], check=True, timeout=500)
@@ -95,8 +101,8 @@ def test_the_wheel_installs_alone_and_runs(wheel: Path, tmp_path: Path) -> None:
         [python, "-m", "pip", "list", "--format=json"], capture_output=True, text=True, check=True
     )
     names = {entry["name"].lower() for entry in json.loads(listed.stdout)}
-    assert {"edge-agent", "aiohttp", "paho-mqtt"} <= names
-    assert names & {"apsw", "amqtt", "cryptography", "pillow", "uvloop", "edge"} == set()
+    assert {"edge-agent", "aiohttp", "paho-mqtt", "cryptography"} <= names
+    assert names & {"apsw", "amqtt", "pillow", "uvloop", "edge"} == set()
     config = tmp_path / "agent.json"
     config.write_text(json.dumps({"server": "http://x"}))
     done = subprocess.run(
