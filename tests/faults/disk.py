@@ -11,6 +11,8 @@ injected where the server meets the disk instead:
   fsync, rename and link fail with ENOSPC or EROFS while a fault is on; and the same for
   the `os` of storage/space.py, whose small write is the health probe's check, and of
   storage/layout.py, through which mail in file mode is written.
+- `unlinks`: unlinks through that `os` fail too, as on a read-only remount (off by
+  default, so a test can check that a refused write leaves no file behind).
 - `sqlite_only`: the fault is in SQLite alone (the folder still takes a small file), as
   when a large write needs room the disk no longer has but a block is still free.
 
@@ -37,6 +39,7 @@ class Disk:
     def __init__(self) -> None:
         self.fault: str | None = None
         self.sqlite_only = False
+        self.unlinks = False  # unlinks refused too (left alone by default: cleanups work)
         self.refused = 0  # writes refused while a fault was on
 
     def check_sqlite(self) -> None:
@@ -123,6 +126,11 @@ class FaultyOs:
     def link(self, source: Any, target: Any) -> None:
         self._disk.check_os()
         os.link(source, target)
+
+    def unlink(self, path: Any) -> None:
+        if self._disk.unlinks:
+            self._disk.check_os()
+        os.unlink(path)
 
 
 @pytest.fixture
