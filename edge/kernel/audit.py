@@ -59,6 +59,7 @@ ACTIONS = {
     ),
     "tunnels": ("tunnel_opened", "tunnel_closed", "tunnel_token_taken"),
     "commands": ("command_sent",),
+    "twins": ("twin_desired_updated",),
 }
 OPERATOR = "operator"  # the name of the command line's actor
 
