@@ -183,7 +183,8 @@ class _Sink:
                 self._end_flush(wait=False)
                 os.close(self.fd)
                 self._closed = True
-        self.path.unlink(missing_ok=True)
+        with space.refusals(self._store.refusal):  # as the write it follows
+            _remove(self.path)
 
     def _end_flush(self, wait: bool) -> None:
         """A flush not yet started is called off (its descriptor closed here); one under way
