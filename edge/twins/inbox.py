@@ -62,10 +62,6 @@ class TwinInbox:
             self._twins.send_delta(device, twin)
         return twin.version
 
-    def room(self, client: MqttClient) -> None:
-        """Deltas are offered whatever the session's room (a delta is small, and the
-        next one replaces it): nothing waits for room here."""
-
     async def receive(self, client: MqttClient, topic: str, payload: bytes) -> None:
         own, token = self._own(client) or "", None
         action = topics.GET if topic.endswith(f"/{topics.GET}") else topics.UPDATE
