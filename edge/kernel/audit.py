@@ -58,8 +58,8 @@ ACTIONS = {
         "device_restored",
     ),
     "tunnels": ("tunnel_opened", "tunnel_closed", "tunnel_token_taken"),
-    "commands": ("command_sent",),
     "twins": ("twin_desired_updated",),
+    "commands": ("command_sent",),
 }
 OPERATOR = "operator"  # the name of the command line's actor
 
