@@ -31,6 +31,12 @@ _TRASH_ENTRY = model(
 )
 EDGE_MODELS: dict[str, Schema] = {
     "Status": model("An error, or the outcome of an operation", "message*"),
+    "ServiceRefused": model(
+        "The tunnel does not offer the service asked for: the Status message, and the"
+        " services it does offer (for a client such as `edge tunnel connect` to read)",
+        "message* services*",
+        services={"type": "array", "items": STR},
+    ),
     "ListCounts": model(
         "A list asked only for its counts (object_count, page_count)", "object_count page_count"
     ),

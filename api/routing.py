@@ -197,7 +197,7 @@ def with_heads(routes: Sequence[Route]) -> Iterator[Route]:
     declared = {route.path for route in routes if route.method == "HEAD"}
     for route in routes:
         yield route
-        upgrade = set(route.responses) == {101}
+        upgrade = 101 in route.responses  # its only success; its refusals are HTTP
         if route.method == "GET" and route.path not in declared and not upgrade:
             yield replace(route, method="HEAD")
 

@@ -263,7 +263,7 @@ ROUTES = [
         "WebSocket: one stream through a tunnel (Bearer: the tunnel's client access token)",
         "tunnels",
         query=("service",),
-        responses={101: "WebSocket"},
+        responses={101: "WebSocket", 400: "ServiceRefused"},
         operation_id="connect_tunnel",
         extension=True,
         errors=(401,),

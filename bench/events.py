@@ -1,6 +1,8 @@
-"""Live changes: 100 SSE subscribers (GET /v2/events) while data is written.
+"""Live changes: SSE subscribers (GET /v2/events) while data is written, at a small and a
+large number of subscribers (10 and 500 by default), each on a server of its own.
 
-`edge serve` runs in its own process with its default settings. One group; `subscribers`
+`edge serve` runs in its own process with its default settings, but for the connections
+one address may hold (all the clients here are on loopback, one address). One group; `subscribers`
 devices each hold group access to it, half with `data_paths` {/: read} (full readers),
 half with {/public: read} (narrowed readers), and each opens one stream of the group's data
 changes with its API key. Writers PUT entries, alternately under /public and /private,
@@ -16,10 +18,16 @@ lost) and none it may not (none leaked: a narrowed reader that hears a /private 
   saturated); the highest rate reached with 0 lost, beside the PUT rate with no
   subscribers (unpaced, the same writers, on the same server before any stream opens).
 
+Each size's figures stand beside their references of the same run (the PUT's own p99, the
+PUT rate with no subscribers, the RSS at the steady run's start), and the large size's
+delivery p99 and highest rate beside the small size's: what the subscribers' number costs.
+There is no MQTT side here: the MQTT data-change topics (docs/mqtt.md) are delivered by
+the broker's subscription tree, measured by bench/mqtt.py's fan-out rows.
+
 The subscribers and the writers share this one process (asyncio, aiohttp): the load column
 shows its CPU beside the server's, so a step where this process was the limit shows.
 
-Run: .venv/bin/python -m bench.events [--subscribers 100] [--rate 200] [--seconds 60]
+Run: .venv/bin/python -m bench.events [--subscribers 10,500] [--rate 200] [--seconds 60]
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ WRITERS = 32  # PUTs in flight at most
 DRAIN_SECONDS = 5.0  # after the last write, how long stragglers may take to arrive
 RSS_EVERY = 5.0
 FIRST_RATE = 200
+SIZES = (10, 500)  # subscribers: the small size and the large
 
 
 @dataclass
@@ -273,8 +282,11 @@ def highest_without_loss(steps: list[Phase]) -> float:
 
 
 def run(subscribers: int, rate: float, seconds: float, step: float) -> Figures:
+    # Every subscriber and writer comes from 127.0.0.1 here, where a LAN's come from
+    # addresses of their own: one address may hold them all (and the site's setup calls).
+    room = {"EDGE_MAX_CONNECTIONS_PER_ADDRESS": str(max(512, subscribers + WRITERS + 64))}
     with tempfile.TemporaryDirectory(prefix="edge-bench-events-") as folder:
-        with servers.edge(Path(folder)) as server:
+        with servers.edge(Path(folder), room) as server:
             figures = asyncio.run(measure(server, subscribers, rate, seconds, step))
     _print(figures)
     return figures
@@ -350,22 +362,67 @@ def as_rows(f: Figures, line: str) -> list[out.Row]:
     ]
 
 
+def against_small(small: Figures, large: Figures, line: str) -> list[out.Row]:
+    """The large size beside the small one: what more subscribers cost."""
+    n, m = large.subscribers, small.subscribers
+    load = out.cpu(large.steady.server_cpu, large.steady.generator_cpu)
+    return [
+        out.Row(
+            f"delivery p99 with {n} SSE subscribers, {large.steady.rate:.0f} writes/s",
+            _p99_ms(large.steady),
+            "ms",
+            f"the same with {m} subscribers",
+            _p99_ms(small.steady),
+            lower_is_better=True,
+            load=load,
+            command=line,
+        ),
+        out.Row(
+            f"highest write rate with 0 lost, {n} SSE subscribers",
+            highest_without_loss(large.steps),
+            "writes/s",
+            f"the same with {m} subscribers",
+            highest_without_loss(small.steps),
+            command=line,
+        ),
+    ]
+
+
+def _p99_ms(phase: Phase) -> float:
+    return p(phase.delivery, 0.99) * 1000 if phase.delivery else 0.0
+
+
+def sized(sizes: list[int], rate: float, seconds: float, step: float, line: str) -> list[out.Row]:
+    """Each size's rows, then the largest beside the smallest."""
+    found = [run(n, rate, seconds, step) for n in sizes]
+    rows = [row for figures in found for row in as_rows(figures, line)]
+    if len(found) > 1:
+        rows += against_small(found[0], found[-1], line)
+    return rows
+
+
 def rows(quick: bool) -> list[out.Row]:
-    subscribers, seconds, step = (100, 20, 5) if quick else (100, 60, 10)
-    line = out.command(
-        "bench.events", "--subscribers", subscribers, "--seconds", seconds, "--step", step
-    )
-    return as_rows(run(subscribers, FIRST_RATE, seconds, step), line)
+    seconds, step = (20, 5) if quick else (60, 10)
+    sizes = ",".join(str(n) for n in SIZES)
+    line = out.command("bench.events", "--subscribers", sizes, "--seconds", seconds, "--step", step)
+    return sized(list(SIZES), FIRST_RATE, seconds, step, line)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--subscribers", type=int, default=100)
+    parser.add_argument(
+        "--subscribers",
+        default=",".join(str(n) for n in SIZES),
+        help="comma-separated numbers of subscribers, each run on a server of its own",
+    )
     parser.add_argument("--rate", type=float, default=200, help="writes/s of the steady run")
     parser.add_argument("--seconds", type=float, default=60, help="length of the steady run")
     parser.add_argument("--step", type=float, default=10, help="seconds of each rate step")
     args = parser.parse_args()
-    run(args.subscribers, args.rate, args.seconds, args.step)
+    sizes = sorted(int(n) for n in args.subscribers.split(","))
+    found = sized(sizes, args.rate, args.seconds, args.step, "")
+    for row in found[-2:] if len(sizes) > 1 else []:  # the large size beside the small
+        print(f"{row.name}: {row.edge:.1f} {row.unit}; {row.reference}: {row.reference_value}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ shows whether the load generator was the limit, and the command that reproduces 
 Usage: python -m bench.report [--quick] [--only requests_wrk,data,...] [--out FILE]
 (BENCH_QUICK=1 is --quick: small sizes, the whole report in about ten minutes on an idle
 2-core machine). Each benchmark prints its own tables as it runs; the report collects the
-rows its `rows(quick)` returns (bench/rows.py).
+rows its `rows(quick)` returns (bench/rows.py). With `--only`, the rows of the benchmarks
+that ran are spliced into the existing document and the rest of it is kept
+(bench/splice.py); without, the whole document is written anew.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ import platform
 import sys
 import time
 import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench import splice
 from bench.rows import Row, Skipped, log
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,15 +61,22 @@ def machine() -> str:
     return f"{os.cpu_count()} cores, {cpu_model()}, load average (1/5/15 min) {load}"
 
 
-def collect(
-    names: list[str], quick: bool
-) -> tuple[list[Row], list[str], dict[str, float], list[str]]:
-    """Every benchmark's rows; what failed or was skipped; minutes each took; and the
-    sections that benchmarks with a `details()` add (the soak's reports)."""
-    rows: list[Row] = []
-    sections: list[str] = []
-    problems: list[str] = []
-    took: dict[str, float] = {}
+@dataclass
+class Collected:
+    """Every benchmark's rows; those that ran to the end; what failed or was skipped;
+    seconds each took; and the sections that benchmarks with a `details()` add (the
+    soak's reports)."""
+
+    rows: list[Row] = field(default_factory=list)
+    ran: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    took: dict[str, float] = field(default_factory=dict)
+    sections: list[str] = field(default_factory=list)
+
+
+def collect(names: list[str], quick: bool) -> Collected:
+    found = Collected()
+    rows, sections, problems, took = found.rows, found.sections, found.problems, found.took
     for name in names:
         log(f"\n===== bench.{name} ({'quick' if quick else 'full'}) =====")
         began = time.monotonic()
@@ -74,13 +85,14 @@ def collect(
             rows += module.rows(quick)
             if hasattr(module, "details"):
                 sections += ["", f"## bench.{name}, as it ran", "", *module.details()]
+            found.ran.append(name)
         except Skipped as why:
             problems.append(f"bench.{name} was not run: {why}")
         except Exception as error:  # noqa: BLE001 - one failed benchmark must not lose the rest
             traceback.print_exc()
             problems.append(f"bench.{name} failed: {type(error).__name__}: {error}"[:400])
         took[name] = time.monotonic() - began
-    return rows, problems, took, sections
+    return found
 
 
 def cell(value: float | None, unit: str = "") -> str:
@@ -116,9 +128,7 @@ def document(
     after: str,
     started: str,
 ) -> str:
-    loaded = os.getloadavg()[0] > 0.5 * (os.cpu_count() or 1) or _first_load(before) > 0.5 * (
-        os.cpu_count() or 1
-    )
+    loaded = _loaded(before)
     kind = "quick sizes (`make bench-quick`)" if quick else "full sizes (`make bench`)"
     out = [
         "# Performance",
@@ -208,6 +218,41 @@ def document(
     return "\n".join(out)
 
 
+def _loaded(before: str) -> bool:
+    """Load average above half the cores, before the run or now."""
+    half = 0.5 * (os.cpu_count() or 1)
+    return os.getloadavg()[0] > half or _first_load(before) > half
+
+
+def _load(text: str) -> str:
+    """The load averages of `machine()`'s text."""
+    return text.split("load average (1/5/15 min) ")[-1]
+
+
+def note(ran: list[str], line: str, started: str, minutes: float, before: str, after: str) -> str:
+    """The bullet that says where spliced rows came from."""
+    names = ", ".join(f"`bench.{name}`" for name in ran)
+    loaded = "; **produced on a loaded machine**" if _loaded(before) else ""
+    return (
+        f"{splice.NOTE}{names} from `{line}` on {started}, {minutes:.0f} minutes (load average"
+        f" before {_load(before)}, after {_load(after)}){loaded}."
+    )
+
+
+def spliced(old: str, found: Collected, order: list[str], note_line: str) -> str:
+    """The table and sections of `old` with the rows of the benchmarks that ran."""
+    run = splice.Run(
+        found.ran,
+        order,
+        table(found.rows)[2:],
+        found.sections,
+        note_line,
+        found.took,
+        found.problems,
+    )
+    return splice.splice(old, run)
+
+
 def _first_load(text: str) -> float:
     try:
         return float(text.split("load average (1/5/15 min) ")[1].split(" / ")[0])
@@ -226,13 +271,23 @@ def main() -> None:
     names = args.only.split(",") if args.only else list(BENCHES)
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     before = machine()
-    rows, problems, took, sections = collect(names, args.quick)
-    text = document(rows, problems, took, args.quick, before, machine(), started)
-    text = text.rstrip("\n") + "\n" + "\n".join(sections) + "\n"
+    found = collect(names, args.quick)
+    old = args.out.read_text() if args.only and args.out.exists() else ""
+    if splice.has_table(old):  # --only: the other benchmarks' figures are kept
+        line = "python -m bench.report --only " + args.only + (" --quick" if args.quick else "")
+        minutes = sum(found.took.values()) / 60
+        text = spliced(
+            old, found, list(BENCHES), note(found.ran, line, started, minutes, before, machine())
+        )
+    else:
+        text = document(
+            found.rows, found.problems, found.took, args.quick, before, machine(), started
+        )
+        text = text.rstrip("\n") + "\n" + "\n".join(found.sections) + "\n"
     args.out.write_text(text)
     print(text)
     log(f"wrote {args.out}")
-    sys.exit(1 if problems and not rows else 0)
+    sys.exit(1 if found.problems and not found.rows else 0)
 
 
 if __name__ == "__main__":

@@ -207,7 +207,9 @@ def _commands(services: Services, broker: MqttService) -> None:
     commands.notify = broker.notify_spare
     commands.notify_connected = broker.notify_connected
     commands.persistent = broker.keeps_session
-    broker.add_inbox(CommandInbox(commands))
+    inbox = CommandInbox(commands)
+    broker.add_inbox(inbox)
+    broker.add_room_waiter(inbox)  # what a full session refused goes out as it empties
 
 
 def _jobs(services: Services, broker: MqttService) -> None:

@@ -46,6 +46,7 @@ class EdgeHandler(BrokerProtocolHandler):
         self._reader_ready.set()
         session, link = self.client_session, cast(Link, self.writer)
         session.on_overflow = lambda: self.end("its queue is full (a slow client)")
+        session.on_room = lambda: self.router.inboxes.room(session.client)
         session.attach(link)
         if session.subscriptions:  # a stored session is back: what waits for it (a delta)
             held = list(session.subscriptions)

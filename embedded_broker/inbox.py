@@ -4,7 +4,8 @@ answers them instead of being routed to subscribers, and the publisher's acknowl
 waits until that service is done (an update is durable before it is acknowledged). An
 inbox also names topics it `watches`: when a session of the device subscribes to one
 (or comes back holding such a subscription), the inbox is told, so it can send what waits
-there (a twin's delta).
+there (a twin's delta, queued commands). A `RoomWaiter` is told when a session that
+refused a server message for want of room has room again (queued commands).
 
 The services live in `edge/` and know nothing of the broker: they meet this protocol by
 shape; `edge/app.py` hands them to the broker (`MqttService.add_inbox`).
@@ -43,9 +44,18 @@ class Inbox(Protocol):
         ...
 
 
+class RoomWaiter(Protocol):
+    def room(self, client: MqttClient) -> None:
+        """A session of the client that refused a server message for want of room (a
+        queued command offered with `notify_spare`) has room again: its queue has gone
+        out. So what still waits is offered then, not by polling."""
+        ...
+
+
 class Inboxes:
     def __init__(self) -> None:
         self.inboxes: list[Inbox] = []
+        self.waiters: list[RoomWaiter] = []  # told when a session has room again
 
     def taking(self, client: MqttClient, topic: str) -> Inbox | None:
         for inbox in self.inboxes:
@@ -65,3 +75,11 @@ class Inboxes:
                         told[topic] = inbox.subscribed(client, topic, told.get(topic))
                     except Exception:  # the subscription stands whatever the inbox does
                         log.exception("mqtt: the server's answer to a subscription failed")
+
+    def room(self, client: MqttClient) -> None:
+        """Tell each waiter that a session of this client has room again."""
+        for waiter in self.waiters:
+            try:
+                waiter.room(client)
+            except Exception:  # the acknowledgement stands whatever the inbox does
+                log.exception("mqtt: the server's answer to a session's room failed")

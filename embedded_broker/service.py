@@ -20,7 +20,7 @@ from embedded_broker import listeners
 from embedded_broker.accounts import AccountLimits
 from embedded_broker.broker import EdgeBroker
 from embedded_broker.frames import Message
-from embedded_broker.inbox import Inbox
+from embedded_broker.inbox import Inbox, RoomWaiter
 from embedded_broker.persistence import SessionStore
 from embedded_broker.retained import RetainedStore
 from embedded_broker.router import Router
@@ -166,6 +166,10 @@ class MqttService:
     def add_inbox(self, inbox: Inbox) -> None:
         """A service that answers requests devices publish on their own topics."""
         self.router.inboxes.inboxes.append(inbox)
+
+    def add_room_waiter(self, waiter: RoomWaiter) -> None:
+        """A sender told when a session that refused it for want of room has room again."""
+        self.router.inboxes.waiters.append(waiter)
 
     def published(self) -> dict[str, int]:
         """MQTT messages published by organization since the last call (billing)."""

@@ -86,6 +86,10 @@ class ClientSession:
         self.usage = accounts.usage(client.account_id) if accounts is not None else Usage()
         self.link: Link | None = None
         self.on_overflow: Callable[[], None] = _nothing
+        # Told when a sender this session refused for want of room (`offer` with `spare`)
+        # can offer again: the messages that waited have all gone out (set by the handler).
+        self.on_room: Callable[[], None] = _nothing
+        self._refused_spare = False
         self.subscriptions: dict[str, int] = {}
         self.inflight: dict[int, _Outgoing] = {}
         self.waiting: deque[_Outgoing] = deque()
@@ -135,6 +139,7 @@ class ClientSession:
                 )
                 self.journal(self, stored)
         elif spare:
+            self._refused_spare = True
             return False
         elif link is not None:
             self.stats.slow_disconnects += 1
@@ -146,9 +151,13 @@ class ClientSession:
         return True
 
     def acknowledged(self, packet_id: int) -> None:
-        """PUBACK (QoS 1) or PUBCOMP (QoS 2) from the client."""
+        """PUBACK (QoS 1) or PUBCOMP (QoS 2) from the client; once nothing waits behind
+        what is in flight, a sender refused for want of room is told (`on_room`)."""
         if self.inflight.pop(packet_id, None) is not None:
             self._pump()
+            if self._refused_spare and not self.waiting:
+                self._refused_spare = False
+                self.on_room()
 
     def received(self, packet_id: int, packet_id_bytes: bytes) -> None:
         """PUBREC from the client (QoS 2): answer PUBREL and wait for PUBCOMP."""

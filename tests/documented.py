@@ -88,11 +88,24 @@ class Documented:
         body = getattr(response, "body", None)
         if not isinstance(body, bytes) or not body:
             return  # a streamed body: its status and type were checked
-        validator = self._validator(key, documented["application/json"]["schema"])
-        error = next(iter(validator.iter_errors(json.loads(body))), None)
+        schema, parsed = documented["application/json"]["schema"], json.loads(body)
+        validator = self._validator(key, schema)
+        error = next(iter(validator.iter_errors(parsed)), None)
         if error is not None:
             at = "/".join(str(p) for p in error.absolute_path) or "body"
             self.problems.append(f"{where}: {at}: {error.message[:300]}")
+        elif response.status >= 400 and isinstance(parsed, dict):
+            self._no_undocumented_fields(where, schema, parsed)
+
+    def _no_undocumented_fields(self, where: str, schema: Any, body: dict[str, Any]) -> None:
+        """An error body holds only what its model lists: models stay open to fields added
+        later, so the schema alone would let a refusal's extra field (a tunnel's
+        `services`) go undocumented."""
+        ref = schema.get("$ref", "") if isinstance(schema, dict) else ""
+        model = self.components["schemas"].get(ref.rsplit("/", 1)[-1], schema)
+        extra = sorted(set(body) - set(model.get("properties", {})))
+        if extra:
+            self.problems.append(f"{where}: {', '.join(extra)}: not in the documented model")
 
     def _validator(self, key: tuple[str, str, str], schema: dict[str, Any]) -> Draft202012Validator:
         found = self._validators.get(key)

@@ -5,6 +5,10 @@ The broker hands this inbox what a device publishes on its own
 topic ACL already refused anyone else's publish there): the reply is recorded before the
 device's PUBACK, and the HTTP caller waiting for it gets it. The same inbox protocol
 carries twin requests (edge/twins/inbox.py); replies are never routed to subscribers.
+
+It also starts the delivery of queued commands when a session of the device subscribes to
+its commands (or comes back holding that subscription), and when a session that had no
+room for them has room again (the device's presence starts it too): no poll.
 """
 
 from __future__ import annotations
@@ -14,6 +18,10 @@ from collections.abc import Sequence
 from edge.commands.messages import COMMANDS, REPLY
 from edge.commands.service import Commands
 from edge.devices.mqtt_clients import MqttClient
+
+# Stands for any request ID: a filter that matches it (`commands/+`, `commands/#`) takes
+# every command; no request ID is this (they are generated IDs).
+WATCHED = "-"
 
 
 class CommandInbox:
@@ -27,10 +35,18 @@ class CommandInbox:
         await self._commands.reply(client.account_id, topic, payload)
 
     def watches(self, client: MqttClient) -> Sequence[str]:
-        return ()  # queued commands go out on the device's presence, not on a subscribe
+        """A command's topic: a session of the device that subscribes to its commands
+        (or comes back holding that subscription) is offered what is queued for it."""
+        own = client.own_topic(COMMANDS)
+        return () if own is None else (f"{own}/{WATCHED}",)
 
     def subscribed(self, client: MqttClient, topic: str, sent: int | None) -> int | None:
+        self._commands.offer_queued(client.account_id)
         return None
+
+    def room(self, client: MqttClient) -> None:
+        """The device's session has room again: what is still queued goes out now."""
+        self._commands.offer_queued(client.account_id)
 
 
 def is_reply(client: MqttClient, topic: str) -> bool:

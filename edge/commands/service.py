@@ -6,9 +6,11 @@ which answers on the command's reply topic.
   own sessions only (as tunnel notices are) on `<root>/devices/<id>/commands/<request_id>`.
   The caller waits for the reply up to `timeout` seconds (504 past it); a device that is
   offline is a 409. With `queue`, the caller does not wait (202): the command is delivered
-  now if the device is online, else when it next connects (presence events), until its
-  `ttl`; only for a device that keeps a persistent session (one that is subscribed to its
-  commands topic while away).
+  now if the device is online, else when it next connects (presence events) or a
+  session of it subscribes to its commands, until its `ttl`; what a session has no room
+  for goes out once its queue has gone out (the broker's inbox calls `offer_queued` on
+  each of these), never by polling. Only for a device that keeps a persistent session
+  (one that is subscribed to its commands topic while away).
 - Replies (`reply`): the broker hands over what the device's own sessions publish on
   `.../commands/<request_id>/reply` (embedded_broker/acl.py lets no one else publish
   there); the first valid reply of a command still waiting is kept, later ones ignored.
@@ -16,8 +18,9 @@ which answers on the command's reply topic.
   what no client may send, no device is sent either.
 - At most `rate_per_minute` commands per device per minute, counted in the write that
   records the command, so two callers at once cannot both take the last one.
-- Finished commands are kept `retention_hours`; `sweep` ends the expired and deletes the
-  old.
+- Finished commands are kept `retention_hours`; `sweep` (hourly) ends the expired and
+  deletes the old: a backstop for the record only, since an expired command is never
+  read for delivery whether or not the sweep has marked it.
 """
 
 from __future__ import annotations
@@ -54,7 +57,6 @@ from storage.rows import Tx
 Row = dict[str, Any]
 log = logging.getLogger("edge.commands")
 DELIVERY_BATCH = 100  # queued commands read and offered at a time
-DELIVERY_PAUSE = 1.0  # seconds between offers to a device whose sessions have no room
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,7 @@ class Commands:
         # The callers waiting for a reply: request ID -> (device ID, its future).
         self._waiting: dict[str, tuple[str, asyncio.Future[Command]]] = {}
         self._draining: set[str] = set()  # devices whose queued commands are being delivered
+        self._again: set[str] = set()  # ... and told meanwhile that more may go out
         self.counts = dict.fromkeys(("sent", "answered", "timed_out", "bad_replies"), 0)
         devices.presence.events.listen(self._presence)
 
@@ -107,7 +110,7 @@ class Commands:
         self.counts["sent"] += 1
         if queue:
             if online:
-                self._drain(device_id)
+                self.offer_queued(device_id)
             return 202, messages.view(command)
         return 200, messages.view(await self._call(device, command, timeout))
 
@@ -208,32 +211,37 @@ class Commands:
     def _presence(self, event: PresenceEvent) -> None:
         """A device that comes online gets what waits for it."""
         if event.online:
-            self._drain(event.device_id)
+            self.offer_queued(event.device_id)
 
-    def _drain(self, device_id: str) -> None:
-        """Start delivering a device's queued commands, unless that is under way."""
-        if device_id not in self._draining:
-            self._draining.add(device_id)
-            task = asyncio.ensure_future(self._deliver_waiting(device_id))
-            task.add_done_callback(lambda t: self._drained(device_id, t))
+    def offer_queued(self, device_id: str) -> None:
+        """Offer a device's queued commands to its sessions now: it came online, a session
+        of it subscribed to its commands, or one that had no room has room again (the
+        broker's inbox, edge/commands/inbox.py). When a delivery is under way already, it
+        reads once more before it ends, so what this news made deliverable is not missed."""
+        if device_id in self._draining:
+            self._again.add(device_id)
+            return
+        self._draining.add(device_id)
+        task = asyncio.ensure_future(self._deliver_waiting(device_id))
+        task.add_done_callback(lambda t: self._drained(device_id, t))
 
     def _drained(self, device_id: str, task: asyncio.Future[None]) -> None:
         self._draining.discard(device_id)
+        self._again.discard(device_id)
         _report_failure(task)
 
     async def _deliver_waiting(self, device_id: str) -> None:
         """Deliver in batches of DELIVERY_BATCH, each within the room the device's sessions
-        have: a big backlog neither holds the loop nor overflows a session. While the
-        device stays online and some wait without room, try again each DELIVERY_PAUSE
-        (its client acknowledges, room frees); what is left waits for its next connect."""
+        have: a big backlog neither holds the loop nor overflows a session. What no
+        session takes (none subscribed, or no room) stays queued until the next news of
+        the device (`offer_queued`), not polled for."""
         device = self._db.read(lambda c: device_store.get(c, device_id))
         while device is not None and device.is_active:
+            self._again.discard(device_id)
             batch = self._db.read(lambda c: self._batch(c, device_id))
             if not batch:
                 return
-            if not await self._deliver(device, batch):
-                await asyncio.sleep(DELIVERY_PAUSE)
-            if not self._devices.presence.is_online(device_id):
+            if not await self._deliver(device, batch) and device_id not in self._again:
                 return
 
     @staticmethod

@@ -130,7 +130,7 @@ class Uploads:
             try:
                 blob = await self._store.run(self._store.place, received.path)
             except BaseException:
-                self._store.discard(received.path)
+                await self._store.run(self._store.discard, received.path)
                 raise
             fields, size = dict(upload.fields), received.size
             written = Written([(blob, size)], size, etag, fields, upload.created_by)
@@ -184,7 +184,7 @@ class Uploads:
         except LimitExceeded:
             raise too_big from None
         if length is not None and received.size != length:
-            self._store.discard(received.path)
+            await self._store.run(self._store.discard, received.path)
             raise ValidationError("body", f"ended after {received.size} of {length} bytes")
         return received
 
@@ -192,7 +192,7 @@ class Uploads:
         try:
             name = await self._store.run(self._store.place_part, received.path, upload.id, number)
         except BaseException:
-            self._store.discard(received.path)
+            await self._store.run(self._store.discard, received.path)
             raise
         part = UploadPart(upload.id, number, name, received.size, received.md5.hex())
 
@@ -210,10 +210,10 @@ class Uploads:
             await self._store.run(self._store.remove_upload, upload.id)
             raise
         except BaseException:
-            self._store.part_path(upload.id, name).unlink(missing_ok=True)
+            await self._store.run(self._store.discard_part, upload.id, name)
             raise
         if replaced is not None:
-            await self._store.run(self._store.part_path(upload.id, replaced).unlink, True)
+            await self._store.run(self._store.discard_part, upload.id, replaced)
 
     # -- completing ----------------------------------------------------------------------
     async def _complete(self, where: GroupFiles, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -308,7 +308,7 @@ class Uploads:
             await self._db.write(write)
         except BaseException:
             for blob, _ in written.blobs:
-                self._store.unlink_new(blob)
+                await self._store.run(self._store.unlink_new, blob)
             raise
         self._changes.emit(FileChanged(group.org_id, group.id, upload.path, "put"))
         await self._sweeps.collect()

@@ -58,6 +58,7 @@ ACTIONS = {
         "device_restored",
     ),
     "tunnels": ("tunnel_opened", "tunnel_closed", "tunnel_token_taken"),
+    "twins": ("twin_desired_updated",),
     "commands": ("command_sent",),
     "jobs": ("job_created", "job_canceled", "job_deleted"),
     "provisioning": (

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from edge.accounts.devices import Devices
 from edge.devices.topics import Notify
-from edge.kernel import clock
+from edge.kernel import audit, clock
 from edge.kernel.errors import Conflict, Denied, NotFound, SchemaError, ValidationError
 from edge.kernel.events import Hook
 from edge.kernel.principal import Principal
@@ -31,7 +31,7 @@ from edge.twins.document import SECTIONS, JsonObject, Limits
 from storage import devices as device_store
 from storage import twins as store
 from storage.database import Database
-from storage.records import Device
+from storage.records import AuditEvent, Device
 from storage.records import Twin as Twin  # the record its callers hand back (api/twins.py)
 from storage.rows import Tx
 
@@ -95,22 +95,32 @@ class Twins:
             raise Denied("Not permitted to set the desired state of this device")
         if "reported" in update.patches and not rel.is_self:
             raise Denied("Only the device itself reports its state")
-        return await self.apply(target.account, update)
+        device = target.account
+        return await self.apply(device, update, _audited(principal, device, update))
 
     # -- for the device's own MQTT session and for both ------------------------------------
     def current(self, device_id: str) -> Twin:
         found = self.db.read(lambda c: store.get(c, device_id))
         return found if found is not None else empty(device_id)
 
-    async def apply(self, device: Device, update: Update) -> Twin:
-        """Check and write the update, then tell the device and the listeners."""
+    async def apply(
+        self, device: Device, update: Update, audited: AuditEvent | None = None
+    ) -> Twin:
+        """Check and write the update, with its audit event (`audited`, given the new
+        version), then tell the device and the listeners."""
         for section, patch in update.patches.items():
             document.check_patch(section, patch, self.limits)
         now = clock.now_iso()
-        # `_write` reads, checks, then changes the twin by one statement: no savepoint.
-        twin = await self.db.write(
-            lambda conn: self._write(conn, device.id, update, now), savepoint=False
-        )
+
+        def write(conn: Tx) -> Twin:
+            twin = self._write(conn, device.id, update, now)
+            if audited is not None:
+                audit.add(conn, replace(audited, details={"version": twin.version}))
+            return twin
+
+        # `_write` reads, checks, then changes the twin by one statement: a savepoint only
+        # when an audit event follows that statement.
+        twin = await self.db.write(write, savepoint=audited is not None)
         log.debug("twin of device %s at version %d", device.id, twin.version)
         if "desired" in update.patches:
             self.send_delta(device, twin)
@@ -142,6 +152,15 @@ class Twins:
         twin = Twin(device_id, desired, reported, metadata, before.version + 1, now)
         store.put(conn, twin)
         return twin
+
+
+def _audited(principal: Principal, device: Device, update: Update) -> AuditEvent | None:
+    """A change of `desired` is audited (who, the device, the version it made; never the
+    values); a device's `reported` is not (docs/audit.md says why)."""
+    if "desired" not in update.patches:
+        return None
+    target = ("device", device.id)
+    return audit.event("twin_desired_updated", principal, org_id=device.org_id, target=target)
 
 
 def empty(device_id: str) -> Twin:

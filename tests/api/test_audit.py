@@ -299,6 +299,31 @@ async def test_devices_made_restored_and_refused_writes(world: World) -> None:
     assert deleted["target_name"] == "device_loner"  # gone when written: from the record
 
 
+async def test_twin_desired_changes_are_recorded_without_their_values(world: World) -> None:
+    """A person's (or program's) change of `desired` is an event with who, the device and
+    the version it made, never the values; a device's `reported` is not recorded (volume:
+    docs/audit.md), nor is a refused change (version conflict)."""
+    device = world.id("device_member")
+    path = f"/v2/devices/{device}/twin"
+    body = {"desired": {"pin_hint": "4711-secret"}}
+    status, reply = await world.call("org_admin", "PATCH", path, json=body)
+    assert status == 200, reply
+    stale = {"desired": {"mode": "eco"}, "version": 0}
+    assert (await world.call("org_admin", "PATCH", path, json=stale))[0] == 409
+    status, reply = await world.call("device_member", "PATCH", path, json={"reported": {"a": 1}})
+    assert status == 200, reply
+    (changed,) = events(world, "twin_desired_updated")
+    assert (changed["actor_id"], changed["target_kind"], changed["target_id"]) == (
+        world.id("org_admin"),
+        "device",
+        device,
+    )
+    assert changed["target_name"] == "device_member" and changed["org_id"] == world.tenant.org_id
+    assert changed["details"] == {"version": 1} and changed["request_id"]
+    assert "4711" not in stored_text(world)
+    assert [e["action"] for e in events(world)] == ["twin_desired_updated"]
+
+
 async def test_orgs_groups_and_tunnel_closes_are_recorded(world: World) -> None:
     status, made = await world.call(
         "staff_unscoped", "POST", "/v2/orgs", json={"name": "Lab Co", "alias": "labco"}

@@ -292,3 +292,16 @@ async def test_the_suite_catches_a_response_that_breaks_the_document(
     assert len(strict.problems) == 2, strict.problems
     assert "GET /v2/version -> 200: body: 'not_sent' is a required property" in strict.problems
     assert "GET /v2/orgs/{org_id} -> 401: status 401 is not documented" in strict.problems
+
+
+def test_the_tunnel_connect_refusal_documents_the_services_it_carries(
+    document: dict[str, Any],
+) -> None:
+    """Its 400 carries `services` beside the Status message (edge tunnel connect reads
+    them): the document names a model that lists it (tests/documented.py checks every
+    error body against its model's fields)."""
+    connect = document["paths"]["/v2/tunnels/{tunnel_id}/connect"]["get"]["responses"]
+    schema = connect["400"]["content"]["application/json"]["schema"]
+    model = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[-1]]
+    assert set(model["required"]) == {"message", "services"}
+    assert model["properties"]["services"] == {"type": "array", "items": {"type": "string"}}

@@ -3,7 +3,7 @@ BlobStore are opened (edge/kernel/storage_errors.py), not by each request."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -101,4 +101,29 @@ async def test_any_call_of_the_blob_store_the_disk_refuses_raises_edges_error(
         with pytest.raises(seen):
             await store.run(store.unlink, ["gone"])
     finally:
+        store.close()
+
+
+async def test_a_received_file_the_disk_will_not_remove_either_is_edges_refusal(
+    tmp_path: Path,
+    disk: Disk,  # noqa: F811
+) -> None:
+    """The folder turns read-only while the bytes arrive: the write is refused, and so is
+    removing the temporary file after it. What the receiver raises is edge's NotWritable
+    all the same (an unmapped OSError from the cleanup was a 500)."""
+    store = BlobStore(tmp_path, storage_errors.translated)
+    for folder in (store.root, store.tmp):
+        folder.mkdir(parents=True)
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b"x" * (1 << 20)
+        disk.fault, disk.unlinks = READ_ONLY, True
+        for _ in range(4):
+            yield b"y" * (1 << 20)
+
+    try:
+        with pytest.raises(errors.NotWritable):
+            await store.receive(chunks(), 1 << 30)
+    finally:
+        disk.fault, disk.unlinks = None, False
         store.close()

@@ -16,8 +16,9 @@ import pytest
 from edge.commands import inbox
 from edge.commands import service as command_service
 from edge.kernel import clock
-from embedded_broker import acl
-from tests.embedded_broker.clients import Client
+from embedded_broker import acl, sessions
+from tests.embedded_broker import packets
+from tests.embedded_broker.clients import WAIT, Client
 from tests.embedded_broker.conftest import Device, Harness, start
 from tests.embedded_broker.test_presence import eventually, until_state
 from tests.embedded_broker.test_reserved_topics import DEVICE, ORG, OTHER, client
@@ -174,6 +175,40 @@ async def test_a_queued_command_reaches_the_device_when_it_comes_back(broker: Ha
     await eventually(answered)
 
 
+async def test_a_queued_command_goes_out_when_the_device_subscribes(broker: Harness) -> None:
+    """Online but not yet subscribed to its commands when the command is queued: nothing
+    takes it then (it stays `queued`), and it goes out on the SUBSCRIBE itself, through
+    the broker's inbox, not on a later poll (none runs: the sweep is hourly)."""
+    device = await broker.device("pump")
+    client = await broker.connected(device, "d", clean=False)
+    await until_state(broker, device, True, None)
+    body = {"name": "update", "queue": True, "ttl": 600}
+    status, queued = await broker.call("POST", commands(device), json=body)
+    assert (status, queued["command"]["state"]) == (202, "queued"), queued
+    assert await client.subscribe(topic(device), 1) == 1
+    sent = await answer(client)
+    assert sent["request_id"] == queued["command"]["request_id"]
+
+
+async def test_a_queued_command_reaches_a_device_that_comes_back_with_a_clean_session(
+    broker: Harness,
+) -> None:
+    """The device left a persistent session, then comes back with a clean one (its stored
+    subscription gone): the command waits through the connect, which finds no session
+    subscribed, and goes out when the device subscribes again."""
+    device = await broker.device("pump")
+    await away_with_a_session(broker, device)
+    status, queued = await broker.call(
+        "POST", commands(device), json={"name": "later", "queue": True}
+    )
+    assert status == 202, queued
+    back = await broker.connected(device, "keeper", clean=True)
+    await until_state(broker, device, True, "clean")
+    assert await back.subscribe(topic(device), 1) == 1
+    sent = await answer(back)
+    assert sent["request_id"] == queued["command"]["request_id"]
+
+
 @pytest.mark.world(command_rate_limit=1000, mqtt_queue_messages=10)
 async def test_a_backlog_past_the_session_queue_is_delivered_whole_and_in_order(
     broker: Harness, monkeypatch: pytest.MonkeyPatch
@@ -205,6 +240,60 @@ async def test_a_backlog_past_the_session_queue_is_delivered_whole_and_in_order(
         return {c["state"] for c in listed} == {"delivered"}
 
     await eventually(all_delivered)
+
+
+async def _next_publish(reader: asyncio.StreamReader) -> tuple[bytes, dict[str, Any]]:
+    """The next PUBLISH (QoS 1) a raw client reads: its packet ID and its JSON."""
+    while True:
+        first, size, shift = (await reader.readexactly(1))[0], 0, 0
+        while (byte := (await reader.readexactly(1))[0]) & 0x80:
+            size, shift = size | (byte & 0x7F) << shift, shift + 7
+        body = await reader.readexactly(size | byte << shift)
+        if first >> 4 == 3:
+            end = 2 + int.from_bytes(body[:2], "big")
+            return body[end : end + 2], json.loads(body[end + 2 :])
+
+
+@pytest.mark.world(command_rate_limit=1000, mqtt_queue_messages=2)
+async def test_what_a_full_session_refused_goes_out_once_it_has_room(
+    broker: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2 in flight and 2 waiting fill the device's session (here); the commands queued
+    past that are refused by it and stay queued. A raw client acknowledges only when it
+    has read a command: once what waited has gone out, the session says it has room and
+    the rest follow, in order, with no poll to wait for."""
+    monkeypatch.setattr(sessions, "MAX_INFLIGHT", 2)
+    device = await broker.device("pump")
+    reader, writer = await asyncio.open_connection("127.0.0.1", broker.ports["mqtt"])
+    try:
+        login = device.login
+        writer.write(packets.connect("d", login["username"], login["password"], clean=False))
+        assert (await reader.readexactly(4))[:2] == b"\x20\x02"
+        writer.write(packets.subscribe(1, [(topic(device), 1)]))
+        assert (await reader.readexactly(5))[4] == 1
+        await until_state(broker, device, True, None)
+        sent = []
+        for _ in range(7):
+            status, queued = await broker.call(
+                "POST", commands(device), json={"name": "cfg", "queue": True}
+            )
+            assert status == 202, queued
+            sent.append(queued["command"]["request_id"])
+
+        async def full() -> bool:  # marked once the delivery that follows each POST is done
+            listed = (await broker.call("GET", commands(device)))[1]["commands"]
+            return sorted(c["state"] for c in listed) == ["delivered"] * 4 + ["queued"] * 3
+
+        await eventually(full)  # 2 in flight, 2 waiting: the session refused the rest
+        received = []
+        for _ in sent:
+            packet_id, command = await asyncio.wait_for(_next_publish(reader), WAIT)
+            received.append(command["request_id"])
+            writer.write(b"\x40\x02" + packet_id)  # PUBACK
+        assert received == sent
+        assert broker.stats.slow_disconnects == 0
+    finally:
+        writer.close()
 
 
 async def test_a_queued_command_survives_a_restart(broker: Harness, aiohttp_client: Any) -> None:

@@ -11,6 +11,9 @@ injected where the server meets the disk instead:
   fsync, rename and link fail with ENOSPC or EROFS while a fault is on; and the same for
   the `os` of storage/space.py, whose small write is the health probe's check, and of
   storage/layout.py, through which mail in file mode is written.
+- `unlinks`: unlinks fail too, through that `os` and through `Path.unlink`, as on a
+  read-only remount (off by default, so a test can check that a refused write leaves no
+  file behind).
 - `sqlite_only`: the fault is in SQLite alone (the folder still takes a small file), as
   when a large write needs room the disk no longer has but a block is still free.
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import errno
 import os
+import pathlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -37,6 +41,7 @@ class Disk:
     def __init__(self) -> None:
         self.fault: str | None = None
         self.sqlite_only = False
+        self.unlinks = False  # unlinks refused too (left alone by default: cleanups work)
         self.refused = 0  # writes refused while a fault was on
 
     def check_sqlite(self) -> None:
@@ -124,6 +129,11 @@ class FaultyOs:
         self._disk.check_os()
         os.link(source, target)
 
+    def unlink(self, path: Any) -> None:
+        if self._disk.unlinks:
+            self._disk.check_os()
+        os.unlink(path)
+
 
 @pytest.fixture
 def disk(monkeypatch: pytest.MonkeyPatch) -> Iterator[Disk]:
@@ -134,6 +144,14 @@ def disk(monkeypatch: pytest.MonkeyPatch) -> Iterator[Disk]:
     monkeypatch.setattr(blobs, "os", FaultyOs(found))
     monkeypatch.setattr(space, "os", FaultyOs(found))
     monkeypatch.setattr(layout, "os", FaultyOs(found))
+    unlink = pathlib.Path.unlink
+
+    def faulty_unlink(path: pathlib.Path, missing_ok: bool = False) -> None:
+        if found.unlinks:  # any Path's, while asked for: the disk is the process's
+            found.check_os()
+        unlink(path, missing_ok)
+
+    monkeypatch.setattr(pathlib.Path, "unlink", faulty_unlink)
     try:
         yield found
     finally:

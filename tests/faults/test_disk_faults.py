@@ -173,3 +173,36 @@ async def test_writes_running_when_the_disk_fails_are_either_whole_or_refused(
     )
     integrity = world.site.services.db.read(lambda c: c.execute("PRAGMA integrity_check"))
     assert integrity.fetchall() == [("ok",)]
+
+
+@pytest.mark.parametrize("parts", [None, 2])
+async def test_a_refused_cleanup_of_an_upload_is_the_disks_refusal_not_a_500(
+    world: World,
+    disk: Disk,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    parts: int | None,
+) -> None:
+    """The folder turns read-only as the received bytes are placed (a whole file), or
+    just after a part is placed (its row is then refused): removing what was received is
+    refused too, and that refusal is mapped as every call of the store is (503), never
+    an unmapped OSError (a 500). Once write access returns, the same URL takes the bytes."""
+    call, store = await admin_of(world), world.site.services.blobs
+    name = "place" if parts is None else "place_part"
+    real = getattr(store, name)
+
+    def then_read_only(*args: Any) -> Any:
+        if parts is None:  # the rename into the store is refused
+            disk.fault, disk.unlinks = READ_ONLY, True
+            return real(*args)
+        placed = real(*args)
+        disk.fault, disk.unlinks = READ_ONLY, True  # placed; its row is refused
+        return placed
+
+    monkeypatch.setattr(store, name, then_read_only)
+    body = {} if parts is None else {"num_parts": parts}
+    started = await call("PUT", files(world, "x.bin"), json=body)
+    url = started[1]["url"] if parts is None else started[1]["urls"][0]
+    assert await send(world, url, b"the bytes") == 503
+    monkeypatch.setattr(store, name, real)
+    disk.fault, disk.unlinks = None, False
+    assert await send(world, url, b"the bytes") == 200
