@@ -165,6 +165,11 @@ _SUMMARY: Schema = obj(
     title="PendingJobExecution",
 )
 MODELS: dict[str, Schema] = {
+    "ExecutionConflict": obj(
+        {"message": STR, "version": INT},
+        ("message", "version"),
+        title="ExecutionConflict",
+    ),
     "Job": _JOB,
     "JobInfo": obj({"job": _JOB}, ("job",)),
     "JobList": obj({"jobs": {"type": "array", "items": _JOB}, "last_evaluated_key": STR}),
@@ -366,8 +371,7 @@ ROUTES = [
         "Update a device's execution of a job (the device itself)",
         "devices",
         body=UPDATE_EXECUTION,
-        responses={200: "DeviceJobExecutionInfo"},
-        errors=(409,),
+        responses={200: "DeviceJobExecutionInfo", 409: "ExecutionConflict"},
         extension=True,
     ),
 ]
