@@ -71,7 +71,7 @@ CREATE_JOB: Schema = {
             "continuous": BOOL,
             "project_id": _ID,
             "artifact": obj(
-                {"group_id": _ID, "path": _ID}, ("group_id", "path"), title="JobArtifact"
+                {"group_id": _ID, "path": _ID}, ("group_id", "path"), title="ArtifactReference"
             ),
             "policy": obj(
                 {
