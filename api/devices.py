@@ -131,13 +131,14 @@ async def delete_device(request: web.Request) -> web.Response:
 async def reset_api_key(request: web.Request) -> web.Response:
     device_id = request.match_info["device_id"]
     key = await request.app[SERVICES].devices.reset_api_key(principal(request), device_id)
-    return json_response(key)
+    return json_response(key, headers=NO_STORE)
 
 
 async def reset_mqtt_credentials(request: web.Request) -> web.Response:
     device_id = request.match_info["device_id"]
     devices = request.app[SERVICES].devices
-    return json_response(await devices.reset_mqtt_credentials(principal(request), device_id))
+    made = await devices.reset_mqtt_credentials(principal(request), device_id)
+    return json_response(made, headers=NO_STORE)  # its private key, once
 
 
 ROUTES = [

@@ -621,7 +621,8 @@ async def test_a_templates_group_access_follows_the_group_access_rules(
 
 
 async def test_answers_with_secrets_are_never_stored(world: World) -> None:
-    """The claim's secret, the enrolled device's API key and a new device's key."""
+    """The claim's secret, the enrolled device's API key, a new device's key and the
+    answers of the two resets of a device's credentials."""
     token = await world.token("org_admin")
     client = world.api.client
     bearer = {"Authorization": f"Bearer {token}"}
@@ -630,6 +631,9 @@ async def test_answers_with_secrets_are_never_stored(world: World) -> None:
     body = {"claim_id": claim["id"], "secret": claim["secret"], "csr": csrs.csr_pem(csrs.ec_key())}
     enrolled = await client.post(ENROLL, json=body)
     device = await client.post("/v2/devices", json={"name": "zz"}, headers=bearer)
-    for response in (made, enrolled, device):
-        assert response.status == 201, await response.text()
+    one = f"/v2/devices/{(await device.json())['device']['id']}"
+    key = await client.post(f"{one}/reset-api-key", headers=bearer)
+    credentials = await client.post(f"{one}/reset-mqtt-credentials", headers=bearer)
+    for response in (made, enrolled, device, key, credentials):
+        assert response.status in (200, 201), await response.text()
         assert response.headers["Cache-Control"] == "no-store"
