@@ -20,7 +20,7 @@ from PIL import Image
 
 from edge.app import open_site
 from edge.kernel import clock
-from edge.kernel.errors import Unauthenticated
+from edge.kernel.errors import Unauthenticated, ValidationError
 from edge.ops import backup
 from storage.rows import many, scalar
 from tests import csrs
@@ -415,6 +415,10 @@ async def test_a_claim_id_not_shaped_like_an_id_is_refused_and_kept_nowhere(
     assert throttle_keys(world) == ["addr:127.0.0.1"]
     (failed,) = audit_details(world, "enrollment_failed")
     assert failed["reason"] == "malformed_claim_id" and len(failed["claim_id"]) < 100
+    with pytest.raises(Unauthenticated):  # no address (a call from within): no key, audited
+        await world.site.services.enrollment.enroll(body, None)
+    assert throttle_keys(world) == ["addr:127.0.0.1"]
+    assert len(audit_details(world, "enrollment_failed")) == 2
 
 
 @pytest.mark.parametrize(
@@ -618,6 +622,17 @@ async def test_a_templates_group_access_follows_the_group_access_rules(
     status, reply = await world.call("org_admin", "POST", CLAIMS, json=body)
     assert status == expected, reply
     assert reply["message"].startswith(f"template.groups.{world.org_group_id}.{field}"), reply
+
+
+async def test_a_misspelled_group_access_field_is_refused_by_the_service_too(
+    world: World,
+) -> None:
+    """Whoever calls the service (not only the HTTP route, whose schema refuses it first)."""
+    access = {"is_admn": True}
+    body = {"name": "x", "template": {"groups": {world.org_group_id: access}}}
+    with pytest.raises(ValidationError) as refused:
+        await world.site.services.claims.create(world.admin, body)
+    assert refused.value.field == f"template.groups.{world.org_group_id}.is_admn"
 
 
 async def test_answers_with_secrets_are_never_stored(world: World) -> None:
