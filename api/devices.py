@@ -27,7 +27,7 @@ from aiohttp import hdrs, web
 
 from api import account_filters, bodies, listing, params
 from api.keys import SERVICES
-from api.responses import json_response
+from api.responses import NO_STORE, json_response
 from api.routing import Route, principal
 from api.schemas import (
     BOOL,
@@ -91,7 +91,7 @@ def _pem_type(accept: str) -> str:
 async def create_device(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, CREATE_DEVICE)
     made = await request.app[SERVICES].devices.create(principal(request), body)
-    return json_response({"device": made}, status=201)
+    return json_response({"device": made}, status=201, headers=NO_STORE)  # its key, once
 
 
 async def list_devices(request: web.Request) -> web.Response:
@@ -131,13 +131,14 @@ async def delete_device(request: web.Request) -> web.Response:
 async def reset_api_key(request: web.Request) -> web.Response:
     device_id = request.match_info["device_id"]
     key = await request.app[SERVICES].devices.reset_api_key(principal(request), device_id)
-    return json_response(key)
+    return json_response(key, headers=NO_STORE)
 
 
 async def reset_mqtt_credentials(request: web.Request) -> web.Response:
     device_id = request.match_info["device_id"]
     devices = request.app[SERVICES].devices
-    return json_response(await devices.reset_mqtt_credentials(principal(request), device_id))
+    made = await devices.reset_mqtt_credentials(principal(request), device_id)
+    return json_response(made, headers=NO_STORE)  # its private key, once
 
 
 ROUTES = [

@@ -14,9 +14,10 @@ from aiohttp import web
 
 from api import bodies, listing
 from api.client_address import client_address
+from api.groups import CREATE_ACCESS
 from api.keys import SERVICES
 from api.model_fields import DATETIME, INT, OBJECT, STR, STR_LIST, Schema, model, one, page
-from api.responses import json_response
+from api.responses import NO_STORE, json_response
 from api.routing import Route, principal
 from api.schemas import NAME, NULLABLE_STR, TAG_LIST, integer, obj
 from api.schemas import OBJECT as ANY_OBJECT
@@ -27,7 +28,11 @@ from edge.provisioning.template import MAX_GROUPS
 
 _TEMPLATE = obj(
     {
-        "groups": {**ANY_OBJECT, "maxProperties": MAX_GROUPS},
+        "groups": {
+            **ANY_OBJECT,
+            "maxProperties": MAX_GROUPS,
+            "additionalProperties": CREATE_ACCESS,
+        },
         "tags": TAG_LIST,
         "iot_scopes": ANY_OBJECT,
     },
@@ -99,7 +104,7 @@ MODELS: dict[str, Schema] = {
 async def create_claim(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, CREATE_CLAIM)
     claim = await request.app[SERVICES].claims.create(principal(request), body)
-    return json_response({"claim": claim}, status=201)
+    return json_response({"claim": claim}, status=201, headers=NO_STORE)  # its secret
 
 
 async def list_claims(request: web.Request) -> web.Response:
@@ -124,7 +129,7 @@ async def enroll(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, ENROLL)
     enrollment = request.app[SERVICES].enrollment
     enrolled = await enrollment.enroll(body, client_address(request))
-    return json_response(enrolled, status=201)
+    return json_response(enrolled, status=201, headers=NO_STORE)  # its API key
 
 
 _TAG = "provisioning"

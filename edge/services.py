@@ -246,7 +246,9 @@ class Services:
             messages=messages,
             email_templates=EmailTemplates(db, cursors, permissions),
             claims=Claims(db, cursors, permissions, config.base_url.rstrip("/") + ENROLL_PATH),
-            enrollment=Enrollment(db, signin.throttle, CsrSigner.open(config.data_dir), endpoints),
+            enrollment=Enrollment(
+                db, signin.throttle, permissions, CsrSigner.open(config.data_dir), endpoints
+            ),
             outbox_worker=outbox_worker,
             mfa=software_mfa,
             sms_mfa=sms_mfa,

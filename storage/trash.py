@@ -66,6 +66,7 @@ DEPENDENTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("dashboards", "account_id IN (SELECT id FROM users WHERE project_id = :id)"),
         ("mfa_factors", "user_id IN (SELECT id FROM users WHERE project_id = :id)"),
         ("email_templates", "project_id = :id"),
+        ("provisioning_claims", "project_id = :id"),
     ),
 }
 TABLES = {

@@ -18,8 +18,8 @@ def ec_key(curve: ec.EllipticCurve | None = None) -> ec.EllipticCurvePrivateKey:
     return ec.generate_private_key(curve or ec.SECP256R1())
 
 
-def rsa_key(bits: int) -> rsa.RSAPrivateKey:
-    return rsa.generate_private_key(public_exponent=65537, key_size=bits)
+def rsa_key(bits: int, exponent: int = 65537) -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=exponent, key_size=bits)
 
 
 def dsa_key() -> dsa.DSAPrivateKey:
@@ -63,3 +63,51 @@ def public_pem(key: CertificateIssuerPrivateKeyTypes) -> bytes:
     return key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
+
+
+_PLACEHOLDER = b"PLACEHOLDER"
+
+
+def undecodable_subject(key: ec.EllipticCurvePrivateKey, tag: int, raw: bytes) -> str:
+    """A well-signed request whose common name is `raw` under ASN.1 tag `tag` (bytes that
+    are no text of that type: `cryptography` parses the request and fails only when its
+    subject is read). Made by swapping a placeholder of the same length in the signed
+    part, so no length around it changes, and signing that part again."""
+    assert len(raw) == len(_PLACEHOLDER)
+    made = x509.load_pem_x509_csr(csr_pem(key, _PLACEHOLDER.decode()).encode())
+    info = made.tbs_certrequest_bytes
+    old = bytes([0x0C, len(_PLACEHOLDER)]) + _PLACEHOLDER
+    assert info.count(old) == 1
+    info = info.replace(old, bytes([tag, len(raw)]) + raw)
+    algorithm = _element(made.public_bytes(serialization.Encoding.DER), 1)
+    signature = key.sign(info, ec.ECDSA(hashes.SHA256()))
+    der = _tlv(0x30, info + algorithm + _tlv(0x03, b"\x00" + signature))
+    return x509.load_der_x509_csr(der).public_bytes(serialization.Encoding.PEM).decode()
+
+
+def _tlv(tag: int, body: bytes) -> bytes:
+    """One DER element (definite length)."""
+    size = len(body)
+    if size < 0x80:
+        return bytes([tag, size]) + body
+    count = (size.bit_length() + 7) // 8
+    return bytes([tag, 0x80 | count]) + size.to_bytes(count, "big") + body
+
+
+def _element(der: bytes, index: int) -> bytes:
+    """The `index`th element (whole) inside the outer SEQUENCE of `der`."""
+    at = _header(der, 0)[0]
+    for _ in range(index):
+        start, size = _header(der, at)
+        at = start + size
+    start, size = _header(der, at)
+    return der[at : start + size]
+
+
+def _header(der: bytes, at: int) -> tuple[int, int]:
+    """Where the content of the element at `at` starts, and its length."""
+    first = der[at + 1]
+    if first < 0x80:
+        return at + 2, first
+    count = first & 0x7F
+    return at + 2 + count, int.from_bytes(der[at + 2 : at + 2 + count], "big")

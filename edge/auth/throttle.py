@@ -12,6 +12,11 @@ Failures are counted in SQLite (so every process shares them) under three keys:
   `sign_in_lockouts`, which `edge check` reports;
 - the client address, across accounts (ADDRESS): one place guessing many accounts.
 
+Which of the three a kind of attempt counts under, and what a blocked caller is told, is
+its `Keys` (sign-ins: all three, SIGN_IN). Enrollment with a provisioning claim
+(edge/provisioning/enrollment.py) counts under the pair and the address alone: anyone may
+know a claim's ID, so an account-wide count would let them lock every device out of it.
+
 `account` is the resolved account (`user:<id>` or `staff:<id>`), so every way of writing
 the same login (case, spacing, a phone number's punctuation) counts against the same
 account; a login that names no account is counted under its normalized form, so the
@@ -68,6 +73,19 @@ ADDRESS = Policy(free=20, lockout_after=50, lockout=timedelta(minutes=15))
 
 
 @dataclass(frozen=True)
+class Keys:
+    """Which keys an attempt counts under (and is checked against), and the 429's message."""
+
+    message: str = MESSAGE
+    pair: bool = True
+    account_wide: bool = True
+    address: bool = True
+
+
+SIGN_IN = Keys()
+
+
+@dataclass(frozen=True)
 class Outcome:
     key: str
     failures: int
@@ -81,23 +99,31 @@ class Throttle:
         # Since start, for GET /metrics: failed:<factor>, refused, locked:<scope>.
         self.counts: Counter[str] = Counter()
 
-    def check(self, account: str, address: str | None) -> None:
+    def check(self, account: str, address: str | None, keys: Keys = SIGN_IN) -> None:
         """TooManyAttempts while any of the keys is waiting out a back-off or a lockout."""
         now = clock.now_iso()
-        for key, _ in _keys(account, address):
+        for key, _ in _keys(account, address, keys):
             row = self._db.read(partial(store.get, key=key))
             if row is not None and row["blocked_until"] > now:
                 self.counts["refused"] += 1
-                raise TooManyAttempts(MESSAGE, _seconds_until(row["blocked_until"]))
+                raise TooManyAttempts(keys.message, _seconds_until(row["blocked_until"]))
 
     async def failed(
-        self, account: str, address: str | None, event: AuditEvent | None = None
+        self,
+        account: str,
+        address: str | None,
+        event: AuditEvent | None = None,
+        keys: Keys = SIGN_IN,
     ) -> None:
         """Count a failure under every key. `event` (the failure's audit event) is recorded
-        in the first key's write, and a lockout's event in the write that locks."""
+        in the first key's write (alone when no key counts), and a lockout's event in the
+        write that locks."""
         now = clock.now()
         self.counts["failed:mfa" if account.endswith("/mfa") else "failed:password"] += 1
-        for i, (key, policy) in enumerate(_keys(account, address)):
+        counted = _keys(account, address, keys)
+        if not counted and event is not None:
+            await self._db.write(lambda conn: audit.add(conn, event))
+        for i, (key, policy) in enumerate(counted):
             fail = partial(_fail, key=key, policy=policy, now=now, event=event)
             first = event is not None and i == 0
             outcome = await self._db.write(audit.along(fail, event) if first and event else fail)
@@ -194,11 +220,13 @@ def _pair_key(account: str, address: str | None) -> str:
     return f"pair:{account}@{address or ''}"
 
 
-def _keys(account: str, address: str | None) -> list[tuple[str, Policy]]:
-    keys = [(_pair_key(account, address), PAIR), (_account_key(account), ACCOUNT_WIDE)]
-    if address:
-        keys.append((f"addr:{address}", ADDRESS))
-    return keys
+def _keys(account: str, address: str | None, keys: Keys = SIGN_IN) -> list[tuple[str, Policy]]:
+    out = [(_pair_key(account, address), PAIR)] if keys.pair else []
+    if keys.account_wide:
+        out.append((_account_key(account), ACCOUNT_WIDE))
+    if address and keys.address:
+        out.append((f"addr:{address}", ADDRESS))
+    return out
 
 
 def _seconds_until(iso: str) -> int:

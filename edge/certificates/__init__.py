@@ -1,10 +1,12 @@
 """The site's own certificate authority (`ca.py`): the CA in `<data>/ca/`, the server
-certificate it issues for HTTPS and MQTT over TLS, and the client certificates of devices.
+certificate it issues for HTTPS and MQTT over TLS, and the client certificates of devices;
+`signing.py` signs the key of a device's certificate signing request (enrollment).
 It stands below every room that uses it, so that authenticating a device never passes
 through operations (`edge/ops`).
 
 May import `edge.kernel` (the clock) and `storage.layout` (where the files live), and the
 `cryptography` package. Imported by `edge.devices` (checking a device's certificate),
-`edge.accounts` (issuing one), `edge.ops` (TLS, `edge check`), `embedded_broker` (the TLS
-listener) and the composition root.
+`edge.accounts` (issuing one), `edge.provisioning` (`signing.py`, at enrollment),
+`edge.ops` (TLS, `edge check`), `embedded_broker` (the TLS listener) and the composition
+root.
 """

@@ -1,7 +1,8 @@
 """Zero-touch provisioning (docs/provisioning.md): claims that admins make (`claims.py`,
 with the template a device gets, `template.py`, and the QR code of the secret, `qr.py`),
-the rules a device's certificate signing request must meet (`csr.py`) and enrollment
-itself (`enrollment.py`: a device presents a claim and a CSR and becomes a device).
+the rules a device's certificate signing request must meet (`csr.py`), whether a claim's
+maker still holds the rights it gives (`maker.py`) and enrollment itself (`enrollment.py`:
+a device presents a claim and a CSR and becomes a device).
 
 May import `edge.accounts` (a new device's row and access, as devices are made),
 `edge.access` (who may give access to a group), `edge.auth` (the sign-in throttle),

@@ -70,8 +70,7 @@ class Claims:
     async def create(self, principal: Principal, body: dict[str, Any]) -> Row:
         """A new claim, with its secret and the QR code of it: shown this once."""
         org_id = require_org(principal)
-        given = body["project_id"] if "project_id" in body else principal.project_id
-        project_id = check_project(self._db, org_id, given)
+        project_id = check_project(self._db, org_id, _project_of(principal, body))
         grants = self._permissions.caller(principal)
         _require_admin(grants, project_id)
         secret = SECRET_PREFIX + secrets.token_urlsafe(SECRET_BYTES)
@@ -91,7 +90,7 @@ class Claims:
             created_date=clock.now_iso(),
             created_by=principal.actor,
         )
-        made = _event("claim_created", principal, claim)
+        made = _event("claim_created", principal, claim, template.summary(claim.template))
         await self._db.write(audit.along(lambda c: store.create(c, claim), made))
         shown = qr.contents(self._enroll_url, claim.id, secret)
         return {**present(claim), "secret": secret, "qr_code": qr.data_url(shown)}
@@ -135,6 +134,16 @@ class Claims:
         return claim
 
 
+def _project_of(principal: Principal, body: dict[str, Any]) -> Any:
+    """The claim's project as given, else the session's; in a project session it must be
+    the session's project (as for devices made there): no org-level claim either."""
+    if principal.project_id is None:
+        return body.get("project_id")
+    if body.get("project_id", principal.project_id) != principal.project_id:
+        raise ValidationError("project_id", "must be the project of this session")
+    return principal.project_id
+
+
 def _require_admin(held: Caller, project_id: str | None) -> None:
     if project_id is None and not held.is_org_admin:
         raise Denied("Only org admins may make org-level provisioning claims")
@@ -158,13 +167,13 @@ def _expiry(given: Any) -> str:
     return clock.iso(moment)
 
 
-def _event(action: str, principal: Principal, claim: Claim) -> AuditEvent:
+def _event(action: str, principal: Principal, claim: Claim, given: Row | None = None) -> AuditEvent:
+    """A claim's event; `given`: what its devices get (template.summary), on its creation."""
+    details: Row = {"name": claim.name, "project_id": claim.project_id}
+    if given is not None:
+        details["template"] = given
     return audit.event(
-        action,
-        principal,
-        org_id=claim.org_id,
-        target=("claim", claim.id),
-        details={"name": claim.name, "project_id": claim.project_id},
+        action, principal, org_id=claim.org_id, target=("claim", claim.id), details=details
     )
 
 

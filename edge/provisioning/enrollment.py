@@ -3,31 +3,42 @@ claim's ID and secret with a certificate signing request and becomes a device of
 claim's organization, with the claim's template, an API key and a certificate the site CA
 signs for the key it made itself. Its private key never leaves it.
 
-- A claim that is unknown, revoked, used up or expired, or a wrong secret: one 401 with one
-  message, so a caller learns nothing of which (the audit log tells admins).
-- Failures are counted like sign-ins (edge/auth/throttle.py) under the claim and the
-  client's address, and each is audited; a locked-out claim or address gets a 429.
-- The CSR's rules are edge/provisioning/csr.py's (400 naming the rule); a bad CSR spends
-  no use of the claim.
+- A claim that is unknown, revoked, used up or expired, a wrong secret, a suspended org or
+  project, or a maker who no longer holds the rights the claim gives (edge/provisioning/
+  maker.py): one 401 with one message, so a caller learns nothing of which (the audit log
+  tells admins). A `claim_id` not shaped like an ID is that 401 too, before any lookup.
+- Failures are counted like sign-ins (edge/auth/throttle.py) under the (claim, client
+  address) pair and the address, never claim-wide: knowing a claim's ID must not let
+  anyone lock every device out of it. A blocked pair or address gets a 429 of its own.
+  A malformed `claim_id` counts under the address alone.
+- The claim, its org and project are checked first, then the CSR (edge/provisioning/
+  csr.py, a 400 naming the rule), so a bad CSR tells nothing about a claim. The CSR's
+  subject is not used: the device is named by `name`, else its ID. A 400 or 409 (a name
+  taken) for a holder of a good claim spends no use but counts as a failure of the pair,
+  so probing for device names costs throttle budget.
+- Every failure is audited (`enrollment_failed` with its reason; the claim ID as sent is
+  cut to MAX_AUDITED characters).
 - One transaction spends a use (re-checked there, so two devices racing for the last use
   cannot both win), creates the device, registers its certificate, gives it its groups
-  and records the audit event.
+  and records the audit event (with the groups and scopes given).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from edge.access.engine import Permissions
 from edge.accounts import device_kind, writes
-from edge.auth.throttle import Throttle
+from edge.auth.throttle import Keys, Throttle
 from edge.certificates.signing import CsrSigner, SignedCertificate
 from edge.devices import credentials
 from edge.devices.credentials import Endpoints
 from edge.devices.topics import root_scope
 from edge.kernel import audit, clock, fields, ids
-from edge.kernel.errors import Unauthenticated
-from edge.provisioning import csr
+from edge.kernel.errors import Conflict, Unauthenticated, ValidationError
+from edge.kernel.printable import for_log
+from edge.provisioning import csr, maker, template
 from edge.provisioning.claims import secret_hash, secret_matches, state
 from storage import claims as store
 from storage import device_certificates as certificates
@@ -40,6 +51,13 @@ from storage.records import AuditEvent, Claim, Device, DeviceCertificate
 from storage.rows import Tx
 
 REFUSED = "Invalid provisioning claim or secret"
+BLOCKED = "Too many failed enrollment attempts; try again later"
+MAX_SECRET = 256
+MAX_AUDITED = 64  # characters of a claim ID as sent that the audit log keeps
+# Counted under the (claim, address) pair and the address: never claim-wide.
+THROTTLED = Keys(message=BLOCKED, account_wide=False)
+PAIR_ONLY = replace(THROTTLED, address=False)
+ADDRESS_ONLY = replace(THROTTLED, pair=False)
 ENROLL_PATH = "/v2/provisioning/enroll"
 # Compared against when no claim has the ID, so that an unknown claim costs the same.
 _NO_HASH = secret_hash("")
@@ -56,29 +74,51 @@ class Enrolled:
 
 class Enrollment:
     def __init__(
-        self, db: Database, throttle: Throttle, signer: CsrSigner, endpoints: Endpoints
+        self,
+        db: Database,
+        throttle: Throttle,
+        permissions: Permissions,
+        signer: CsrSigner,
+        endpoints: Endpoints,
     ) -> None:
         self._db = db
         self._throttle = throttle
+        self._permissions = permissions
         self._signer = signer
         self._endpoints = endpoints
 
     async def enroll(self, body: dict[str, Any], address: str | None) -> Row:
         """The new device and its credentials (EnrolledDevice), shown this once."""
-        claim_id = str(body["claim_id"])
+        claim_id, secret, pem = str(body["claim_id"]), str(body["secret"]), str(body["csr"])
+        _require_sizes(secret, pem)
+        if not ids.looks_like_id(claim_id):
+            await self._refuse_malformed(claim_id, address)
         throttled = f"claim:{claim_id}"
-        self._throttle.check(throttled, address)
+        self._throttle.check(throttled, address, THROTTLED)
         claim = self._db.read(lambda c: store.get(c, claim_id))
-        refusal = self._refusal(claim, str(body["secret"]))
+        refusal = self._refusal(claim, secret)
         if refusal is not None:
             failed = _failed(claim_id, claim, refusal)
-            await self._throttle.failed(throttled, address, failed)
+            await self._throttle.failed(throttled, address, failed, THROTTLED)
             raise Unauthenticated(REFUSED)
         assert claim is not None
-        request = csr.checked(str(body["csr"]), lambda name: self._names_device(claim, name))
-        enrolled = await self._create(claim, body.get("name"), request)
+        try:
+            request = csr.checked(pem, lambda name: self._names_device(claim, name))
+            enrolled = await self._create(claim, body.get("name"), request)
+        except (ValidationError, Conflict) as refused:
+            failed = _failed(claim_id, claim, _reason(refused), str(refused))
+            await self._throttle.failed(throttled, address, failed, PAIR_ONLY)
+            raise
         await self._throttle.succeeded(throttled, address)
         return self._answer(claim, enrolled)
+
+    async def _refuse_malformed(self, claim_id: str, address: str | None) -> None:
+        """A claim ID no claim can have: the 401, counted under the address alone (nothing
+        of it is kept as a key, and the audit log keeps only its start)."""
+        self._throttle.check("", address, ADDRESS_ONLY)
+        failed = _failed(claim_id, None, "malformed_claim_id")
+        await self._throttle.failed("", address, failed, ADDRESS_ONLY)
+        raise Unauthenticated(REFUSED)
 
     def _refusal(self, claim: Claim | None, secret: str) -> str | None:
         """Why the claim may not be used (for the audit log alone), or None."""
@@ -88,7 +128,20 @@ class Enrollment:
         if not good:
             return "wrong_secret"
         found = state(claim, clock.now_iso())
-        return None if found == "active" else found
+        if found != "active":
+            return found
+        return self._standing(claim)
+
+    def _standing(self, claim: Claim) -> str | None:
+        """Whether the claim's org and project are active and its maker still entitled."""
+        org, project = self._db.read(lambda c: _homes(c, claim))
+        if org is None or not org.is_active:
+            return "org_suspended"
+        if project is not None and not project.is_active:
+            return "project_suspended"
+        if not maker.still_entitled(self._db, self._permissions, claim):
+            return "maker_lost_rights"
+        return None
 
     def _names_device(self, claim: Claim, name: str) -> bool:
         """Whether a CSR's common name is the ID or the name of a device of the claim's
@@ -116,20 +169,20 @@ class Enrollment:
             )
             device_store.create(conn, device)
             certificates.register(conn, _certificate_row(device.id, signed))
-            return _give_groups(conn, claim, device)
+            given = _give_groups(conn, claim, device)
+            audit.add(conn, _with_groups(enrolled, claim, given))
+            return given
 
-        groups = await self._db.write(audit.along(write, enrolled))
+        groups = await self._db.write(write)
         return Enrolled(device, key, signed, groups)
 
     def _device(self, claim: Claim, name: Any, request: csr.Request, key_hash: str) -> Device:
         """The new device's row: the claim's project, tags and scopes, and the defaults of
-        its org and project. Its name is the one given, else the CSR's common name, else
-        its ID."""
+        its org and project (checked active by `_standing`). Its name is the one given,
+        else its ID (never the CSR's subject)."""
         org, project = self._db.read(lambda c: _homes(c, claim))
-        if org is None or not org.is_active or (project is not None and not project.is_active):
-            raise Unauthenticated(REFUSED)
         device_id = ids.new_id()
-        chosen = name if name is not None else request.common_name or device_id
+        chosen = name if name is not None else device_id
         values = {
             **writes.defaults(org, project, "device"),
             "id": device_id,
@@ -190,23 +243,55 @@ def _certificate_row(device_id: str, signed: SignedCertificate) -> DeviceCertifi
 
 
 def _enrolled_event(claim: Claim, device: Device) -> AuditEvent:
-    """No account acts (the device has none yet): the event names the claim it used."""
+    """No account acts (the device has none yet): the event names the claim it used, and
+    the scopes and tags the device got (its groups are added once given)."""
     return audit.event(
         "device_enrolled",
         None,
         org_id=claim.org_id,
         target=("device", device.id),
-        details={"claim_id": claim.id, "claim": claim.name, "name": device.name},
+        details={
+            "claim_id": claim.id,
+            "claim": claim.name,
+            "name": device.name,
+            "iot_scopes": device.iot_scopes,
+            "tags": device.tags,
+        },
     )
 
 
-def _failed(claim_id: str, claim: Claim | None, reason: str) -> AuditEvent:
-    """A refused enrollment, with why (which the caller is not told); its target is the
-    claim when one has the ID."""
+def _with_groups(event: AuditEvent, claim: Claim, given: list[str]) -> AuditEvent:
+    """The event with the groups the device was given (those of the template that still
+    exist), each with whether it made the device a group admin."""
+    groups = template.summary(claim.template, given)["groups"]
+    return replace(event, details={**event.details, "groups": groups})
+
+
+def _require_sizes(secret: str, pem: str) -> None:
+    """Bounds on what a caller who holds nothing may send (a 400 that tells nothing of a
+    claim): the secret, and the CSR as sent."""
+    if len(secret) > MAX_SECRET:
+        raise ValidationError("secret", f"must be at most {MAX_SECRET} characters")
+    csr.require_size(pem)
+
+
+def _reason(refused: ValidationError | Conflict) -> str:
+    """How a refusal after the claim was verified is named in the audit log."""
+    if isinstance(refused, Conflict):
+        return "name_taken"
+    return "bad_csr" if refused.field == csr.FIELD else "bad_body"
+
+
+def _failed(claim_id: str, claim: Claim | None, reason: str, rule: str | None = None) -> AuditEvent:
+    """A refused enrollment, with why (which the caller is not told of a 401); its target
+    is the claim when one has the ID. The claim ID as sent is kept only in part."""
+    details = {"claim_id": for_log(claim_id, MAX_AUDITED), "reason": reason}
+    if rule is not None:
+        details["rule"] = for_log(rule, MAX_AUDITED * 4)
     return audit.event(
         "enrollment_failed",
         None,
         org_id=claim.org_id if claim else None,
         target=("claim", claim.id) if claim else None,
-        details={"claim_id": claim_id, "reason": reason},
+        details=details,
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
+import json
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from PIL import Image
 
 from edge.app import open_site
 from edge.kernel import clock
+from edge.kernel.errors import Unauthenticated, ValidationError
 from edge.ops import backup
 from storage.rows import many, scalar
 from tests import csrs
@@ -34,6 +36,7 @@ from tests.world import (
 CLAIMS = "/v2/provisioning/claims"
 ENROLL = "/v2/provisioning/enroll"
 REFUSED = "Invalid provisioning claim or secret"
+BLOCKED = "Too many failed enrollment attempts; try again later"
 SCOPES = {"/telemetry": {"can_publish": True, "can_subscribe": False}}
 
 
@@ -387,3 +390,265 @@ async def test_the_routes_are_tagged_as_extensions(world: World) -> None:
     ]
     assert len(operations) == 5
     assert all(operation["tags"] == ["provisioning", "extensions"] for operation in operations)
+
+
+# -- hardening: what an attack on claims and enrollment found ----------------------------------
+def audit_details(world: World, action: str) -> list[dict[str, Any]]:
+    sql = "SELECT details FROM audit_events WHERE action = ? ORDER BY created_date"
+    rows = world.site.services.db.read(lambda c: many(c, sql, (action,)))
+    return [json.loads(row["details"]) for row in rows]
+
+
+def throttle_keys(world: World) -> list[str]:
+    rows = world.site.services.db.read(lambda c: many(c, "SELECT key FROM sign_in_failures"))
+    return [row["key"] for row in rows]
+
+
+async def test_a_claim_id_not_shaped_like_an_id_is_refused_and_kept_nowhere(
+    world: World,
+) -> None:
+    """Anyone may send one: it is the same 401, counted under the address alone, and the
+    audit log keeps only its start (a 100 kB ID once grew the database by 500 kB a call)."""
+    huge = "c" * 100_000
+    body = {"claim_id": huge, "secret": "ecs_x", "csr": "x"}
+    assert await world.api.call("POST", ENROLL, json=body) == (401, {"message": REFUSED})
+    assert throttle_keys(world) == ["addr:127.0.0.1"]
+    (failed,) = audit_details(world, "enrollment_failed")
+    assert failed["reason"] == "malformed_claim_id" and len(failed["claim_id"]) < 100
+    with pytest.raises(Unauthenticated):  # no address (a call from within): no key, audited
+        await world.site.services.enrollment.enroll(body, None)
+    assert throttle_keys(world) == ["addr:127.0.0.1"]
+    assert len(audit_details(world, "enrollment_failed")) == 2
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("secret", "ecs_" + "s" * 253), ("csr", csrs.csr_pem(csrs.ec_key()) + " " * 16_384)],
+    ids=["secret", "padded-csr"],
+)
+async def test_an_oversized_secret_or_csr_is_a_400(world: World, field: str, value: str) -> None:
+    claim = await make_claim(world)
+    body = {"claim_id": claim["id"], "secret": claim["secret"], "csr": csrs.csr_pem(csrs.ec_key())}
+    status, reply = await world.api.call("POST", ENROLL, json={**body, field: value})
+    assert status == 400 and reply["message"].startswith(f"{field}: must be at most"), reply
+    assert device_count(world) == len(world.devices)
+
+
+@pytest.mark.parametrize(
+    ("tag", "raw"),
+    [(0x0C, b"\xff" * 11), (0x16, b"\xff" * 11), (0x02, b"\x01" * 11)],
+    ids=["utf8-invalid", "ia5-high-byte", "integer"],
+)
+async def test_a_subject_that_cannot_be_decoded_is_a_400(
+    world: World, tag: int, raw: bytes
+) -> None:
+    claim = await make_claim(world)
+    status, reply = await enroll(world, claim, csrs.undecodable_subject(csrs.ec_key(), tag, raw))
+    assert status == 400 and "its subject cannot be decoded" in reply["message"], reply
+    _, after = await world.call("org_admin", "GET", f"{CLAIMS}/{claim['id']}")
+    assert after["claim"]["uses"] == 0
+
+
+async def test_an_rsa_key_with_another_exponent_is_a_400(world: World) -> None:
+    claim = await make_claim(world)
+    status, reply = await enroll(world, claim, csrs.csr_pem(csrs.rsa_key(2048, exponent=3)))
+    assert (status, reply["message"]) == (
+        400,
+        "csr: its RSA public exponent is 3; allowed: 65537 only",
+    )
+
+
+async def test_knowing_a_claims_id_locks_no_one_out_of_it(world: World) -> None:
+    """Wrong secrets from many addresses block each address, never the claim: the device
+    with the secret enrolls from its own address."""
+    clock.freeze()
+    claim = await make_claim(world)
+    enrollment = world.site.services.enrollment
+    wrong = {"claim_id": claim["id"], "secret": "ecs_guess", "csr": "x"}
+    for address in range(20):
+        for _ in range(5):
+            with pytest.raises(Unauthenticated):
+                await enrollment.enroll(wrong, f"203.0.113.{address}")
+    assert not any(key.startswith("acct:") for key in throttle_keys(world))
+    right = {"claim_id": claim["id"], "secret": claim["secret"], "csr": csrs.csr_pem(csrs.ec_key())}
+    device = await enrollment.enroll(right, "198.51.100.7")
+    assert device["claim_id"] == claim["id"]
+
+
+async def test_probing_with_a_good_claim_spends_throttle_budget(world: World) -> None:
+    """A subject naming a device (400) and a taken name (409) spend no use, but each counts
+    as a failure of the claim from this address: probing device names soon waits."""
+    clock.freeze()
+    claim = await make_claim(world)
+    named = csrs.csr_pem(csrs.ec_key(), world.device("device_member").name)
+    for _ in range(3):
+        assert (await enroll(world, claim, named))[0] == 400
+    for _ in range(2):
+        assert (await enroll(world, claim, name=world.device("device_loner").name))[0] == 409
+    status, reply = await enroll(world, claim, name="Fresh name")
+    assert (status, reply["message"]) == (429, BLOCKED), reply
+    reasons = [event["reason"] for event in audit_details(world, "enrollment_failed")]
+    assert sorted(reasons) == ["bad_csr"] * 3 + ["name_taken"] * 2
+
+
+async def test_the_csr_subject_never_names_the_device(world: World) -> None:
+    claim = await make_claim(world, max_uses=2)
+    status, device = await enroll(world, claim, csrs.csr_pem(csrs.ec_key(), "Pump 9"))
+    assert (status, device["name"]) == (201, device["id"]), device
+    cert = x509.load_pem_x509_certificate(device["certificate"].encode())
+    cn = cert.subject.get_attributes_for_oid(x509.oid.NameOID.COMMON_NAME)[0].value
+    assert cn == device["id"]
+
+
+async def test_a_suspended_org_is_a_401_before_any_csr_rule(world: World) -> None:
+    """The claim, its org and project are checked before the CSR: a bad CSR tells a caller
+    nothing about whether the claim would work."""
+    claim = await make_claim(world)
+    org = f"/v2/orgs/{world.tenant.org_id}"
+    status, reply = await world.call("staff_unscoped", "PATCH", org, json={"is_active": False})
+    assert status == 200, reply
+    bad = "-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n"
+    assert await enroll(world, claim, bad) == (401, {"message": REFUSED})
+    assert await enroll(world, claim) == (401, {"message": REFUSED})
+    reasons = [event["reason"] for event in audit_details(world, "enrollment_failed")]
+    assert reasons == ["org_suspended", "org_suspended"]
+
+
+MAKER_LOSSES = {
+    "deleted": ("DELETE", "/v2/users/{maker}", None),
+    "suspended": ("PATCH", "/v2/users/{maker}", {"is_active": False}),
+    "demoted": ("PATCH", "/v2/projects/{project}/access/{maker}", {"is_admin": False}),
+}
+
+
+@pytest.mark.parametrize("loss", sorted(MAKER_LOSSES))
+async def test_a_claim_dies_with_its_makers_rights(world: World, loss: str) -> None:
+    """A project admin's claim makes group admins of Lab; once the maker is deleted,
+    suspended or no longer a project admin, the claim enrolls no one."""
+    template = {"groups": {world.project_group_id: {"is_admin": True}}}
+    body = {"name": "x", "project_id": world.project_id, "max_uses": 5, "template": template}
+    status, made = await world.call("project_admin", "POST", CLAIMS, json=body)
+    assert status == 201, made
+    claim = made["claim"]
+    assert (await enroll(world, claim))[0] == 201  # while the maker holds the rights
+    method, path, change = MAKER_LOSSES[loss]
+    where = path.format(maker=world.id("project_admin"), project=world.project_id)
+    status, reply = await world.call("org_admin", method, where, json=change)
+    assert status == 200, reply
+    assert await enroll(world, claim) == (401, {"message": REFUSED})
+    (failed,) = audit_details(world, "enrollment_failed")
+    assert failed["reason"] == "maker_lost_rights"
+
+
+async def test_a_claim_of_a_group_its_maker_no_longer_administers_is_refused(
+    world: World,
+) -> None:
+    """A project admin of Apollo who was made an admin of Ward (org-level) gives Ward in a
+    claim of Apollo; once no longer Ward's admin, the claim enrolls no one."""
+    maker = world.id("project_admin")
+    await world.grant("group", world.org_group_id, maker, is_admin=True)
+    template = {"groups": {world.org_group_id: {}}}
+    body = {"name": "x", "project_id": world.project_id, "template": template}
+    status, made = await world.call("project_admin", "POST", CLAIMS, json=body)
+    assert status == 201, made
+    where = f"/v2/groups/{world.org_group_id}/access/{maker}"
+    status, reply = await world.call("org_admin", "PATCH", where, json={"is_admin": False})
+    assert status == 200, reply
+    assert await enroll(world, made["claim"]) == (401, {"message": REFUSED})
+
+
+async def test_what_claims_give_is_audited(world: World) -> None:
+    claim = await apollo_claim(world)
+    status, device = await enroll(world, claim)
+    assert status == 201, device
+    (created,) = audit_details(world, "claim_created")
+    groups = [
+        {"id": world.project_group_id, "is_admin": False},
+        {"id": world.org_group_id, "is_admin": False},
+    ]
+    assert created["template"] == {
+        "groups": groups,
+        "iot_scopes": SCOPES,
+        "tags": ["line-4", "pump"],
+    }
+    (enrolled,) = audit_details(world, "device_enrolled")
+    assert enrolled["groups"] == groups and enrolled["iot_scopes"] == SCOPES
+
+
+@pytest.mark.parametrize("given", ["second", None])
+async def test_a_project_session_makes_claims_of_its_project_only(
+    world: World, given: str | None
+) -> None:
+    """As for devices made in a project session: another project, or none (an org-level
+    claim), is a 400 on project_id; leaving it out makes a claim of the session's project."""
+    token = await world.token("org_admin", world.project_id)
+    project_id = world.second_project_id if given == "second" else None
+    body = {"name": "x", "project_id": project_id}
+    status, reply = await world.api.call("POST", CLAIMS, token, json=body)
+    assert status == 400 and reply["message"].startswith("project_id: "), reply
+    status, reply = await world.api.call("POST", CLAIMS, token, json={"name": "x"})
+    assert (status, reply["claim"]["project_id"]) == (201, world.project_id)
+
+
+async def test_a_projects_claims_come_back_with_it_from_the_trash(world: World) -> None:
+    claim = await make_claim(world, project_id=world.project_id)
+    project = f"/v2/projects/{world.project_id}"
+    assert (await world.call("org_admin", "DELETE", f"{project}?force=true"))[0] == 200
+    assert (await world.call("org_admin", "GET", f"{CLAIMS}/{claim['id']}"))[0] == 404
+    restore = f"/v2/trash/{world.project_id}/restore"
+    assert (await world.call("org_admin", "POST", restore))[0] == 200
+    status, shown = await world.call("org_admin", "GET", f"{CLAIMS}/{claim['id']}")
+    assert (status, shown["claim"]["state"]) == (200, "active"), shown
+    assert (await enroll(world, claim))[0] == 201
+
+
+@pytest.mark.parametrize(
+    ("access", "expected", "field"),
+    [
+        ({"is_admn": True}, 406, "is_admn"),
+        ({"can_read": "yes"}, 406, "can_read"),
+        ({"data_paths": {"/a": {}, "/a/": {}}}, 400, "data_paths"),
+    ],
+    ids=["misspelled", "wrong-type", "bad-path"],
+)
+async def test_a_templates_group_access_follows_the_group_access_rules(
+    world: World, access: dict[str, Any], expected: int, field: str
+) -> None:
+    """Refused as POST /v2/groups/{id}/access/{grantee} refuses the same body, under
+    `template.groups.<group ID>.`; never dropped."""
+    route = f"/v2/groups/{world.org_group_id}/access/{world.id('plain')}"
+    assert (await world.call("org_admin", "POST", route, json=access))[0] == expected
+    body = {"name": "x", "template": {"groups": {world.org_group_id: access}}}
+    status, reply = await world.call("org_admin", "POST", CLAIMS, json=body)
+    assert status == expected, reply
+    assert reply["message"].startswith(f"template.groups.{world.org_group_id}.{field}"), reply
+
+
+async def test_a_misspelled_group_access_field_is_refused_by_the_service_too(
+    world: World,
+) -> None:
+    """Whoever calls the service (not only the HTTP route, whose schema refuses it first)."""
+    access = {"is_admn": True}
+    body = {"name": "x", "template": {"groups": {world.org_group_id: access}}}
+    with pytest.raises(ValidationError) as refused:
+        await world.site.services.claims.create(world.admin, body)
+    assert refused.value.field == f"template.groups.{world.org_group_id}.is_admn"
+
+
+async def test_answers_with_secrets_are_never_stored(world: World) -> None:
+    """The claim's secret, the enrolled device's API key, a new device's key and the
+    answers of the two resets of a device's credentials."""
+    token = await world.token("org_admin")
+    client = world.api.client
+    bearer = {"Authorization": f"Bearer {token}"}
+    made = await client.post(CLAIMS, json={"name": "x"}, headers=bearer)
+    claim = (await made.json())["claim"]
+    body = {"claim_id": claim["id"], "secret": claim["secret"], "csr": csrs.csr_pem(csrs.ec_key())}
+    enrolled = await client.post(ENROLL, json=body)
+    device = await client.post("/v2/devices", json={"name": "zz"}, headers=bearer)
+    one = f"/v2/devices/{(await device.json())['device']['id']}"
+    key = await client.post(f"{one}/reset-api-key", headers=bearer)
+    credentials = await client.post(f"{one}/reset-mqtt-credentials", headers=bearer)
+    for response in (made, enrolled, device, key, credentials):
+        assert response.status in (200, 201), await response.text()
+        assert response.headers["Cache-Control"] == "no-store"

@@ -57,7 +57,25 @@ def test_a_bad_signature_is_refused() -> None:
 def test_a_subject_naming_another_device_is_refused() -> None:
     pem = csrs.csr_pem(csrs.ec_key(), "Pump 7")
     assert "names another device" in refusal(pem, lambda name: name == "Pump 7")
-    assert csr.checked(pem, no_device).common_name == "Pump 7"
+    assert csr.checked(pem, no_device).public_key is not None
+
+
+@pytest.mark.parametrize(
+    ("tag", "raw"),
+    [(0x0C, b"\xff" * 11), (0x16, b"\xff" * 11), (0x02, b"\x01" * 11)],
+    ids=["utf8-invalid", "ia5-high-byte", "integer"],
+)
+def test_a_subject_that_cannot_be_decoded_is_refused(tag: int, raw: bytes) -> None:
+    """`cryptography` reads a subject's strings lazily: a ValueError there is the 400 of
+    the subject rule, not an error of the server."""
+    pem = csrs.undecodable_subject(csrs.ec_key(), tag, raw)
+    assert "its subject cannot be decoded" in refusal(pem)
+
+
+def test_an_rsa_key_must_use_the_exponent_65537() -> None:
+    assert "its RSA public exponent is 3; allowed: 65537" in refusal(
+        csrs.csr_pem(csrs.rsa_key(2048, exponent=3))
+    )
 
 
 @pytest.mark.parametrize(
@@ -72,6 +90,12 @@ def test_a_subject_naming_another_device_is_refused() -> None:
 )
 def test_what_is_no_request_is_refused(pem: str) -> None:
     assert refusal(pem)
+
+
+def test_the_size_limit_counts_padding() -> None:
+    """A good request padded past MAX_PEM with blanks is refused as sent, not as stripped."""
+    pem = csrs.csr_pem(csrs.ec_key())
+    assert "must be at most 16384 characters" in refusal(pem + " " * csr.MAX_PEM)
 
 
 def test_an_openssl_request_passes(tmp_path: Path) -> None:
