@@ -43,6 +43,7 @@ from api import (
     projects,
     roles,
     routing,
+    summary,
     system,
     trash,
     tunnels,
@@ -101,6 +102,7 @@ ROUTES: list[Route] = [
     *files.ROUTES,
     *audit.ROUTES,
     *metrics.ROUTES,
+    *summary.ROUTES,
 ]
 SWEEP_SECONDS = 3600
 MQTT = web.AppKey("mqtt", MqttService)
