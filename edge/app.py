@@ -25,6 +25,7 @@ from api import (
     billing,
     commands,
     connections,
+    console,
     data,
     devices,
     email_templates,
@@ -103,6 +104,7 @@ ROUTES: list[Route] = [
     *audit.ROUTES,
     *metrics.ROUTES,
     *summary.ROUTES,
+    *console.ROUTES,
 ]
 SWEEP_SECONDS = 3600
 MQTT = web.AppKey("mqtt", MqttService)

@@ -1,0 +1,48 @@
+"""The console in `make test`: served from the package at /console/ with a strict CSP, and
+each kind of caller signs in once and walks the main pages in a real browser, with no
+serious or critical axe-core violation and no error in the browser's log."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.console import Console, LiveServer
+
+# The pages each kind of caller is shown in the nav, in order.
+NAV = {
+    "staff": ["Overview", "Organizations", "Account"],
+    "org_admin": ["Overview", "Organizations", "Users", "Groups", "Roles", "Account"],
+    "project_admin": ["Overview", "Users", "Groups", "Roles", "Account"],
+    "group_admin": ["Overview", "Users", "Groups", "Roles", "Account"],
+    "member": ["Overview", "Users", "Account"],
+}
+PAGES = {
+    "Overview": "overview",
+    "Organizations": "orgs",
+    "Users": "users",
+    "Groups": "groups",
+    "Roles": "roles",
+    "Account": "account",
+}
+
+
+@pytest.mark.parametrize("who", list(NAV))
+def test_each_caller_signs_in_and_walks_the_pages(console: Console, who: str) -> None:
+    console.signed_in(who)
+    assert console.nav() == NAV[who]
+    for title in NAV[who]:
+        main = console.visit(PAGES[title])
+        assert main.find_element("css selector", "h1").text
+        assert console.violations() == [], (who, title)
+    assert console.errors() == []
+
+
+def test_the_console_is_served_with_a_strict_policy(live: LiveServer) -> None:
+    import urllib.request
+
+    with urllib.request.urlopen(live.url + "/console/") as response:
+        policy = response.headers["Content-Security-Policy"]
+        page = response.read().decode()
+    assert "script-src 'self';" in policy and "frame-ancestors 'none'" in policy
+    assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+    assert "<script>" not in page and 'content="15.0"' in page
