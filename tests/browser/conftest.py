@@ -17,10 +17,10 @@ def live(
     request: pytest.FixtureRequest,
 ) -> Iterator[LiveServer]:
     """The world of tests/world.py served on a free port, for the whole module, with the
-    settings of the module's SERVER_SETTINGS."""
+    settings of the module's SERVER_SETTINGS and what its `seed` adds."""
     settings = getattr(request.module, "SERVER_SETTINGS", {})
     folder = tmp_path_factory.mktemp("console") / "data"
-    server = serve_world(world_template, folder, **settings)
+    server = serve_world(world_template, folder, getattr(request.module, "seed", None), **settings)
     yield server
     server.stop()
 

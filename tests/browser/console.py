@@ -17,8 +17,8 @@ import tempfile
 import threading
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.error import HTTPError
@@ -57,6 +57,17 @@ PEOPLE = {
     "project_admin": ("clinic", "project_admin", PASSWORD, False),
     "group_admin": ("clinic", "group_admin", PASSWORD, False),
     "member": ("clinic", "member", PASSWORD, False),
+    "staff_in_clinic": ("clinic", "admin", STAFF_PASSWORD, True),
+    "plain": ("clinic", "plain", PASSWORD, False),
+}
+# The console's pages by their title in the nav, and their names in the URL (#/users).
+PAGES = {
+    "Overview": "overview",
+    "Organizations": "orgs",
+    "Users": "users",
+    "Groups": "groups",
+    "Roles": "roles",
+    "Account": "account",
 }
 
 
@@ -131,10 +142,18 @@ class LiveServer:
             return str(json.loads(response.read())["access_token"])
 
 
-def serve_world(template: World, folder: Path, **settings: Any) -> LiveServer:
-    """A copy of the world's data folder, served."""
+Seed = Callable[[Site, World], None]
+
+
+def serve_world(
+    template: World, folder: Path, seed: Seed | None = None, **settings: Any
+) -> LiveServer:
+    """A copy of the world's data folder, with what `seed` adds, served."""
     shutil.copytree(template.folder, folder)
-    return LiveServer(new_site(folder, **settings)).start()
+    site = new_site(folder, **settings)
+    if seed is not None:
+        seed(site, template)
+    return LiveServer(site).start()
 
 
 @dataclass
@@ -144,7 +163,6 @@ class Console:
     server: LiveServer
     driver: webdriver.Chrome
     profile: Path
-    pages_seen: list[str] = field(default_factory=list)
 
     @classmethod
     def open(cls, server: LiveServer) -> Console:
@@ -202,6 +220,14 @@ class Console:
         WebDriverWait(self.driver, WAIT).until(lambda d: d.find_elements(By.CSS_SELECTOR, selector))
         return self.find(selector)
 
+    def after_list_loads(self, action: Callable[[], None]) -> None:
+        """Do `action` (a search, a page turn) and wait until the list showed its answer."""
+        before = self.find("main section.list").get_attribute("data-loads")
+        action()
+        WebDriverWait(self.driver, WAIT).until(
+            lambda d: self.find("main section.list").get_attribute("data-loads") != before
+        )
+
     def find(self, selector: str) -> WebElement:
         return self.driver.find_element(By.CSS_SELECTOR, selector)
 
@@ -246,6 +272,16 @@ class Console:
             "return performance.getEntriesByType('navigation')[0].toJSON()"
         )
         return float(entry["duration"])
+
+    def page_ms(self, name: str) -> float:
+        """How long the last view of a page took to show, from the router's User Timing
+        measure (route change to the page shown with its data)."""
+        found = self.driver.execute_script(
+            f"const m = performance.getEntriesByName('page:' + {json.dumps(name)});"
+            "return m.length ? m[m.length - 1].duration : null"
+        )
+        assert found is not None, name
+        return float(found)
 
 
 def each_console(server: LiveServer) -> Iterator[Console]:

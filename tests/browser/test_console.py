@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.console import Console, LiveServer
+from tests.browser.console import PAGES, Console, LiveServer
 
 # The pages each kind of caller is shown in the nav, in order.
 NAV = {
@@ -15,14 +15,6 @@ NAV = {
     "project_admin": ["Overview", "Users", "Groups", "Roles", "Account"],
     "group_admin": ["Overview", "Users", "Groups", "Roles", "Account"],
     "member": ["Overview", "Users", "Account"],
-}
-PAGES = {
-    "Overview": "overview",
-    "Organizations": "orgs",
-    "Users": "users",
-    "Groups": "groups",
-    "Roles": "roles",
-    "Account": "account",
 }
 
 

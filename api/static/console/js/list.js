@@ -32,8 +32,9 @@ export function listView({ path, key, columns, caption, params = {}, filters = [
     const reply = await api.get(path, query);
     state.next = reply.last_evaluated_key ? JSON.stringify(reply.last_evaluated_key) : null;
     fill(body, table(caption, columns, reply[key] || []));
-    if (!after) countAll();
+    if (!after) await countAll();
     renderPager(after);
+    el.dataset.loads = String(Number(el.dataset.loads || 0) + 1);  // each page shown, counted
   }
 
   async function countAll() {
@@ -52,6 +53,6 @@ export function listView({ path, key, columns, caption, params = {}, filters = [
   }
 
   const el = h("section", { class: "list" }, controls, body, pager);
-  el.ready = load(null);
+  el.ready = load(null).catch((error) => fill(body, h("p", { class: "error", role: "alert" }, error.message)));
   return el;
 }

@@ -69,11 +69,14 @@ class Caller {
   get isOrgAdmin() { return this.isStaff ? this.inOrg : Boolean(this.org.is_admin); }
   get isProjectAdmin() { return this.projects.some((p) => p.is_admin); }
   get isGroupAdmin() { return this.groups.some((g) => g.is_admin); }
-  /** Whether any access lets the caller do `action` to `kind` (users, groups, roles...). */
+  /** Whether any access lets the caller do `action` to `kind` (users, groups, roles...):
+   * creating takes org or project access (a group's access creates nothing); the rest
+   * may come from group access too. The server decides each call all the same. */
   may(kind, action) {
     if (this.isOrgAdmin) return true;
     const key = `${kind}_permissions`;
-    const held = [this.org, ...this.projects, ...this.groups.filter(() => kind !== "group")];
+    const groups = action === "create" || kind === "group" ? [] : this.groups;
+    const held = [this.org, ...this.projects, ...groups];
     return held.some((a) => (a.is_admin && kind !== "project") || (a[key] && a[key][`can_${action}`]));
   }
   get title() {
@@ -88,8 +91,8 @@ class Caller {
 /** Forget the token (revoking it first when asked), then tell the page. */
 export async function signOut(reason) {
   stopIdle();
-  if (api.hasToken()) {
-    try { await api.call("PUT", "/v2/auth/token/revoke"); } catch { /* gone already */ }
+  if (currentToken) {  // as an explicit bearer: a 401 here (revoked already) is no news
+    try { await api.call("PUT", "/v2/auth/token/revoke", { bearer: currentToken }); } catch { /* gone already */ }
   }
   api.setToken(null);
   currentToken = "";

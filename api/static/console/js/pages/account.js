@@ -4,6 +4,7 @@ import * as api from "../api.js";
 import { register, refresh } from "../router.js";
 import { h, field, form, notice, table, fill, yesNo } from "../dom.js";
 import { enrollView, recoveryView } from "../signin.js";
+import { signOut } from "../session.js";
 
 register({
   name: "account",
@@ -36,8 +37,8 @@ function password() {
   const fresh = field("New password", { name: "new_password", type: "password", autocomplete: "new-password", required: true });
   return form({ class: "stack", id: "change-password" }, [old.el, fresh.el, h("div", { class: "actions" }, h("button", { type: "submit" }, "Change password"))], async () => {
     await api.call("PUT", "/v2/auth/password", { form: { old_password: old.input.value, new_password: fresh.input.value } });
-    notice("Password changed");
-    old.input.value = fresh.input.value = "";
+    // The server ends every session of the account on a password change, this one too.
+    await signOut("Your password was changed: sign in with the new one.");
   });
 }
 
