@@ -17,7 +17,17 @@ LISTS = {
     "devices": "/v2/devices",
 }
 CONTENT = {"data_entries", "files", "file_bytes", "open_tunnels"}
-CALLERS = ("staff", "org_admin", "project_admin", "group_admin", "member", "plain", "holder")
+CALLERS = (
+    "staff",
+    "org_admin",
+    "project_admin",
+    "group_admin",
+    "member",
+    "plain",
+    "holder",
+    "device_member",
+    "device_boss",
+)
 pytestmark = pytest.mark.world("content")
 
 
@@ -86,3 +96,15 @@ async def test_orgs_are_counted_for_staff_only(world: World) -> None:
 async def test_the_anonymous_get_a_401(world: World) -> None:
     status, body = await world.call("anonymous", "GET", "/v2/summary")
     assert status == 401 and set(body) == {"message"}
+
+
+async def test_open_tunnels_are_counted_until_closed(world: World) -> None:
+    world.keep_notices()
+    tunnel = await world.open_tunnel()
+    assert (await summary(world, "org_admin"))["open_tunnels"] == 1
+    device = world.id("device_member")
+    status, _ = await world.call(
+        "org_admin", "DELETE", f"/v2/devices/{device}/tunnels/{tunnel['uuid']}"
+    )
+    assert status == 200
+    assert (await summary(world, "org_admin"))["open_tunnels"] == 0

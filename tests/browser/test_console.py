@@ -5,6 +5,7 @@ serious or critical axe-core violation and no error in the browser's log."""
 from __future__ import annotations
 
 import pytest
+from selenium.webdriver.common.keys import Keys
 
 from tests.browser.console import PAGES, Console, LiveServer
 
@@ -38,3 +39,30 @@ def test_the_console_is_served_with_a_strict_policy(live: LiveServer) -> None:
     assert "script-src 'self';" in policy and "frame-ancestors 'none'" in policy
     assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
     assert "<script>" not in page and 'content="15.0"' in page
+
+
+def test_every_control_is_reached_by_keyboard_with_a_visible_focus(console: Console) -> None:
+    """Tab goes through every link, button and input of a page in order, and each one
+    shows the focus ring while it has the focus."""
+    console.signed_in("org_admin")
+    console.visit("users")
+    controls = console.driver.execute_script(
+        "return [...document.querySelectorAll('a[href], button, input, select, summary')]"
+        ".filter(e => !e.disabled && e.checkVisibility())"
+    )
+    console.driver.execute_script("document.activeElement.blur(); window.focus()")
+    reached, rings = [], []
+    for _ in range(len(controls) + 5):
+        console.driver.switch_to.active_element.send_keys(Keys.TAB)
+        focused = console.driver.switch_to.active_element
+        reached.append(focused)
+        rings.append(
+            console.driver.execute_script(
+                "const s = getComputedStyle(arguments[0]);"
+                "return s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2",
+                focused,
+            )
+        )
+    missing = [c for c in controls if c not in reached]
+    assert missing == [], [m.get_attribute("outerHTML")[:80] for m in missing]
+    assert all(ring for element, ring in zip(reached, rings, strict=True) if element in controls)
