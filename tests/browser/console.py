@@ -103,6 +103,14 @@ class LiveServer:
         """Run a coroutine on the server's loop (to arrange through the services)."""
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(60)
 
+    def on_loop(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call `fn` on the server's loop: the store's reads belong to that thread."""
+
+        async def call() -> Any:
+            return fn(*args)
+
+        return self.run(call())
+
     # -- the interface, as another client sees it ------------------------------------------
     def call(self, method: str, path: str, token: str | None = None, **body: Any) -> Any:
         data = json.dumps(body).encode() if body else None

@@ -11,6 +11,7 @@ import pyotp
 import pytest
 
 from edge.app import Site
+from storage import outbox
 from tests.browser.console import PAGES, PEOPLE, Console, LiveServer
 from tests.rows import Rows
 from tests.tenants import PASSWORD
@@ -121,6 +122,9 @@ def test_an_org_admin_manages_users_through_the_console(console: Console, live: 
     page = console.wait_for("#user-page")
     user_id = page.get_attribute("data-user")
     assert live.call("GET", f"/v2/users/{user_id}", admin)["user"]["username"] == "newcomer"
+    assert mailed(live, "invitation") == ["newcomer@clinic.test"]  # the server invited them
+    console.find("#recovery").click()
+    _until(lambda: mailed(live, "account_recovery") == ["newcomer@clinic.test"])
     console.find("#suspend").click()
     console.wait_for("#reactivate")
     assert live.call("GET", f"/v2/users/{user_id}", admin)["user"]["is_active"] is False
@@ -223,8 +227,14 @@ def test_a_person_manages_their_account_through_the_console(
     console.signed_in("org_admin")  # and the admin resets the lost authenticator
     console.visit("users", user_id)
     console.find("#reset-software-mfa").click()
-    console.wait_for("#invite")
+    console.wait_for("#recovery")
     _until(lambda: live_user()["software_mfa_enabled"] is False)
+
+
+def mailed(live: LiveServer, purpose: str) -> list[str]:
+    """The recipients of the outbox's mails of one purpose."""
+    rows = live.on_loop(live.site.services.db.read, lambda c: outbox.by_purpose(c, purpose))
+    return [str(row["recipient"]) for row in rows]
 
 
 def _until(check: Any, tries: int = 100) -> None:

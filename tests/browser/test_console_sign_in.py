@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pyotp
 
+from storage.rows import Tx, update
 from tests.browser.console import Console, LiveServer
 from tests.sign_in import enroll_sms, enroll_software, last_sms, require_mfa, totp
 from tests.tenants import PASSWORD
@@ -33,7 +34,7 @@ def test_a_text_message_code(console: Console, live: LiveServer, world_template:
     console.start()
     console.enter("clinic", "owner", PASSWORD)
     challenge(console, "SMS_MFA")
-    console.type("#challenge input[name=mfa_code]", last_sms(live.site)[1])
+    console.type("#challenge input[name=mfa_code]", live.on_loop(last_sms, live.site)[1])
     console.find("#challenge button[type=submit]").click()
     console.wait_page("overview")
 
@@ -56,10 +57,9 @@ def test_choosing_between_two_factors(
     console.wait_page("overview")
 
 
-def _no_preference(conn: object, user_id: str) -> None:
-    from storage.rows import update
-
-    update(conn, "users", "id", user_id, {"preferred_mfa": None})  # type: ignore[arg-type]
+def _no_preference(conn: Tx, user_id: str) -> None:
+    """Both factors on and none preferred: the server asks which one."""
+    update(conn, "users", "id", user_id, {"preferred_mfa": None})
 
 
 def test_a_new_password(console: Console, live: LiveServer) -> None:

@@ -1,9 +1,10 @@
-// Users: the list the caller may read, creating (and inviting) one, and one user's page:
-// suspend or reactivate, reset MFA, send an invitation (an account-recovery e-mail with a
-// link to set a password), and the access they hold in the org and their home project.
+// Users: the list the caller may read, creating one (the server invites them by e-mail
+// with a temporary password), and one user's page: suspend or reactivate, reset MFA, send
+// an account-recovery e-mail (a link to set a password), and the access they hold in the
+// org and their home project.
 import * as api from "../api.js";
 import { register, go, link, refresh } from "../router.js";
-import { h, field, checkbox, form, notice, table, yesNo } from "../dom.js";
+import { h, field, form, notice, table, yesNo } from "../dom.js";
 import { listView } from "../list.js";
 
 register({
@@ -31,14 +32,13 @@ function usersPage(me) {
 function createUser() {
   const email = field("E-mail", { name: "email", type: "email", required: true });
   const username = field("User name", { name: "username" });
-  const invite = checkbox("Send an invitation e-mail", { name: "invite", checked: true });
+  const told = h("p", { class: "muted" }, "The new user is invited by e-mail, with a temporary password to replace at the first sign-in.");
   return h("details", {}, h("summary", {}, "Create a user"),
-    form({ class: "stack", id: "create-user" }, [email.el, username.el, invite.el, h("div", { class: "actions" }, h("button", { type: "submit" }, "Create user"))], async () => {
+    form({ class: "stack", id: "create-user" }, [told, email.el, username.el, h("div", { class: "actions" }, h("button", { type: "submit" }, "Create and invite"))], async () => {
       const body = { email: email.input.value.trim() };
       if (username.input.value.trim()) body.username = username.input.value.trim();
-      const { user } = await api.post("/v2/users", body);
-      if (invite.input.checked) await api.post(api.path`/v2/users/${user.id}/recovery`, {});
-      notice(`Created ${body.email}`);
+      const { user } = await api.post("/v2/users", body);  // no password: the server invites
+      notice(`Created and invited ${body.email}`);
       go("users", user.id);
     }));
 }
@@ -73,7 +73,7 @@ function actions(user) {
       : button("Suspend", "suspend", () => api.patch(path, { is_active: false }), "danger"),
     user.software_mfa_enabled ? button("Reset authenticator MFA", "reset-software-mfa", () => api.del(`${path}/mfa/software`)) : null,
     user.sms_mfa_enabled ? button("Reset SMS MFA", "reset-sms-mfa", () => api.del(`${path}/mfa/sms`)) : null,
-    button("Send invitation / recovery e-mail", "invite", () => api.post(`${path}/recovery`, {}), "plain"));
+    button("Send a recovery e-mail", "recovery", () => api.post(`${path}/recovery`, {}), "plain"));
 }
 
 function accessOf(user) {
