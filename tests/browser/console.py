@@ -215,8 +215,12 @@ class Console:
         self.wait_page("overview")
 
     def visit(self, name: str, *args: str) -> WebElement:
-        path = "/".join([name, *args])
-        self.driver.execute_script(f"location.hash = {json.dumps('#/' + path)}")
+        """Open a page as a link to it does (its hash), and wait until it is shown."""
+        target = "#/" + "/".join([name, *args])
+        if self.driver.execute_script("return location.hash") != target:
+            self.after_page_shows(
+                lambda: self.driver.execute_script(f"location.hash = {json.dumps(target)}")
+            )
         return self.wait_page(name)
 
     def wait_page(self, name: str) -> WebElement:
@@ -227,6 +231,18 @@ class Console:
     def wait_for(self, selector: str) -> WebElement:
         WebDriverWait(self.driver, WAIT).until(lambda d: d.find_elements(By.CSS_SELECTOR, selector))
         return self.find(selector)
+
+    def after_page_shows(self, action: Callable[[], None]) -> None:
+        """Do `action` (a form that changes what the page shows) and wait until the page
+        was shown again with the server's answer."""
+        before = self.find("main").get_attribute("data-shown")
+        action()
+        WebDriverWait(self.driver, WAIT).until(
+            lambda d: (
+                self.find("main").get_attribute("data-shown") != before
+                and self.find("main").get_attribute("data-ready") == "1"
+            )
+        )
 
     def after_list_loads(self, action: Callable[[], None]) -> None:
         """Do `action` (a search, a page turn) and wait until the list showed its answer."""

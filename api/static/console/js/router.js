@@ -68,6 +68,7 @@ async function show() {
     fill(main, h("h1", {}, page.title), h("p", { class: "error", role: "alert" }, error.message));
   }
   main.dataset.page = page.name;
+  main.dataset.shown = String(Number(main.dataset.shown || 0) + 1);  // each view, counted
   main.dataset.ready = "1";
   // How long the page took to show, beside the document's Navigation Timing entry.
   performance.measure(`page:${page.name}`, `start:${page.name}`);
