@@ -82,8 +82,13 @@ async def test_content_counts_what_the_org_holds(world: World) -> None:
 
 
 async def test_other_orgs_content_is_not_counted(world: World) -> None:
+    status, _ = await world.upload("file_editor", "summary/theirs.bin", b"x" * 10)
+    assert status == 200
+    await world.put_data("data_writer", "/summary/theirs", 1)
+    clinic = await summary(world, "org_admin")
+    assert clinic["files"] >= 1 and clinic["data_entries"] >= 1
     other = await summary(world, "other_admin")
-    assert other["files"] == 0 and other["data_entries"] == 0
+    assert other["files"] == 0 and other["data_entries"] == 0 and other["file_bytes"] == 0
     assert other["users"] == await listed(world, "other_admin", "/v2/users")
 
 
