@@ -66,3 +66,16 @@ def test_every_control_is_reached_by_keyboard_with_a_visible_focus(console: Cons
     missing = [c for c in controls if c not in reached]
     assert missing == [], [m.get_attribute("outerHTML")[:80] for m in missing]
     assert all(ring for element, ring in zip(reached, rings, strict=True) if element in controls)
+
+
+def test_the_accessibility_check_finds_what_it_looks_for(console: Console) -> None:
+    """axe-core runs for real: an input without a label and grey-on-white text, added to
+    the page here, are reported as violations (so the empty lists above mean something)."""
+    console.start()
+    console.driver.execute_script(
+        "const i = document.createElement('input'); document.querySelector('main').append(i);"
+        "const p = document.createElement('p'); p.textContent = 'faint';"
+        "p.style.color = '#ccc'; document.querySelector('main').append(p);"
+    )
+    found = {v["id"] for v in console.violations()}
+    assert {"label", "color-contrast"} <= found

@@ -75,6 +75,7 @@ def test_a_new_password(console: Console, live: LiveServer) -> None:
     console.start()
     console.enter("clinic", "fresh", "Temporary-pass-1")
     challenge(console, "NEW_PASSWORD_REQUIRED")
+    assert console.violations() == []
     console.type("#challenge input[name=new_password]", "A-new-password-2")
     console.find("#challenge button[type=submit]").click()
     console.wait_page("overview")
@@ -114,3 +115,4 @@ def test_a_wrong_password_is_told_on_the_form(console: Console) -> None:
     console.enter("clinic", "member", "not-the-password")
     alert = console.wait_for("#sign-in p.error:not(:empty)")
     assert alert.text and console.find("main").get_attribute("data-page") == "sign-in"
+    assert console.violations() == []
