@@ -54,12 +54,22 @@ define suite
 	exit $$status
 endef
 
-# The page tests drive a real headless Chromium (Debian's package; PyPI has none).
+# The page tests drive a real headless Chromium through Selenium and Debian's chromedriver
+# (Debian's packages; PyPI has no browser, and the driver path is given to Selenium so
+# that nothing tries to download one).
 browser:
-	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { \
-	  echo "Installing Debian's chromium for the browser tests"; \
+	@{ command -v chromium >/dev/null || command -v chromium-browser >/dev/null; } \
+	  && [ -x /usr/bin/chromedriver ] || { \
+	  echo "Installing Debian's chromium and chromium-driver for the browser tests"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; }
+
+# A 1280x800 picture of each console page, as each kind of caller sees it, into
+# docs/console/ (tests/browser/screenshots.py; docs/console.md shows them).
+.PHONY: screenshots
+screenshots: $(DEV_STAMP) browser
+	$(BIN)/python -m tests.browser.screenshots docs/console
 
 binary: $(DEV_STAMP)
 	PYTHON=$(BIN)/python packaging/build.sh

@@ -1,7 +1,7 @@
 """The ways in: `GET /` and `GET /v2`, the first URLs the startup banner and a curious
 person try. Both are edge's own (extensions, tagged so in the OpenAPI document), public:
 
-- GET /    302 to the interface reference (`/v2/docs`), the one page edge serves today
+- GET /    302 to the operator console (`/console/`, api/console.py)
 - GET /v2  the interface's entry points (`InterfaceIndex`): its name, versions, and the
            absolute URLs of the document, the reference, health, the signing keys and sign-in
 """
@@ -39,7 +39,7 @@ def _paths(routes: list[Route]) -> dict[str, str]:
 
 
 LINKS = _paths([*system.ROUTES, *auth.ROUTES])
-HOME = LINKS["docs"]  # where `/` leads until a console exists
+HOME = "/console/"  # where `/` leads: the operator console (api/console.py)
 MODELS: dict[str, Schema] = {
     "InterfaceIndex": model(
         "The interface's entry points (edge's own)",
@@ -57,7 +57,7 @@ MODELS: dict[str, Schema] = {
 
 
 async def home(request: web.Request) -> web.Response:
-    """A temporary redirect: the console will take this place, so nothing may cache it."""
+    """A temporary redirect, so that nothing caches where `/` leads."""
     return web.Response(status=302, headers={"Location": HOME, **NO_STORE})
 
 
@@ -79,9 +79,9 @@ ROUTES = [
         "/",
         home,
         "public",
-        "Where to start: a redirect to the interface reference (/v2/docs)",
+        "Where to start: a redirect to the operator console (/console/)",
         "system",
-        responses={302: "To the interface reference"},
+        responses={302: "To the operator console"},
         response_type="",
         operation_id="get_home",
         extension=True,

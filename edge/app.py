@@ -25,6 +25,7 @@ from api import (
     billing,
     commands,
     connections,
+    console,
     data,
     devices,
     email_templates,
@@ -45,6 +46,7 @@ from api import (
     provisioning,
     roles,
     routing,
+    summary,
     system,
     trash,
     tunnels,
@@ -106,6 +108,8 @@ ROUTES: list[Route] = [
     *files.ROUTES,
     *audit.ROUTES,
     *metrics.ROUTES,
+    *summary.ROUTES,
+    *console.ROUTES,
 ]
 SWEEP_SECONDS = 3600
 MQTT = web.AppKey("mqtt", MqttService)

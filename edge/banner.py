@@ -44,7 +44,8 @@ def site(config: Config, first: FirstStaff | None) -> None:
 def urls(config: Config, mqtt: Iterable[tuple[str, str]]) -> None:
     """Once the listeners are bound, so the URLs are only printed once they answer."""
     base = answering_url(config)
-    found = [("API", f"{base}/v2"), ("reference", f"{base}/v2/docs")]
+    found = [("console", f"{base}/console/"), ("API", f"{base}/v2")]
+    found += [("reference", f"{base}/v2/docs")]
     found += [("health", f"{base}/v2/health"), *mqtt]
     if _json(config):
         _json_line("listening", {label.lower(): url for label, url in found})

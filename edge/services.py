@@ -58,6 +58,7 @@ from edge.live.service import Live
 from edge.live.streams import Streams
 from edge.provisioning.claims import Claims
 from edge.provisioning.enrollment import ENROLL_PATH, Enrollment
+from edge.summary.service import Lists, Summary
 from edge.tenancy import settings
 from edge.tenancy.account import Account
 from edge.tenancy.email_templates import EmailTemplates
@@ -127,6 +128,7 @@ class Services:
     billing: Billing
     meter: Meter
     audit: Audit
+    summary: Summary
     # Who may use the MQTT broker; set by edge/app.py (the broker is not an edge service).
     mqtt_directory: ClientDirectory | None = None
 
@@ -293,6 +295,7 @@ class Services:
                 lambda who: permissions.caller(who).is_org_admin,
                 config.audit_retention_days,
             ),
+            summary=Summary(db, permissions, Lists(orgs, projects, users, groups, roles, devices)),
         )
 
 

@@ -143,6 +143,21 @@ class Rows:
         self._add(lambda c: users.create(c, u))
         return u.id
 
+    def users(self, count: int, project_id: str | None = None) -> list[str]:
+        """`count` users in one write (user names `u<id>`, no access)."""
+        made = []
+        for _ in range(count):
+            name = "u" + ids.new_id().lower()
+            values = {"username": name, "email": f"{name}@x.test", "project_id": project_id}
+            made.append(new_user(self.org_id, "", values))
+
+        def write(conn: Tx) -> None:
+            for u in made:
+                users.create(conn, u)
+
+        self._add(write)
+        return [u.id for u in made]
+
     def device(self, project_id: str | None = None) -> str:
         _, key_hash = credentials.new_api_key()
         values = {"name": "d" + ids.new_id(), "api_key_hash": key_hash, "project_id": project_id}

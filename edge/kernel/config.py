@@ -450,6 +450,11 @@ class Config:
         _optional(_int_range(1, 1 << 60)),
         "Most bytes of files the whole installation may hold (default: no quota)",
     )
+    console_idle_minutes: float = _setting(
+        15.0,
+        _seconds(0.01, 1440),
+        "Minutes without input after which the console signs its person out",
+    )
     tunnel_max_bytes_per_second: int = _setting(
         0,
         _int_range(0, 1 << 40),

@@ -1,4 +1,4 @@
-"""The ways in (api/entry.py): `GET /` leads to the reference page, `GET /v2` lists the
+"""The ways in (api/entry.py): `GET /` leads to the console, `GET /v2` lists the
 interface's entry points, and every link it gives answers."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from tests.conftest import Api
 from tests.factory import new_site
 
 
-async def test_the_root_leads_to_the_reference_page(api: Api) -> None:
+async def test_the_root_leads_to_the_console(api: Api) -> None:
     answer = await api.client.get("/", allow_redirects=False)
     assert answer.status == 302
-    assert answer.headers["Location"] == "/v2/docs"
-    assert answer.headers["Cache-Control"] == "no-store"  # the console will take this place
+    assert answer.headers["Location"] == "/console/"
+    assert answer.headers["Cache-Control"] == "no-store"
     followed = await api.client.get("/")
     assert followed.status == 200 and followed.content_type == "text/html"
-    assert "/v2/openapi.json" in await followed.text()
+    assert '<script type="module" src="/console/js/main.js">' in await followed.text()
 
 
 async def test_the_interface_lists_its_entry_points(api: Api) -> None:

@@ -135,6 +135,10 @@ def test_serves_the_interface_and_stops_cleanly(
     assert status == 200 and b"/v2/docs/assets/swagger-ui-bundle.js" in page
     status, asset = request(f"{base}/v2/docs/assets/swagger-ui-bundle.js")
     assert status == 200 and len(asset) > 100_000
+    status, page = request(f"{base}/console/")  # the console's files are packed too
+    assert status == 200 and b"/console/js/main.js" in page
+    for name in ("js/pages/users.js", "vendor/qrcode-generator-2.0.4/qrcode.mjs"):
+        assert request(f"{base}/console/{name}")[0] == 200, name
     status, page = request(f"{base}/v2/changelog")
     assert status == 200 and b"copy-before-migrate upgrades" in page  # CHANGELOG.md is packed
     assert b"Contact:" in request(f"{base}/.well-known/security.txt")[1]

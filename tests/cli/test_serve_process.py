@@ -176,6 +176,9 @@ def test_serve_answers_over_http_and_stops_cleanly_on_sigterm(
     assert "Content-Security-Policy" in docs.headers and "/v2/changelog" in docs.text
     script = server.get("/v2/docs/assets/swagger-ui-bundle.js")
     assert (script.status, script.content_type) == (200, "text/javascript")
+    console = server.get("/console/")  # the executable's own files, with its strict policy
+    assert (console.status, console.content_type) == (200, "text/html")
+    assert "frame-ancestors 'none'" in console.headers["Content-Security-Policy"]
     changelog = server.get("/v2/changelog")
     assert changelog.content_type == "text/html" and "2.3.18" in changelog.text
     security = server.get("/.well-known/security.txt")
@@ -188,6 +191,8 @@ def test_serve_answers_over_http_and_stops_cleanly_on_sigterm(
     assert server.stop(signal.SIGTERM) == 0
     output = server.output()
     assert f"{server.base}/v2/docs" in output
+    first_url = next(line for line in output.splitlines() if "://" in line)
+    assert first_url.split() == ["console:", f"{server.base}/console/"]  # the first link
     schemes = (("mqtt", "mqtt"), ("mqtt-tls", "mqtts"), ("mqtt-ws", "ws"), ("mqtt-wss", "wss"))
     for name, scheme in schemes:
         assert f"{scheme}://127.0.0.1:{server.mqtt[name]}" in output

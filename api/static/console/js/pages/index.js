@@ -1,0 +1,8 @@
+// Every page of the console, in the order of the nav. A page module registers itself with
+// the router when imported (router.register); a new page is one more import here.
+import "./overview.js";
+import "./orgs.js";
+import "./users.js";
+import "./groups.js";
+import "./roles.js";
+import "./account.js";

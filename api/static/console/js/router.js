@@ -1,0 +1,86 @@
+// The one router: pages register themselves (pages/index.js imports each), the nav shows
+// those the signed-in person may use, and `#/name/arg` opens one. A page is
+// {name, title, visible(me), render(main, me, args)}; part 2's pages register the same way.
+import { h, fill } from "./dom.js";
+
+const pages = [];
+
+export function register(page) {
+  pages.push(page);
+}
+
+export function visiblePages(me) {
+  return pages.filter((page) => page.visible(me));
+}
+
+/** Where `#/name/a/b` points: the page's name and its arguments (decoded). */
+export function current() {
+  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  return { name: parts[0] || "overview", args: parts.slice(1) };
+}
+
+export function go(name, ...args) {
+  const target = `#/${[name, ...args].map(encodeURIComponent).join("/")}`;
+  if (location.hash === target) show();
+  else location.hash = target;
+}
+
+export function link(text, name, ...args) {
+  return h("a", { href: `#/${[name, ...args].map(encodeURIComponent).join("/")}` }, text);
+}
+
+let session = null;
+
+/** Start routing for this person (null: signed out, the router stays quiet). */
+export function start(me) {
+  session = me;
+  renderNav();
+  show();
+}
+
+export function stop() {
+  session = null;
+  fill(document.getElementById("nav"));
+}
+
+window.addEventListener("hashchange", () => { if (session) show(); });
+
+function renderNav() {
+  const { name } = current();
+  fill(document.getElementById("nav"), visiblePages(session).map((page) =>
+    h("a", { href: `#/${page.name}`, "aria-current": page.name === name ? "page" : false }, page.title)));
+}
+
+async function show() {
+  const { name, args } = current();
+  const page = visiblePages(session).find((p) => p.name === name) || visiblePages(session)[0];
+  const main = document.getElementById("main");
+  main.dataset.ready = "";
+  performance.mark(`start:${page.name}`);
+  renderNav();
+  document.title = `${page.title} · edge console`;
+  fill(main, h("h1", {}, page.title), h("p", { class: "muted" }, "Loading…"));
+  try {
+    const body = await page.render(session, args);
+    fill(main, h("h1", {}, page.heading ? page.heading(args) : page.title), body);
+    await shown(body);
+  } catch (error) {
+    fill(main, h("h1", {}, page.title), h("p", { class: "error", role: "alert" }, error.message));
+  }
+  main.dataset.page = page.name;
+  main.dataset.shown = String(Number(main.dataset.shown || 0) + 1);  // each view, counted
+  main.dataset.ready = "1";
+  // How long the page took to show, beside the document's Navigation Timing entry.
+  performance.measure(`page:${page.name}`, `start:${page.name}`);
+}
+
+/** Until every list of the page has its first page (each list's `ready`). */
+function shown(body) {
+  const lists = [body, ...body.querySelectorAll(".list")].filter((el) => el.ready);
+  return Promise.all(lists.map((el) => el.ready));
+}
+
+/** Show the current page again (after a change). */
+export function refresh() {
+  if (session) show();
+}

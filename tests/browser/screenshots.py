@@ -1,0 +1,83 @@
+"""`make screenshots`: a 1280x800 picture of each console page into a folder (docs/console/),
+taken in the real browser on the world of tests/world.py, built here from code as the test
+factory builds it. docs/console.md shows them.
+
+    python -m tests.browser.screenshots docs/console
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+
+from tests.browser.console import Console, LiveServer
+from tests.factory import new_site
+from tests.world import World, build_clinic, with_cast, with_other
+
+# (file name, who looks, page and its arguments; "" is the sign-in page)
+SHOTS = (
+    ("sign-in", "", ()),
+    ("overview-staff", "staff", ("overview",)),
+    ("organizations-staff", "staff", ("orgs",)),
+    ("overview", "org_admin", ("overview",)),
+    ("organization", "org_admin", ("orgs",)),
+    ("users", "org_admin", ("users",)),
+    ("user", "org_admin", ("users", "{member}")),
+    ("groups", "org_admin", ("groups",)),
+    ("group", "org_admin", ("groups", "{ward}")),
+    ("group-access", "org_admin", ("groups", "{ward}", "access", "{group_admin}")),
+    ("roles", "org_admin", ("roles",)),
+    ("role", "org_admin", ("roles", "{nurses}")),
+    ("account", "org_admin", ("account",)),
+    ("overview-member", "member", ("overview",)),
+)
+
+
+async def _world(folder: Path) -> World:
+    site = new_site(folder)
+    try:
+        return await with_cast(await with_other(await build_clinic(site)))
+    finally:
+        site.services.db.close()
+
+
+def take(target: Path) -> list[Path]:
+    """Every picture of SHOTS, written into `target`."""
+    target.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch) / "data"
+        world = asyncio.run(_world(folder))
+        names = {
+            "member": world.users["member"],
+            "group_admin": world.users["group_admin"],
+            "ward": world.org_group_id,
+            "nurses": world.org_role_id,
+        }
+        server = LiveServer(new_site(folder)).start()
+        console = Console.open(server)
+        try:
+            return [_shot(console, target, shot, names) for shot in SHOTS]
+        finally:
+            console.close()
+            server.stop()
+
+
+def _shot(
+    console: Console, target: Path, shot: tuple[str, str, tuple[str, ...]], names: dict[str, str]
+) -> Path:
+    name, who, page = shot
+    if not who:
+        console.start()
+    else:
+        console.signed_in(who)
+        console.visit(page[0], *(part.format(**names) for part in page[1:]))
+    path = target / f"{name}.png"
+    console.driver.save_screenshot(str(path))
+    return path
+
+
+if __name__ == "__main__":
+    for written in take(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/console")):
+        print(written)
