@@ -189,6 +189,7 @@ def _metrics(app: web.Application) -> None:
             broker_figures,
             services.devices.presence,
             services.commands.counts,
+            services.site_ca.cert.not_valid_after_utc,
         )
     )
 

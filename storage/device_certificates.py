@@ -19,13 +19,14 @@ def get(conn: Tx, serial: str) -> DeviceCertificate | None:
     return record(conn, DEVICE_CERTIFICATES, "serial = ?", (serial,))
 
 
-def of_device(conn: Tx, device_id: str) -> list[DeviceCertificate]:
-    """A device's certificates, the newest first."""
+def of_device(conn: Tx, device_id: str, limit: int = 100) -> list[DeviceCertificate]:
+    """A device's certificates, the newest first, at most `limit`."""
     return records(
         conn,
         DEVICE_CERTIFICATES,
-        "SELECT * FROM device_certificates WHERE device_id = ? ORDER BY issued_date DESC, serial",
-        (device_id,),
+        "SELECT * FROM device_certificates WHERE device_id = ?"
+        " ORDER BY issued_date DESC, serial LIMIT ?",
+        (device_id, limit),
     )
 
 
