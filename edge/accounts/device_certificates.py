@@ -22,7 +22,7 @@ from edge.accounts.kind import Row
 from edge.certificates import issuing, revocation
 from edge.certificates.ca import Issued, SiteCa
 from edge.kernel import audit, clock
-from edge.kernel.errors import Conflict, Denied, NotFound
+from edge.kernel.errors import Conflict, Denied, NotFound, ValidationError
 from edge.kernel.principal import Principal
 from storage import device_certificates as registry
 from storage import devices as store
@@ -49,6 +49,8 @@ class DeviceCertificates:
         """Revoke one certificate in force of the device: refused by every listener from
         now on, and on the CRL."""
         device = self._admin_target(principal, device_id)
+        if reason not in REVOKE_REASONS:
+            raise ValidationError("reason", f"must be one of {', '.join(REVOKE_REASONS)}")
         event = _event("certificate_revoked", principal, device, serial=serial, reason=reason)
 
         def write(conn: Tx) -> DeviceCertificate:

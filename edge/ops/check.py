@@ -219,16 +219,16 @@ def _site_ca(data_dir: Path) -> list[Finding]:
     left = ends - clock.now()
     how = 'roll it as docs/provisioning.md says ("Rolling the site CA"): every device gets new'
     if left.total_seconds() <= 0:
-        return [Finding("FAIL", "site CA", f"ended on {ends:%Y-%m-%d}; {how} credentials")]
+        return [Finding("FAIL", "site-ca", f"ended on {ends:%Y-%m-%d}; {how} credentials")]
     if left <= expiry.CA_WARNING:
         return [
             Finding(
                 "warn",
-                "site CA",
+                "site-ca",
                 f"ends on {ends:%Y-%m-%d} ({left.days} days); {how} credentials",
             )
         ]
-    return [Finding("ok", "site CA", f"valid until {ends:%Y-%m-%d}")]
+    return [Finding("ok", "site-ca", f"valid until {ends:%Y-%m-%d}")]
 
 
 def _server(data_dir: Path) -> list[Finding]:
