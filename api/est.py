@@ -92,6 +92,7 @@ ROUTES = [
         responses={200: "PKCS#7 certs-only (base64)"},
         response_type=PKCS7,
         extension=True,
+        errors=(404,),
     ),
     Route(
         "POST",
