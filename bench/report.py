@@ -33,6 +33,7 @@ BENCHES = (
     "twins",
     "twin_fleet",
     "events",
+    "enroll",
     "executable",
     "billing",
     "soak",
