@@ -15,6 +15,7 @@ import zipfile
 
 from aiohttp import web
 
+from api import media_types
 from api.keys import SERVICES
 from api.routing import Route, principal
 from edge.devices import bundle
@@ -42,7 +43,7 @@ async def get_device_bundle(request: web.Request) -> web.Response:
     folder = f"{device.id}-bundle"
     return web.Response(
         body=archive(files, folder),
-        content_type=ZIP,
+        content_type=media_types.chosen(request, ZIP),
         headers={
             "Content-Disposition": f'attachment; filename="{folder}.zip"',
             "Cache-Control": "no-store",
@@ -61,7 +62,7 @@ ROUTES = [
         " issues new credentials; the certificate the device held is superseded",
         "devices",
         responses={200: "zip archive"},
-        response_type=ZIP,
+        response_type=media_types.either(ZIP),
         extension=True,
         errors=(409,),
     ),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from api import bodies
+from api import bodies, media_types
 from api.keys import SERVICES
 from api.model_fields import DATETIME, STR, Schema, model
 from api.responses import json_response
@@ -82,10 +82,9 @@ def renewed(issued: Issued, ca_pem: bytes) -> dict[str, str]:
 
 
 async def get_crl(request: web.Request) -> web.Response:
+    kind = media_types.chosen(request, CRL_TYPE)
     return web.Response(
-        body=_service(request).crl(),
-        content_type=CRL_TYPE,
-        headers={"Cache-Control": "no-cache"},
+        body=_service(request).crl(), content_type=kind, headers={"Cache-Control": "no-cache"}
     )
 
 
@@ -119,7 +118,7 @@ ROUTES = [
         " revoked and not yet expired",
         "provisioning",
         responses={200: "CRL (DER)"},
-        response_type=CRL_TYPE,
+        response_type=media_types.either(CRL_TYPE),
         extension=True,
     ),
     Route(

@@ -22,7 +22,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs7
 
-from api import bodies
+from api import bodies, media_types
 from api.keys import SERVICES
 from api.routing import Route, client_certificate
 from edge.certificates import issuing
@@ -37,12 +37,13 @@ NEEDS_CERTIFICATE = (
 )
 
 
-def certs_only(certificates: list[x509.Certificate]) -> web.Response:
+def certs_only(request: web.Request, certificates: list[x509.Certificate]) -> web.Response:
     """A PKCS#7 certs-only answer, base64 as RFC 7030 4.1.3 and 4.2.3 ask."""
     der = pkcs7.serialize_certificates(certificates, serialization.Encoding.DER)
+    kind = media_types.chosen(request, CERTS_ONLY)
     return web.Response(
         body=base64.encodebytes(der),
-        headers={"Content-Type": CERTS_ONLY, "Content-Transfer-Encoding": "base64"},
+        headers={"Content-Type": kind, "Content-Transfer-Encoding": "base64"},
     )
 
 
@@ -67,7 +68,7 @@ def _over_tls(request: web.Request) -> None:
 
 async def est_cacerts(request: web.Request) -> web.Response:
     _over_tls(request)
-    return certs_only([request.app[SERVICES].site_ca.cert])
+    return certs_only(request, [request.app[SERVICES].site_ca.cert])
 
 
 async def est_simplereenroll(request: web.Request) -> web.Response:
@@ -78,7 +79,7 @@ async def est_simplereenroll(request: web.Request) -> web.Response:
     services = request.app[SERVICES]
     caller = services.certificate_logins.principal(der)
     issued = await services.device_certificates.renew(caller, await csr_of(request))
-    return certs_only([x509.load_pem_x509_certificate(issued.certificate.encode())])
+    return certs_only(request, [x509.load_pem_x509_certificate(issued.certificate.encode())])
 
 
 ROUTES = [
@@ -90,7 +91,7 @@ ROUTES = [
         "EST (RFC 7030) CA certificates: the site CA, PKCS#7 certs-only, base64 (HTTPS only)",
         "provisioning",
         responses={200: "PKCS#7 certs-only (base64)"},
-        response_type=PKCS7,
+        response_type=media_types.either(PKCS7),
         extension=True,
         errors=(404,),
     ),
@@ -104,7 +105,7 @@ ROUTES = [
         " (PKCS#7 certs-only, base64); the one it held is superseded",
         "provisioning",
         responses={200: "PKCS#7 certs-only (base64)"},
-        response_type=PKCS7,
+        response_type=media_types.either(PKCS7),
         extension=True,
         errors=(400, 401, 404),
     ),

@@ -283,3 +283,16 @@ async def test_certificates_ending_within_30_days_are_reported(world: World) -> 
     assert found.startswith("warn") and f"{int(before) + 2} device certificates end" in found
     assert world.id("device_member") in found and world.id("device_loner") in found
     assert any(line.startswith("ok    site-ca") for line in lines)
+
+
+async def test_a_client_that_asks_for_octet_stream_gets_it(world: World) -> None:
+    """A client generated from the OpenAPI document knows no CRL or zip type."""
+    assert world.api is not None
+    accept = {"Accept": "application/octet-stream"}
+    response = await world.api.client.get("/v2/provisioning/crl", headers=accept)
+    assert response.status == 200 and response.content_type == "application/octet-stream"
+    x509.load_der_x509_crl(await response.read())
+    headers = {**accept, "Authorization": f"Bearer {await world.token('org_admin')}"}
+    path = f"/v2/devices/{world.id('device_member')}/bundle"
+    response = await world.api.client.get(path, headers=headers)
+    assert response.status == 200 and response.content_type == "application/octet-stream"
