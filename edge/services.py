@@ -243,7 +243,7 @@ class Services:
             device_keys=device_keys,
             devices=devices,
             certificate_logins=certificate_logins,
-            device_certificates=DeviceCertificates(db, devices, site_ca),
+            device_certificates=DeviceCertificates(db, devices, site_ca, config),
             device_directory=DeviceDirectory(
                 db, device_keys, certificate_logins, tokens, permissions, last_seen
             ),

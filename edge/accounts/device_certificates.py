@@ -21,7 +21,9 @@ from edge.accounts.devices import Devices
 from edge.accounts.kind import Row
 from edge.certificates import issuing, revocation
 from edge.certificates.ca import Issued, SiteCa
+from edge.devices import bundle
 from edge.kernel import audit, clock
+from edge.kernel.config import Config
 from edge.kernel.errors import Conflict, Denied, NotFound, ValidationError
 from edge.kernel.principal import Principal
 from storage import device_certificates as registry
@@ -35,10 +37,11 @@ REVOKE_REASONS = ("unspecified", "key_compromise", "affiliation_changed", "cessa
 
 
 class DeviceCertificates:
-    def __init__(self, db: Database, devices: Devices, ca: SiteCa) -> None:
+    def __init__(self, db: Database, devices: Devices, ca: SiteCa, config: Config) -> None:
         self._db = db
         self._devices = devices
         self._ca = ca
+        self._config = config
 
     def listed(self, principal: Principal, device_id: str) -> list[Row]:
         """The device's certificates, the newest first (admins of the device)."""
@@ -83,6 +86,7 @@ class DeviceCertificates:
     async def bundle(self, principal: Principal, device_id: str) -> tuple[Device, Row]:
         """New MQTT credentials for the bundle (admins of the device), as a reset makes."""
         device = self._admin_target(principal, device_id)
+        bundle.require_tls_listener(self._config)  # told only to those who may have it
         if not device.is_active:
             raise Conflict("the device is suspended: reactivate it (is_active) first")
         reset = self._devices.event("certificate_reset", principal, device)
