@@ -133,6 +133,7 @@ ROUTES = [
         body=RENEW,
         responses={201: "RenewedCertificate"},
         extension=True,
+        errors=(429,),
     ),
     Route(
         "GET",

@@ -107,6 +107,6 @@ ROUTES = [
         responses={200: "PKCS#7 certs-only (base64)"},
         response_type=media_types.either(PKCS7),
         extension=True,
-        errors=(400, 401, 404),
+        errors=(400, 401, 404, 429),
     ),
 ]

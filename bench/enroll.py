@@ -4,7 +4,8 @@ with the site CA key, in the same run (docs/provisioning.md, docs/performance.md
 - raw: this process signs client certificates for a fixed EC P-256 key with the site CA's
   key (`SiteCa.sign_client`, the `cryptography` call the route makes) in a loop, on one
   core: the ceiling a renewal can approach.
-- route: an `edge serve` process (its own data folder, loopback), devices renewing their
+- route: an `edge serve` process (its own data folder, loopback, with no least time
+  between renewals: `device_certificate_renewal_seconds` 0), devices renewing their
   own certificates, `POST /v2/provisioning/renew` with their API key and a CSR made once
   per device: the CSR checked, the certificate signed, the old one superseded and the new
   one registered with its audit event in one durable write. At 1 and 8 concurrent devices.
@@ -93,7 +94,8 @@ async def renewals(base: str, held: list[tuple[str, str]], seconds: float) -> in
 def through_route(seconds: float) -> dict[int, tuple[float, float, float]]:
     """Renewals per second at each size, with the server's and this process's CPU (cores)."""
     found = {}
-    with tempfile.TemporaryDirectory() as folder, servers.edge(Path(folder)) as server:
+    unlimited = {"EDGE_DEVICE_CERTIFICATE_RENEWAL_SECONDS": "0"}  # renewing in a loop
+    with tempfile.TemporaryDirectory() as folder, servers.edge(Path(folder), unlimited) as server:
         held = devices(server.url, max(SIZES))
         for size in SIZES:
             asyncio.run(renewals(server.url, held[:size], 1.0))  # warm-up

@@ -30,6 +30,14 @@ def of_device(conn: Tx, device_id: str, limit: int = 100) -> list[DeviceCertific
     )
 
 
+def last_issued(conn: Tx, device_id: str) -> str | None:
+    """When the device's newest certificate was issued (None: it has none)."""
+    found = scalar(
+        conn, "SELECT max(issued_date) FROM device_certificates WHERE device_id = ?", (device_id,)
+    )
+    return None if found is None else str(found)
+
+
 def end_all(conn: Tx, device_id: str, now_iso: str, status: str, reason: str) -> int:
     """End every certificate of a device still in force (a reset supersedes them)."""
     conn.execute(

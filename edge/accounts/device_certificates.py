@@ -8,11 +8,13 @@ fetches. The rules:
 - A device renews its own certificate, authenticated by that certificate or its API key:
   the site CA signs the key of its CSR (edge/certificates/issuing.py), the one it held is
   superseded at once, and its MQTT connections made with it are checked again (the auth
-  epoch moves). No one renews for another account.
+  epoch moves). No one renews for another account, and a device renews at most once per
+  `device_certificate_renewal_seconds` after its last certificate (a 429).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict
 from typing import Any
 
@@ -24,7 +26,7 @@ from edge.certificates.ca import Issued, SiteCa
 from edge.devices import bundle
 from edge.kernel import audit, clock
 from edge.kernel.config import Config
-from edge.kernel.errors import Conflict, Denied, NotFound, ValidationError
+from edge.kernel.errors import Conflict, Denied, NotFound, TooManyAttempts, ValidationError
 from edge.kernel.principal import Principal
 from storage import device_certificates as registry
 from storage import devices as store
@@ -75,6 +77,7 @@ class DeviceCertificates:
         device = self._db.read(lambda c: store.get(c, principal.account_id))
         if device is None or not device.is_active:
             raise NotFound("Device not found")
+        self._not_too_soon(device.id)
         key = issuing.checked_key(issuing.parse(csr_data), device.id)
         issued = self._ca.sign_client(key, device.id, device.org_id)
         event = _event("certificate_renewed", principal, device, serial=issued.serial)
@@ -94,6 +97,22 @@ class DeviceCertificates:
 
     def crl(self) -> bytes:
         return revocation.crl(self._db, self._ca)
+
+    def _not_too_soon(self, device_id: str) -> None:
+        """A device renews at most once per `device_certificate_renewal_seconds` after its
+        last certificate: each is a registry row and, superseded, a CRL entry until it
+        expires, so a device renewing in a loop would grow both without bound."""
+        interval = self._config.device_certificate_renewal_seconds
+        last = self._db.read(lambda c: registry.last_issued(c, device_id))
+        if not interval or last is None:
+            return
+        wait = interval - (clock.now() - clock.parse(last)).total_seconds()
+        if wait > 0:
+            raise TooManyAttempts(
+                f"This device's certificate was issued less than {interval} seconds ago;"
+                " renew it later",
+                math.ceil(wait),
+            )
 
     def _admin_target(self, principal: Principal, device_id: str) -> Device:
         target = self._devices.target(principal, device_id)

@@ -297,6 +297,12 @@ class Config:
         "Days a device certificate from the site CA lasts (never past the CA's own end);"
         " devices renew before it ends (docs/provisioning.md)",
     )
+    device_certificate_renewal_seconds: int = _setting(
+        60,
+        _int_range(0, 86400),
+        "Least seconds between two certificates issued to a device before it may renew"
+        " (each renewal is a registry row and a CRL entry); 0: no limit",
+    )
     hsts_max_age: int = _setting(
         31536000,
         _int_range(0, 63072000),

@@ -9,19 +9,24 @@ from __future__ import annotations
 
 import io
 import zipfile
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
+from edge.kernel import clock
 from edge.ops import check
 from tests import csr
 from tests.api.test_metrics import scrape, value
 from tests.ports import free_port
 from tests.world import World, table
 
-pytestmark = pytest.mark.world(mqtt_tls_port=lambda request: free_port())
+# Renewals follow resets at once here; the limit between them has a test of its own.
+pytestmark = pytest.mark.world(
+    mqtt_tls_port=lambda request: free_port(), device_certificate_renewal_seconds=0
+)
 
 NOT_FOUND = "Device not found"
 ONLY_ADMINS = "Only admins of the device may manage its certificates"
@@ -307,3 +312,18 @@ async def test_no_bundle_while_mqtt_over_tls_is_off(world: World) -> None:
     assert (status, body) == (400, {"message": message})
     assert (await world.call("other_admin", "GET", path))[0] == 404
     assert (await world.call("plain", "GET", path))[0] == 404
+
+
+@pytest.mark.world(device_certificate_renewal_seconds=60)
+async def test_a_device_renews_at_most_once_a_minute(world: World) -> None:
+    """Each renewal is a registry row and a CRL entry: a device renewing in a loop would
+    grow both without bound."""
+    await _issue(world)
+    body = {"csr": csr.pem(csr.request(csr.new_key(), None))}
+    renew = ("device_member", "POST", "/v2/provisioning/renew")
+    status, reply = await world.call(*renew, json=body)
+    assert status == 429, reply
+    assert reply["message"].startswith("This device's certificate was issued less than 60")
+    clock.advance(timedelta(seconds=61))
+    assert (await world.call(*renew, json=body))[0] == 201
+    assert (await world.call(*renew, json=body))[0] == 429  # counted from the renewal

@@ -35,7 +35,9 @@ from tests import csr
 from tests.embedded_broker.conftest import Device, Harness
 from tests.ports import free_port
 
-pytestmark = pytest.mark.world(tls_local_ca=True, device_certificate_days=20)
+pytestmark = pytest.mark.world(
+    tls_local_ca=True, device_certificate_days=20, device_certificate_renewal_seconds=0
+)
 REFUSED = {"message": "Client certificate not accepted"}
 
 
