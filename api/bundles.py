@@ -63,6 +63,6 @@ ROUTES = [
         responses={200: "zip archive"},
         response_type=media_types.either(ZIP),
         extension=True,
-        errors=(400, 409),
+        errors=(409,),
     ),
 ]

@@ -44,6 +44,7 @@ class DeviceCertificates:
         self._devices = devices
         self._ca = ca
         self._config = config
+        self._crls = revocation.Crls(db, ca)
 
     def listed(self, principal: Principal, device_id: str) -> list[Row]:
         """The device's certificates, the newest first (admins of the device)."""
@@ -96,7 +97,7 @@ class DeviceCertificates:
         return device, await self._devices.reissue(device, reset)
 
     def crl(self) -> bytes:
-        return revocation.crl(self._db, self._ca)
+        return self._crls.current()
 
     def _not_too_soon(self, device_id: str) -> None:
         """A device renews at most once per `device_certificate_renewal_seconds` after its

@@ -1,7 +1,8 @@
 """The site CA's certificate revocation list: every device certificate superseded or
 revoked and not yet expired, signed by the CA, for tools that check certificates
 themselves (edge's own listeners ask the registry). The CRL number is the auth epoch,
-which grows with every change of a certificate's standing (migration 0009's triggers)."""
+which grows with every change of a certificate's standing (migration 0009's triggers); the
+CRL is signed again when it moves, or hourly."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from storage import credentials as auth_store
 from storage import device_certificates as registry
 from storage.database import Database
 from storage.records import DeviceCertificate
-from storage.rows import Tx
 
+# A CRL is signed again at least this often, well within its validity (CRL_HOURS).
+REISSUE = dt.timedelta(hours=1)
 # The CRL reason of each registry reason (RFC 5280 5.3.1); anything else is unspecified.
 REASONS = {
     "superseded": x509.ReasonFlags.superseded,
@@ -27,14 +29,30 @@ REASONS = {
 }
 
 
-def crl(db: Database, ca: SiteCa) -> bytes:
-    """The CRL as DER (`application/pkix-crl`), as of now."""
+class Crls:
+    """The CRL, signed again only when the registry changed (the auth epoch moved) or the
+    one made is REISSUE old: every fetch in between gets the same bytes (an ECDSA
+    signature differs each time it is made, and costs a signing)."""
+
+    def __init__(self, db: Database, ca: SiteCa) -> None:
+        self._db = db
+        self._ca = ca
+        self._made: tuple[int, dt.datetime, bytes] | None = None
+
+    def current(self) -> bytes:
+        """The CRL as DER (`application/pkix-crl`)."""
+        epoch = self._db.read(auth_store.auth_epoch)
+        now = clock.now()
+        made = self._made
+        if made is None or made[0] != epoch or now - made[1] >= REISSUE:
+            made = (epoch, now, _signed(self._db, self._ca, epoch))
+            self._made = made
+        return made[2]
+
+
+def _signed(db: Database, ca: SiteCa, epoch: int) -> bytes:
     now = clock.now_iso()
-
-    def read(conn: Tx) -> tuple[list[DeviceCertificate], int]:
-        return registry.ended_unexpired(conn, now), auth_store.auth_epoch(conn)
-
-    ended, epoch = db.read(read)
+    ended = db.read(lambda c: registry.ended_unexpired(c, now))
     return ca.crl([_entry(row) for row in ended], epoch)
 
 

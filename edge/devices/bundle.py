@@ -14,7 +14,7 @@ from typing import Any
 
 from edge.devices.topics import own_topic
 from edge.kernel.config import Config
-from edge.kernel.errors import ValidationError
+from edge.kernel.errors import Conflict
 from storage.records import Device
 
 CERT, KEY, CA, CONFIG, README, EXAMPLE = (
@@ -28,9 +28,10 @@ CERT, KEY, CA, CONFIG, README, EXAMPLE = (
 
 
 def require_tls_listener(config: Config) -> None:
-    """A bundle is for MQTT over TLS: none when that listener is off."""
+    """A bundle is for MQTT over TLS: none when that listener is off (a state of the
+    server, not a fault of the request: a 409)."""
     if not config.mqtt_tls_port:
-        raise ValidationError("mqtt_tls_port", "is 0: MQTT over TLS is off, so no bundle")
+        raise Conflict("mqtt_tls_port is 0: MQTT over TLS is off, so no bundle")
 
 
 def files(

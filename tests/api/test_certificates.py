@@ -308,8 +308,8 @@ async def test_no_bundle_while_mqtt_over_tls_is_off(world: World) -> None:
     """Told to those who may have the bundle; others learn nothing of the device."""
     path = f"/v2/devices/{world.id('device_member')}/bundle"
     status, body = await world.call("org_admin", "GET", path)
-    message = "mqtt_tls_port: is 0: MQTT over TLS is off, so no bundle"
-    assert (status, body) == (400, {"message": message})
+    message = "mqtt_tls_port is 0: MQTT over TLS is off, so no bundle"
+    assert (status, body) == (409, {"message": message})
     assert (await world.call("other_admin", "GET", path))[0] == 404
     assert (await world.call("plain", "GET", path))[0] == 404
 
