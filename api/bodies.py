@@ -51,6 +51,14 @@ async def read_json(
     return body
 
 
+async def read_bytes(request: web.Request, limit: int) -> bytes:
+    """A body that is not JSON (a certificate signing request), at most `limit` bytes."""
+    raw = _arrived(request, limit)
+    if raw is None:
+        raw = await within_body_timeout(request, _read_capped(request, limit))
+    return raw
+
+
 def _arrived(request: web.Request, limit: int) -> bytes | None:
     """The whole body when it has already arrived (the usual small body comes in the same
     packets as the headers): nothing to wait for, so no timer to set. None otherwise."""

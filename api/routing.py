@@ -6,7 +6,8 @@ so no handler can forget to; the OpenAPI document is generated from the same dec
 What kind of secret a bearer token is (access token, challenge session, reset token, API
 key) is decided by edge/auth/bearer.py from the token and the guard's `Auth`:
 
-- "token":     an access token, or a device's API key (as bearer or `X-API-Key`);
+- "token":     an access token, or a device's API key (as bearer or `X-API-Key`), or with
+               neither, over HTTPS, a device's client certificate from the site CA;
 - "staff":     an access token whose caller is staff (a device never is);
 - "challenge": an access token, or the session of a sign-in challenge (MFA setup calls);
 - "session":   only the session of a sign-in challenge (answering it);
@@ -125,7 +126,9 @@ def still_signed_in(request: web.Request) -> bool:
     again while it runs (api/events.py). Cached like every verification, so cheap."""
     token = _api_key_header(request, bearer.SIGNED_IN) or bearer_token(request)
     if token is None:
-        return False
+        der = client_certificate(request)
+        logins = request.app[SERVICES].certificate_logins
+        return der is not None and logins.accepted(der) is not None
     services = request.app[SERVICES]
     try:
         if bearer.kind_of(token, bearer.SIGNED_IN) is Kind.ACCESS_TOKEN:
@@ -147,7 +150,8 @@ def _guard(route: Route) -> Handler:
             return await route.handler(request)
         token = _api_key_header(request, accepts) or bearer_token(request)
         if token is None:
-            raise Unauthenticated(RESTART if route.auth == "session" else bearer.REQUIRED)
+            request[PRINCIPAL] = _by_certificate(request, route)
+            return await route.handler(request)
         kind = bearer.kind_of(token, accepts)
         if kind is Kind.ACCESS_TOKEN:
             who = request.app[SERVICES].tokens.verify(token)
@@ -166,6 +170,26 @@ def _guard(route: Route) -> Handler:
         return await route.handler(request)
 
     return guarded
+
+
+def client_certificate(request: web.Request) -> bytes | None:
+    """The client certificate the TLS handshake verified (HTTPS asks for an optional one
+    from the site CA, edge/ops/tls.py), as DER; None over plain HTTP or without one."""
+    transport = request.transport
+    ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
+    if ssl_object is None:
+        return None
+    der = ssl_object.getpeercert(binary_form=True)
+    return der if isinstance(der, bytes) else None
+
+
+def _by_certificate(request: web.Request, route: Route) -> Principal:
+    """With no token, a device's client certificate is its credential where a device's
+    API key would be: a superseded or revoked one (or its suspended device) is a 401."""
+    der = client_certificate(request)
+    if der is None or Kind.API_KEY not in ACCEPTS[route.auth] or route.auth == "staff":
+        raise Unauthenticated(RESTART if route.auth == "session" else bearer.REQUIRED)
+    return request.app[SERVICES].certificate_logins.principal(der)
 
 
 async def _reset_token_field(request: web.Request, route: Route) -> str | None:

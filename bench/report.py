@@ -37,6 +37,7 @@ BENCHES = (
     "twins",
     "twin_fleet",
     "events",
+    "enroll",
     "executable",
     "billing",
     "soak",

@@ -23,6 +23,8 @@ from api import (
     audit,
     auth,
     billing,
+    bundles,
+    certificates,
     commands,
     connections,
     console,
@@ -30,6 +32,7 @@ from api import (
     devices,
     email_templates,
     entry,
+    est,
     events,
     files,
     groups,
@@ -99,6 +102,9 @@ ROUTES: list[Route] = [
     *commands.ROUTES,
     *twins.ROUTES,
     *jobs.ROUTES,
+    *certificates.ROUTES,
+    *bundles.ROUTES,
+    *est.ROUTES,
     *events.ROUTES,
     *account.ROUTES,
     *my_org.ROUTES,
@@ -193,6 +199,7 @@ def _metrics(app: web.Application) -> None:
             broker_figures,
             services.devices.presence,
             services.commands.counts,
+            services.site_ca.cert.not_valid_after_utc,
         )
     )
 

@@ -8,6 +8,7 @@ from edge.access.engine import Caller, Permissions
 from edge.access.kinds import GroupAccessKind, ProjectAccessKind, RoleAccessKind
 from edge.access.objects import AccessObjects
 from edge.accounts import user_kind
+from edge.accounts.device_certificates import DeviceCertificates
 from edge.accounts.devices import Devices
 from edge.accounts.pictures import Pictures
 from edge.accounts.users import Users
@@ -28,6 +29,7 @@ from edge.data.signing import DataSigner
 from edge.delivery.alerts import OperatorAlerts
 from edge.delivery.messages import Messages
 from edge.delivery.outbox_worker import OutboxWorker
+from edge.devices.certificate_logins import CertificateLogins
 from edge.devices.credentials import Endpoints
 from edge.devices.directory import DeviceDirectory
 from edge.devices.keys import DeviceKeys
@@ -111,6 +113,8 @@ class Services:
     last_seen: LastSeen
     device_keys: DeviceKeys
     devices: Devices
+    certificate_logins: CertificateLogins
+    device_certificates: DeviceCertificates
     device_directory: DeviceDirectory
     data: Data
     data_eraser: DataEraser
@@ -157,9 +161,12 @@ class Services:
         software_mfa = Mfa(db, keys.mfa_secret, orgs, tokens)
         sms_mfa = SmsMfa(db, orgs, messages)
         signin.attach(software_mfa, sms_mfa)
-        site_ca = SiteCa.open(config.data_dir)  # the CA is made at first start
+        site_ca = SiteCa.open(
+            config.data_dir, config.device_certificate_days
+        )  # made at first start
         last_seen = LastSeen(db)
         device_keys = DeviceKeys(db, last_seen)
+        certificate_logins = CertificateLogins(db, site_ca, last_seen)
         endpoints = Endpoints.of(config.base_url, config.broker_host)
         presence = Presence(db)
         devices = Devices(
@@ -259,8 +266,10 @@ class Services:
             last_seen=last_seen,
             device_keys=device_keys,
             devices=devices,
+            certificate_logins=certificate_logins,
+            device_certificates=DeviceCertificates(db, devices, site_ca, config),
             device_directory=DeviceDirectory(
-                db, device_keys, site_ca, tokens, permissions, last_seen
+                db, device_keys, certificate_logins, tokens, permissions, last_seen
             ),
             data=data,
             data_eraser=DataEraser(db),

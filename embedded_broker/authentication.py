@@ -4,7 +4,8 @@ user's access token, each looked up in the device registry (`ClientDirectory`).
 The CONNACK codes of a refusal (MQTT 3.1.1, 3.2.2.3):
 - 4 "bad user name or password": a user name and password were given and do not open.
 - 5 "not authorized": no credential at all, a client certificate the registry does not
-  accept (reset, or its device suspended or deleted), or a will topic outside the
+  accept (superseded by a reset or renewal, revoked, or its device suspended or deleted;
+  edge/devices/certificate_logins.py), or a will topic outside the
   client's rights or reserved (a device's own request topics included: a will is
   routed, never handed to the server's inbox) or a will larger than the message limit.
 """

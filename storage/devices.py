@@ -41,7 +41,8 @@ def end_credentials(conn: Tx, where: str, params: Sequence[object], now_iso: str
     selected = f"SELECT id FROM devices WHERE {where}"
     conn.execute(f"UPDATE devices SET api_key_hash = NULL WHERE id IN ({selected})", params)
     conn.execute(
-        "UPDATE device_certificates SET revoked_date = ?"
+        "UPDATE device_certificates SET revoked_date = ?, status = 'revoked',"
+        " reason = 'cessation_of_operation'"
         f" WHERE revoked_date IS NULL AND device_id IN ({selected})",
         (now_iso, *params),
     )

@@ -274,13 +274,24 @@ class Device(Record):
 
 @dataclass(frozen=True, slots=True)
 class DeviceCertificate(Record):
-    """A client certificate the site CA issued to a device; revoked ones stay, refused."""
+    """A client certificate the site CA issued to a device; ended ones stay, refused.
+    `status`: active, superseded (a reset or renewal issued the next) or revoked;
+    `revoked_date` is when either ended it (a row restored from a trash snapshot taken
+    before migration 0029 has it without the status, and is ended all the same)."""
 
     serial: str
     device_id: str
     issued_date: str
     not_after: str
     revoked_date: str | None
+    fingerprint: str = ""
+    not_before: str = ""
+    status: str = "active"
+    reason: str | None = None
+
+    @property
+    def in_force(self) -> bool:
+        return self.status == "active" and self.revoked_date is None
 
 
 ORGS = Codec(Org, "orgs")

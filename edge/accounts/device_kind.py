@@ -11,7 +11,7 @@ from typing import Any
 from edge.access.engine import Caller
 from edge.accounts import rules, views, writes
 from edge.accounts.kind import Relation, Row
-from edge.certificates.ca import ClientCredentials
+from edge.certificates.ca import Issued
 from edge.devices.topics import normalize_scopes
 from edge.kernel import clock, fields
 from edge.kernel.errors import Conflict, Denied, ValidationError
@@ -187,15 +187,22 @@ def owner_on_create(caller_id: str, caller_kind: str, given: Any, admin: bool) -
         raise Denied("owner_id: only admins may make someone else the owner of a device")
 
 
-def certificate_row(device_id: str, issued: ClientCredentials) -> DeviceCertificate:
+def certificate_row(device_id: str, issued: Issued) -> DeviceCertificate:
     return DeviceCertificate(
-        issued.serial, device_id, clock.now_iso(), clock.iso(issued.not_after), None
+        issued.serial,
+        device_id,
+        clock.now_iso(),
+        clock.iso(issued.not_after),
+        None,
+        issued.fingerprint,
+        clock.iso(issued.not_before),
     )
 
 
-def replace_certificate(conn: Tx, device_id: str, issued: ClientCredentials) -> None:
-    """Revoke what the device held and register the new certificate, in one transaction."""
+def replace_certificate(conn: Tx, device_id: str, issued: Issued) -> None:
+    """Supersede what the device held and register the new certificate, in one
+    transaction (a reset, a bundle, a renewal)."""
     now = clock.now_iso()
-    certificates.revoke_all(conn, device_id, now)
+    certificates.end_all(conn, device_id, now, certificates.SUPERSEDED, "superseded")
     certificates.register(conn, certificate_row(device_id, issued))
     store.patch(conn, device_id, {"mqtt_credentials_last_changed": now})

@@ -208,7 +208,7 @@ class Devices(Accounts[Device]):
         target = self.target(principal, device_id)
         self.require(target, "update")
         reset = self.event("certificate_reset", principal, target.account)
-        return await self._reset_mqtt(target.account, reset)
+        return await self.reissue(target.account, reset)
 
     async def operator_reset_mqtt_credentials(self, device_id: str) -> tuple[Device, Row]:
         """The same reset by the operator at the box (`edge device bundle`): no account
@@ -219,9 +219,10 @@ class Devices(Accounts[Device]):
         if not device.is_active:
             raise Conflict("the device is suspended: reactivate it (is_active) first")
         reset = self.event("certificate_reset", None, device, actor_kind="operator")
-        return device, await self._reset_mqtt(device, reset)
+        return device, await self.reissue(device, reset)
 
-    async def _reset_mqtt(self, device: Device, reset: AuditEvent) -> Row:
+    async def reissue(self, device: Device, reset: AuditEvent) -> Row:
+        """A new key pair and certificate, the earlier ones superseded, with this event."""
         issued = self._ca.issue_client(device.id, device.org_id)
         await self._db.write(
             audit.along(lambda c: kind.replace_certificate(c, device.id, issued), reset)

@@ -3,12 +3,15 @@
 Made on first use: an EC P-256 CA valid for 10 years, and a server certificate for the
 names the operator lists (valid 825 days, re-issued when missing or when the names change).
 Clients that trust `ca/ca.pem` can then reach the server over HTTPS on the LAN. Devices get
-their client certificates from the same CA (`SiteCa`, kept in memory once loaded).
+their client certificates from the same CA (`SiteCa`, kept in memory once loaded), for
+`device_certificate_days` (never past the CA's own end), and renew them before they end
+(docs/provisioning.md); the CA also signs the CRL of ended ones (`revocation.py`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +19,7 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from edge.kernel import clock
@@ -25,9 +28,8 @@ from storage import layout
 CA_KEY, CA_CERT = layout.CA_KEY_FILE, layout.CA_CERT_FILE
 SERVER_KEY, SERVER_CERT = layout.SERVER_KEY_FILE, layout.SERVER_CERT_FILE
 CA_DAYS, SERVER_DAYS = 3650, 825
-# Devices sit in plants for years and are re-credentialed by a reset, not by expiry; their
-# certificates last as long as the CA that signs them.
-CLIENT_DAYS = CA_DAYS
+# How long a CRL stays current: tools fetch a fresh one at least this often.
+CRL_HOURS = 24
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,12 @@ def load_or_create_ca(data_dir: Path) -> tuple[ec.EllipticCurvePrivateKey, x509.
     return loaded, x509.load_pem_x509_certificate((folder / CA_CERT).read_bytes())
 
 
+def load_or_create_ca_file(data_dir: Path) -> Path:
+    """The CA's certificate file (`ca/ca.pem`), the CA made first when there is none."""
+    load_or_create_ca(data_dir)
+    return data_dir / layout.CA_DIR / CA_CERT
+
+
 def server_certificate(data_dir: Path, names: list[str]) -> ServerFiles:
     """The server certificate for these host names and addresses, issued when needed."""
     folder = data_dir / layout.CA_DIR
@@ -87,69 +95,129 @@ def server_certificate(data_dir: Path, names: list[str]) -> ServerFiles:
 
 
 @dataclass(frozen=True)
-class ClientCredentials:
-    """What a device is given once: its certificate, its key pair (PEM), and the serial
-    the registry keeps."""
+class Issued:
+    """A certificate the site CA signed for a device, as the registry records it."""
 
-    certificate: str
-    private_key: str = field(repr=False)
-    public_key: str
+    certificate: str  # PEM
     serial: str
+    fingerprint: str  # SHA-256 of the DER, lowercase hex
+    not_before: dt.datetime
     not_after: dt.datetime
 
 
-class SiteCa:
-    """The site CA, loaded once: issues device certificates and checks presented ones."""
+@dataclass(frozen=True)
+class ClientCredentials(Issued):
+    """What a device is given once when the server makes its key: the certificate, the
+    key pair (PEM), and what the registry keeps."""
 
-    def __init__(self, key: ec.EllipticCurvePrivateKey, cert: x509.Certificate) -> None:
+    private_key: str = field(repr=False)
+    public_key: str
+
+
+ClientKey = ec.EllipticCurvePublicKey | rsa.RSAPublicKey
+
+
+class SiteCa:
+    """The site CA, loaded once: issues device certificates (lasting `client_days`, or
+    until the CA itself ends), checks presented ones, and signs the CRL."""
+
+    def __init__(
+        self, key: ec.EllipticCurvePrivateKey, cert: x509.Certificate, client_days: int = CA_DAYS
+    ) -> None:
         self._key = key
         self.cert = cert
         self.pem = cert.public_bytes(serialization.Encoding.PEM)
+        self.client_days = client_days
 
     @classmethod
-    def open(cls, data_dir: Path) -> SiteCa:
-        return cls(*load_or_create_ca(data_dir))
+    def open(cls, data_dir: Path, client_days: int = CA_DAYS) -> SiteCa:
+        return cls(*load_or_create_ca(data_dir), client_days)
 
     def issue_client(self, common_name: str, organization: str) -> ClientCredentials:
         """A new key pair and a client certificate for it (CN = the device ID)."""
         key = ec.generate_private_key(ec.SECP256R1())
+        made = self.sign_client(key.public_key(), common_name, organization)
+        public = key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        return ClientCredentials(
+            made.certificate,
+            made.serial,
+            made.fingerprint,
+            made.not_before,
+            made.not_after,
+            private_key=_pem_key(key).decode(),
+            public_key=public.decode(),
+        )
+
+    def sign_client(self, public: ClientKey, common_name: str, organization: str) -> Issued:
+        """A client certificate for a key the device holds (its own, from a CSR, or one
+        made here): subject O = the org, CN = the device ID, whatever the request said."""
         subject = x509.Name(
             [
                 x509.NameAttribute(NameOID.ORGANIZATION_NAME, organization),
                 x509.NameAttribute(NameOID.COMMON_NAME, common_name),
             ]
         )
-        days = min(CLIENT_DAYS, (self.cert.not_valid_after_utc - clock.now()).days)
+        days = min(self.client_days, (self.cert.not_valid_after_utc - clock.now()).days)
         cert = (
-            _builder(subject, self.cert.subject, key.public_key(), days)
+            _builder(subject, self.cert.subject, public, days)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(_usage(cert_sign=False), critical=True)
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
             .sign(self._key, hashes.SHA256())
         )
-        public = key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        return issued_of(cert)
+
+    def crl(self, ended: list[tuple[int, dt.datetime, x509.ReasonFlags]], number: int) -> bytes:
+        """The CRL (DER) of these (serial, when ended, why), valid for CRL_HOURS."""
+        now = clock.now()
+        builder = (
+            x509.CertificateRevocationListBuilder()
+            .issuer_name(self.cert.subject)
+            .last_update(now - dt.timedelta(minutes=5))
+            .next_update(now + dt.timedelta(hours=CRL_HOURS))
+            .add_extension(x509.CRLNumber(number), critical=False)
         )
-        return ClientCredentials(
-            cert.public_bytes(serialization.Encoding.PEM).decode(),
-            _pem_key(key).decode(),
-            public.decode(),
-            serial_of(cert),
-            cert.not_valid_after_utc,
-        )
+        for serial, when, reason in ended:
+            entry = (
+                x509.RevokedCertificateBuilder()
+                .serial_number(serial)
+                .revocation_date(when)
+                .add_extension(x509.CRLReason(reason), critical=False)
+                .build()
+            )
+            builder = builder.add_revoked_certificate(entry)
+        crl = builder.sign(self._key, hashes.SHA256())
+        return crl.public_bytes(serialization.Encoding.DER)
 
     def issued(self, certificate_der: bytes) -> x509.Certificate | None:
         """The certificate when this CA signed it and it is within its validity; else None.
-        (Whether it was since revoked is the registry's question, not the signature's.)"""
+        (Whether it was since ended is the registry's question, not the signature's.)"""
         try:
             cert = x509.load_der_x509_certificate(certificate_der)
             cert.verify_directly_issued_by(self.cert)
         except (ValueError, TypeError, InvalidSignature):
             return None
-        now = clock.now()
-        if not cert.not_valid_before_utc <= now <= cert.not_valid_after_utc:
-            return None
-        return cert
+        return cert if within_validity(cert) else None
+
+
+def within_validity(cert: x509.Certificate) -> bool:
+    return cert.not_valid_before_utc <= clock.now() <= cert.not_valid_after_utc
+
+
+def issued_of(cert: x509.Certificate) -> Issued:
+    return Issued(
+        cert.public_bytes(serialization.Encoding.PEM).decode(),
+        serial_of(cert),
+        fingerprint_of(cert.public_bytes(serialization.Encoding.DER)),
+        cert.not_valid_before_utc,
+        cert.not_valid_after_utc,
+    )
+
+
+def fingerprint_of(certificate_der: bytes) -> str:
+    return hashlib.sha256(certificate_der).hexdigest()
 
 
 def serial_of(cert: x509.Certificate) -> str:
@@ -157,7 +225,7 @@ def serial_of(cert: x509.Certificate) -> str:
 
 
 def _builder(
-    subject: x509.Name, issuer: x509.Name, public: ec.EllipticCurvePublicKey, days: int
+    subject: x509.Name, issuer: x509.Name, public: ClientKey, days: int
 ) -> x509.CertificateBuilder:
     now = clock.now().replace(tzinfo=dt.UTC)
     return (

@@ -22,8 +22,8 @@ from typing import cast
 
 from edge.access.engine import Permissions
 from edge.auth.tokens import Tokens
-from edge.certificates.ca import SiteCa, serial_of
 from edge.devices.auth_failures import AuthFailures
+from edge.devices.certificate_logins import CertificateLogins
 from edge.devices.keys import DeviceKeys
 from edge.devices.last_seen import LastSeen
 from edge.devices.mqtt_clients import Credential, MqttClient
@@ -33,7 +33,6 @@ from edge.kernel.errors import Unauthenticated
 from edge.kernel.principal import Principal
 from storage import access as access_store
 from storage import credentials as auth_store
-from storage import device_certificates as certificates
 from storage import devices as store
 from storage import sessions
 from storage import users as user_store
@@ -48,14 +47,14 @@ class DeviceDirectory:
         self,
         db: Database,
         keys: DeviceKeys,
-        ca: SiteCa,
+        logins: CertificateLogins,
         tokens: Tokens,
         permissions: Permissions,
         last_seen: LastSeen,
     ) -> None:
         self._db = db
         self._keys = keys
-        self._ca = ca
+        self._logins = logins
         self._tokens = tokens
         self._permissions = permissions
         self._last_seen = last_seen
@@ -69,14 +68,10 @@ class DeviceDirectory:
         return _device_client(device, "api_key", device.api_key_hash or "")
 
     def by_certificate(self, certificate_der: bytes) -> MqttClient | None:
-        cert = self._ca.issued(certificate_der)
-        if cert is None:
+        found = self._logins.accepted(certificate_der)
+        if found is None:
             return None
-        serial = serial_of(cert)
-        device = self._registered(serial)
-        if device is None:
-            return None
-        return _device_client(device, "certificate", serial)
+        return _device_client(found.device, "certificate", found.serial)
 
     def by_access_token(self, token: str) -> MqttClient | None:
         try:
@@ -122,19 +117,11 @@ class DeviceDirectory:
         self._failures.failed(address, username)
 
     # -- devices ---------------------------------------------------------------------------
-    def _registered(self, serial: str) -> Device | None:
-        """The active device a certificate serial belongs to, unless revoked."""
-        issued = self._db.read(lambda c: certificates.get(c, serial))
-        if issued is None or issued.revoked_date is not None:
-            return None
-        device = self._db.read(lambda c: store.get(c, issued.device_id))
-        return device if device is not None and device.is_active else None
-
     def _device_of(self, account_id: str, credential: Credential, stamp: str) -> Device | None:
         """The device, if the credential (by its stamp) is still its current one and the
         device is active."""
         if credential == "certificate":
-            device = self._registered(stamp)
+            device = self._logins.in_force(stamp)
         else:
             device = self._db.read(lambda c: store.get(c, account_id))
             if device is not None and device.api_key_hash != stamp:

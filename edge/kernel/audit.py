@@ -54,6 +54,8 @@ ACTIONS = {
         "device_updated",
         "device_api_key_reset",
         "device_certificate_reset",
+        "device_certificate_renewed",
+        "device_certificate_revoked",
         "device_deleted",
         "device_restored",
     ),

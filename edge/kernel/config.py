@@ -291,6 +291,18 @@ class Config:
         "Names and addresses the local-CA certificate is issued for (comma-separated;"
         " default: localhost, 127.0.0.1, the host of public_url and mqtt_broker_host)",
     )
+    device_certificate_days: int = _setting(
+        365,
+        _int_range(1, 3650),
+        "Days a device certificate from the site CA lasts (never past the CA's own end);"
+        " devices renew before it ends (docs/provisioning.md)",
+    )
+    device_certificate_renewal_seconds: int = _setting(
+        60,
+        _int_range(0, 86400),
+        "Least seconds between two certificates issued to a device before it may renew"
+        " (each renewal is a registry row and a CRL entry); 0: no limit",
+    )
     hsts_max_age: int = _setting(
         31536000,
         _int_range(0, 63072000),

@@ -1,5 +1,6 @@
-"""`edge check`: is this data folder sound? Database integrity, migration state, keys, and
-the permissions of secret files. Prints one line per check and exits non-zero on a fault.
+"""`edge check`: is this data folder sound? Database integrity, migration state, keys, the
+permissions of secret files, and certificates near their end (devices' and the site
+CA's). Prints one line per check and exits non-zero on a fault.
 """
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from edge.certificates import ca
+from edge.certificates import ca, expiry
 from edge.kernel import clock, fields
 from edge.kernel.printable import for_log
 from edge.ops import site_keys
-from storage import layout, migrate, snapshot, throttle, users
+from storage import device_certificates, layout, migrate, snapshot, throttle, users
 
 Echo = Callable[[str], None]
 LOCKOUT_DAYS = timedelta(days=7)
@@ -185,6 +186,51 @@ def _logins(data_dir: Path) -> list[Finding]:
     return found or [Finding("ok", "logins", "every login value names one account")]
 
 
+def _certificates(data_dir: Path) -> list[Finding]:
+    """Device certificates in force that end within 30 days: renew them (a device renews
+    its own, docs/provisioning.md)."""
+    path = layout.database_path(data_dir)
+    if not path.is_file():
+        return []
+    now, until = expiry.window()
+    try:
+        rows = snapshot.read(path, lambda c: device_certificates.expiring(c, now, until))
+    except snapshot.Unreadable:
+        return []
+    if not rows:
+        return [Finding("ok", "certificates", "no device certificate ends within 30 days")]
+    first = ", ".join(f"{r.device_id} on {r.not_after[:10]}" for r in rows[:5])
+    more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
+    return [
+        Finding(
+            "warn",
+            "certificates",
+            f"{len(rows)} device certificates end within 30 days ({first}{more}): the devices"
+            " renew them (POST /v2/provisioning/renew, EST simplereenroll) or an admin resets them",
+        )
+    ]
+
+
+def _site_ca(data_dir: Path) -> list[Finding]:
+    """The CA itself: a warning a year before it ends, so there is time to roll it."""
+    ends = expiry.ca_not_after(data_dir)
+    if ends is None:
+        return []
+    left = ends - clock.now()
+    how = 'roll it as docs/provisioning.md says ("Rolling the site CA"): every device gets new'
+    if left.total_seconds() <= 0:
+        return [Finding("FAIL", "site-ca", f"ended on {ends:%Y-%m-%d}; {how} credentials")]
+    if left <= expiry.CA_WARNING:
+        return [
+            Finding(
+                "warn",
+                "site-ca",
+                f"ends on {ends:%Y-%m-%d} ({left.days} days); {how} credentials",
+            )
+        ]
+    return [Finding("ok", "site-ca", f"valid until {ends:%Y-%m-%d}")]
+
+
 def _server(data_dir: Path) -> list[Finding]:
     running = layout.is_locked(data_dir) if data_dir.exists() else False
     return [
@@ -198,4 +244,14 @@ def _server(data_dir: Path) -> list[Finding]:
     ]
 
 
-CHECKS = [_database, _migrations, _keys, _permissions, _lockouts, _logins, _server]
+CHECKS = [
+    _database,
+    _migrations,
+    _keys,
+    _permissions,
+    _lockouts,
+    _logins,
+    _certificates,
+    _site_ca,
+    _server,
+]

@@ -6,7 +6,8 @@ Two kinds of figure:
   lookup of a client-library metric), so serving pays almost nothing for them;
 - everything else is read when a scraper asks (`SiteCollector`), from state that exists
   anyway: the writer's queue and commit times, file sizes, the sign-in throttle's
-  counters, the outbox, the broker's counters, the tunnel relay, presence and commands.
+  counters, the outbox, the broker's counters, the tunnel relay, presence and commands,
+  device certificates ending soon and the site CA's end.
 
 prometheus_client renders the text; each application has a registry of its own
 (`registry`), so several applications in one process never share a series.
@@ -14,6 +15,7 @@ prometheus_client renders the text; each application has a registry of its own
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -27,6 +29,9 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from edge.certificates import expiry
+from edge.kernel import clock
+from storage import device_certificates as certificates
 from storage import files, outbox
 from storage.database import Database
 from storage.latency import Latency
@@ -88,6 +93,7 @@ class Sources:
     broker: Callable[[], Broker | None] = field(default=lambda: None)
     presence: PresenceFigures | None = None
     commands: Mapping[str, int] = field(default_factory=dict)  # sent, answered, ...
+    site_ca_not_after: dt.datetime | None = None
 
 
 class SiteCollector(Collector):
@@ -102,6 +108,7 @@ class SiteCollector(Collector):
         yield from self._broker()
         yield from self._tunnels()
         yield from self._devices()
+        yield from self._certificates()
 
     def _requests(self) -> Iterator[Metric]:
         count = CounterMetricFamily(
@@ -249,6 +256,22 @@ class SiteCollector(Collector):
         for outcome, count in self._s.commands.items():
             commands.add_metric([outcome], count)
         yield commands
+
+    def _certificates(self) -> Iterator[Metric]:
+        """Device certificates in force that end within 30 days, and the CA's own end
+        (docs/provisioning.md)."""
+        now, until = expiry.window()
+        count = self._s.db.read(lambda c: certificates.count_expiring(c, now, until))
+        yield GaugeMetricFamily(
+            "edge_device_certificates_expiring",
+            "Device certificates in force that end within 30 days",
+            value=count,
+        )
+        if self._s.site_ca_not_after is not None:
+            left = (self._s.site_ca_not_after - clock.now()).total_seconds()
+            yield GaugeMetricFamily(
+                "edge_site_ca_expiry_seconds", "Seconds until the site CA ends", value=left
+            )
 
 
 def registry(sources: Sources) -> CollectorRegistry:

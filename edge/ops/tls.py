@@ -1,4 +1,5 @@
-"""HTTPS: the operator's certificate and key, or one issued by the site's own CA."""
+"""HTTPS: the operator's certificate and key, or one issued by the site's own CA; and the
+optional client certificates of devices, from the site CA."""
 
 from __future__ import annotations
 
@@ -25,7 +26,17 @@ def server_context(config: Config) -> ssl.SSLContext | None:
         context.load_cert_chain(cert, key)
     except (OSError, ssl.SSLError) as exc:
         raise ValidationError("tls_cert", f"cannot load {cert} with {key}: {exc}") from None
+    ask_for_device_certificates(context, config)
     return context
+
+
+def ask_for_device_certificates(context: ssl.SSLContext, config: Config) -> None:
+    """The HTTPS listener asks for an optional client certificate from the site CA: a
+    device may present its own instead of its API key (EST re-enrollment needs it,
+    docs/provisioning.md). Whether it still counts (superseded, revoked) is asked per
+    request of the registry; one from another CA fails the handshake."""
+    context.verify_mode = ssl.CERT_OPTIONAL
+    context.load_verify_locations(ca.load_or_create_ca_file(config.data_dir))
 
 
 def mismatches(config: Config) -> list[str]:

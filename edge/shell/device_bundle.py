@@ -1,41 +1,29 @@
 """`edge device bundle DEVICE --out DIR`: everything a device needs to reach the broker over
-MQTT/TLS with its certificate, in one folder (docs/devices.md, "Onboarding a device").
+MQTT/TLS with its certificate, in one folder (docs/devices.md, "Onboarding a device"); the
+files are edge/devices/bundle.py's, which `GET /v2/devices/{device_id}/bundle` serves too.
 
 A device's private key is shown once, when its certificate is issued, and the server keeps
 none (docs/devices.md): a bundle cannot be made from what the server holds. So the command
 resets the device's MQTT credentials, as `POST /v2/devices/{id}/reset-mqtt-credentials`
-does: a new key pair and certificate, the earlier certificate refused from then on, and an
-audit event `device_certificate_reset` by the operator. Use it for a device just created or
-when its certificate is to be replaced; its API key is not touched.
+does: a new key pair and certificate, the earlier certificate superseded from then on, and
+an audit event `device_certificate_reset` by the operator. Use it for a device just created
+or when its certificate is to be replaced; its API key is not touched.
 
-The folder (new or empty, owner-only) holds the certificate, the private key (0600), the
-site CA, `device.json` naming the broker's host, ports and the device's topics, and
-`README.txt` with the `mosquitto_pub`/`mosquitto_sub` and paho-mqtt lines that work with
-them, and `paho_example.py`, which connects, subscribes and publishes once.
+The folder (new or empty, owner-only) holds the bundle's files, the private key 0600.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from edge.devices.topics import own_topic
-from edge.kernel.config import Config
-from edge.kernel.errors import Conflict, ValidationError
+from edge.devices import bundle
+from edge.devices.bundle import CA, CERT, CONFIG, EXAMPLE, KEY, README
+from edge.kernel.errors import Conflict
 from edge.services import Services
 from storage import layout
-from storage.records import Device
 
-CERT, KEY, CA, CONFIG, README, EXAMPLE = (
-    "device.crt",
-    "device.key",
-    "ca.pem",
-    "device.json",
-    "README.txt",
-    "paho_example.py",
-)
+__all__ = ["CA", "CERT", "CONFIG", "EXAMPLE", "KEY", "README", "Made", "make"]
 
 
 @dataclass(frozen=True)
@@ -49,111 +37,13 @@ async def make(services: Services, device_id: str, out: Path) -> Made:
     """Check the folder and the listener first, then reset and write (a refusal resets
     nothing)."""
     config = services.config
-    if not config.mqtt_tls_port:
-        raise ValidationError("mqtt_tls_port", "is 0: MQTT over TLS is off, so no bundle")
+    bundle.require_tls_listener(config)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise Conflict(f"{out} is not an empty folder; choose a new one for the bundle")
     device, issued = await services.devices.operator_reset_mqtt_credentials(device_id)
     layout.private_dir(out)
-    described = describe(config, device, issued)
-    layout.write_secret(out / KEY, issued["private_key"].encode())
-    (out / CERT).write_text(issued["certificate"])
-    (out / CA).write_bytes(services.site_ca.pem)
-    (out / CONFIG).write_text(json.dumps(described, indent=2) + "\n")
-    (out / README).write_text(readme(described))
-    (out / EXAMPLE).write_text(paho_example(described))
-    return Made(device.id, out, described["mqtts_url"])
-
-
-def describe(config: Config, device: Device, issued: dict[str, Any]) -> dict[str, Any]:
-    """device.json: where the broker is, the files, and the topics the device may use."""
-    root = issued["root_scope"]
-    host = issued["broker"]
-    return {
-        "device_id": device.id,
-        "broker": host,
-        "mqtts_port": config.mqtt_tls_port,
-        "mqtts_url": f"mqtts://{host}:{config.mqtt_tls_port}",
-        "mqtt_port": config.mqtt_port or None,
-        "root_scope": root,
-        "own_topic": own_topic(root, device.id),
-        "scopes": {
-            f"{root}{scope}": {
-                "publish": bool(rights.get("can_publish")),
-                "subscribe": bool(rights.get("can_subscribe")),
-            }
-            for scope, rights in device.iot_scopes.items()
-        },
-        "certificate": CERT,
-        "private_key": KEY,
-        "ca": CA,
-        "root_ca_url": issued["root_ca"],
-    }
-
-
-def readme(d: dict[str, Any]) -> str:
-    tls = f"-h {d['broker']} -p {d['mqtts_port']} --cafile {CA} --cert {CERT} --key {KEY}"
-    own, device_id = d["own_topic"], d["device_id"]
-    lines = [
-        f"Device {device_id}: MQTT over TLS with its certificate, at {d['mqtts_url']}.",
-        f"It may publish and subscribe under {own}/ (its own topics)"
-        + (f" and, as device.json says, under {', '.join(d['scopes'])}." if d["scopes"] else "."),
-        "",
-        "Run these in this folder. Subscribe (Debian: apt install mosquitto-clients):",
-        f"  mosquitto_sub {tls} -i {device_id} -t '{own}/#' -v",
-        "Publish:",
-        f"  mosquitto_pub {tls} -i {device_id} -t '{own}/hello' -m 'hello' -q 1",
-        "",
-        "With paho-mqtt 2.x (Python): python3 paho_example.py (it subscribes, publishes once",
-        "and prints what it receives); the lines that matter:",
-        f"  client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id={device_id!r})",
-        f"  client.tls_set(ca_certs={CA!r}, certfile={CERT!r}, keyfile={KEY!r})",
-        f"  client.connect({d['broker']!r}, {d['mqtts_port']})",
-        "",
-        f"{KEY} is the device's private key: copy it to the device only, and delete this",
-        "folder once it is there. The server keeps no copy; a new bundle issues a new",
-        "certificate and the earlier one stops working.",
-    ]
-    if d["mqtt_port"]:
-        lines += [
-            "",
-            f"Over plain TCP (port {d['mqtt_port']}) the device signs in with its API key",
-            "instead (shown once at creation, or by POST /v2/devices/{id}/reset-api-key):",
-            f"  mosquitto_pub -h {d['broker']} -p {d['mqtt_port']} -i {device_id}"
-            f" -u {device_id} -P \"$API_KEY\" -t '{own}/hello' -m 'hello'",
-        ]
-    return "\n".join(lines) + "\n"
-
-
-def paho_example(d: dict[str, Any]) -> str:
-    return f'''"""Connect as device {d["device_id"]} over MQTT/TLS with this folder's files,
-subscribe to its own topics, publish one message and print it when it comes back."""
-
-import sys
-
-import paho.mqtt.client as mqtt
-
-TOPIC = {d["own_topic"] + "/hello"!r}
-client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id={d["device_id"]!r})
-client.tls_set(ca_certs={CA!r}, certfile={CERT!r}, keyfile={KEY!r})
-
-
-def on_connect(client, userdata, flags, reason, properties):
-    if reason.is_failure:
-        sys.exit(f"refused: {{reason}}")
-    client.subscribe({d["own_topic"] + "/#"!r}, qos=1)
-
-
-def on_subscribe(client, userdata, mid, reasons, properties):
-    client.publish(TOPIC, b"hello from the bundle", qos=1)
-
-
-def on_message(client, userdata, message):
-    print(f"received {{message.topic}}: {{message.payload.decode()}}", flush=True)
-    client.disconnect()
-
-
-client.on_connect, client.on_subscribe, client.on_message = on_connect, on_subscribe, on_message
-client.connect({d["broker"]!r}, {d["mqtts_port"]})
-client.loop_forever()
-'''
+    made = bundle.files(config, device, issued, services.site_ca.pem)
+    layout.write_secret(out / KEY, made.pop(KEY))
+    for name, content in made.items():
+        (out / name).write_bytes(content)
+    return Made(device.id, out, bundle.describe(config, device, issued)["mqtts_url"])

@@ -33,7 +33,11 @@ CHANGES: dict[str, tuple[Change, bool, bool]] = {  # change, auth epoch moves, a
     "scopes changed": (_patch(iot_scopes={"/a": {"can_publish": True}}), True, False),
     "moved": (lambda c, d, p: devices.patch(c, d, {"project_id": p}), True, True),
     "deleted": (lambda c, d, p: c.execute("DELETE FROM devices WHERE id = ?", (d,)), True, True),
-    "certificate revoked": (lambda c, d, p: certificates.revoke_all(c, d, "now"), True, False),
+    "certificate revoked": (
+        lambda c, d, p: certificates.end_all(c, d, "now", "superseded", "superseded"),
+        True,
+        False,
+    ),
     "renamed": (_patch(name="other", name_folded="other"), False, False),
 }
 

@@ -4,6 +4,7 @@ the run, a warning does not."""
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import apsw
@@ -31,10 +32,12 @@ def test_a_sound_site_passes_every_check(data_dir: Path) -> None:
         "permissions",
         "sign-in",
         "logins",
+        "certificates",
+        "site-ca",
         "server",
     ]
     assert all(line.startswith("ok") for line in lines[:-1])
-    assert lines[-1] == "7 ok, 0 warnings, 0 failed"
+    assert lines[-1] == "9 ok, 0 warnings, 0 failed"
 
 
 def test_a_warning_is_reported_but_does_not_fail(data_dir: Path) -> None:
@@ -157,3 +160,25 @@ def test_check_reports_account_wide_sign_in_lockouts(data_dir: Path) -> None:
         line.startswith("warn  sign-in") and "user:abc" in line and "37 addresses" in line
         for line in lines
     )
+
+
+@pytest.mark.parametrize(
+    ("days", "level", "said"),
+    [
+        (3650 - 400, "ok", "valid until"),
+        (3650 - 300, "warn", "days); roll it as docs/provisioning.md says"),
+        (3650 + 1, "FAIL", "ended on"),
+    ],
+)
+def test_the_site_ca_is_warned_about_a_year_before_it_ends(
+    data_dir: Path, days: int, level: str, said: str
+) -> None:
+    """The CA lasts 10 years: a year ahead `edge check` says how to roll it; once ended, a
+    FAIL (no device certificate it signed is good)."""
+    clock.advance(timedelta(days=days))
+    passed, lines = run(data_dir)
+    (found,) = [line for line in lines if line.split()[1] == "site-ca"]
+    assert found.startswith(level) and said in found, found
+    assert passed == (level != "FAIL")
+    if level != "ok":
+        assert "every device gets new credentials" in found

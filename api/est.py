@@ -1,0 +1,112 @@
+"""EST (RFC 7030) for devices and tools that speak it, on the HTTPS listener only (over
+plain HTTP, or behind a proxy that ends TLS, these paths are 404: re-enrollment needs the
+device's own TLS client certificate, docs/provisioning.md):
+
+- GET  /.well-known/est/cacerts         public: the site CA as PKCS#7 certs-only, base64
+- POST /.well-known/est/simplereenroll  the device's current client certificate (no other
+       credential): a CSR (`application/pkcs10`, base64 DER) in, its new certificate out
+       (PKCS#7 certs-only, base64); the certificate it held is superseded at once
+
+`simpleenroll` (a new device, the claim's ID and secret as HTTP Basic, RFC 7030 3.2.3) is
+added with claims: it reads the CSR with `csr_of` and answers with `certs_only`, as
+`simplereenroll` does, and authenticates the claim instead of the certificate.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from aiohttp import web
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.serialization import pkcs7
+
+from api import bodies, media_types
+from api.keys import SERVICES
+from api.routing import Route, client_certificate
+from edge.certificates import issuing
+from edge.kernel.errors import NotFound, Unauthenticated, ValidationError
+
+PKCS7 = "application/pkcs7-mime"
+PKCS10 = "application/pkcs10"
+CERTS_ONLY = f"{PKCS7}; smime-type=certs-only"
+NEEDS_CERTIFICATE = (
+    "EST re-enrollment takes the device's current client certificate, presented to edge's"
+    " own HTTPS listener"
+)
+
+
+def certs_only(request: web.Request, certificates: list[x509.Certificate]) -> web.Response:
+    """A PKCS#7 certs-only answer, base64 as RFC 7030 4.1.3 and 4.2.3 ask."""
+    der = pkcs7.serialize_certificates(certificates, serialization.Encoding.DER)
+    kind = media_types.chosen(request, CERTS_ONLY)
+    return web.Response(
+        body=base64.encodebytes(der),
+        headers={"Content-Type": kind, "Content-Transfer-Encoding": "base64"},
+    )
+
+
+async def csr_of(request: web.Request) -> bytes:
+    """The CSR of an EST request: base64 DER (RFC 7030 4.2.1), or PEM from lenient tools."""
+    if request.content_type != PKCS10:
+        raise ValidationError(None, f"Content-Type must be {PKCS10}")
+    raw = await bodies.read_bytes(request, issuing.MAX_BYTES * 2)
+    if raw.lstrip().startswith(b"-----BEGIN"):
+        return raw
+    try:
+        return base64.b64decode(b"".join(raw.split()), validate=True)
+    except (binascii.Error, ValueError):
+        raise ValidationError(issuing.FIELD, "must be base64 of a DER request") from None
+
+
+def _over_tls(request: web.Request) -> None:
+    transport = request.transport
+    if transport is None or transport.get_extra_info("ssl_object") is None:
+        raise NotFound("EST is served on the HTTPS listener only")
+
+
+async def est_cacerts(request: web.Request) -> web.Response:
+    _over_tls(request)
+    return certs_only(request, [request.app[SERVICES].site_ca.cert])
+
+
+async def est_simplereenroll(request: web.Request) -> web.Response:
+    _over_tls(request)
+    der = client_certificate(request)
+    if der is None:
+        raise Unauthenticated(NEEDS_CERTIFICATE)
+    services = request.app[SERVICES]
+    caller = services.certificate_logins.principal(der)
+    issued = await services.device_certificates.renew(caller, await csr_of(request))
+    return certs_only(request, [x509.load_pem_x509_certificate(issued.certificate.encode())])
+
+
+ROUTES = [
+    Route(
+        "GET",
+        "/.well-known/est/cacerts",
+        est_cacerts,
+        "public",
+        "EST (RFC 7030) CA certificates: the site CA, PKCS#7 certs-only, base64 (HTTPS only)",
+        "provisioning",
+        responses={200: "PKCS#7 certs-only (base64)"},
+        response_type=media_types.either(PKCS7),
+        extension=True,
+        errors=(404,),
+    ),
+    Route(
+        "POST",
+        "/.well-known/est/simplereenroll",
+        est_simplereenroll,
+        "public",
+        "EST (RFC 7030) re-enrollment: with its current client certificate (HTTPS only), a"
+        " device sends a CSR (application/pkcs10, base64 DER) and gets its new certificate"
+        " (PKCS#7 certs-only, base64); the one it held is superseded",
+        "provisioning",
+        responses={200: "PKCS#7 certs-only (base64)"},
+        response_type=media_types.either(PKCS7),
+        extension=True,
+        errors=(400, 401, 404, 429),
+    ),
+]

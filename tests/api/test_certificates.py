@@ -1,0 +1,329 @@
+"""Device certificates over their life, over HTTP (docs/provisioning.md): who may list and
+revoke a device's certificates and fetch its bundle (role-by-role tables, denials beside
+grants), a device renewing its own from a CSR with its API key (each rule of a CSR), the
+CRL, and a device deleted and restored from the trash with no certificate in force. The
+client certificate on HTTPS, EST and the listeners are tests/embedded_broker/
+test_certificate_life.py's."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+from edge.kernel import clock
+from edge.ops import check
+from tests import csr
+from tests.api.test_metrics import scrape, value
+from tests.ports import free_port
+from tests.world import World, table
+
+# Renewals follow resets at once here; the limit between them has a test of its own.
+pytestmark = pytest.mark.world(
+    mqtt_tls_port=lambda request: free_port(), device_certificate_renewal_seconds=0
+)
+
+NOT_FOUND = "Device not found"
+ONLY_ADMINS = "Only admins of the device may manage its certificates"
+# device_member's certificates and bundle: its admins only (as for iot_scopes,
+# tests/api/test_devices.py), 403 for those who see it and are not, 404 for the rest.
+ADMINS_OF_MEMBER = {
+    "staff": 200,
+    "staff_unscoped": 403,
+    "org_admin": 200,
+    "project_admin": 200,  # admins of its home project
+    "role_admin": 200,
+    "org_user_perms": 404,
+    "org_group_role_perms": 404,
+    "org_project_perms": 404,
+    "org_device_perms": 403,  # may update it, not as an admin
+    "project_user_perms": 404,
+    "project_group_role_perms": 404,
+    "project_device_perms": 403,
+    "project_reader": 404,
+    "project_updater": 404,
+    "group_admin": 200,  # admins of a group it belongs to
+    "group_user_perms": 404,
+    "group_editor": 404,
+    "group_device_perms": 403,
+    "member": 404,
+    "holder": 404,
+    "owner": 403,  # reads it, no more
+    "plain": 404,
+    "gemini_user": 404,
+    "device_member": 403,  # itself: it renews, it does not manage
+    "device_loner": 404,
+    "device_boss": 200,  # an org admin
+    "device_plain": 404,
+    "other_admin": 404,
+    "anonymous": 401,
+}
+
+
+async def _issue(world: World, name: str = "device_member") -> dict[str, Any]:
+    """New MQTT credentials for the device (an org admin's reset)."""
+    path = f"/v2/devices/{world.id(name)}/reset-mqtt-credentials"
+    status, body = await world.call("org_admin", "POST", path)
+    assert status == 200, body
+    return dict(body)
+
+
+def _serial(pem: str) -> str:
+    return format(x509.load_pem_x509_certificate(pem.encode()).serial_number, "x")
+
+
+async def _certificates(world: World, name: str = "device_member") -> list[dict[str, Any]]:
+    path = f"/v2/provisioning/devices/{world.id(name)}/certificates"
+    status, body = await world.call("org_admin", "GET", path)
+    assert status == 200, body
+    return list(body["certificates"])
+
+
+@pytest.mark.parametrize(("who", "expected"), table(ADMINS_OF_MEMBER))
+async def test_who_fetches_a_bundle(world: World, who: str, expected: int) -> None:
+    before = await _issue(world)
+    token = await world.token(who)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    assert world.api is not None
+    response = await world.api.client.get(
+        f"/v2/devices/{world.id('device_member')}/bundle", headers=headers
+    )
+    assert response.status == expected, await response.text()
+    listed = await _certificates(world)
+    if expected != 200:
+        assert [c["serial"] for c in listed if c["status"] == "active"] == [
+            _serial(before["certificate"])
+        ]
+        return
+    assert response.content_type == "application/zip"
+    assert response.headers["Cache-Control"] == "no-store"
+    files = zipfile.ZipFile(io.BytesIO(await response.read()))
+    folder = f"{world.id('device_member')}-bundle"
+    names = {"device.crt", "device.key", "ca.pem", "device.json", "README.txt", "paho_example.py"}
+    assert set(files.namelist()) == {f"{folder}/{n}" for n in names}
+    key_entry = files.getinfo(f"{folder}/device.key")
+    assert key_entry.external_attr >> 16 == 0o600
+    issued = files.read(f"{folder}/device.crt").decode()
+    by_serial = {c["serial"]: c for c in listed}
+    assert by_serial[_serial(issued)]["status"] == "active"
+    assert by_serial[_serial(before["certificate"])]["status"] == "superseded"
+
+
+@pytest.mark.parametrize(("who", "expected"), table(ADMINS_OF_MEMBER))
+async def test_who_lists_and_revokes_a_certificate(world: World, who: str, expected: int) -> None:
+    serial = _serial((await _issue(world))["certificate"])
+    base = f"/v2/provisioning/devices/{world.id('device_member')}/certificates"
+    status, body = await world.call(who, "GET", base)
+    assert status == expected, body
+    status, body = await world.call(
+        who, "POST", f"{base}/{serial}/revoke", json={"reason": "key_compromise"}
+    )
+    assert status == expected, body
+    (current,) = [c for c in await _certificates(world) if c["serial"] == serial]
+    if expected == 200:
+        assert body["certificate"] == current
+        assert (current["status"], current["reason"]) == ("revoked", "key_compromise")
+    else:
+        assert current["status"] == "active"
+
+
+async def test_a_revocation_is_once_and_of_the_devices_own(world: World) -> None:
+    serial = _serial((await _issue(world))["certificate"])
+    other = _serial((await _issue(world, "device_loner"))["certificate"])
+    base = f"/v2/provisioning/devices/{world.id('device_member')}/certificates"
+    status, body = await world.call("org_admin", "POST", f"{base}/{other}/revoke")
+    assert (status, body) == (404, {"message": "Certificate not found"})
+    status, body = await world.call("org_admin", "POST", f"{base}/{serial}/revoke")
+    assert status == 200 and body["certificate"]["reason"] == "unspecified"
+    status, body = await world.call("org_admin", "POST", f"{base}/{serial}/revoke")
+    assert (status, body) == (409, {"message": "the certificate is already revoked"})
+    status, body = await world.call(
+        "org_admin", "POST", f"{base}/{serial}/revoke", json={"reason": "because"}
+    )
+    assert status == 400, body
+
+
+async def test_a_reset_supersedes_the_certificate_before(world: World) -> None:
+    first = _serial((await _issue(world))["certificate"])
+    second = _serial((await _issue(world))["certificate"])
+    listed = await _certificates(world)
+    assert [(c["serial"], c["status"]) for c in listed][:2] == [
+        (second, "active"),
+        (first, "superseded"),
+    ]
+    assert listed[1]["reason"] == "superseded" and listed[1]["revoked_date"] is not None
+    assert len(listed[0]["fingerprint"]) == 64 and listed[0]["not_before"] < listed[0]["not_after"]
+
+
+async def test_a_device_renews_its_own_certificate_with_its_api_key(world: World) -> None:
+    old = _serial((await _issue(world))["certificate"])
+    key = csr.new_key()
+    body = {"csr": csr.pem(csr.request(key, world.id("device_member")))}
+    status, reply = await world.call("device_member", "POST", "/v2/provisioning/renew", json=body)
+    assert status == 201, reply
+    renewed = x509.load_pem_x509_certificate(reply["certificate"]["certificate"].encode())
+    assert renewed.public_key() == key.public_key()  # the device's own key, never sent
+    subject = renewed.subject.rfc4514_string()
+    assert subject == f"CN={world.id('device_member')},O={world.tenant.org_id}"
+    assert reply["certificate"]["ca_certificate"] == world.site.services.site_ca.pem.decode()
+    by_serial = {c["serial"]: c["status"] for c in await _certificates(world)}
+    assert by_serial == {**by_serial, old: "superseded", reply["certificate"]["serial"]: "active"}
+    days = (renewed.not_valid_after_utc - renewed.not_valid_before_utc).days
+    assert days == world.site.services.config.device_certificate_days
+
+
+def _bad_requests(device_id: str) -> dict[str, tuple[str, str]]:
+    good = csr.request(csr.new_key(), device_id)
+    return {
+        "not a request": ("hello", "csr: is not a PKCS#10 certificate signing request"),
+        "bad signature": (
+            csr.tampered(good),
+            "csr: its signature does not verify with the key it carries",
+        ),
+        "small RSA key": (
+            csr.pem(csr.request(rsa.generate_private_key(65537, 1024), device_id)),
+            "csr: the key must be EC on P-256 or P-384, or RSA of 2048 to 8192 bits",
+        ),
+        "curve P-521": (
+            csr.pem(csr.request(ec.generate_private_key(ec.SECP521R1()), device_id)),
+            "csr: the key must be EC on P-256 or P-384, or RSA of 2048 to 8192 bits",
+        ),
+        "another device": (
+            csr.pem(csr.request(csr.new_key(), "someone-else")),
+            "csr: the subject's CN names another device (give yours, or none)",
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    "case", ["not a request", "bad signature", "small RSA key", "curve P-521", "another device"]
+)
+async def test_each_bad_csr_is_a_400_naming_the_rule(world: World, case: str) -> None:
+    before = await _certificates(world)
+    text, message = _bad_requests(world.id("device_member"))[case]
+    status, body = await world.call(
+        "device_member", "POST", "/v2/provisioning/renew", json={"csr": text}
+    )
+    assert (status, body) == (400, {"message": message})
+    assert await _certificates(world) == before
+
+
+async def test_a_request_without_a_subject_is_taken(world: World) -> None:
+    body = {"csr": csr.pem(csr.request(csr.new_key(), None))}
+    status, reply = await world.call("device_loner", "POST", "/v2/provisioning/renew", json=body)
+    assert status == 201, reply
+
+
+@pytest.mark.parametrize(
+    ("who", "expected"),
+    [
+        ("org_admin", (403, "Only a device renews its own certificate")),
+        ("plain", (403, "Only a device renews its own certificate")),
+        ("anonymous", (401, "Authentication required: send 'Authorization: Bearer <token>'")),
+    ],
+)
+async def test_only_a_device_renews(world: World, who: str, expected: tuple[int, str]) -> None:
+    body = {"csr": csr.pem(csr.request(csr.new_key(), None))}
+    status, reply = await world.call(who, "POST", "/v2/provisioning/renew", json=body)
+    assert (status, reply) == (expected[0], {"message": expected[1]})
+
+
+async def test_the_crl_lists_ended_certificates_with_their_reasons(world: World) -> None:
+    superseded = _serial((await _issue(world))["certificate"])
+    revoked = _serial((await _issue(world))["certificate"])
+    active = _serial((await _issue(world, "device_loner"))["certificate"])
+    base = f"/v2/provisioning/devices/{world.id('device_member')}/certificates"
+    body = {"reason": "key_compromise"}
+    assert (await world.call("org_admin", "POST", f"{base}/{revoked}/revoke", json=body))[0] == 200
+    assert world.api is not None
+    response = await world.api.client.get("/v2/provisioning/crl")  # public
+    assert response.status == 200 and response.content_type == "application/pkix-crl"
+    crl = x509.load_der_x509_crl(await response.read())
+    assert crl.is_signature_valid(world.site.services.site_ca.cert.public_key())  # type: ignore[arg-type]
+    reasons = {
+        format(entry.serial_number, "x"): entry.extensions.get_extension_for_class(
+            x509.CRLReason
+        ).value.reason
+        for entry in crl
+    }
+    assert reasons[superseded] == x509.ReasonFlags.superseded
+    assert reasons[revoked] == x509.ReasonFlags.key_compromise
+    assert active not in reasons
+
+
+async def test_a_device_back_from_the_trash_has_no_certificate_in_force(world: World) -> None:
+    serial = _serial((await _issue(world))["certificate"])
+    device_id = world.id("device_member")
+    assert (await world.call("org_admin", "DELETE", f"/v2/devices/{device_id}"))[0] == 200
+    assert (await world.call("org_admin", "POST", f"/v2/trash/{device_id}/restore"))[0] == 200
+    assert world.device("device_member").api_key_hash is None
+    listed = await _certificates(world)
+    assert all(c["status"] != "active" for c in listed)
+    (ended,) = [c for c in listed if c["serial"] == serial]
+    assert (ended["status"], ended["reason"]) == ("revoked", "cessation_of_operation")
+
+
+@pytest.mark.world(device_certificate_days=20)
+async def test_certificates_ending_within_30_days_are_reported(world: World) -> None:
+    """`/metrics` and `edge check` count certificates in force ending soon; a superseded
+    one no longer counts, and the CA's own end is reported beside them."""
+    assert world.api is not None
+    staff = await world.token("staff_unscoped")
+    before = value(await scrape(world.api, staff), "edge_device_certificates_expiring")
+    await _issue(world)
+    await _issue(world)  # supersedes the first
+    await _issue(world, "device_loner")
+    after = await scrape(world.api, staff)
+    assert value(after, "edge_device_certificates_expiring") == before + 2
+    ca_left = value(after, "edge_site_ca_expiry_seconds")
+    assert 9 * 365 * 86400 < ca_left <= 3650 * 86400
+    lines: list[str] = []
+    check.run(world.site.services.config.data_dir, echo=lines.append)
+    (found,) = [line for line in lines if " certificates " in f" {line} "]
+    assert found.startswith("warn") and f"{int(before) + 2} device certificates end" in found
+    assert world.id("device_member") in found and world.id("device_loner") in found
+    assert any(line.startswith("ok    site-ca") for line in lines)
+
+
+async def test_a_client_that_asks_for_octet_stream_gets_it(world: World) -> None:
+    """A client generated from the OpenAPI document knows no CRL or zip type."""
+    assert world.api is not None
+    accept = {"Accept": "application/octet-stream"}
+    response = await world.api.client.get("/v2/provisioning/crl", headers=accept)
+    assert response.status == 200 and response.content_type == "application/octet-stream"
+    x509.load_der_x509_crl(await response.read())
+    headers = {**accept, "Authorization": f"Bearer {await world.token('org_admin')}"}
+    path = f"/v2/devices/{world.id('device_member')}/bundle"
+    response = await world.api.client.get(path, headers=headers)
+    assert response.status == 200 and response.content_type == "application/octet-stream"
+
+
+@pytest.mark.world(mqtt_tls_port=0)
+async def test_no_bundle_while_mqtt_over_tls_is_off(world: World) -> None:
+    """Told to those who may have the bundle; others learn nothing of the device."""
+    path = f"/v2/devices/{world.id('device_member')}/bundle"
+    status, body = await world.call("org_admin", "GET", path)
+    message = "mqtt_tls_port is 0: MQTT over TLS is off, so no bundle"
+    assert (status, body) == (409, {"message": message})
+    assert (await world.call("other_admin", "GET", path))[0] == 404
+    assert (await world.call("plain", "GET", path))[0] == 404
+
+
+@pytest.mark.world(device_certificate_renewal_seconds=60)
+async def test_a_device_renews_at_most_once_a_minute(world: World) -> None:
+    """Each renewal is a registry row and a CRL entry: a device renewing in a loop would
+    grow both without bound."""
+    await _issue(world)
+    body = {"csr": csr.pem(csr.request(csr.new_key(), None))}
+    renew = ("device_member", "POST", "/v2/provisioning/renew")
+    status, reply = await world.call(*renew, json=body)
+    assert status == 429, reply
+    assert reply["message"].startswith("This device's certificate was issued less than 60")
+    clock.advance(timedelta(seconds=61))
+    assert (await world.call(*renew, json=body))[0] == 201
+    assert (await world.call(*renew, json=body))[0] == 429  # counted from the renewal

@@ -1,0 +1,345 @@
+"""A device's certificate over its life on every listener that takes one (docs/
+provisioning.md): the real server with its broker (tests/embedded_broker/conftest.py) and
+its HTTPS listener on free loopback ports, the site CA's certificates throughout.
+
+- a revoked certificate is refused by MQTT over TLS, WSS and HTTPS, and a connection open
+  on it is closed;
+- a device renews its own certificate before it ends, over HTTPS with that certificate:
+  the new one works everywhere, the old one nowhere;
+- EST (RFC 7030) cacerts and simplereenroll with `curl` and `openssl`, and with
+  `cryptography`; EST over plain HTTP is not served, and takes no other credential;
+- the bundle an admin fetches connects over MQTT/TLS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import ssl
+import subprocess
+import zipfile
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import pkcs7
+
+from edge.ops import tls
+from tests import csr
+from tests.embedded_broker.conftest import Device, Harness
+from tests.ports import free_port
+
+pytestmark = pytest.mark.world(
+    tls_local_ca=True, device_certificate_days=20, device_certificate_renewal_seconds=0
+)
+REFUSED = {"message": "Client certificate not accepted"}
+
+
+@dataclass
+class Https:
+    port: int
+    ca_file: Path
+
+    def context(
+        self, device: Device | None = None, files: tuple[Path, Path] | None = None
+    ) -> ssl.SSLContext:
+        made = ssl.create_default_context(cafile=str(self.ca_file))
+        if device is not None:
+            made.load_cert_chain(device.cert_file, device.key_file)
+        elif files is not None:
+            made.load_cert_chain(*files)
+        return made
+
+    async def call(
+        self, method: str, path: str, context: ssl.SSLContext, **kw: Any
+    ) -> tuple[int, Any, dict[str, str]]:
+        async with aiohttp.ClientSession() as session:
+            url = f"https://localhost:{self.port}{path}"
+            async with session.request(method, url, ssl=context, **kw) as response:
+                if response.content_type == "application/json":
+                    body: Any = await response.json()
+                else:
+                    body = await response.read()
+                return response.status, body, dict(response.headers)
+
+
+@pytest.fixture
+async def https(broker: Harness) -> AsyncIterator[Https]:
+    """The same application served over HTTPS too, as `edge serve` does with tls_local_ca."""
+    runner = broker.app_api.client.server.runner
+    assert runner is not None
+    port = free_port()
+    site = web.TCPSite(
+        runner, "127.0.0.1", port, ssl_context=tls.server_context(broker.site.services.config)
+    )
+    await site.start()
+    yield Https(port, broker.ca_file)
+    await site.stop()
+
+
+async def _revoke(broker: Harness, device: Device, reason: str = "key_compromise") -> None:
+    serial = format(
+        x509.load_pem_x509_certificate(device.cert_file.read_bytes()).serial_number, "x"
+    )
+    path = f"/v2/provisioning/devices/{device.id}/certificates/{serial}/revoke"
+    status, body = await broker.call("POST", path, json={"reason": reason})
+    assert status == 200, body
+
+
+async def test_a_revoked_certificate_is_refused_by_mqtt_tls_wss_and_https(
+    broker: Harness, https: Https
+) -> None:
+    device = await broker.device("dev1")
+    over_tls = broker.client("t", "mqtt-tls", tls=broker.tls(device))
+    assert (await over_tls.connect())[0] == 0
+    over_wss = broker.client("w", "mqtt-wss", tls=broker.tls(device))
+    assert (await over_wss.connect())[0] == 0
+    status, body, _ = await https.call("GET", f"/v2/devices/{device.id}", https.context(device))
+    assert (status, body["device"]["id"]) == (200, device.id)  # the certificate is its credential
+    await _revoke(broker, device)
+    await over_tls.disconnected()
+    await over_wss.disconnected()
+    assert (await broker.client("t2", "mqtt-tls", tls=broker.tls(device)).connect())[0] == 5
+    assert (await broker.client("w2", "mqtt-wss", tls=broker.tls(device)).connect())[0] == 5
+    status, body, _ = await https.call("GET", f"/v2/devices/{device.id}", https.context(device))
+    assert (status, body) == (401, REFUSED)
+    by_key = {"Authorization": f"Bearer {device.api_key}"}  # its API key is not touched
+    status, _, _ = await https.call(
+        "GET", f"/v2/devices/{device.id}", https.context(), headers=by_key
+    )
+    assert status == 200
+
+
+async def test_a_superseded_certificate_is_refused_on_https(broker: Harness, https: Https) -> None:
+    device = await broker.device("dev1")
+    old = (device.cert_file, device.key_file)
+    await broker.reset_certificate(device)
+    status, body, _ = await https.call("GET", "/v2/devices", https.context(files=old))
+    assert (status, body) == (401, REFUSED)
+    status, _, _ = await https.call("GET", "/v2/devices", https.context(device))
+    assert status == 200
+
+
+async def test_without_a_client_certificate_https_asks_for_a_credential(https: Https) -> None:
+    status, body, _ = await https.call("GET", "/v2/devices", https.context())
+    assert status == 401 and body["message"].startswith("Authentication required")
+    status, _, _ = await https.call("GET", "/v2/health", https.context())
+    assert status == 200
+
+
+def _renewal(device: Device) -> tuple[Any, dict[str, str]]:
+    key = csr.new_key()
+    return key, {"csr": csr.pem(csr.request(key, device.id))}
+
+
+async def test_a_device_renews_before_expiry_over_https_with_its_certificate(
+    broker: Harness, https: Https
+) -> None:
+    device = await broker.device("dev1")
+    held = x509.load_pem_x509_certificate(device.cert_file.read_bytes())
+    assert (held.not_valid_after_utc - held.not_valid_before_utc).days == 20  # the setting
+    live = broker.client("t", "mqtt-tls", tls=broker.tls(device))
+    assert (await live.connect())[0] == 0
+    key, body = _renewal(device)
+    old = (device.cert_file, device.key_file)
+    status, reply, _ = await https.call(
+        "POST", "/v2/provisioning/renew", https.context(device), json=body
+    )
+    assert status == 201, reply
+    new_pem = reply["certificate"]["certificate"]
+    renewed = x509.load_pem_x509_certificate(new_pem.encode())
+    assert renewed.not_valid_after_utc >= held.not_valid_after_utc
+    assert renewed.serial_number != held.serial_number
+    await live.disconnected()  # the connection made with the old certificate ends
+    device.cert_file.parent.mkdir(exist_ok=True)
+    device.cert_file = old[0].with_name(f"{device.id}-renewed.pem")
+    device.key_file = old[1].with_name(f"{device.id}-renewed.key")
+    device.cert_file.write_text(new_pem)
+    device.key_file.write_bytes(csr.key_pem(key))
+    assert (await broker.client("t2", "mqtt-tls", tls=broker.tls(device)).connect())[0] == 0
+    status, _, _ = await https.call("GET", "/v2/devices", https.context(device))
+    assert status == 200
+    status, body_old, _ = await https.call("GET", "/v2/devices", https.context(files=old))
+    assert (status, body_old) == (401, REFUSED)
+    assert (await broker.client("t3", "mqtt-tls", tls=(broker.ca_file, *old)).connect())[0] == 5
+
+
+# -- EST ------------------------------------------------------------------------------------
+
+
+def _run(*args: str, stdin: bytes | None = None) -> bytes:
+    done = subprocess.run(args, input=stdin, capture_output=True, check=True, timeout=60)
+    return done.stdout
+
+
+async def _curl(*args: str) -> bytes:
+    """curl in a thread: the server it talks to runs on this loop."""
+    return await asyncio.to_thread(_run, "curl", "-sS", "--fail-with-body", *args)
+
+
+async def test_est_cacerts_with_curl_and_openssl(https: Https) -> None:
+    url = f"https://localhost:{https.port}/.well-known/est/cacerts"
+    answer = await _curl("--cacert", str(https.ca_file), "-D", "-", url)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert b"content-type: application/pkcs7-mime; smime-type=certs-only" in head.lower()
+    assert b"content-transfer-encoding: base64" in head.lower()
+    printed = _run(
+        "openssl", "pkcs7", "-inform", "DER", "-print_certs", stdin=base64.b64decode(body)
+    )
+    assert b"subject=CN = edge site CA" in printed
+    assert printed.count(b"-----BEGIN CERTIFICATE-----") == 1
+
+
+async def test_est_reenroll_with_curl_and_openssl(
+    broker: Harness, https: Https, tmp_path: Path
+) -> None:
+    device = await broker.device("dev1")
+    key_file, csr_file = tmp_path / "new.key", tmp_path / "new.b64"
+    _run("openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", str(key_file))
+    der = _run(
+        "openssl",
+        "req",
+        "-new",
+        "-key",
+        str(key_file),
+        "-subj",
+        f"/CN={device.id}",
+        "-outform",
+        "DER",
+    )
+    csr_file.write_bytes(base64.encodebytes(der))
+    answer = await _curl(
+        "--cacert",
+        str(https.ca_file),
+        "--cert",
+        str(device.cert_file),
+        "--key",
+        str(device.key_file),
+        "-H",
+        "Content-Type: application/pkcs10",
+        "--data-binary",
+        f"@{csr_file}",
+        f"https://localhost:{https.port}/.well-known/est/simplereenroll",
+    )
+    printed = _run(
+        "openssl", "pkcs7", "-inform", "DER", "-print_certs", stdin=base64.b64decode(answer)
+    )
+    assert f"subject=O = {broker.org_id}, CN = {device.id}".encode() in printed
+    new_cert = tmp_path / "new.crt"
+    new_cert.write_bytes(printed)
+    public = _run("openssl", "x509", "-in", str(new_cert), "-noout", "-pubkey")
+    assert public == _run("openssl", "pkey", "-in", str(key_file), "-pubout")  # its own key
+    renewed = broker.client("n", "mqtt-tls", tls=(broker.ca_file, new_cert, key_file))
+    assert (await renewed.connect())[0] == 0
+    again = await asyncio.to_thread(
+        subprocess.run,
+        [
+            "curl",
+            "-sS",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--cacert",
+            str(https.ca_file),
+            "--cert",
+            str(device.cert_file),
+            "--key",
+            str(device.key_file),
+            "-H",
+            "Content-Type: application/pkcs10",
+            "--data-binary",
+            f"@{csr_file}",
+            f"https://localhost:{https.port}/.well-known/est/simplereenroll",
+        ],
+        capture_output=True,
+        timeout=60,
+    )
+    assert again.stdout == b"401"  # the certificate it held is superseded
+
+
+async def test_est_reenroll_with_cryptography(broker: Harness, https: Https) -> None:
+    device = await broker.device("dev1")
+    status, body, _ = await https.call("GET", "/.well-known/est/cacerts", https.context())
+    assert status == 200
+    (ca_cert,) = pkcs7.load_der_pkcs7_certificates(base64.b64decode(body))
+    assert ca_cert == broker.site.services.site_ca.cert
+    key = csr.new_key()
+    request = base64.b64encode(csr.der(csr.request(key, None)))
+    headers = {"Content-Type": "application/pkcs10"}
+    status, body, seen = await https.call(
+        "POST",
+        "/.well-known/est/simplereenroll",
+        https.context(device),
+        data=request,
+        headers=headers,
+    )
+    assert status == 200, body
+    assert seen["Content-Type"] == "application/pkcs7-mime; smime-type=certs-only"
+    (issued,) = pkcs7.load_der_pkcs7_certificates(base64.b64decode(body))
+    assert issued.public_key() == key.public_key()
+    issued.verify_directly_issued_by(ca_cert)
+
+
+async def test_est_refusals(broker: Harness, https: Https) -> None:
+    device = await broker.device("dev1")
+    good = base64.b64encode(csr.der(csr.request(csr.new_key(), device.id)))
+    pkcs10 = {"Content-Type": "application/pkcs10"}
+    path = "/.well-known/est/simplereenroll"
+    status, body, _ = await https.call("POST", path, https.context(), data=good, headers=pkcs10)
+    assert status == 401 and "current client certificate" in body["message"]
+    by_key = {**pkcs10, "Authorization": f"Bearer {device.api_key}"}  # EST takes no other
+    status, body, _ = await https.call("POST", path, https.context(), data=good, headers=by_key)
+    assert status == 401
+    status, body, _ = await https.call(
+        "POST", path, https.context(device), data=b"!!", headers=pkcs10
+    )
+    assert (status, body) == (400, {"message": "csr: must be base64 of a DER request"})
+    other = base64.b64encode(csr.der(csr.request(csr.new_key(), "another")))
+    status, body, _ = await https.call(
+        "POST", path, https.context(device), data=other, headers=pkcs10
+    )
+    assert (status, body["message"]) == (
+        400,
+        "csr: the subject's CN names another device (give yours, or none)",
+    )
+    status, body, _ = await https.call(
+        "POST", path, https.context(device), data=good, headers={"Content-Type": "text/plain"}
+    )
+    assert status == 400
+    await _revoke(broker, device)
+    status, body, _ = await https.call(
+        "POST", path, https.context(device), data=good, headers=pkcs10
+    )
+    assert (status, body) == (401, REFUSED)
+
+
+async def test_est_is_not_served_over_plain_http(broker: Harness) -> None:
+    status, body = await broker.app_api.call("GET", "/.well-known/est/cacerts")
+    assert (status, body) == (404, {"message": "EST is served on the HTTPS listener only"})
+    status, body = await broker.app_api.call(
+        "POST",
+        "/.well-known/est/simplereenroll",
+        data=b"x",
+        headers={"Content-Type": "application/pkcs10"},
+    )
+    assert status == 404
+
+
+async def test_the_bundle_an_admin_fetches_connects(broker: Harness, tmp_path: Path) -> None:
+    device = await broker.device("dev1")
+    response = await broker.app_api.client.get(
+        f"/v2/devices/{device.id}/bundle", headers={"Authorization": f"Bearer {broker.admin_token}"}
+    )
+    assert response.status == 200
+    zipfile.ZipFile(io.BytesIO(await response.read())).extractall(tmp_path)
+    folder = tmp_path / f"{device.id}-bundle"
+    files = (folder / "ca.pem", folder / "device.crt", folder / "device.key")
+    assert (await broker.client("b", "mqtt-tls", tls=files).connect())[0] == 0
+    assert (await broker.client("o", "mqtt-tls", tls=broker.tls(device)).connect())[0] == 5
