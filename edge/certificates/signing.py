@@ -19,7 +19,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPublicKeyTypes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from edge.certificates.ca import CLIENT_DAYS, load_or_create_ca, serial_of
+from edge.certificates.ca import CA_DAYS as CLIENT_DAYS
+from edge.certificates.ca import load_or_create_ca, serial_of
 from edge.kernel import clock
 
 
