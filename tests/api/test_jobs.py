@@ -318,3 +318,47 @@ async def test_a_project_job_snapshot_or_continuous(world: World, continuous: bo
     await world.add_device("elsewhere")
     after = set(await executions(world, job["id"]))
     assert after == (before | {"new-in-apollo"} if continuous else before)
+
+
+@pytest.mark.world(jobs_tick_seconds=3600, jobs_max_running=2)
+async def test_an_org_runs_at_most_jobs_max_running_jobs(world: World) -> None:
+    """Another org's jobs do not count; an ended job makes room."""
+    pumps = await devices(world, 1)
+    first = await new_job(world, {"targets": {"device_ids": pumps}})
+    await new_job(world, {"targets": {"device_ids": pumps}})
+    body = {"document": {}, "targets": {"device_ids": pumps}}
+    status, reply = await world.call("org_admin", "POST", "/v2/jobs", json=body)
+    assert status == 409 and "2 jobs running" in reply["message"], reply
+    other = {"document": {}, "targets": {"tags": ["x"]}, "continuous": True}
+    status, reply = await world.call("other_admin", "POST", "/v2/jobs", json=other)
+    assert status == 201, reply
+    status, _ = await world.call("org_admin", "POST", f"/v2/jobs/{first['id']}/cancel", json={})
+    assert status == 200
+    await new_job(world, {"targets": {"device_ids": pumps}})
+
+
+async def test_a_succeeded_execution_is_at_100(world: World) -> None:
+    pumps = await devices(world, 2)
+    job = await new_job(world, {"targets": {"device_ids": pumps}})
+    await scheduler(world).tick()
+    await report(world, "pump-0", job["id"], {"state": "IN_PROGRESS", "progress": 30})
+    refused = await report(world, "pump-0", job["id"], {"state": "SUCCEEDED", "progress": 3}, 400)
+    assert refused["message"].startswith("progress:")
+    done = await report(world, "pump-0", job["id"], {"state": "SUCCEEDED"})
+    assert done["execution"]["progress"] == 100
+    done = await report(world, "pump-1", job["id"], {"state": "SUCCEEDED", "progress": 100})
+    assert done["execution"]["progress"] == 100
+
+
+async def test_the_job_lists_are_pages_of_the_shared_list_model(world: World) -> None:
+    status, document = await world.call("anonymous", "GET", "/v2/openapi.json")
+    assert status == 200
+    schemas = document["components"]["schemas"]
+    for name, key, item in (
+        ("JobList", "jobs", "Job"),
+        ("JobExecutionList", "executions", "JobExecution"),
+    ):
+        properties = schemas[name]["properties"]
+        assert properties[key]["items"] == {"$ref": f"#/components/schemas/{item}"}
+        assert properties["last_evaluated_key"]["type"] == "object"
+        assert {"object_count", "page_count"} <= set(properties)
