@@ -60,6 +60,7 @@ class Job(Record):
     last_updated_date: str
     completed_date: str | None
     target_limit: int | None  # the most executions a continuous job takes (migration 0030)
+    reaches_admins: bool  # made by an org admin: admin devices that join get it too
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,9 +7,10 @@ Who may:
   makes jobs. Every target device must be in the job's project when it has one. Targets
   are resolved when the job is made (a snapshot); a continuous job also takes the devices
   that join its group, project or tags later (storage triggers, migration 0030), but only
-  devices of its project, and only up to jobs_max_targets: so its maker must be an admin
-  of its scope, its project (a project admin) or the org when it has none (an org
-  admin), whoever matches now. An org may have jobs_max_running jobs running (409 past).
+  devices of its project, only up to jobs_max_targets, and a device that is itself an
+  admin only when an org admin made the job: so its maker must be an admin of its scope,
+  its project (a project admin) or the org when it has none (an org admin), whoever
+  matches now. An org may have jobs_max_running jobs running (409 past).
 - read, list, cancel, delete: org admins; admins of the job's project; whoever made it,
   while they still hold the rights it took (`_still_may`). Anyone else of the org gets a
   404, as does another org; a device a 403.
@@ -90,7 +91,8 @@ class Jobs:
         pinned = None
         if asked.artifact is not None:
             pinned = await self._artifacts.pin(principal, *asked.artifact)
-        job = _new_job(principal, org_id, project_id, asked, pinned, self.limits.max_targets)
+        limits = (self.limits.max_targets, caller.is_org_admin)
+        job = _new_job(principal, org_id, project_id, asked, pinned, limits)
         made = audit.event(
             "job_created",
             principal,
@@ -321,7 +323,7 @@ def _new_job(
     project_id: str | None,
     asked: rules.Request,
     pinned: Pinned | None,
-    target_limit: int,
+    reach: tuple[int, bool],  # the most targets; whether admin devices that join get it
 ) -> Job:
     now = clock.now_iso()
     targets = asked.targets
@@ -350,5 +352,6 @@ def _new_job(
         created_by=principal.actor,
         last_updated_date=now,
         completed_date=None,
-        target_limit=target_limit,
+        target_limit=reach[0],
+        reaches_admins=reach[1],
     )

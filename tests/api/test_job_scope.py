@@ -197,3 +197,17 @@ async def test_a_maker_who_lost_the_rights_no_longer_reads_nor_cancels(world: Wo
     assert status == 404
     status, reply = await world.call("org_admin", "GET", path)
     assert status == 200 and reply["job"]["state"] == "SCHEDULED"
+
+
+@pytest.mark.parametrize(("who", "reaches"), [("project_admin", False), ("org_admin", True)])
+async def test_an_admin_device_joins_only_an_org_admins_continuous_job(
+    world: World, who: str, reaches: bool
+) -> None:
+    """device_boss (an org admin, Apollo's) joins Lab: a project admin may not update it,
+    so its continuous job does not take it; an org admin's does."""
+    job_id = await made(world, who, {"group_id": world.project_group_id}, continuous=True)
+    apollo = await world.add_device("a1", project_id=world.project_id)
+    for device in (world.id("device_boss"), apollo):
+        await world.grant("group", world.project_group_id, device, "device")
+    expected = {apollo, world.id("device_boss")} if reaches else {apollo}
+    assert await targeted(world, job_id) == expected

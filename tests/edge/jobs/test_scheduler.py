@@ -65,6 +65,7 @@ def a_job(job_id: str, policy: Policy, device_ids: list[str] | None = None) -> J
         last_updated_date=now,
         completed_date=None,
         target_limit=None,
+        reaches_admins=True,
     )
 
 
