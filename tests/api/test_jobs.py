@@ -11,13 +11,17 @@ asserts: each tick is one transaction under the same limits.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
 import pytest
 
+from edge.jobs import notices
+from edge.jobs.progress import Changes
 from edge.jobs.scheduler import Scheduler
 from edge.kernel import clock
+from storage import jobs as job_store
 from tests.sse import end_streams, stream_of
 from tests.world import World
 
@@ -362,3 +366,40 @@ async def test_the_job_lists_are_pages_of_the_shared_list_model(world: World) ->
         assert properties[key]["items"] == {"$ref": f"#/components/schemas/{item}"}
         assert properties["last_evaluated_key"]["type"] == "object"
         assert {"object_count", "page_count"} <= set(properties)
+
+
+async def test_notices_yield_the_loop_between_chunks(world: World) -> None:
+    """Telling many devices leaves the loop to others between chunks of CHUNK devices."""
+    others = [0]
+
+    async def another_task() -> None:
+        while True:
+            others[0] += 1
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(another_task())
+    await asyncio.sleep(0)
+    before = others[0]
+    devices = {f"nobody{i:05d}" for i in range(3 * notices.CHUNK)}
+    await world.site.services.jobs.notices.tell(Changes(devices=devices))
+    ran = others[0] - before
+    task.cancel()
+    assert ran >= 3
+
+
+async def test_notices_read_each_job_once_per_batch(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pumps = await devices(world, 5)
+    job = await new_job(world, {"targets": {"device_ids": pumps}})
+    await scheduler(world).tick()
+    read: list[str] = []
+    core = job_store.core
+
+    def counted(conn: Any, job_id: str) -> Any:
+        read.append(job_id)
+        return core(conn, job_id)
+
+    monkeypatch.setattr(job_store, "core", counted)
+    await world.site.services.jobs.notices.tell(Changes(devices=set(pumps)))
+    assert read == [job["id"]]
