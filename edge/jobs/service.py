@@ -85,14 +85,15 @@ class Jobs:
             project_id = _group_scope(group, project_id)
         if asked.continuous:
             _may_cover(caller, asked.targets, project_id)
+        self._db.read(lambda c: self._room(c, org_id))  # before the checks of every target
         device_ids = self._targets(caller, asked, project_id)
         if not device_ids and not asked.continuous:
             raise NotFound("targets: no device matches")
         pinned = None
         if asked.artifact is not None:
             pinned = await self._artifacts.pin(principal, *asked.artifact)
-        limits = (self.limits.max_targets, caller.is_org_admin)
-        job = _new_job(principal, org_id, project_id, asked, pinned, limits)
+        reach = (self.limits.max_targets, caller.is_org_admin)
+        job = _new_job(principal, org_id, project_id, asked, pinned, reach)
         made = audit.event(
             "job_created",
             principal,
@@ -106,17 +107,21 @@ class Jobs:
         )
 
         def write(conn: Tx) -> None:
-            if store.running_in_org(conn, org_id) >= self.limits.max_running:
-                raise Conflict(
-                    f"The organization has {self.limits.max_running} jobs running, the most"
-                    " it may: cancel one, or wait for one to end"
-                )
+            self._room(conn, org_id)  # again in the write: two makers never both pass
             store.create(conn, job)
             store.add_executions(conn, job, device_ids, job.created_date)
 
         await self._db.write(audit.along(write, made))
         self.wake()
         return self._view(job.id)
+
+    def _room(self, conn: Tx, org_id: str) -> None:
+        """A 409 when the org runs jobs_max_running jobs already."""
+        if store.running_in_org(conn, org_id) >= self.limits.max_running:
+            raise Conflict(
+                f"The organization has {self.limits.max_running} jobs running, the most it"
+                " may: cancel one, or wait for one to end"
+            )
 
     def _people(self, principal: Principal) -> Caller:
         if principal.kind == "device":
