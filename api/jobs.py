@@ -1,7 +1,8 @@
 """Rollout jobs (docs/jobs.md), an extension beyond the interface.
 
 - POST   /v2/jobs                                 users (and scoped staff) who may update
-                                                  every target device and read the artifact
+                                                  every target device and read the artifact;
+                                                  409 past jobs_max_running
 - GET    /v2/jobs                                 the jobs the caller may read (the shared
                                                   list conventions)
 - GET    /v2/jobs/{job_id}                        org admins, admins of its project, its
@@ -26,6 +27,7 @@ from aiohttp import web
 
 from api import bodies, listing, params
 from api.keys import SERVICES
+from api.model_fields import page
 from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import BOOL, INT, OBJECT, STR, TAG_LIST, Schema, integer, obj, text
@@ -172,12 +174,10 @@ MODELS: dict[str, Schema] = {
     ),
     "Job": _JOB,
     "JobInfo": obj({"job": _JOB}, ("job",)),
-    "JobList": obj({"jobs": {"type": "array", "items": _JOB}, "last_evaluated_key": STR}),
+    "JobList": page("A page of rollout jobs", "jobs", "Job"),
     "JobExecution": _EXECUTION,
     "JobExecutionInfo": obj({"execution": _EXECUTION}, ("execution",)),
-    "JobExecutionList": obj(
-        {"executions": {"type": "array", "items": _EXECUTION}, "last_evaluated_key": STR}
-    ),
+    "JobExecutionList": page("A page of a job's executions", "executions", "JobExecution"),
     "DeviceJobExecutionInfo": obj(
         {
             "execution": {
@@ -273,7 +273,7 @@ ROUTES = [
         "jobs",
         body=CREATE_JOB,
         responses={201: "JobInfo"},
-        errors=(404,),
+        errors=(404, 409),
         extension=True,
     ),
     Route(

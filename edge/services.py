@@ -46,7 +46,7 @@ from edge.jobs.artifacts import Artifacts
 from edge.jobs.executions import DeviceJobs
 from edge.jobs.notices import Notices as JobNotices
 from edge.jobs.scheduler import Scheduler
-from edge.jobs.service import Jobs
+from edge.jobs.service import JobLimits, Jobs
 from edge.kernel import clock, storage_errors
 from edge.kernel.audit import Audit
 from edge.kernel.config import Config
@@ -223,7 +223,8 @@ class Services:
         twins = Twins(db, devices, TwinLimits(config.twin_max_bytes))
         artifacts = Artifacts(db, file_rights, blobs, signer, config.base_url)
         job_notices = JobNotices(db, artifacts.url)
-        jobs = Jobs(db, permissions, devices, artifacts, job_notices, config.jobs_max_targets)
+        job_limits = JobLimits(config.jobs_max_targets, config.jobs_max_running)
+        jobs = Jobs(db, permissions, devices, artifacts, job_notices, job_limits)
         scheduler = Scheduler(db, job_notices, config.jobs_tick_seconds)
         jobs.wake = scheduler.wake
         live = _live(config, db, data, files, file_rights, devices, twins, jobs)

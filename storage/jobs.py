@@ -9,6 +9,7 @@ the scheduler reads per tick goes through partial indexes over what is due (`wai
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -58,6 +59,31 @@ class Job(Record):
     created_by: str
     last_updated_date: str
     completed_date: str | None
+    target_limit: int | None  # the most executions a continuous job takes (migration 0030)
+    reaches_admins: bool  # made by an org admin: admin devices that join get it too
+
+
+@dataclass(frozen=True, slots=True)
+class JobCore(Record):
+    """A job without what was asked of its targets: what the scheduler, the notices and a
+    device's view read. `targets` holds up to jobs_max_targets device IDs, which those
+    paths never need, so they never read nor decode it."""
+
+    id: str
+    org_id: str
+    project_id: str | None
+    document: dict[str, Any]
+    continuous: bool
+    artifact_group_id: str | None
+    artifact_path: str | None
+    artifact_etag: str | None
+    artifact_size: int | None
+    artifact_sha256: str | None
+    policy: dict[str, Any]
+    state: str
+    window_start: str
+    window_released: int
+    created_by: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +109,7 @@ class Execution(Record):
 
 
 JOBS = Codec(Job, "jobs")
+CORES = Codec(JobCore, "jobs")
 EXECUTIONS = Codec(Execution, "job_executions")
 _INSERTED = tuple(c for c in EXECUTIONS.columns if c != "id")
 
@@ -146,6 +173,11 @@ def get(conn: Tx, job_id: str) -> Job | None:
     return record(conn, JOBS, "id = ?", (job_id,))
 
 
+def core(conn: Tx, job_id: str) -> JobCore | None:
+    """The job without its targets (the scheduler's, the notices' and a device's read)."""
+    return record(conn, CORES, "id = ?", (job_id,))
+
+
 def update(conn: Tx, job_id: str, changes: dict[str, Any]) -> bool:
     return update_record(conn, JOBS, job_id, changes)
 
@@ -165,9 +197,28 @@ def delete(conn: Tx, job_id: str) -> bool:
     return conn.changes() == 1
 
 
-def running(conn: Tx) -> list[Job]:
-    sql = f"SELECT {JOBS.select} FROM jobs WHERE state IN ('SCHEDULED', 'IN_PROGRESS')"
-    return records(conn, JOBS, sql)
+def running(conn: Tx, limit: int) -> list[JobCore]:
+    """The next `limit` running jobs after the scheduler's cursor, in ID order, starting
+    over from the first when the end is reached; the cursor moves past them."""
+    cursor = str(scalar(conn, "SELECT cursor FROM job_scheduler WHERE id = 1") or "")
+    sql = (  # in ID order by the partial index: never a sort of every running job
+        f"SELECT {CORES.select} FROM jobs INDEXED BY jobs_running_by_id"
+        " WHERE state IN ('SCHEDULED', 'IN_PROGRESS') AND id > ? ORDER BY id LIMIT ?"
+    )
+    found = records(conn, CORES, sql, (cursor, limit))
+    if len(found) < limit and cursor:  # the end: on from the first, up to the cursor
+        more = records(conn, CORES, sql, ("", limit - len(found)))
+        found += [j for j in more if j.id <= cursor]
+    last = found[-1].id if found else ""
+    if last != cursor:
+        conn.execute("UPDATE job_scheduler SET cursor = ? WHERE id = 1", (last,))
+    return found
+
+
+def running_in_org(conn: Tx, org_id: str) -> int:
+    """How many of the org's jobs are running (the index of migration 0030)."""
+    sql = "SELECT count(*) FROM jobs WHERE org_id = ? AND state IN ('SCHEDULED', 'IN_PROGRESS')"
+    return int(scalar(conn, sql, (org_id,)))
 
 
 def counts(conn: Tx, job_id: str) -> dict[str, int]:
@@ -335,6 +386,15 @@ def project_devices(conn: Tx, org_id: str, project_id: str) -> list[str]:
         (org_id, project_id),
     )
     return [str(r[0]) for r in rows]
+
+
+def outside_project(conn: Tx, device_ids: Sequence[str], project_id: str) -> int:
+    """How many of the devices are not devices of the project (unknown IDs count too)."""
+    sql = (
+        "SELECT count(*) FROM json_each(?) AS asked LEFT JOIN devices"
+        " ON devices.id = asked.value AND devices.project_id = ? WHERE devices.id IS NULL"
+    )
+    return int(scalar(conn, sql, (json.dumps(list(device_ids)), project_id)))
 
 
 def tagged_devices(conn: Tx, org_id: str, project_id: str | None, tags: Sequence[str]) -> list[str]:

@@ -169,6 +169,8 @@ class Files:
             if found is None:
                 raise NotFound("File not found")
             entry, blobs = found
+            if grant.etag and entry.etag != grant.etag:
+                raise NotFound("File not found")  # the version the URL names is gone
             with contextlib.suppress(FileNotFoundError):
                 handles = await self._store.run(self._store.open, [b.blob for b in blobs])
                 return _download(list(zip(handles, [b.size for b in blobs], strict=True)), entry)

@@ -1,10 +1,12 @@
 """Presigned URLs: this server's own, HMAC-signed, time-limited URLs for one object.
 
-A URL is bound to its method, group, path, upload and part, and carries the permissions
-checked when it was issued (`rights`); the signature covers all of them and the expiry, so
-changing any one (another path, another part, a later expiry, more rights) makes it a 403.
-The key is `keys/files-url.key` in the data folder, apart from the token keys. The
-signature travels in the query parameter `signature`, which logs must not show.
+A URL is bound to its method, group, path, upload and part (and, for a download that must
+be of one version of the file, its ETag: a rollout job's artifact), and carries the
+permissions checked when it was issued (`rights`); the signature covers all of them and
+the expiry, so changing any one (another path, another part, a later expiry, more rights,
+another ETag) makes it a 403. The key is `keys/files-url.key` in the data folder, apart
+from the token keys. The signature travels in the query parameter `signature`, which logs
+must not show.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from storage import layout
 KEY_FILE = layout.FILES_URL_KEY_FILE
 PREFIX = "/v2/presigned/groups"  # {PREFIX}/{group_id}/files/{path without its leading /}
 SIGNATURE = "signature"
-FIELDS = ("expires", "rights", "upload_id", "part_number", SIGNATURE)
+FIELDS = ("expires", "rights", "upload_id", "part_number", "etag", SIGNATURE)
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class Grant:
     expires: int  # Unix seconds
     upload_id: str = ""
     part_number: int = 0
+    etag: str = ""  # when given, the URL serves this version of the file only
 
 
 def load_key(data_dir: Path) -> bytes:
@@ -73,6 +76,8 @@ class UrlSigner:
             query["upload_id"] = grant.upload_id
         if grant.part_number:
             query["part_number"] = str(grant.part_number)
+        if grant.etag:
+            query["etag"] = grant.etag
         query[SIGNATURE] = self._sign(grant)
         return query
 
@@ -93,7 +98,8 @@ class UrlSigner:
             raise Denied("This is not a presigned URL of this server") from None
         rights = tuple(r for r in query.get("rights", "").split(",") if r)
         upload_id = query.get("upload_id", "")
-        grant = Grant(method, group_id, path, rights, expires, upload_id, part)
+        etag = query.get("etag", "")
+        grant = Grant(method, group_id, path, rights, expires, upload_id, part, etag)
         expected = self.query(grant)
         signature = expected.pop(SIGNATURE).encode()
         spelled = {name: value for name, value in query.items() if name != SIGNATURE}
@@ -117,6 +123,8 @@ class UrlSigner:
                 ",".join(grant.rights),
             )
         )
+        if grant.etag:  # signed only when given: the URLs signed before it stay valid
+            message += f"\n{grant.etag}"
         digest = hmac.new(self._secret, message.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 

@@ -4,7 +4,8 @@ own sessions, edge/jobs/inbox.py).
 
 An execution the scheduler has not released yet is not the device's to see (404). An
 update names the state the device moves it to (`IN_PROGRESS`, `SUCCEEDED`, `FAILED`,
-`REJECTED`), optionally `status_details`, `progress` (0-100) and `expected_version`: a
+`REJECTED`), optionally `status_details`, `progress` (0-100; a SUCCEEDED execution is at
+100, so with SUCCEEDED only 100 is accepted) and `expected_version`: a
 version that is not the current one is a 409 that carries the current `version`, as is
 an update of an execution that has ended. The update, the job's counts and what follows
 for the job (retry, abort, completion: edge/jobs/progress.py) are one transaction.
@@ -24,7 +25,7 @@ from edge.kernel.errors import Conflict, Denied, NotFound, SchemaError, Validati
 from edge.kernel.principal import Principal
 from storage import jobs as store
 from storage.database import Database
-from storage.jobs import Execution, Job
+from storage.jobs import Execution, JobCore
 from storage.records import Device
 from storage.rows import Tx
 
@@ -58,7 +59,7 @@ class DeviceJobs:
         return {"jobs": [views.summary(e) for e in found]}
 
     def get(self, device: Device, job_id: str) -> Row:
-        def both(conn: Tx) -> tuple[Execution, Job]:
+        def both(conn: Tx) -> tuple[Execution, JobCore]:
             return _released(conn, job_id, device.id)
 
         execution, job = self._db.read(both)
@@ -68,11 +69,11 @@ class DeviceJobs:
         change = parse_update(body)
         now = clock.now_iso()
 
-        def write(conn: Tx) -> tuple[Execution, Job, progress.Changes]:
+        def write(conn: Tx) -> tuple[Execution, JobCore, progress.Changes]:
             return _apply(conn, device.id, job_id, change, now)
 
         execution, job, changes = await self._db.write(write)
-        self._notices.tell(changes)
+        await self._notices.tell(changes)
         return views.for_device(execution, job, self._notices.url_of)
 
 
@@ -91,6 +92,8 @@ def parse_update(body: Mapping[str, Any]) -> Row:
         change["status_details"] = details
     if "progress" in body:
         change["progress"] = fields.integer("progress", body["progress"], 0, 100)
+        if change["state"] == "SUCCEEDED" and change["progress"] != 100:
+            raise ValidationError("progress", "a SUCCEEDED execution is at 100")
     if body.get("expected_version") is not None:
         change["expected_version"] = fields.integer(
             "expected_version", body["expected_version"], 1, 2**62
@@ -101,9 +104,9 @@ def parse_update(body: Mapping[str, Any]) -> Row:
     return change
 
 
-def _released(conn: Tx, job_id: str, device_id: str) -> tuple[Execution, Job]:
+def _released(conn: Tx, job_id: str, device_id: str) -> tuple[Execution, JobCore]:
     execution = store.execution(conn, job_id, device_id)
-    job = store.get(conn, job_id)
+    job = store.core(conn, job_id)
     if execution is None or job is None or (execution.state == "QUEUED" and not execution.released):
         raise NotFound("Job execution not found")
     return execution, job
@@ -111,7 +114,7 @@ def _released(conn: Tx, job_id: str, device_id: str) -> tuple[Execution, Job]:
 
 def _apply(
     conn: Tx, device_id: str, job_id: str, change: Row, now: str
-) -> tuple[Execution, Job, progress.Changes]:
+) -> tuple[Execution, JobCore, progress.Changes]:
     before, job = _released(conn, job_id, device_id)
     expected = change.get("expected_version")
     current = {"version": before.version}

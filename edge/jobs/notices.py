@@ -8,8 +8,10 @@ sent again when the device subscribes or reconnects (edge/jobs/inbox.py).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from edge.devices.topics import Notify
@@ -20,11 +22,14 @@ from edge.kernel.events import Hook
 from storage import devices as device_store
 from storage import jobs as store
 from storage.database import Database
+from storage.jobs import JobCore
 from storage.records import Device
 from storage.rows import Tx
 
 log = logging.getLogger("edge.jobs")
 NOTHING = 0  # the mark of notify-next without an execution
+CHUNK = 200  # devices told per read transaction, the loop yielded between chunks
+Jobs = dict[str, JobCore | None]
 
 
 @dataclass(frozen=True)
@@ -47,21 +52,41 @@ class Notices:
         self.notify: Notify | None = None
         self.progress: Hook[JobProgress] = Hook("jobs")
 
-    def tell(self, changes: Changes) -> None:
-        for device_id in sorted(changes.devices):
-            device = self._device(device_id)
-            if device is not None and device.is_active:
-                self.next_for(device)
+    async def tell(self, changes: Changes) -> None:
+        """Tell every changed device its next execution, `CHUNK` devices per read (each
+        job read once for the whole batch), yielding the loop between chunks so a release
+        of thousands never holds it; then each changed job's progress."""
+        devices = sorted(changes.devices)
+        jobs: Jobs = {}
+        for start in range(0, len(devices), CHUNK):
+            for device, body in self._db.read(self._chunk(devices[start : start + CHUNK], jobs)):
+                self._publish(device, body, None)
+            await asyncio.sleep(0)
         for job_id in sorted(changes.jobs):
             self._progress(job_id)
 
-    def _device(self, device_id: str) -> Device | None:
-        return self._db.read(lambda c: device_store.get(c, device_id))
+    def _chunk(
+        self, device_ids: list[str], jobs: Jobs
+    ) -> Callable[[Tx], list[tuple[Device, views.Row | None]]]:
+        """A read of the active devices among these, each with its next execution."""
+
+        def read(conn: Tx) -> list[tuple[Device, views.Row | None]]:
+            out = []
+            for device_id in device_ids:
+                device = device_store.get(conn, device_id)
+                if device is not None and device.is_active:
+                    out.append((device, self.next_view(conn, device_id, jobs)))
+            return out
+
+        return read
 
     def next_for(self, device: Device, unless: int | None = None) -> int:
         """Publish the device's next execution (or `{}`) on its notify-next, unless it is
         the one `unless` marks (what this returned before); its mark."""
         body = self._db.read(lambda c: self.next_view(c, device.id))
+        return self._publish(device, body, unless)
+
+    def _publish(self, device: Device, body: views.Row | None, unless: int | None) -> int:
         mark = (
             NOTHING if body is None else zlib.crc32(f"{body['job_id']}:{body['version']}".encode())
         )
@@ -70,17 +95,25 @@ class Notices:
             self.notify(device.id, topics.notify_topic(device), payload)
         return mark
 
-    def next_view(self, conn: Tx, device_id: str) -> views.Row | None:
+    def next_view(self, conn: Tx, device_id: str, jobs: Jobs | None = None) -> views.Row | None:
+        """The view of the device's next released execution; `jobs` remembers the jobs
+        read (without their targets) for the rest of a batch."""
         pending = store.of_device(conn, device_id, released_only=True)
         if not pending:
             return None
-        job = store.get(conn, pending[0].job_id)
+        memo: Jobs = {} if jobs is None else jobs
+        job_id = pending[0].job_id
+        if job_id not in memo:
+            memo[job_id] = store.core(conn, job_id)
+        job = memo[job_id]
         return None if job is None else views.for_device(pending[0], job, self.url_of)
 
     def _progress(self, job_id: str) -> None:
-        job = self._db.read(lambda c: store.get(c, job_id))
+        def both(conn: Tx) -> tuple[JobCore | None, dict[str, int]]:
+            return store.core(conn, job_id), store.counts(conn, job_id)
+
+        job, counts = self._db.read(both)
         if job is None:
             return
-        counts = self._db.read(lambda c: store.counts(c, job_id))
         event = JobProgress(job.org_id, job.project_id, job.id, job.created_by, job.state, counts)
         self.progress.emit(event)

@@ -14,7 +14,7 @@ from typing import Any
 
 from edge.jobs.rules import Policy, stored_policy
 from storage import jobs as store
-from storage.jobs import Execution, Job
+from storage.jobs import Execution, JobCore
 from storage.rows import Tx
 
 FAILED = ("FAILED", "REJECTED", "TIMED_OUT")
@@ -32,13 +32,13 @@ class Changes:
         self.jobs |= other.jobs
 
 
-def policy_of(job: Job) -> Policy:
+def policy_of(job: JobCore) -> Policy:
     return stored_policy(job.policy)
 
 
 def end(
     conn: Tx,
-    job: Job,
+    job: JobCore,
     before: Execution,
     state: str,
     details: dict[str, Any],
@@ -64,10 +64,10 @@ def end(
             "status_details": {**details, "retrying_after": state},
         }
     else:
-        done = 100 if state == "SUCCEEDED" else before.progress
+        done = before.progress if percent is None else percent
         changes = {"state": state, "finished_date": now, "deadline": None}
         changes["status_details"] = details
-        changes["progress"] = done if percent is None else percent
+        changes["progress"] = 100 if state == "SUCCEEDED" else done
     changes["last_updated_date"] = now
     if not store.move(conn, before, changes):
         return None
@@ -78,7 +78,7 @@ def settle(conn: Tx, job_id: str, now: str) -> Changes:
     """After executions of a running job changed: abort it past its failure threshold
     (its unfinished executions are CANCELED), or complete it when nothing is left. The
     job is in the changes only when it ended here."""
-    job = store.get(conn, job_id)
+    job = store.core(conn, job_id)
     told = Changes()
     if job is None or job.state not in store.RUNNING:
         return told
@@ -101,7 +101,7 @@ def settle(conn: Tx, job_id: str, now: str) -> Changes:
     return told
 
 
-def stop(conn: Tx, job: Job, state: str, reason: str, force: bool, now: str) -> Changes:
+def stop(conn: Tx, job: JobCore, state: str, reason: str, force: bool, now: str) -> Changes:
     """End a running job as CANCELED or ABORTED: its queued executions are CANCELED, and
     those in progress too with `force` (else they may still finish)."""
     told = Changes(jobs={job.id})
@@ -113,7 +113,7 @@ def stop(conn: Tx, job: Job, state: str, reason: str, force: bool, now: str) -> 
     return told
 
 
-def artifact_gone(conn: Tx, job: Job, why: str, now: str) -> Changes:
+def artifact_gone(conn: Tx, job: JobCore, why: str, now: str) -> Changes:
     """The pinned file changed or went: the unfinished executions FAIL with that reason
     (no retry can help), and the job ends ABORTED saying so."""
     told = Changes(jobs={job.id})

@@ -98,8 +98,10 @@ def parse(body: Mapping[str, Any], max_targets: int) -> Request:
     artifact = _artifact(body.get("artifact"))
     document = _document(body.get("document"), artifact is not None)
     project = body.get("project_id")
-    if project is not None and not isinstance(project, str):
-        raise ValidationError("project_id", "must be a string")
+    if project is not None and (not isinstance(project, str) or not project):
+        raise ValidationError("project_id", "must be a project's ID")
+    if project is not None and targets.project_id not in (None, project):
+        raise ValidationError("project_id", "a project job's project is its target")
     return Request(
         description=fields.description("description", body.get("description", "")),
         document=document,

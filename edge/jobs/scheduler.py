@@ -1,14 +1,18 @@
 """The rollout scheduler (docs/jobs.md, "Rollout"): each tick, in one write transaction,
 
-- for each running job (a handful, whatever their targets): end it if its artifact is no
-  longer the one pinned; else release the next executions in queue order, as many as its
+- for each running job of a bounded round-robin batch (`JOBS_PER_TICK`, from where the
+  last tick stopped: storage/jobs.py `running`): end it if its artifact is no longer the
+  one pinned; else release the next executions in queue order, as many as its
   rate window (`max_per_minute`) and `max_in_progress` leave room for, each with its
   deadline; and complete or abort it by edge/jobs/progress.py;
 - end the released executions past their deadline (TIMED_OUT, or back to the queue while
   retries are left).
 
-Every read goes through a partial index over what is due (storage/jobs.py), so a tick
-costs the same for a job over 10 devices as over 10,000. The state is all in SQLite and
+Every read goes through a partial index over what is due (storage/jobs.py), and a job is
+read without its targets (`JobCore`), so a tick costs the same for a job over 10 devices
+as over 10,000, and for 50 running jobs as for 5,000 (each job then waits a few more
+ticks for its turn). Wake-ups (a job was made) that come within `WAKE_GAP` of the last
+tick are one tick, however many POSTs asked. The state is all in SQLite and
 each tick is one transaction: after a restart or a SIGKILL, the next tick starts from
 what was committed, so no execution is released twice or lost. The devices released are
 told on notify-next after the commit. `tick` (and `step`, the transaction's work) is
@@ -28,11 +32,13 @@ from edge.jobs.progress import Changes
 from edge.kernel import clock
 from storage import jobs as store
 from storage.database import Database
-from storage.jobs import Job
+from storage.jobs import JobCore
 from storage.rows import Tx
 
 log = logging.getLogger("edge.jobs")
 BATCH = 500  # executions released, or timed out, per job and tick at most
+JOBS_PER_TICK = 50  # running jobs visited per tick, round-robin
+WAKE_GAP = 0.25  # seconds: wake-ups sooner than this after a tick's start wait for it
 WINDOW = timedelta(minutes=1)
 
 
@@ -49,32 +55,38 @@ class Scheduler:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Tick until asked to stop; a failed tick is logged and the next one tries again."""
+        loop = asyncio.get_running_loop()
         while not stop.is_set():
             self._woken.clear()  # before the tick: a job made during it wakes the next
+            started = loop.time()
             try:
                 await self.tick()
             except Exception:
                 log.exception("jobs: a scheduler tick failed")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(_first(stop, self._woken), self.tick_seconds)
+            rest = WAKE_GAP - (loop.time() - started)  # a burst of wake-ups: one tick
+            if rest > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), rest)
 
     async def tick(self) -> Changes:
         now = clock.now()
         changes = await self._db.write(lambda c: step(c, now))
-        self._notices.tell(changes)
+        await self._notices.tell(changes)
         return changes
 
 
 def step(conn: Tx, now: datetime) -> Changes:
     """One tick's work, inside its transaction (what a benchmark measures per tick)."""
     changes = Changes()
-    for job in store.running(conn):
+    for job in store.running(conn, JOBS_PER_TICK):
         changes.add(_job(conn, job, now))
     changes.add(_timeouts(conn, clock.iso(now)))
     return changes
 
 
-def _job(conn: Tx, job: Job, now: datetime) -> Changes:
+def _job(conn: Tx, job: JobCore, now: datetime) -> Changes:
     at = clock.iso(now)
     why = artifacts.changed(conn, job)
     if why is not None:
@@ -87,7 +99,7 @@ def _job(conn: Tx, job: Job, now: datetime) -> Changes:
     return changes
 
 
-def _release(conn: Tx, job: Job, now: datetime) -> list[str]:
+def _release(conn: Tx, job: JobCore, now: datetime) -> list[str]:
     """Release what the job's limits leave room for; move the window and the job's state."""
     policy = progress.policy_of(job)
     at = clock.iso(now)
@@ -115,8 +127,11 @@ def _release(conn: Tx, job: Job, now: datetime) -> list[str]:
 def _timeouts(conn: Tx, now: str) -> Changes:
     """Released executions past their deadline: TIMED_OUT, or queued again to retry."""
     changes = Changes()
+    jobs: dict[str, JobCore | None] = {}  # each job read once per tick
     for execution in store.due(conn, now, BATCH):
-        job = store.get(conn, execution.job_id)
+        if execution.job_id not in jobs:
+            jobs[execution.job_id] = store.core(conn, execution.job_id)
+        job = jobs[execution.job_id]
         if job is None:
             continue
         progress.end(conn, job, execution, "TIMED_OUT", {"reason": "timed_out"}, now)

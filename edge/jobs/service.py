@@ -1,12 +1,19 @@
 """Rollout jobs as people manage them (docs/jobs.md): create, list, read, cancel, delete.
 
 Who may:
-- create: a user (or scoped staff) who may update every target device (edge/accounts:
+- create: a user (or scoped staff) who knows the job's project and its target group or
+  project (else 404, naming no device), may update every target device (edge/accounts:
   the device's own rules) and read the artifact (edge/files/rights.py); a device never
-  makes jobs. Targets are resolved when the job is made (a snapshot); a continuous job
-  also takes the devices that join its group, project or tags later (storage triggers).
-- read, list, cancel, delete: org admins; admins of the job's project; whoever made it.
-  Anyone else of the org gets a 404, as does another org; a device a 403.
+  makes jobs. Every target device must be in the job's project when it has one. Targets
+  are resolved when the job is made (a snapshot); a continuous job also takes the devices
+  that join its group, project or tags later (storage triggers, migration 0030), but only
+  devices of its project, only up to jobs_max_targets, and a device that is itself an
+  admin only when an org admin made the job: so its maker must be an admin of its scope,
+  its project (a project admin) or the org when it has none (an org admin), whoever
+  matches now. An org may have jobs_max_running jobs running (409 past).
+- read, list, cancel, delete: org admins; admins of the job's project; whoever made it,
+  while they still hold the rights it took (`_still_may`). Anyone else of the org gets a
+  404, as does another org; a device a 403.
 
 A job and its executions are written in one transaction with the audit event; the
 scheduler (edge/jobs/scheduler.py) releases them from there on.
@@ -15,9 +22,11 @@ scheduler (edge/jobs/scheduler.py) releases them from there on.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from edge.access.engine import Caller, Permissions
+from edge.access.standing import GroupStanding, project_standing
 from edge.accounts.devices import Devices
 from edge.jobs import progress, rules, views
 from edge.jobs.artifacts import Artifacts, Pinned
@@ -33,10 +42,18 @@ from storage import jobs as store
 from storage import projects as project_store
 from storage.database import Database
 from storage.jobs import Job
+from storage.records import Group
 from storage.rows import Tx
 
 Row = dict[str, Any]
 TABLE, EXECUTION_TABLE = store.LIST, store.EXECUTION_LIST
+UNSEEN = "targets: a target device was not found"  # one message, naming no device
+
+
+@dataclass(frozen=True)
+class JobLimits:
+    max_targets: int  # devices per job (jobs_max_targets)
+    max_running: int  # running jobs per org (jobs_max_running)
 
 
 class Jobs:
@@ -47,31 +64,36 @@ class Jobs:
         devices: Devices,
         artifacts: Artifacts,
         notices: Notices,
-        max_targets: int,
+        limits: JobLimits,
     ) -> None:
         self._db = db
         self._permissions = permissions
         self._devices = devices
         self._artifacts = artifacts
         self.notices = notices
-        self.max_targets = max_targets
+        self.limits = limits
         self.wake: Callable[[], None] = lambda: None  # the scheduler's, set when it runs
 
     # -- creating ----------------------------------------------------------------------------
     async def create(self, principal: Principal, body: Row) -> Row:
         caller = self._people(principal)
-        asked = rules.parse(body, self.max_targets)
+        asked = rules.parse(body, self.limits.max_targets)
         org_id = require_org(principal)
-        project_id = self._project(org_id, asked.project_id)
+        project_id = self._project(caller, org_id, asked.project_id)
         if asked.targets.group_id is not None:
-            project_id = project_id or self._group_project(org_id, asked.targets.group_id)
+            group = self._group(caller, org_id, asked.targets.group_id)
+            project_id = _group_scope(group, project_id)
+        if asked.continuous:
+            _may_cover(caller, asked.targets, project_id)
+        self._db.read(lambda c: self._room(c, org_id))  # before the checks of every target
         device_ids = self._targets(caller, asked, project_id)
         if not device_ids and not asked.continuous:
             raise NotFound("targets: no device matches")
         pinned = None
         if asked.artifact is not None:
             pinned = await self._artifacts.pin(principal, *asked.artifact)
-        job = _new_job(principal, org_id, project_id, asked, pinned)
+        reach = (self.limits.max_targets, caller.is_org_admin)
+        job = _new_job(principal, org_id, project_id, asked, pinned, reach)
         made = audit.event(
             "job_created",
             principal,
@@ -85,6 +107,7 @@ class Jobs:
         )
 
         def write(conn: Tx) -> None:
+            self._room(conn, org_id)  # again in the write: two makers never both pass
             store.create(conn, job)
             store.add_executions(conn, job, device_ids, job.created_date)
 
@@ -92,50 +115,63 @@ class Jobs:
         self.wake()
         return self._view(job.id)
 
+    def _room(self, conn: Tx, org_id: str) -> None:
+        """A 409 when the org runs jobs_max_running jobs already."""
+        if store.running_in_org(conn, org_id) >= self.limits.max_running:
+            raise Conflict(
+                f"The organization has {self.limits.max_running} jobs running, the most it"
+                " may: cancel one, or wait for one to end"
+            )
+
     def _people(self, principal: Principal) -> Caller:
         if principal.kind == "device":
             raise Denied("Devices take part in jobs through their own job routes")
         require_org(principal)
         return self._permissions.caller(principal)
 
-    def _project(self, org_id: str, project_id: str | None) -> str | None:
+    def _project(self, caller: Caller, org_id: str, project_id: str | None) -> str | None:
+        """The job's project, which the caller must know (a 404 as for a missing one)."""
         if project_id is not None:
             found = self._db.read(lambda c: project_store.get_in_org(c, org_id, project_id))
-            if found is None:
+            if found is None or not project_standing(caller, project_id).known:
                 raise NotFound("project_id: project not found")
         return project_id
 
-    def _group_project(self, org_id: str, group_id: str) -> str | None:
+    def _group(self, caller: Caller, org_id: str, group_id: str) -> Group:
+        """The target group, which the caller must see (a 404 as for a missing one)."""
         group = self._db.read(lambda c: group_store.get(c, group_id))
-        if group is None or group.org_id != org_id:
+        if group is None or group.org_id != org_id or not GroupStanding(caller, group).sees():
             raise NotFound("targets.group_id: group not found")
-        return group.project_id
+        return group
 
     def _targets(self, caller: Caller, asked: rules.Request, project_id: str | None) -> list[str]:
-        """The target devices, each of which the caller must be able to update."""
+        """The target devices, each of which the caller must be able to update, and each in
+        the job's project when it has one. A device the caller cannot see is never named."""
         org_id = caller.principal.org_id or ""
-        targets = asked.targets
+        targets, limit = asked.targets, self.limits.max_targets
         if targets.kind == "device_ids":
             found = list(targets.device_ids)
         else:
             found = self._db.read(lambda c: _resolve(c, org_id, targets, project_id))
-        if len(found) > self.max_targets:
-            raise ValidationError("targets", f"match more than {self.max_targets} devices")
+        if len(found) > limit:
+            raise ValidationError("targets", f"match more than {limit} devices")
         if not caller.is_org_admin or targets.kind == "device_ids":
             for device_id in found:
-                self._may_update(caller.principal, device_id, project_id)
+                self._may_update(caller.principal, device_id)
+        if project_id is not None and found:
+            outside = self._db.read(lambda c: store.outside_project(c, found, project_id))
+            if outside:
+                raise ValidationError("targets", f"{outside} devices are not in the job's project")
         return found
 
-    def _may_update(self, principal: Principal, device_id: str, project_id: str | None) -> None:
+    def _may_update(self, principal: Principal, device_id: str) -> None:
         try:
             target = self._devices.target(principal, device_id)
             self._devices.require(target, "update")
         except NotFound:
-            raise NotFound(f"targets: device {device_id} not found") from None
-        except Denied:
+            raise NotFound(UNSEEN) from None
+        except Denied:  # the caller sees this device: naming it tells nothing new
             raise Denied(f"targets: not permitted to update device {device_id}") from None
-        if project_id is not None and target.account.project_id != project_id:
-            raise ValidationError("targets", f"device {device_id} is not in the job's project")
 
     # -- reading -----------------------------------------------------------------------------
     async def list(self, principal: Principal, query: ListQuery) -> Page:
@@ -179,11 +215,29 @@ class Jobs:
         job = self._db.read(lambda c: store.get(c, job_id))
         if job is None or job.org_id != principal.org_id:
             raise NotFound("Job not found")
-        if caller.is_org_admin or job.created_by == principal.actor:
+        if caller.is_org_admin:
             return job
         if job.project_id is not None and caller.project(job.project_id).is_admin:
             return job
+        if job.created_by == principal.actor and self._still_may(caller, job):
+            return job
         raise NotFound("Job not found")
+
+    def _still_may(self, caller: Caller, job: Job) -> bool:
+        """Whether the job's maker still holds what making it took: rights to update every
+        device it lists, or admin of its group (the admins of its project and the org
+        pass before). Who lost them no longer reads nor cancels it."""
+        if job.target_group_id is not None:
+            return caller.is_group_admin(job.target_group_id)
+        listed = job.targets.get("device_ids")
+        if not isinstance(listed, list):
+            return False
+        try:
+            for device_id in listed:
+                self._may_update(caller.principal, str(device_id))
+        except (NotFound, Denied):
+            return False
+        return True
 
     def _view(self, job_id: str) -> Row:
         def both(conn: Tx) -> tuple[Job | None, dict[str, int]]:
@@ -207,7 +261,7 @@ class Jobs:
         now = clock.now_iso()
 
         def write(conn: Tx) -> progress.Changes:
-            current = store.get(conn, job_id)
+            current = store.core(conn, job_id)
             if current is None:
                 raise NotFound("Job not found")
             if current.state not in store.RUNNING:
@@ -215,7 +269,7 @@ class Jobs:
             return progress.stop(conn, current, "CANCELED", "canceled", force, now)
 
         changes = await self._db.write(audit.along(write, event))
-        self.notices.tell(changes)
+        await self.notices.tell(changes)
         return self._view(job_id)
 
     async def delete(self, principal: Principal, job_id: str, force: bool) -> None:
@@ -237,7 +291,27 @@ class Jobs:
             return devices
 
         devices = await self._db.write(audit.along(write, event))
-        self.notices.tell(progress.Changes(devices=devices))
+        await self.notices.tell(progress.Changes(devices=devices))
+
+
+def _group_scope(group: Group, project_id: str | None) -> str | None:
+    """The job's project for a group target: the group's, which the job's (when given)
+    must be; an org-level group's members in the job's project when it has one."""
+    if project_id is not None and group.project_id not in (None, project_id):
+        raise ValidationError("targets.group_id", "the group is not in the job's project")
+    return project_id or group.project_id
+
+
+def _may_cover(caller: Caller, targets: rules.Targets, project_id: str | None) -> None:
+    """A continuous job takes every device that will ever join its scope (its project, or
+    the org when it has none), whoever matches now: only an admin of that scope may make
+    one, whose rights cover every device of it."""
+    if project_id is None:
+        if not caller.is_org_admin:
+            hint = ": give a project you administer" if targets.kind == "tags" else ""
+            raise Denied(f"continuous: only org admins make org-wide continuous jobs{hint}")
+    elif not caller.is_project_admin(project_id):
+        raise Denied("continuous: only the project's admins make continuous jobs in it")
 
 
 def _resolve(conn: Tx, org_id: str, targets: rules.Targets, project_id: str | None) -> list[str]:
@@ -254,6 +328,7 @@ def _new_job(
     project_id: str | None,
     asked: rules.Request,
     pinned: Pinned | None,
+    reach: tuple[int, bool],  # the most targets; whether admin devices that join get it
 ) -> Job:
     now = clock.now_iso()
     targets = asked.targets
@@ -282,4 +357,6 @@ def _new_job(
         created_by=principal.actor,
         last_updated_date=now,
         completed_date=None,
+        target_limit=reach[0],
+        reaches_admins=reach[1],
     )

@@ -6,13 +6,13 @@ from collections.abc import Callable
 from typing import Any
 
 from edge.jobs.rules import ARTIFACT
-from storage.jobs import STATES, Execution, Job
+from storage.jobs import STATES, Execution, Job, JobCore
 
 EXECUTION_STATES = STATES
 
 Row = dict[str, Any]
-# The artifact's download URL for a job and an execution's deadline (edge/jobs/artifacts.py).
-UrlOf = Callable[[Job, str | None], str]
+# The artifact's download URL for a job's execution, or None (edge/jobs/artifacts.py).
+UrlOf = Callable[[JobCore, Execution], str | None]
 _OPTIONAL = ("released_date", "started_date", "finished_date", "deadline")
 
 
@@ -68,17 +68,21 @@ def execution(found: Execution) -> Row:
     return out
 
 
-def for_device(found: Execution, of: Job, url_of: UrlOf) -> Row:
+def for_device(found: Execution, of: JobCore, url_of: UrlOf) -> Row:
     """What the device gets: its execution and the job's document, with the artifact's
-    URL, size and SHA-256 under `document.artifact` when the job has one."""
+    size, SHA-256 and ETag under `document.artifact` when the job has one, and its URL
+    while the execution is released and unfinished."""
     document = dict(of.document)
     if of.artifact_group_id is not None:
-        document[ARTIFACT] = {
-            "url": url_of(of, found.deadline),
+        artifact: Row = {
             "size": of.artifact_size,
             "sha256": of.artifact_sha256,
             "etag": of.artifact_etag,
         }
+        url = url_of(of, found)
+        if url is not None:
+            artifact["url"] = url
+        document[ARTIFACT] = artifact
     return {**execution(found), "document": document}
 
 

@@ -515,7 +515,14 @@ class Config:
     jobs_max_targets: int = _setting(
         10000,
         _int_range(1, 1000000),
-        "Most devices one job may target when it is made; more are refused with 400",
+        "Most devices one job may target; more are refused with 400, and a continuous job"
+        " stops growing there",
+    )
+    jobs_max_running: int = _setting(
+        100,
+        _int_range(1, 100000),
+        "Most jobs one organization may have running (scheduled or in progress); more are"
+        " refused with 409",
     )
     events_window_seconds: int = _setting(
         300,

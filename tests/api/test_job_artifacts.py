@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from edge.jobs.artifacts import URL_MARGIN
 from edge.kernel import clock
 from tests.world import World
 
@@ -95,3 +96,66 @@ async def test_the_maker_reads_the_artifact_and_updates_every_target(
 ) -> None:
     status, reply = await firmware_job(world, who)
     assert status == expected, reply
+
+
+async def test_the_url_serves_the_pinned_file_only(world: World) -> None:
+    """Overwritten before the scheduler notices: the URL handed out is a 404, never the
+    new bytes (a link is signed with the pinned ETag)."""
+    status, reply = await firmware_job(world)
+    assert status == 201, reply
+    execution = await the_document(world, "device_member", reply["job"]["id"])
+    url = execution["document"]["artifact"]["url"]
+    assert "etag=" in url
+    status, _ = await world.upload("org_admin", "/fw/pump-2.0.bin", b"another build")
+    assert status == 200
+    status, data, _ = await world.fetch(url)
+    assert status == 404 and data != b"another build"
+    spoofed = url.replace("etag=", "etag=x")
+    status, _, _ = await world.fetch(spoofed)
+    assert status == 403  # the ETag is signed
+
+
+async def test_only_a_released_unfinished_execution_gets_a_url(world: World) -> None:
+    """device_loner's execution is canceled before its release, device_member's ends:
+    neither gets a URL again; a released one's lasts until its deadline and a margin."""
+    status, reply = await firmware_job(world)
+    job_id = reply["job"]["id"]
+    path = f"/v2/jobs/{job_id}"
+    execution = await the_document(world, "device_member", job_id)  # releases both
+    expires = int(execution["document"]["artifact"]["url"].split("expires=")[1].split("&")[0])
+    assert expires == int(clock.parse(execution["deadline"]).timestamp()) + URL_MARGIN
+    device = f"/v2/devices/{world.id('device_member')}/jobs/{job_id}"
+    status, done = await world.call("device_member", "PATCH", device, json={"state": "SUCCEEDED"})
+    assert status == 200 and "url" not in done["execution"]["document"]["artifact"]
+    status, _ = await world.call("org_admin", "POST", f"{path}/cancel", json={"force": True})
+    assert status == 200
+    for who in ("device_member", "device_loner"):
+        where = f"/v2/devices/{world.id(who)}/jobs/{job_id}"
+        status, got = await world.call(who, "GET", where)
+        assert status == 200, got
+        artifact = got["execution"]["document"]["artifact"]
+        assert "url" not in artifact and artifact["sha256"] == hashlib.sha256(FIRMWARE).hexdigest()
+
+
+async def test_a_file_is_hashed_once_per_etag(world: World, monkeypatch: Any) -> None:
+    artifacts = world.site.services.jobs._artifacts
+    hashed: list[int] = []
+    digest = artifacts._sha256
+    monkeypatch.setattr(artifacts, "_sha256", lambda blobs: hashed.append(1) or digest(blobs))
+    for _ in range(3):
+        status, reply = await firmware_job(world)  # uploads the same bytes again
+        assert status == 201, reply
+    assert len(hashed) <= 3  # an upload is a new ETag
+    before = len(hashed)
+    body = {
+        "document": {},
+        "targets": {"device_ids": [world.id("device_member")]},
+        "artifact": {"group_id": world.files_group_id, "path": "fw/pump-2.0.bin"},
+    }
+    for _ in range(3):
+        status, reply = await world.call("org_admin", "POST", "/v2/jobs", json=body)
+        assert (
+            status == 201
+            and reply["job"]["artifact"]["sha256"] == hashlib.sha256(FIRMWARE).hexdigest()
+        )
+    assert len(hashed) == before

@@ -11,13 +11,17 @@ asserts: each tick is one transaction under the same limits.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
 import pytest
 
+from edge.jobs import notices
+from edge.jobs.progress import Changes
 from edge.jobs.scheduler import Scheduler
 from edge.kernel import clock
+from storage import jobs as job_store
 from tests.sse import end_streams, stream_of
 from tests.world import World
 
@@ -318,3 +322,84 @@ async def test_a_project_job_snapshot_or_continuous(world: World, continuous: bo
     await world.add_device("elsewhere")
     after = set(await executions(world, job["id"]))
     assert after == (before | {"new-in-apollo"} if continuous else before)
+
+
+@pytest.mark.world(jobs_tick_seconds=3600, jobs_max_running=2)
+async def test_an_org_runs_at_most_jobs_max_running_jobs(world: World) -> None:
+    """Another org's jobs do not count; an ended job makes room."""
+    pumps = await devices(world, 1)
+    first = await new_job(world, {"targets": {"device_ids": pumps}})
+    await new_job(world, {"targets": {"device_ids": pumps}})
+    body = {"document": {}, "targets": {"device_ids": pumps}}
+    status, reply = await world.call("org_admin", "POST", "/v2/jobs", json=body)
+    assert status == 409 and "2 jobs running" in reply["message"], reply
+    other = {"document": {}, "targets": {"tags": ["x"]}, "continuous": True}
+    status, reply = await world.call("other_admin", "POST", "/v2/jobs", json=other)
+    assert status == 201, reply
+    status, _ = await world.call("org_admin", "POST", f"/v2/jobs/{first['id']}/cancel", json={})
+    assert status == 200
+    await new_job(world, {"targets": {"device_ids": pumps}})
+
+
+async def test_a_succeeded_execution_is_at_100(world: World) -> None:
+    pumps = await devices(world, 2)
+    job = await new_job(world, {"targets": {"device_ids": pumps}})
+    await scheduler(world).tick()
+    await report(world, "pump-0", job["id"], {"state": "IN_PROGRESS", "progress": 30})
+    refused = await report(world, "pump-0", job["id"], {"state": "SUCCEEDED", "progress": 3}, 400)
+    assert refused["message"].startswith("progress:")
+    done = await report(world, "pump-0", job["id"], {"state": "SUCCEEDED"})
+    assert done["execution"]["progress"] == 100
+    done = await report(world, "pump-1", job["id"], {"state": "SUCCEEDED", "progress": 100})
+    assert done["execution"]["progress"] == 100
+
+
+async def test_the_job_lists_are_pages_of_the_shared_list_model(world: World) -> None:
+    status, document = await world.call("anonymous", "GET", "/v2/openapi.json")
+    assert status == 200
+    schemas = document["components"]["schemas"]
+    for name, key, item in (
+        ("JobList", "jobs", "Job"),
+        ("JobExecutionList", "executions", "JobExecution"),
+    ):
+        properties = schemas[name]["properties"]
+        assert properties[key]["items"] == {"$ref": f"#/components/schemas/{item}"}
+        assert properties["last_evaluated_key"]["type"] == "object"
+        assert {"object_count", "page_count"} <= set(properties)
+
+
+async def test_notices_yield_the_loop_between_chunks(world: World) -> None:
+    """Telling many devices leaves the loop to others between chunks of CHUNK devices."""
+    others = [0]
+
+    async def another_task() -> None:
+        while True:
+            others[0] += 1
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(another_task())
+    await asyncio.sleep(0)
+    before = others[0]
+    devices = {f"nobody{i:05d}" for i in range(3 * notices.CHUNK)}
+    await world.site.services.jobs.notices.tell(Changes(devices=devices))
+    ran = others[0] - before
+    task.cancel()
+    assert ran >= 3
+
+
+async def test_notices_read_each_job_once_per_batch(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pumps = await devices(world, 5)
+    job = await new_job(world, {"targets": {"device_ids": pumps}})
+    await scheduler(world).tick()
+    read: list[str] = []
+    core = job_store.core
+
+    def counted(conn: Any, job_id: str) -> Any:
+        read.append(job_id)
+        return core(conn, job_id)
+
+    monkeypatch.setattr(job_store, "core", counted)
+    await world.site.services.jobs.notices.tell(Changes(devices=set(pumps)))
+    assert read == [job["id"]]

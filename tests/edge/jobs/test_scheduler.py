@@ -1,23 +1,28 @@
 """The scheduler's tick on a real SQLite file (edge/jobs/scheduler.py `step`), without a
-server: its work does not grow with the executions that are not due, counted in SQLite's
-own virtual-machine steps (a count, not a time), and what it releases follows the policy.
+server: its work does not grow with the executions that are not due, with a job's
+`device_ids`, nor with the number of running jobs, counted in SQLite's own
+virtual-machine steps and pages read (counts, not times), and what it releases follows
+the policy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
+from typing import cast
 
 import apsw
 import pytest
 
 from edge.jobs import scheduler
+from edge.jobs.notices import Notices
 from edge.jobs.rules import Policy
 from edge.kernel import clock
 from storage import jobs as store
 from storage import migrate
+from storage.database import Database
 from storage.jobs import Job
 
 STEPS_PER_CALL = 10  # the progress handler's granularity
@@ -32,7 +37,7 @@ def conn(tmp_path: Path) -> Iterator[apsw.Connection]:
     connection.close()
 
 
-def a_job(job_id: str, policy: Policy) -> Job:
+def a_job(job_id: str, policy: Policy, device_ids: list[str] | None = None) -> Job:
     now = clock.now_iso()
     return Job(
         id=job_id,
@@ -40,7 +45,7 @@ def a_job(job_id: str, policy: Policy) -> Job:
         project_id=None,
         description="",
         document={},
-        targets={"device_ids": []},
+        targets={"device_ids": device_ids or []},
         target_group_id=None,
         target_project_id=None,
         target_tags=None,
@@ -59,17 +64,23 @@ def a_job(job_id: str, policy: Policy) -> Job:
         created_by="someone",
         last_updated_date=now,
         completed_date=None,
+        target_limit=None,
+        reaches_admins=True,
     )
 
 
 def with_targets(conn: apsw.Connection, job_id: str, count: int, policy: Policy) -> None:
-    job = a_job(job_id, policy)
+    """A job over `count` devices, named in its targets as a `device_ids` job names them."""
+    devices = [f"{job_id}-{i:06d}" for i in range(count)]
+    job = a_job(job_id, policy, devices)
     with conn:
         store.create(conn, job)
-        store.add_executions(conn, job, [f"d{i:06d}" for i in range(count)], job.created_date)
+        store.add_executions(conn, job, devices, job.created_date)
 
 
-def steps_of_a_tick(conn: apsw.Connection) -> int:
+def steps_of(conn: apsw.Connection, work: Callable[[], object]) -> int:
+    """SQLite's virtual-machine steps of `work`, in one transaction, and the pages it read
+    (a job's `targets` of 10,000 IDs is some 50 overflow pages, which no step counts)."""
     counted = [0]
 
     def count() -> bool:
@@ -77,16 +88,23 @@ def steps_of_a_tick(conn: apsw.Connection) -> int:
         return False  # go on
 
     conn.set_progress_handler(count, STEPS_PER_CALL)
+    pages = (apsw.SQLITE_DBSTATUS_CACHE_HIT, apsw.SQLITE_DBSTATUS_CACHE_MISS)
+    for page in pages:
+        conn.status(page, True)
     with conn:
-        scheduler.step(conn, clock.now())
+        work()
     conn.set_progress_handler(None)
-    return counted[0]
+    return counted[0] + sum(conn.status(page, True)[0] for page in pages)
+
+
+def steps_of_a_tick(conn: apsw.Connection) -> int:
+    return steps_of(conn, lambda: scheduler.step(conn, clock.now()))
 
 
 def test_a_tick_costs_the_same_for_10_and_10000_targets(conn: apsw.Connection) -> None:
-    """Two running jobs at their in-progress limit: a tick finds nothing to release and
-    nothing due. Its steps with 10 targets each and with 10,000 each differ by less than
-    the slack of SQLite's B-tree depth."""
+    """A running job at its in-progress limit: a tick finds nothing to release and nothing
+    due. Its steps with 10 targets and with 10,000 (named in its `device_ids`, which the
+    tick never reads) differ by less than the slack of SQLite's B-tree depth."""
     policy = Policy(max_in_progress=5, timeout_seconds=3600)
     with_targets(conn, "small", 10, policy)
     scheduler_step = steps_of_a_tick(conn)  # the first tick releases 5 of each
@@ -98,6 +116,67 @@ def test_a_tick_costs_the_same_for_10_and_10000_targets(conn: apsw.Connection) -
     steps_of_a_tick(conn)
     large = steps_of_a_tick(conn)
     assert large <= small * 1.25 + 200, (small, large)
+
+
+def test_a_tick_costs_the_same_for_60_and_600_running_jobs(conn: apsw.Connection) -> None:
+    """Each tick visits JOBS_PER_TICK jobs at most: with ten times the running jobs, its
+    steps stay within the slack of the indexes' depth."""
+    policy = Policy(max_in_progress=1, timeout_seconds=3600)
+
+    def running(count: int) -> int:
+        with conn:
+            conn.execute("UPDATE jobs SET state = 'COMPLETED'")
+        for n in range(count):
+            with_targets(conn, f"r{count}.{n:04d}", 2, policy)
+        for _ in range(count // scheduler.JOBS_PER_TICK + 1):
+            steps_of_a_tick(conn)  # every job has released its one
+        return steps_of_a_tick(conn)
+
+    few, many = running(60), running(600)
+    assert many <= few * 1.25 + 200, (few, many)
+
+
+def test_ticks_visit_the_running_jobs_round_robin(
+    conn: apsw.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three jobs a tick over seven: every job is visited once in three ticks, then the
+    turn starts over."""
+    monkeypatch.setattr(scheduler, "JOBS_PER_TICK", 3, raising=False)
+    for n in range(7):
+        with_targets(conn, f"job{n}", 3, Policy(max_per_minute=1))
+    visits = []
+    for _ in range(4):
+        with conn:
+            visits.append(
+                sorted(d.split("-")[0] for d in scheduler.step(conn, clock.now()).devices)
+            )
+    assert visits[:3] == [["job0", "job1", "job2"], ["job3", "job4", "job5"], ["job6"]]
+    assert visits[3] == []  # job0-job2 again: their minute's one is released
+
+
+def test_the_tick_and_the_notices_never_read_a_jobs_targets(conn: apsw.Connection) -> None:
+    """What SQLite reads, column by column (its authorizer, asked as each statement is
+    prepared): `targets` holds up to jobs_max_targets device IDs, which neither a tick
+    nor what notify-next tells needs."""
+    read: set[tuple[str, str]] = set()
+
+    def authorizer(operation: int, table: str | None, column: str | None, *_: object) -> int:
+        if operation == apsw.SQLITE_READ and table and column:
+            read.add((table, column))
+        return apsw.SQLITE_OK
+
+    conn.authorizer = authorizer
+    notices = Notices(cast(Database, None), lambda job, execution: None)
+    with_targets(conn, "job", 10, Policy(timeout_seconds=1))
+    read.clear()
+    clock.freeze()
+    with conn:
+        released = scheduler.step(conn, clock.now())
+        assert notices.next_view(conn, sorted(released.devices)[0]) is not None
+    clock.advance(timedelta(seconds=2))
+    with conn:
+        assert scheduler.step(conn, clock.now()).devices == released.devices  # timed out
+    assert ("jobs", "state") in read and ("jobs", "targets") not in read
 
 
 def test_a_tick_releases_within_the_rate_and_the_in_progress_limit(conn: apsw.Connection) -> None:
