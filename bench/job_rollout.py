@@ -1,6 +1,8 @@
 """Rollouts to a fleet (bench/jobs.py): `edge serve` in its own process, DEVICES devices
-connected as raw MQTT clients in a process of their own (bench/job_fleet.py), each
-answering its execution (IN_PROGRESS, then SUCCEEDED, over MQTT). On the same server:
+(each holding the tag TAG) connected as raw MQTT clients in a process of their own
+(bench/job_fleet.py), each answering its execution (IN_PROGRESS, then SUCCEEDED, over
+MQTT). A job names its devices by TAG or by the list of their IDs (`BY`: both are
+measured, as a job's row keeps what it was asked). On the same server:
 
 - unthrottled: a job over every device with no policy, from `POST /v2/jobs` to the last
   SUCCEEDED acknowledged (durable), beside the same devices each sending two durable twin
@@ -8,12 +10,12 @@ answering its execution (IN_PROGRESS, then SUCCEEDED, over MQTT). On the same se
 - throttled: a job with `max_per_minute` of half the devices, so the second half waits
   for the next minute's window, beside the fastest the policy allows (every device in
   60 s);
-- the HTTP token GET (`GET /v2/jobs/{id}` with an org admin's token, wrk) during a
-  rollout paced by `max_in_progress` (a tenth of the devices, so a thousand devices take
-  about ten ticks: longer than wrk runs), and during rollouts with no policy one after
-  another (a new job whenever fewer than two are left: the server's write path kept
-  saturated), each beside the same GET with no device connected and no job running (the
-  broker idle), in turns, the best of each.
+- the HTTP token GET (`GET /v2/jobs/{id}` of a finished job named by tag, an org admin's
+  token, wrk) during a rollout paced by `max_in_progress` (a tenth of the devices, so a
+  thousand devices take about ten ticks: longer than wrk runs), and during rollouts with
+  no policy one after another (a new job whenever fewer than two are left: the server's
+  write path kept saturated), each beside the same GET with no device connected and no
+  job running (the broker idle), in turns, the best of each.
 """
 
 from __future__ import annotations
@@ -33,6 +35,30 @@ from bench.twin_fleet import Member
 from bench.twins import api_call
 
 WAIT_SECONDS = 600.0
+TAG = "pump"  # every device holds it
+BY = ("tag", "device IDs")  # how a job names its devices
+
+
+@dataclass(frozen=True)
+class Site:
+    """The server, an org admin's token and the devices (each holding TAG)."""
+
+    server: servers.Server
+    port: int  # MQTT
+    admin: str
+    members: list[Member]
+
+    def job(self, by: str, **policy: int) -> str:
+        """A rollout job over every device, named `by` tag or by their IDs."""
+        named = {"device_ids": [m.id for m in self.members]} if by == BY[1] else {"tags": [TAG]}
+        body: dict[str, Any] = {
+            "document": {"operation": "firmware", "version": "2.0"},
+            "targets": named,
+        }
+        if policy:
+            body["policy"] = policy
+        made = api_call(self.server.url, "POST", "/v2/jobs", self.admin, body)
+        return str(made["job"]["id"])
 
 
 @dataclass(frozen=True)
@@ -101,16 +127,6 @@ def connected(port: int, members: Sequence[Member]) -> Iterator[Fleet]:
         fleet.process.join(60)
 
 
-def new_job(base: str, admin: str, members: Sequence[Member], **policy: int) -> str:
-    body: dict[str, Any] = {
-        "document": {"operation": "firmware", "version": "2.0"},
-        "targets": {"device_ids": [m.id for m in members]},
-    }
-    if policy:
-        body["policy"] = policy
-    return str(api_call(base, "POST", "/v2/jobs", admin, body)["job"]["id"])
-
-
 def timed(server_pid: int, fleet: Fleet, value: Any, count: int, start: Callable[[], Any]) -> Timed:
     """From `start()` to `count` more in `value`."""
     target = value.value + count
@@ -122,90 +138,76 @@ def timed(server_pid: int, fleet: Fleet, value: Any, count: int, start: Callable
     return Timed(count, seconds, server_cpu, (fleet.cpu() - generator) / seconds)
 
 
-def rollout(
-    server: servers.Server, admin: str, fleet: Fleet, members: Sequence[Member], **policy: int
-) -> Timed:
+def rollout(site: Site, fleet: Fleet, by: str, **policy: int) -> Timed:
     def start() -> None:
-        new_job(server.url, admin, members, **policy)
+        site.job(by, **policy)
 
-    return timed(server.pid, fleet, fleet.counters.jobs_done, len(members), start)
+    return timed(site.server.pid, fleet, fleet.counters.jobs_done, len(site.members), start)
 
 
-def twin_round(server: servers.Server, fleet: Fleet, devices: int) -> Timed:
+def twin_round(site: Site, fleet: Fleet) -> Timed:
     def start() -> None:
         with fleet.go.get_lock():
             fleet.go.value += 1
 
-    return timed(server.pid, fleet, fleet.counters.twins_done, devices, start)
+    return timed(site.server.pid, fleet, fleet.counters.twins_done, len(site.members), start)
 
 
-def unthrottled(
-    server: servers.Server, admin: str, fleet: Fleet, members: Sequence[Member], rounds: int
-) -> tuple[Timed, Timed]:
-    """(the rollout, the twin round), each the best of `rounds` taken in turns."""
-    jobs, twins = [], []
+def unthrottled(site: Site, fleet: Fleet, rounds: int) -> tuple[dict[str, Timed], Timed]:
+    """(the rollout by each way of naming the devices, the twin round), each the best of
+    `rounds` taken in turns."""
+    jobs: dict[str, list[Timed]] = {by: [] for by in BY}
+    twins = []
     for _ in range(rounds):
-        twins.append(twin_round(server, fleet, len(members)))
-        jobs.append(rollout(server, admin, fleet, members))
-    return max(jobs, key=lambda t: t.rate), max(twins, key=lambda t: t.rate)
+        twins.append(twin_round(site, fleet))
+        for by, found in jobs.items():
+            found.append(rollout(site, fleet, by))
+    best = {by: max(found, key=lambda t: t.rate) for by, found in jobs.items()}
+    return best, max(twins, key=lambda t: t.rate)
 
 
-def throttled(server: servers.Server, admin: str, fleet: Fleet, members: Sequence[Member]) -> Timed:
-    return rollout(server, admin, fleet, members, max_per_minute=max(1, len(members) // 2))
+def throttled(site: Site, fleet: Fleet) -> Timed:
+    return rollout(site, fleet, BY[0], max_per_minute=max(1, len(site.members) // 2))
 
 
 @dataclass(frozen=True)
 class Feed:
-    """How rollouts follow one another: a new job (with `policy`) whenever fewer than
-    `ahead` are left to finish."""
+    """How rollouts follow one another: a new job (named `by`, with `policy`) whenever
+    fewer than `ahead` are left to finish."""
 
     ahead: int
+    by: str
     policy: dict[str, int]
 
 
-def under_rollouts(
-    server: servers.Server,
-    port: int,
-    admin: str,
-    members: Sequence[Member],
-    target: wrk.Target,
-    load: wrk.Load,
-    feed: Feed,
-) -> Loaded:
+def under_rollouts(site: Site, target: wrk.Target, load: wrk.Load, feed: Feed) -> Loaded:
     """The GET while rollouts run over the connected fleet, from its first execution
     finished; every job made is finished before the fleet leaves, so the next idle run
     is idle."""
-    with connected(port, members) as fleet:
+    devices = len(site.members)
+    with connected(site.port, site.members) as fleet:
         done = fleet.counters.jobs_done
         stop, made = threading.Event(), [0]
-        args = (server.url, admin, members, fleet, feed, stop, made)
-        feeder = threading.Thread(target=_feed, args=args)
+        feeder = threading.Thread(target=_feed, args=(site, fleet, feed, stop, made))
         feeder.start()
         try:
             fleet.wait(done, 1)
             before, generator, began = done.value, fleet.cpu(), time.monotonic()
-            result = wrk.run(target, load, server.pid, settle=False)
+            result = wrk.run(target, load, site.server.pid, settle=False)
             seconds = time.monotonic() - began
             finished, fleet_cpu = done.value - before, fleet.cpu() - generator
         finally:
             stop.set()
             feeder.join()
-        fleet.wait(done, made[0] * len(members))
+        fleet.wait(done, made[0] * devices)
     return Loaded(result, finished / seconds, fleet_cpu / seconds)
 
 
-def _feed(
-    base: str,
-    admin: str,
-    members: Sequence[Member],
-    fleet: Fleet,
-    feed: Feed,
-    stop: threading.Event,
-    made: list[int],
-) -> None:
+def _feed(site: Site, fleet: Fleet, feed: Feed, stop: threading.Event, made: list[int]) -> None:
+    devices = len(site.members)
     while not stop.is_set():
-        if made[0] * len(members) - fleet.counters.jobs_done.value < feed.ahead * len(members):
-            new_job(base, admin, members, **feed.policy)
+        if made[0] * devices - fleet.counters.jobs_done.value < feed.ahead * devices:
+            site.job(feed.by, **feed.policy)
             made[0] += 1
         else:
             time.sleep(0.02)

@@ -2,11 +2,13 @@
 
 - a rollout to DEVICES devices (and to SMALL), raw MQTT clients in a process of their own
   each answering its execution (IN_PROGRESS, then SUCCEEDED): executions finished a
-  second with no policy, beside the same devices each sending two durable twin updates in
-  turn; and throttled by `max_per_minute`, beside the fastest that policy allows
-  (bench/job_rollout.py, bench/job_fleet.py);
+  second with no policy (the job naming its devices by tag, and by their IDs), beside the
+  same devices each sending two durable twin updates in turn; and throttled by
+  `max_per_minute`, beside the fastest that policy allows (bench/job_rollout.py,
+  bench/job_fleet.py);
 - the HTTP token GET (wrk) while rollouts run over the DEVICES, beside the same GET with
-  the broker idle: target at least 0.7x (bench/job_rollout.py);
+  the broker idle: target at least 0.7x during a paced rollout; rollouts back to back,
+  with no policy, are shown without a target (bench/job_rollout.py);
 - the scheduler's CPU per tick for a job over TICK_LARGE devices beside one over
   TICK_SMALL, targets named by a tag and by device IDs: target at least 0.8x, a tick
   costing at most 1.25x (bench/job_ticks.py);
@@ -28,7 +30,7 @@ from pathlib import Path
 from bench import job_downloads, job_rollout, job_ticks, servers, wrk
 from bench import rows as out
 from bench.job_rollout import Loaded, Timed
-from bench.twin_fleet import Member, _site
+from bench.twin_fleet import _site
 from bench.twins import api_call
 
 PARTS = ("rollout", "get", "ticks", "downloads")
@@ -66,67 +68,77 @@ QUICK = Sizes(200, 50, (10, 1000), 200, 8, 1, 20, 1, 3.0)
 @dataclass(frozen=True)
 class Rollouts:
     devices: int
-    unthrottled: Timed
+    unthrottled: dict[str, Timed]  # by how the job names its devices
     twins: Timed
     throttled: Timed
-    # The GET idle, during a paced rollout, during rollouts back to back: the large size only.
-    get: tuple[wrk.Result, Loaded, Loaded] | None
+    # The GET idle, and during each kind of rollout (`feeds`): at the large size only.
+    get: tuple[wrk.Result, dict[str, Loaded]] | None
+
+
+def feeds(devices: int) -> dict[str, job_rollout.Feed]:
+    """The rollouts the GET runs beside: paced by `max_in_progress` (a tenth of the
+    devices) and with no policy back to back, the job naming its devices by tag and by
+    their IDs."""
+    paced = {"max_in_progress": max(1, devices // 10)}
+    return {
+        f"{how}, by {by}": job_rollout.Feed(ahead, by, policy)
+        for how, ahead, policy in (
+            (f"a rollout (max_in_progress {paced['max_in_progress']})", 1, paced),
+            ("rollouts back to back, no policy", 2, {}),
+        )
+        for by in job_rollout.BY
+    }
 
 
 def rollouts(devices: int, rounds: int, get: wrk.Load | None) -> Rollouts:
     with tempfile.TemporaryDirectory(prefix="edge-bench-jobs-") as folder:
         env = servers.mqtt_ports()
-        port = int(env["EDGE_MQTT_PORT"])
         with servers.edge(Path(folder), env) as server:
-            admin, members = _site(server.url, devices)
-            with job_rollout.connected(port, members) as fleet:
-                jobs, twins = job_rollout.unthrottled(server, admin, fleet, members, rounds)
-                throttled = job_rollout.throttled(server, admin, fleet, members)
-            measured = None
-            if get is not None:
-                job_id = api_call(server.url, "GET", "/v2/jobs?limit=1", admin)["jobs"][0]["id"]
-                target = wrk.Target(f"{server.url}/v2/jobs/{job_id}", token=admin)
-                measured = _gets(server, port, admin, members, target, get, rounds)
+            admin, members = _site(server.url, devices, tags=[job_rollout.TAG])
+            site = job_rollout.Site(server, int(env["EDGE_MQTT_PORT"]), admin, members)
+            with job_rollout.connected(site.port, members) as fleet:
+                jobs, twins = job_rollout.unthrottled(site, fleet, rounds)
+                throttled = job_rollout.throttled(site, fleet)
+            measured = None if get is None else _gets(site, get, rounds)
     found = Rollouts(devices, jobs, twins, throttled, measured)
     _print(found)
     return found
 
 
 def _gets(
-    server: servers.Server,
-    port: int,
-    admin: str,
-    members: list[Member],
-    target: wrk.Target,
-    load: wrk.Load,
-    rounds: int,
-) -> tuple[wrk.Result, Loaded, Loaded]:
-    """Idle, paced and back to back in turns, the best of each."""
-    paced = job_rollout.Feed(1, {"max_in_progress": max(1, len(members) // 10)})
-    saturating = job_rollout.Feed(2, {})
+    site: job_rollout.Site, load: wrk.Load, rounds: int
+) -> tuple[wrk.Result, dict[str, Loaded]]:
+    """The GET of a finished job named by tag: idle, then beside each kind of rollout, in
+    turns, the best of each."""
+    listed = api_call(site.server.url, "GET", "/v2/jobs?limit=100", site.admin)["jobs"]
+    job_id = next(j["id"] for j in listed if "tags" in j["targets"])
+    target = wrk.Target(f"{site.server.url}/v2/jobs/{job_id}", token=site.admin)
     idle: list[wrk.Result] = []
-    loaded: tuple[list[Loaded], list[Loaded]] = ([], [])
+    loaded: dict[str, list[Loaded]] = {name: [] for name in feeds(len(site.members))}
     for _ in range(rounds):
-        idle.append(wrk.run(target, load, server.pid))
-        for feed, found in zip((paced, saturating), loaded, strict=True):
-            found.append(
-                job_rollout.under_rollouts(server, port, admin, members, target, load, feed)
-            )
-    first, second = (max(found, key=lambda r: r.result.rps) for found in loaded)
-    return max(idle, key=lambda r: r.rps), first, second
+        idle.append(wrk.run(target, load, site.server.pid))
+        for name, feed in feeds(len(site.members)).items():
+            loaded[name].append(job_rollout.under_rollouts(site, target, load, feed))
+    best = {name: max(found, key=lambda r: r.result.rps) for name, found in loaded.items()}
+    return max(idle, key=lambda r: r.rps), best
 
 
 def _print(r: Rollouts) -> None:
+    for by, timed in r.unthrottled.items():
+        print(
+            f"rollout to {r.devices} devices by {by}: {timed.rate:,.0f} executions/s"
+            f" ({timed.seconds:.2f} s, {timed.load()})",
+            flush=True,
+        )
     print(
-        f"rollout to {r.devices} devices: {r.unthrottled.rate:,.0f} executions/s"
-        f" ({r.unthrottled.seconds:.2f} s, {r.unthrottled.load()}) beside two twin updates"
-        f" per device {r.twins.rate:,.0f} devices/s ({r.twins.load()}); throttled to"
-        f" {r.devices // 2} a minute: {r.throttled.rate:.1f}/s ({r.throttled.seconds:.1f} s)",
+        f"two durable twin updates per device: {r.twins.rate:,.0f} devices/s"
+        f" ({r.twins.load()}); throttled to {r.devices // 2} a minute:"
+        f" {r.throttled.rate:.1f}/s ({r.throttled.seconds:.1f} s)",
         flush=True,
     )
     if r.get is not None:
-        idle, *loaded = r.get
-        for how, under in zip(("a paced rollout", "rollouts back to back"), loaded, strict=True):
+        idle, loaded = r.get
+        for how, under in loaded.items():
             print(
                 f"job GET: {under.result.rps:,.0f} req/s during {how}"
                 f" ({under.executions_per_s:,.0f} executions/s, srv/wrk {under.result.cpu()},"
@@ -139,34 +151,34 @@ def _print(r: Rollouts) -> None:
 def rollout_rows(r: Rollouts, line: str) -> list[out.Row]:
     found = [
         out.Row(
-            f"job rollout to {r.devices:,} devices (raw MQTT, IN_PROGRESS then SUCCEEDED),"
-            f" no policy: executions finished ({r.unthrottled.seconds:.2f} s)",
-            r.unthrottled.rate,
+            f"job rollout to {r.devices:,} devices by {by} (raw MQTT, IN_PROGRESS then"
+            f" SUCCEEDED), no policy: executions finished ({timed.seconds:.2f} s)",
+            timed.rate,
             "/s",
             "the same devices, two durable twin updates each in turn (devices/s)",
             r.twins.rate,
-            load=f"{r.unthrottled.load()}; twins {r.twins.load()}",
+            load=f"{timed.load()}; twins {r.twins.load()}",
             command=line,
-        ),
+        )
+        for by, timed in r.unthrottled.items()
+    ]
+    found.append(
         out.Row(
-            f"job rollout to {r.devices:,} devices, max_per_minute {max(1, r.devices // 2)}:"
-            f" executions finished ({r.throttled.seconds:.1f} s)",
+            f"job rollout to {r.devices:,} devices by tag, max_per_minute"
+            f" {max(1, r.devices // 2)}: executions finished ({r.throttled.seconds:.1f} s)",
             r.throttled.rate,
             "/s",
             "the fastest that policy allows (every device in 60 s)",
             r.devices / 60,
             load=r.throttled.load(),
             command=line,
-        ),
-    ]
-    if r.get is not None:
-        idle, paced, saturating = r.get
-        found.append(
-            _get_row(
-                r, idle, paced, f"a rollout (max_in_progress {r.devices // 10})", GET_FLOOR, line
-            )
         )
-        found.append(_get_row(r, idle, saturating, "rollouts back to back, no policy", None, line))
+    )
+    if r.get is not None:
+        idle, loaded = r.get
+        for how, under in loaded.items():
+            paced = "max_in_progress" in how
+            found.append(_get_row(r, idle, under, how, GET_FLOOR if paced else None, line))
     return found
 
 
