@@ -119,8 +119,10 @@ def connected(port: int, members: Sequence[Member]) -> Iterator[Fleet]:
     fleet = Fleet(port, members)
     fleet.process.start()
     try:
-        if not fleet.ready.wait(300):
-            raise RuntimeError("the fleet did not connect")
+        deadline = time.monotonic() + 300
+        while not fleet.ready.wait(0.5):
+            if time.monotonic() > deadline or not fleet.process.is_alive():
+                raise RuntimeError("the fleet did not connect")
         yield fleet
     finally:
         fleet.stop.set()

@@ -18,6 +18,7 @@
 
 Run: .venv/bin/python -m bench.jobs [--devices 1000] [--small 50] [--ticks 500]
      [--size-mib 64] [--downloaders 20] [--only rollout,get,ticks,downloads]
+(it prints its rows as docs/performance.md's table has them).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import job_downloads, job_rollout, job_ticks, servers, wrk
+from bench import job_downloads, job_rollout, job_ticks, report, servers, wrk
 from bench import rows as out
 from bench.job_rollout import Loaded, Timed
 from bench.twin_fleet import _site
@@ -290,11 +291,7 @@ def main() -> None:
         args.rounds,
         args.seconds,
     )
-    for row in measure(sizes, tuple(args.only.split(","))):
-        print(
-            f"{row.name}: {row.edge:,.1f} {row.unit} beside {row.reference_value:,.1f}"
-            f" ({row.reference}): {row.ratio or 0:.2f}x {row.target} [{row.load}]"
-        )
+    print("\n".join(report.table(measure(sizes, tuple(args.only.split(","))))))
 
 
 if __name__ == "__main__":
