@@ -28,7 +28,7 @@ from api import bodies, listing, params
 from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import Route, principal
-from api.schemas import BOOL, INT, OBJECT, STR, STR_LIST, Schema, integer, obj, text
+from api.schemas import BOOL, INT, OBJECT, STR, TAG_LIST, Schema, integer, obj, text
 from edge.jobs import rules
 from edge.jobs.executions import DEVICE_STATES, MAX_DETAILS_BYTES
 from edge.jobs.service import EXECUTION_TABLE, TABLE
@@ -42,37 +42,65 @@ EXECUTIONS = listing.Listable(
     "job_executions", EXECUTION_TABLE.kinds(), table=EXECUTION_TABLE, default_order="queued_date"
 )
 _COUNT: Schema = integer(0, rules.MAX_RATE)
-CREATE_JOB = obj(
-    {
-        "description": text(fields.MAX_DESCRIPTION, required=False),
-        "document": OBJECT,
-        "targets": obj(
+_ID: Schema = {"type": "string", "minLength": 1}
+_TARGETS: Schema = {
+    "title": "JobTargets",
+    "description": "Exactly one of: device IDs, a group, a project, tags (any of them)",
+    "oneOf": [
+        obj({"device_ids": {"type": "array", "items": _ID, "minItems": 1}}, ("device_ids",)),
+        obj({"group_id": _ID}, ("group_id",)),
+        obj({"project_id": _ID}, ("project_id",)),
+        obj(
             {
-                "device_ids": STR_LIST,
-                "group_id": STR,
-                "project_id": STR,
-                "tags": STR_LIST,
+                "tags": {
+                    **TAG_LIST,
+                    "items": {**TAG_LIST["items"], "pattern": "\\S"},
+                    "minItems": 1,
+                }
             },
-            title="JobTargets",
+            ("tags",),
         ),
-        "continuous": BOOL,
-        "project_id": STR,
-        "artifact": obj({"group_id": STR, "path": STR}, ("group_id", "path"), title="JobArtifact"),
-        "policy": obj(
-            {
-                "max_per_minute": integer(1, rules.MAX_RATE),
-                "max_in_progress": integer(1, rules.MAX_RATE),
-                "abort_percent": integer(0, 100),
-                "abort_min_finished": integer(1, rules.MAX_RATE),
-                "timeout_seconds": integer(1, rules.MAX_TIMEOUT),
-                "max_retries": integer(0, rules.MAX_RETRIES),
-            },
-            title="RolloutPolicy",
-        ),
-    },
-    ("document", "targets"),
-    title="CreateJobBody",
-)
+    ],
+}
+CREATE_JOB: Schema = {
+    **obj(
+        {
+            "description": text(fields.MAX_DESCRIPTION, required=False),
+            "document": OBJECT,
+            "targets": _TARGETS,
+            "continuous": BOOL,
+            "project_id": _ID,
+            "artifact": obj(
+                {"group_id": _ID, "path": _ID}, ("group_id", "path"), title="JobArtifact"
+            ),
+            "policy": obj(
+                {
+                    "max_per_minute": integer(1, rules.MAX_RATE),
+                    "max_in_progress": integer(1, rules.MAX_RATE),
+                    "abort_percent": integer(0, 100),
+                    "abort_min_finished": integer(1, rules.MAX_RATE),
+                    "timeout_seconds": integer(1, rules.MAX_TIMEOUT),
+                    "max_retries": integer(0, rules.MAX_RETRIES),
+                },
+                title="RolloutPolicy",
+            ),
+        },
+        ("document", "targets"),
+        title="CreateJobBody",
+    ),
+    # Rules between fields: a list of devices is a snapshot; a document given with an
+    # artifact leaves `artifact` for the server to fill in.
+    "allOf": [
+        {
+            "if": {"properties": {"targets": {"required": ["device_ids"]}}},
+            "then": {"properties": {"continuous": {"const": False}}},
+        },
+        {
+            "if": {"required": ["artifact"]},
+            "then": {"properties": {"document": {"not": {"required": ["artifact"]}}}},
+        },
+    ],
+}
 CANCEL_JOB = obj({"force": BOOL}, title="CancelJobBody")
 UPDATE_EXECUTION = obj(
     {

@@ -51,8 +51,9 @@ class Artifacts:
 
     async def pin(self, principal: Principal, group_id: str, raw_path: str) -> Pinned:
         """The file as it is now, which the caller must be able to read."""
+        where = self._rights.open(principal, group_id)  # the group first: 404 before 400
         path = values.file_path(raw_path)
-        self._rights.open(principal, group_id).require(path, "read")
+        where.require(path, "read")
         found = self._db.read(lambda c: file_store.with_blobs(c, group_id, path))
         if found is None:
             raise NotFound("artifact: no file at this path of the group")

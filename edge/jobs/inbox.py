@@ -20,7 +20,7 @@ from edge.devices import replies
 from edge.devices.mqtt_clients import MqttClient
 from edge.jobs import topics
 from edge.jobs.executions import DeviceJobs
-from edge.jobs.notices import Notices
+from edge.jobs.notices import NOTHING, Notices
 from edge.kernel import errors
 from storage import devices as device_store
 from storage.database import Database
@@ -54,9 +54,11 @@ class JobInbox:
     def subscribed(self, client: MqttClient, topic: str, sent: int | None) -> int | None:
         """The device's next execution, at once, unless this connection of the session
         was sent that one already (`sent` marks it): a SUBSCRIBE repeated in a loop costs
-        no notice."""
+        no notice. With nothing to do, nothing is sent (as if `{}` had been)."""
         device = self._device(client)
-        return sent if device is None else self._notices.next_for(device, sent)
+        if device is None:
+            return sent
+        return self._notices.next_for(device, NOTHING if sent is None else sent)
 
     async def receive(self, client: MqttClient, topic: str, payload: bytes) -> None:
         token = None

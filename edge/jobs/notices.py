@@ -24,6 +24,7 @@ from storage.records import Device
 from storage.rows import Tx
 
 log = logging.getLogger("edge.jobs")
+NOTHING = 0  # the mark of notify-next without an execution
 
 
 @dataclass(frozen=True)
@@ -48,17 +49,22 @@ class Notices:
 
     def tell(self, changes: Changes) -> None:
         for device_id in sorted(changes.devices):
-            device = self._db.read(lambda c, d=device_id: device_store.get(c, d))  # type: ignore[misc]
+            device = self._device(device_id)
             if device is not None and device.is_active:
                 self.next_for(device)
         for job_id in sorted(changes.jobs):
             self._progress(job_id)
 
+    def _device(self, device_id: str) -> Device | None:
+        return self._db.read(lambda c: device_store.get(c, device_id))
+
     def next_for(self, device: Device, unless: int | None = None) -> int:
         """Publish the device's next execution (or `{}`) on its notify-next, unless it is
         the one `unless` marks (what this returned before); its mark."""
         body = self._db.read(lambda c: self.next_view(c, device.id))
-        mark = 0 if body is None else zlib.crc32(f"{body['job_id']}:{body['version']}".encode())
+        mark = (
+            NOTHING if body is None else zlib.crc32(f"{body['job_id']}:{body['version']}".encode())
+        )
         if self.notify is not None and mark != unless:
             payload = topics.notify_payload(body, clock.now_iso())
             self.notify(device.id, topics.notify_topic(device), payload)

@@ -27,9 +27,10 @@ from edge.kernel.errors import Conflict, Denied, NotFound, ValidationError
 from edge.kernel.ids import new_id
 from edge.kernel.listing import ListQuery, Page, fetch
 from edge.kernel.principal import Principal
-from edge.tenancy.settings import check_project, require_org
+from edge.tenancy.settings import require_org
 from storage import groups as group_store
 from storage import jobs as store
+from storage import projects as project_store
 from storage.database import Database
 from storage.jobs import Job
 from storage.rows import Tx
@@ -61,12 +62,12 @@ class Jobs:
         caller = self._people(principal)
         asked = rules.parse(body, self.max_targets)
         org_id = require_org(principal)
-        project_id = check_project(self._db, org_id, asked.project_id)
+        project_id = self._project(org_id, asked.project_id)
         if asked.targets.group_id is not None:
             project_id = project_id or self._group_project(org_id, asked.targets.group_id)
         device_ids = self._targets(caller, asked, project_id)
         if not device_ids and not asked.continuous:
-            raise ValidationError("targets", "match no device")
+            raise NotFound("targets: no device matches")
         pinned = None
         if asked.artifact is not None:
             pinned = await self._artifacts.pin(principal, *asked.artifact)
@@ -96,6 +97,13 @@ class Jobs:
             raise Denied("Devices take part in jobs through their own job routes")
         require_org(principal)
         return self._permissions.caller(principal)
+
+    def _project(self, org_id: str, project_id: str | None) -> str | None:
+        if project_id is not None:
+            found = self._db.read(lambda c: project_store.get_in_org(c, org_id, project_id))
+            if found is None:
+                raise NotFound("project_id: project not found")
+        return project_id
 
     def _group_project(self, org_id: str, group_id: str) -> str | None:
         group = self._db.read(lambda c: group_store.get(c, group_id))

@@ -18,6 +18,7 @@ import pytest
 
 from edge.jobs.scheduler import Scheduler
 from edge.kernel import clock
+from tests.sse import end_streams, stream_of
 from tests.world import World
 
 pytestmark = pytest.mark.world(jobs_tick_seconds=3600)
@@ -269,7 +270,6 @@ async def test_create_cancel_and_delete_are_audited(world: World) -> None:
     [
         ({"targets": {}}, "exactly one of"),
         ({"targets": {"device_ids": []}}, "1 to"),
-        ({"targets": {"tags": ["none-has-it"]}}, "match no device"),
         ({"targets": {"device_ids": ["x"]}, "continuous": True}, "a group, a project or tags"),
         ({"targets": {"tags": ["a"]}, "policy": {"abort_percent": 101}}, "between 0 and 100"),
     ],
@@ -279,3 +279,42 @@ async def test_bad_jobs_are_refused_naming_the_rule(
 ) -> None:
     status, reply = await world.call("org_admin", "POST", "/v2/jobs", json={"document": {}, **body})
     assert status == 400 and words in reply["message"], reply
+
+
+async def test_targets_that_match_nothing_are_not_found(world: World) -> None:
+    for targets in ({"tags": ["none-has-it"]}, {"project_id": "nope"}, {"group_id": "nope"}):
+        body = {"document": {}, "targets": targets}
+        status, reply = await world.call("org_admin", "POST", "/v2/jobs", json=body)
+        assert status == 404, (targets, reply)
+
+
+async def test_job_progress_is_a_live_event_for_those_who_may_read_the_job(world: World) -> None:
+    admin = await stream_of(world, "org_admin", kinds="jobs")
+    bystander = await stream_of(world, "group_device_perms", kinds="jobs,twins")
+    pumps = await devices(world, 1)
+    job = await new_job(world, {"targets": {"device_ids": pumps}})
+    await scheduler(world).tick()
+    await report(world, "pump-0", job["id"], {"state": "SUCCEEDED"})
+    twin = {"desired": {"mode": "eco"}}
+    member = world.id("device_member")
+    status, _ = await world.call("org_admin", "PATCH", f"/v2/devices/{member}/twin", json=twin)
+    assert status == 200
+    end_streams(world)
+    told = [e for e in await admin.rest() if e.kind == "jobs"]
+    assert told and {e.data["job_id"] for e in told} == {job["id"]}
+    assert told[-1].data["state"] == "COMPLETED" and told[-1].data["counts"]["SUCCEEDED"] == 1
+    assert [e.kind for e in await bystander.rest()] == ["twins"]  # never the job's
+
+
+@pytest.mark.parametrize("continuous", [False, True])
+async def test_a_project_job_snapshot_or_continuous(world: World, continuous: bool) -> None:
+    apollo = world.project_id
+    body = {"targets": {"project_id": apollo}, "continuous": continuous}
+    job = await new_job(world, body)
+    assert job["project_id"] == apollo
+    before = set(await executions(world, job["id"]))
+    assert before == {"device_member", "device_boss"}  # Apollo's devices when it was made
+    await world.add_device("new-in-apollo", project_id=apollo)
+    await world.add_device("elsewhere")
+    after = set(await executions(world, job["id"]))
+    assert after == (before | {"new-in-apollo"} if continuous else before)

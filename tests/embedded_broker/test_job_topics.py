@@ -8,14 +8,17 @@ tool), notify-next and the replies to the device itself.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
 
 import pytest
 
+from embedded_broker import frames
 from tests.embedded_broker.clients import Client
 from tests.embedded_broker.conftest import Device, Harness
+from tests.embedded_broker.test_twin_topics import SUBACK, _subscribe_flood
 
 pytestmark = pytest.mark.world(jobs_tick_seconds=3600)
 EVERYTHING = {"/": {"can_publish": True, "can_subscribe": True}}
@@ -41,8 +44,7 @@ async def next_json(client: Client) -> tuple[str, dict[str, Any]]:
 
 
 async def notified(broker: Harness, device: Device, client_id: str = "d") -> Client:
-    """The device, connected and subscribed to its notify-next and its replies; the first
-    notice (sent on subscribing) read."""
+    """The device, connected and subscribed to its notify-next and its replies."""
     client = await broker.connected(device, client_id, clean=False)
     assert await client.subscribe(f"{jobs(device)}/#", 1) == 1
     return client
@@ -50,9 +52,7 @@ async def notified(broker: Harness, device: Device, client_id: str = "d") -> Cli
 
 async def test_released_work_is_notified_and_done_over_mqtt(broker: Harness) -> None:
     device = await broker.device("pump")
-    client = await notified(broker, device)
-    topic, body = await next_json(client)
-    assert topic == f"{jobs(device)}/notify-next" and "execution" not in body  # nothing yet
+    client = await notified(broker, device)  # nothing to do: no notice on subscribing
     job_id = await new_job(broker, device)
     got = await client.next_message()
     assert got.topic == f"{jobs(device)}/notify-next" and got.qos == 1
@@ -74,11 +74,9 @@ async def test_released_work_is_notified_and_done_over_mqtt(broker: Harness) -> 
     assert body["code"] == 409 and body["version"] == 2  # the current version
     done = {"state": "SUCCEEDED", "expected_version": 2}
     await client.publish(f"{jobs(device)}/{job_id}/update", json.dumps(done).encode(), 1)
-    topics = [(await next_json(client))[0] for _ in range(2)]
-    assert sorted(topics) == [
-        f"{jobs(device)}/notify-next",
-        f"{jobs(device)}/{job_id}/update/accepted",
-    ]
+    told = dict([await next_json(client) for _ in range(2)])
+    assert set(told) == {f"{jobs(device)}/notify-next", f"{jobs(device)}/{job_id}/update/accepted"}
+    assert "execution" not in told[f"{jobs(device)}/notify-next"]  # nothing left to do
     status, reply = await broker.call("GET", f"/v2/jobs/{job_id}")
     assert reply["job"]["state"] == "COMPLETED"
 
@@ -139,3 +137,14 @@ async def test_only_the_device_itself_asks_and_only_the_server_answers(
     topic, _ = await next_json(client)  # nothing forged came before the server's answer
     assert topic == f"{base}/{job_id}/get/accepted"
     assert client.messages.empty() and tool.messages.empty()
+
+
+async def test_a_repeated_subscribe_sends_no_second_notice(broker: Harness) -> None:
+    """Thirty SUBSCRIBEs to notify-next in one write bring one notice, not thirty (the
+    twins' delta learnt this: #29 F6)."""
+    device = await broker.device("pump")
+    await new_job(broker, device)
+    topic = f"{jobs(device)}/notify-next"
+    kinds = await asyncio.to_thread(_subscribe_flood, broker.ports["mqtt"], device.login, topic, 30)
+    assert kinds.count(SUBACK) == 30
+    assert kinds.count(frames.PUBLISH) == 1, kinds
