@@ -128,15 +128,17 @@ KILLS ?= 100
 crash-test: $(DEV_STAMP)
 	$(BIN)/python -m bench.crash --kills $(KILLS)
 
-# The load generators and the reference broker: Debian's wrk (a Python client saturates
-# before the server does) and Mosquitto. Only the programs are needed: the service the
-# package starts is stopped, so that it does not hold port 1883.
+# The load generators and the reference servers: Debian's wrk (a Python client saturates
+# before the server does), Mosquitto and nginx (bench/job_downloads.py starts its own on a
+# free port). Only the programs are needed: the services the packages start are stopped,
+# so that they do not hold ports 1883 and 80.
 bench-tools:
-	@if ! command -v wrk >/dev/null || ! { command -v mosquitto || [ -x /usr/sbin/mosquitto ]; } >/dev/null; then \
-	  echo "Installing Debian's mosquitto and wrk for the benchmarks"; \
+	@if ! command -v wrk >/dev/null || ! { command -v mosquitto || [ -x /usr/sbin/mosquitto ]; } >/dev/null \
+	  || ! { command -v nginx || [ -x /usr/sbin/nginx ]; } >/dev/null; then \
+	  echo "Installing Debian's mosquitto, nginx and wrk for the benchmarks"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq mosquitto wrk >/dev/null; \
-	  $$SUDO systemctl disable --now mosquitto >/dev/null 2>&1 || true; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq mosquitto nginx wrk >/dev/null; \
+	  $$SUDO systemctl disable --now mosquitto nginx >/dev/null 2>&1 || true; \
 	fi
 
 clean:

@@ -62,13 +62,14 @@ class Figures:
         return (self.rss_after - self.rss_before) * 1024 / self.devices
 
 
-def _site(base: str, devices: int) -> tuple[str, list[Member]]:
+def _site(base: str, devices: int, **fields: Any) -> tuple[str, list[Member]]:
+    """An org, its admin's token and `devices` devices (with `fields`), each with a twin."""
     staff = sign_in(base, password=servers.PASSWORD)
     api_call(base, "POST", "/v2/orgs", staff, {"name": "Fleet", "alias": "fleet"})
     admin = sign_in(base, password=servers.PASSWORD, scope="fleet")
 
     def one(n: int) -> Member:
-        made = api_call(base, "POST", "/v2/devices", admin, {"name": f"d{n}"})["device"]
+        made = api_call(base, "POST", "/v2/devices", admin, {"name": f"d{n}", **fields})["device"]
         twin = {"desired": {"interval": 60, "mode": "eco"}}
         api_call(base, "PATCH", f"/v2/devices/{made['id']}/twin", admin, twin)
         return Member(made["id"], made["api_key"], made["root_scope"])
