@@ -75,7 +75,10 @@ class Renewal:
     async def run(self, stop: asyncio.Event) -> None:
         """Looks now and then, renewing when due, until `stop` is set."""
         while not stop.is_set():
-            wait = await self.check()
+            try:
+                wait = await self.check()
+            except Exception as failed:  # an unforeseen failure must not end the renewals
+                wait = self._failed(Failed(repr(failed)))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), wait)
 
