@@ -18,12 +18,14 @@ import stat
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 from aiohttp import web
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from edge.ops import tls
+from tests import csr
 from tests.documented import DOCUMENTED
 from tests.edge_agent.processes import AgentProcess, Bench, until
 from tests.embedded_broker.clients import Client
@@ -120,6 +122,26 @@ class Device:
         old = Client(port, "old-pair", tls=(ca, *self.old))
         assert (await old.connect())[0] == 5  # not authorized
 
+    def serve_from(self, server: str, more: str = "") -> None:
+        """The configuration names `server` rather than the plain-HTTP one it enrolled with."""
+        text = self.bench.config_file.read_text()
+        enrolled = f'server = "{self.bench.served.base}"'
+        assert enrolled in text
+        self.bench.config_file.write_text(text.replace(enrolled, f'server = "{server}"') + more)
+
+    async def renew_elsewhere(self) -> str:
+        """A renewal by the device's API key whose answer the agent never saw (as when it
+        was killed before writing it): the serial of the certificate it would have had."""
+        body = {"csr": csr.pem(csr.request(csr.new_key(), self.id))}
+        api_key = (self.bench.state / "api_key").read_text().strip()
+        headers = {"Authorization": f"Bearer {api_key}"}
+        url = self.bench.served.base + "/v2/provisioning/renew"
+        async with aiohttp.ClientSession() as session:
+            async with session.post(url, json=body, headers=headers) as response:
+                answer = await response.json()
+                assert response.status == 201, answer
+                return str(answer["certificate"]["serial"])
+
     async def stop(self) -> None:
         process = self.agent.process
         if process is not None and process.returncode is None:
@@ -178,11 +200,7 @@ async def test_over_https_the_certificate_itself_signs_the_renewal_in(
     wrong = device.bench.folder / "wrong_key"
     wrong.write_text("edk_wrong\n")
     wrong.chmod(0o600)
-    text = device.bench.config_file.read_text()
-    server = f'server = "{device.bench.served.base}"'
-    assert server in text
-    text = text.replace(server, f'server = "{https}"')
-    device.bench.config_file.write_text(text + '\n[credentials]\napi_key_file = "wrong_key"\n')
+    device.serve_from(https, '\n[credentials]\napi_key_file = "wrong_key"\n')
     old_serial = serial(device.pem)
     await device.agent.start()
     new_serial = (await device.agent.line(RENEWED))[1]
@@ -191,6 +209,21 @@ async def test_over_https_the_certificate_itself_signs_the_renewal_in(
     await device.agent.line("connected, waiting on")
     await device.bench.ping(device.id)
     await device.assert_old_refused()
+
+
+async def test_a_lost_answer_is_made_good_by_the_api_key(device: Device, https: str) -> None:
+    """The working certificate was superseded by a renewal the agent never saw: over
+    https:// the server refuses that certificate, so the API key renews it."""
+    old_serial = serial(device.pem)
+    lost = await device.renew_elsewhere()
+    device.serve_from(https)
+    await device.agent.start()
+    new_serial = (await device.agent.line(RENEWED))[1]
+    device.assert_renewed_pair(new_serial)
+    statuses = await device.statuses()
+    assert statuses == {new_serial: "active", lost: "superseded", old_serial: "superseded"}
+    await device.agent.line("connected, waiting on")
+    await device.bench.ping(device.id)
 
 
 async def test_a_failed_renewal_keeps_the_working_pair_and_is_tried_again(
