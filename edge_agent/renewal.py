@@ -91,7 +91,7 @@ class Renewal:
                 return self.settings.certificates.check_seconds
             renewed = await self.renew()
         except (OSError, ValueError) as failed:
-            return self._failed(Failed(f"{self.settings.certificate_file}: {failed}"))
+            return self._failed(Failed(str(failed) or repr(failed)))  # a file, with its name
         except Failed as failed:
             return self._failed(failed)
         self._backoff.succeeded()

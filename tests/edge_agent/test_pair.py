@@ -5,38 +5,18 @@ pair, and when a certificate is due. Real keys and certificates, in a temporary 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from edge_agent import keys
 from edge_agent.files import write_bytes
 from edge_agent.pair import Pair, matches
 from edge_agent.renewal import due
-
-NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
-
-
-def certificate_for(key: ec.EllipticCurvePrivateKey, days: float, lived: float = 0) -> bytes:
-    """A self-signed certificate of `days` for `key`, `lived` days of it gone by NOW."""
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "dev1")])
-    start = NOW - timedelta(days=lived)
-    made = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(start + timedelta(days=days))
-        .sign(key, hashes.SHA256())
-    )
-    return made.public_bytes(serialization.Encoding.PEM)
+from tests.edge_agent.certificates import NOW, certificate_for
 
 
 @pytest.fixture
