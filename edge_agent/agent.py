@@ -1,4 +1,5 @@
-"""The agent: its features (twin, commands, jobs, tunnels, as configured) on one MQTT link.
+"""The agent: its features (twin, commands, jobs, tunnels, as configured) on one MQTT link,
+and, when it signs in by a client certificate, that certificate's renewal (renewal.py).
 
 Each message goes to the feature whose name is the first level of its topic under the
 device's namespace, through a queue of that feature's own, so one feature's slow work
@@ -15,6 +16,8 @@ from edge_agent.commands import Commands
 from edge_agent.feature import Feature
 from edge_agent.jobs import Jobs
 from edge_agent.link import Link, Message, say
+from edge_agent.pair import Pair
+from edge_agent.renewal import Renewal
 from edge_agent.settings import Settings
 from edge_agent.tunnels import Tunnels
 from edge_agent.twin import Twin
@@ -30,10 +33,14 @@ class Agent:
         self.features = features(settings, self.link)
         self.link.filters = [topic for feature in self.features for topic in feature.filters()]
         self._queues: dict[str, asyncio.Queue[Item]] = {}
+        self.renewal = renewal(settings, self.link)
 
     async def run(self, stop: asyncio.Event) -> None:
         self._queues = {feature.name: asyncio.Queue() for feature in self.features}
         workers = [asyncio.create_task(self._work(feature)) for feature in self.features]
+        if self.renewal is not None:
+            self.renewal.recover()  # before the link signs in with the pair
+            workers.append(asyncio.create_task(self.renewal.run(stop)))
         try:
             await self.link.run(stop)
         finally:
@@ -68,6 +75,13 @@ class Agent:
                 await (feature.connected() if item is None else feature.handle(item))
             except Exception as failed:  # one message's failure must not stop the feature
                 say(f"{feature.name}: {failed!r}")
+
+
+def renewal(settings: Settings, link: Link) -> Renewal | None:
+    """The certificate's renewal, when the agent signs in by one."""
+    if settings.certificate_file is None or settings.key_file is None:
+        return None
+    return Renewal(settings, Pair(settings.certificate_file, settings.key_file), link)
 
 
 def features(settings: Settings, link: Link) -> list[Feature]:

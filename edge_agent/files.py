@@ -45,6 +45,12 @@ def write_bytes(path: Path, data: bytes) -> None:
     _sync_folder(path.parent)
 
 
+def replace(source: Path, target: Path) -> None:
+    """`source` renamed over `target`, durably: the rename survives a power cut."""
+    os.replace(source, target)
+    _sync_folder(target.parent)
+
+
 def read_json_object(path: Path) -> dict[str, Any] | None:
     """The JSON object in `path`; None when it is missing, not JSON or not an object."""
     try:

@@ -24,7 +24,6 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,6 +31,7 @@ import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 
 from edge_agent.backoff import Backoff
+from edge_agent.server_api import context
 from edge_agent.settings import Settings
 
 KEEPALIVE = 30
@@ -64,6 +64,8 @@ class Link:
         self._connection = 0
         self._subscribing: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        mqtts = urlsplit(settings.mqtt_url).scheme == "mqtts"
+        self._tls = context(settings.ca_file) if mqtts else None
         self._client = self._new_client()
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -82,6 +84,11 @@ class Link:
         """At QoS 1; while the broker is away paho keeps it and sends it on reconnecting."""
         self._client.publish(topic, payload, qos=QOS)
 
+    def reconnect(self) -> None:
+        """Drops the connection so that the next one signs in with the certificate and key
+        on disk now (a renewal swapped them)."""
+        self._client.disconnect()
+
     def ack(self, message: Message) -> None:
         if message.qos and message.connection == self._connection:
             self._client.ack(message.mid, message.qos)
@@ -97,12 +104,8 @@ class Link:
         settings = self.settings
         if settings.certificate_file is None:
             client.username_pw_set(settings.device_id, settings.api_key)
-        if urlsplit(settings.mqtt_url).scheme == "mqtts":
-            client.tls_set(
-                ca_certs=_text(settings.ca_file),
-                certfile=_text(settings.certificate_file),
-                keyfile=_text(settings.key_file),
-            )
+        if self._tls is not None:
+            client.tls_set_context(self._tls)
         client.on_connect = self._on_connect
         client.on_subscribe = self._on_subscribe
         client.on_message = self._on_message
@@ -114,16 +117,34 @@ class Link:
         default = 8883 if parts.scheme == "mqtts" else 1883
         host, port = parts.hostname or "localhost", parts.port or default
         while not self._stop.is_set():
-            try:
-                self._client.connect(host, port, KEEPALIVE)
-            except OSError as failed:
-                say(f"cannot reach the MQTT broker at {host}:{port}: {failed}")
-            else:
-                while not self._stop.is_set():
-                    if self._client.loop(timeout=1.0) != MQTTErrorCode.MQTT_ERR_SUCCESS:
-                        break
+            if self._load_pair():
+                self._connect(host, port)
             if not self._stop.is_set():
                 self._stop.wait(self._backoff.next_wait())
+
+    def _connect(self, host: str, port: int) -> None:
+        """One connection, kept until it is lost or the agent stops."""
+        try:
+            self._client.connect(host, port, KEEPALIVE)
+        except OSError as failed:
+            say(f"cannot reach the MQTT broker at {host}:{port}: {failed}")
+            return
+        while not self._stop.is_set():
+            if self._client.loop(timeout=1.0) != MQTTErrorCode.MQTT_ERR_SUCCESS:
+                return
+
+    def _load_pair(self) -> bool:
+        """The client certificate and key as they are on disk now, read before every
+        connection: a renewal (renewal.py) swaps the files while the agent runs."""
+        settings = self.settings
+        if self._tls is None or not settings.certificate_file or not settings.key_file:
+            return True
+        try:
+            self._tls.load_cert_chain(settings.certificate_file, settings.key_file)
+        except (OSError, ValueError) as failed:  # ssl.SSLError is an OSError
+            say(f"the device's certificate and key: {failed}")
+            return False
+        return True
 
     def _on_connect(self, client: paho.Client, _: Any, flags: Any, reason: Any, __: Any) -> None:
         if reason.is_failure:
@@ -149,10 +170,6 @@ class Link:
     def _call(self, function: Callable[..., None], *args: Any) -> None:
         assert self._loop is not None
         self._loop.call_soon_threadsafe(function, *args)
-
-
-def _text(path: Path | None) -> str | None:
-    return None if path is None else str(path)
 
 
 def say(text: str) -> None:

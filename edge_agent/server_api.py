@@ -22,11 +22,15 @@ TIMEOUT = aiohttp.ClientTimeout(total=60, sock_connect=15)
 def tls(ca_file: Path | None) -> ssl.SSLContext | bool:
     """How https:// is checked: against the system's CAs, and the site CA when given (a
     presigned URL may name a proxy with a public certificate, the API the site's own)."""
-    if ca_file is None:
-        return True
-    context = ssl.create_default_context()
-    context.load_verify_locations(cafile=str(ca_file))
-    return context
+    return True if ca_file is None else context(ca_file)
+
+
+def context(ca_file: Path | None) -> ssl.SSLContext:
+    """A client's TLS context: the system's CAs, and the site CA when given."""
+    made = ssl.create_default_context()
+    if ca_file is not None:
+        made.load_verify_locations(cafile=str(ca_file))
+    return made
 
 
 class ServerApi:

@@ -49,6 +49,16 @@ class JobSettings:
 
 
 @dataclass(frozen=True)
+class CertificateSettings:
+    """When the client certificate is renewed: once less than a third of its life, or
+    less than `renew_before_days`, is left, whichever comes first; looked at every
+    `check_seconds` (renewal.py)."""
+
+    renew_before_days: float = 30.0
+    check_seconds: float = 3600.0
+
+
+@dataclass(frozen=True)
 class Settings:
     server: str  # the server's base URL, for the routes (a tunnel's token)
     mqtt_url: str  # mqtt://host:port or mqtts://host:port
@@ -66,6 +76,7 @@ class Settings:
     commands: CommandSettings | None = None
     jobs: JobSettings | None = None
     services: dict[str, Address] = field(default_factory=dict)  # tunnels: case-folded name
+    certificates: CertificateSettings = field(default_factory=CertificateSettings)
 
     @property
     def namespace(self) -> str:
@@ -88,7 +99,7 @@ def load(path: Path) -> Settings:
 
 
 TOP = {"server", "mqtt", "device_id", "root_scope", "state_dir", "client_id", "credentials"}
-SECTIONS = {"reconnect", "twin", "commands", "jobs", "tunnels", "provisioning"}
+SECTIONS = {"reconnect", "twin", "commands", "jobs", "tunnels", "provisioning", "certificates"}
 CREDENTIALS = {"api_key_file", "ca_file", "certificate_file", "key_file"}
 PROVISIONING = {"claim_id", "secret", "name"}  # read by `edge agent provision` alone
 IDENTITY = "identity.json"  # in the state folder: what `edge agent provision` got
@@ -122,6 +133,7 @@ def from_table(raw: Table, folder: Path) -> Settings:
         commands=_commands(raw),
         jobs=_jobs(raw),
         services=_services(raw),
+        certificates=_certificates(raw),
     )
     _check_sign_in(settings)
     return settings
@@ -218,6 +230,20 @@ def _jobs(raw: Table) -> JobSettings | None:
     return JobSettings(handler, _seconds(jobs, "timeout_seconds", 3600.0, "jobs."), idempotent)
 
 
+def _certificates(raw: Table) -> CertificateSettings:
+    certificates = _table(raw, "certificates")
+    _known("certificates.", certificates, {"renew_before_days", "check_seconds"})
+    default = CertificateSettings()
+    return CertificateSettings(
+        renew_before_days=_seconds(
+            certificates, "renew_before_days", default.renew_before_days, "certificates.", "days"
+        ),
+        check_seconds=_seconds(
+            certificates, "check_seconds", default.check_seconds, "certificates."
+        ),
+    )
+
+
 def _services(raw: Table) -> dict[str, Address]:
     tunnels = _table(raw, "tunnels")
     _known("tunnels.", tunnels, {"services"})
@@ -299,10 +325,10 @@ def _program(raw: Table, key: str, prefix: str, *, required: bool) -> list[str] 
     return value
 
 
-def _seconds(raw: Table, key: str, default: float, prefix: str) -> float:
+def _seconds(raw: Table, key: str, default: float, prefix: str, unit: str = "seconds") -> float:
     value = raw.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise SettingsError(f"{prefix}{key}: must be a positive number of seconds")
+        raise SettingsError(f"{prefix}{key}: must be a positive number of {unit}")
     return float(value)
 
 

@@ -1,7 +1,7 @@
 """The pieces of the agent's process tests (test_agent_process.py, test_agent_jobs.py,
-test_agent_provisioning.py): the real server on fixed ports that can stop and start again
-on the same folder, `edge agent` as a separate process, and bounded waits (a failure,
-never a measure of speed)."""
+test_agent_provisioning.py, test_agent_renewal.py): the real server on fixed ports that
+can stop and start again on the same folder, a claim to provision a device from, `edge
+agent` as a separate process, and bounded waits (a failure, never a measure of speed)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 
@@ -24,6 +25,12 @@ from tests.world import World
 
 EDGE = str(Path(sys.executable).with_name("edge"))
 BOUND = 30.0  # seconds any one wait may take before the test fails
+CLAIMS = "/v2/provisioning/claims"
+HANDLER = """
+import json, sys
+command = json.load(sys.stdin)
+print(json.dumps({"status": 200, "payload": {"pong": command["payload"]}}))
+"""
 
 
 @dataclass
@@ -108,3 +115,67 @@ async def until(check: Callable[[], Awaitable[bool]], what: str) -> None:
 
 async def true(value: bool) -> bool:
     return value
+
+
+@dataclass
+class Bench:
+    """The server, a claim of Clinic, and an empty folder for the device's files."""
+
+    served: Served
+    folder: Path
+    claim: dict[str, Any]
+
+    @property
+    def world(self) -> World:
+        assert self.served.world is not None
+        return self.served.world
+
+    @property
+    def config_file(self) -> Path:
+        return self.folder / "agent.toml"
+
+    @property
+    def state(self) -> Path:
+        return self.folder / "state"
+
+    async def provision(self, *flags: str) -> tuple[int, str, str]:
+        """`edge agent provision` into the folder: exit code, standard output and error."""
+        tls_port = self.served.config.mqtt_tls_port
+        process = await asyncio.create_subprocess_exec(
+            EDGE,
+            "agent",
+            "provision",
+            "--config",
+            str(self.config_file),
+            "--state-dir",
+            "state",
+            "--mqtt",
+            f"mqtts://127.0.0.1:{tls_port}",
+            *flags,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(process.communicate(), BOUND)
+        assert process.returncode is not None
+        return process.returncode, out.decode(), err.decode()
+
+    async def uses(self) -> int:
+        status, reply = await self.world.call("org_admin", "GET", f"{CLAIMS}/{self.claim['id']}")
+        assert status == 200, reply
+        return int(reply["claim"]["uses"])
+
+    def answer_commands(self) -> None:
+        """Adds a command handler that answers `pong` to the configuration."""
+        (self.folder / "handler.py").write_text(HANDLER)
+        with self.config_file.open("a") as config:
+            config.write(
+                f'\n[commands]\nhandler = ["{sys.executable}", "{self.folder / "handler.py"}"]\n'
+            )
+
+    async def ping(self, device_id: str) -> None:
+        """A command's round trip through the agent: it answers, over MQTT."""
+        body = {"name": "ping", "payload": {"n": 7}, "timeout": 20}
+        path = f"/v2/devices/{device_id}/commands"
+        status, reply = await self.world.call("org_admin", "POST", path, json=body)
+        assert status == 200, reply
+        assert reply["command"]["reply"] == {"status": 200, "payload": {"pong": {"n": 7}}}

@@ -7,96 +7,21 @@ a refused claim leaves no identity behind."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import stat
-import sys
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from edge.kernel.config import Config
-from tests.edge_agent.processes import BOUND, EDGE, AgentProcess, Served
+from tests.edge_agent.processes import AgentProcess, Bench
 from tests.ports import free_port
-from tests.world import World
 
 pytestmark = [pytest.mark.slow, pytest.mark.world(mqtt_tls_port=lambda _: free_port())]
 
-CLAIMS = "/v2/provisioning/claims"
 ENROLL = "/v2/provisioning/enroll"
-HANDLER = """
-import json, sys
-command = json.load(sys.stdin)
-print(json.dumps({"status": 200, "payload": {"pong": command["payload"]}}))
-"""
-
-
-@dataclass
-class Bench:
-    """The server, a claim of Clinic, and an empty folder for the device's files."""
-
-    served: Served
-    folder: Path
-    claim: dict[str, Any]
-
-    @property
-    def world(self) -> World:
-        assert self.served.world is not None
-        return self.served.world
-
-    @property
-    def config_file(self) -> Path:
-        return self.folder / "agent.toml"
-
-    @property
-    def state(self) -> Path:
-        return self.folder / "state"
-
-    async def provision(self, *flags: str) -> tuple[int, str, str]:
-        """`edge agent provision` into the folder: exit code, standard output and error."""
-        tls_port = self.served.config.mqtt_tls_port
-        process = await asyncio.create_subprocess_exec(
-            EDGE,
-            "agent",
-            "provision",
-            "--config",
-            str(self.config_file),
-            "--state-dir",
-            "state",
-            "--mqtt",
-            f"mqtts://127.0.0.1:{tls_port}",
-            *flags,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        out, err = await asyncio.wait_for(process.communicate(), BOUND)
-        assert process.returncode is not None
-        return process.returncode, out.decode(), err.decode()
-
-    async def uses(self) -> int:
-        status, reply = await self.world.call("org_admin", "GET", f"{CLAIMS}/{self.claim['id']}")
-        assert status == 200, reply
-        return int(reply["claim"]["uses"])
-
-
-@pytest.fixture
-async def bench(
-    aiohttp_server: Any, aiohttp_client: Any, config: Config, world_template: World, tmp_path: Path
-) -> AsyncIterator[Bench]:
-    served = Served(config, world_template, aiohttp_server, aiohttp_client)
-    world = await served.start()
-    body = {"name": "Line 4", "max_uses": 5, "project_id": world.project_id}
-    status, reply = await world.call("org_admin", "POST", CLAIMS, json=body)
-    assert status == 201, reply
-    folder = tmp_path / "device"
-    folder.mkdir()
-    yield Bench(served, folder, reply["claim"])
 
 
 def mode(path: Path) -> int:
@@ -139,20 +64,12 @@ async def test_a_device_provisions_itself_from_the_qr_code_and_runs_as_itself(
     assert (code, err) == (0, "") and out.startswith("already provisioned")
     assert await bench.uses() == 1
     # The configuration it wrote runs, with a handler added, as the new device over TLS.
-    (bench.folder / "handler.py").write_text(HANDLER)
-    with bench.config_file.open("a") as config:
-        config.write(
-            f'\n[commands]\nhandler = ["{sys.executable}", "{bench.folder / "handler.py"}"]\n'
-        )
+    bench.answer_commands()
     agent = AgentProcess(bench.config_file)
     await agent.start()
     try:
         await agent.line("connected, waiting on")
-        body = {"name": "ping", "payload": {"n": 7}, "timeout": 20}
-        path = f"/v2/devices/{device_id}/commands"
-        status, reply = await bench.world.call("org_admin", "POST", path, json=body)
-        assert status == 200, reply
-        assert reply["command"]["reply"] == {"status": 200, "payload": {"pong": {"n": 7}}}
+        await bench.ping(device_id)
         assert await agent.stop() == 0
     finally:
         if agent.process is not None and agent.process.returncode is None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from edge_agent.settings import Settings, SettingsError, load
+from edge_agent.settings import CertificateSettings, Settings, SettingsError, load
 
 BASE = {
     "server": "https://edge.plant.lan:8443",
@@ -56,6 +56,9 @@ concurrency = 2
 [tunnels.services]
 SSH = "22"
 HMI = "192.168.10.7:80"
+[certificates]
+renew_before_days = 14
+check_seconds = 600
 """
     )
     settings = load(path)
@@ -68,6 +71,7 @@ HMI = "192.168.10.7:80"
     assert settings.twin.reported_file == Path("/var/lib/edge-agent/reported.json")
     assert settings.commands is not None and settings.commands.concurrency == 2
     assert settings.services == {"ssh": ("127.0.0.1", 22), "hmi": ("192.168.10.7", 80)}
+    assert settings.certificates == CertificateSettings(renew_before_days=14, check_seconds=600)
 
 
 def test_defaults_and_features_left_out(tmp_path: Path) -> None:
@@ -76,6 +80,7 @@ def test_defaults_and_features_left_out(tmp_path: Path) -> None:
     assert settings.state_dir == tmp_path / "state"
     assert (settings.twin, settings.commands, settings.services) == (None, None, {})
     assert (settings.reconnect_min, settings.reconnect_max) == (1.0, 60.0)
+    assert settings.certificates == CertificateSettings(renew_before_days=30, check_seconds=3600)
 
 
 @pytest.mark.parametrize(
@@ -99,6 +104,9 @@ def test_defaults_and_features_left_out(tmp_path: Path) -> None:
         ({"jobs": {"handler": "x", "timeout_seconds": -1}}, "jobs.timeout_seconds"),
         ({"provisioning": {"claim": "x"}}, "provisioning.claim: not a setting"),
         ({"credentials": {"api_key_file": "key", "certificate_file": "c"}}, "goes with"),
+        ({"certificates": {"renew_before_days": 0}}, "certificates.renew_before_days: must be a"),
+        ({"certificates": {"check_seconds": "1h"}}, "certificates.check_seconds: must be a"),
+        ({"certificates": {"every": 1}}, "certificates.every: not a setting"),
     ],
 )
 def test_a_bad_setting_is_named(tmp_path: Path, change: dict[str, Any], named: str) -> None:
