@@ -6,6 +6,8 @@ its HTTPS listener on free loopback ports, the site CA's certificates throughout
   on it is closed;
 - a device renews its own certificate before it ends, over HTTPS with that certificate:
   the new one works everywhere, the old one nowhere;
+- a device that enrolled itself (REST) holds a certificate of `device_certificate_days`,
+  recorded, listed and revoked as every other;
 - EST (RFC 7030) cacerts and simplereenroll with `curl` and `openssl`, and with
   `cryptography`; EST over plain HTTP is not served, and takes no other credential;
 - the bundle an admin fetches connects over MQTT/TLS.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import io
 import ssl
 import subprocess
@@ -28,6 +31,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs7
 
 from edge.ops import tls
@@ -170,6 +174,58 @@ async def test_a_device_renews_before_expiry_over_https_with_its_certificate(
     assert (await broker.client("t3", "mqtt-tls", tls=(broker.ca_file, *old)).connect())[0] == 5
 
 
+# -- enrollment -----------------------------------------------------------------------------
+
+
+async def _claim(broker: Harness, **body: Any) -> dict[str, Any]:
+    status, reply = await broker.call(
+        "POST", "/v2/provisioning/claims", json={"name": "Line 4", **body}
+    )
+    assert status == 201, reply
+    return dict(reply["claim"])
+
+
+def _files(folder: Path, certificate: str, key: Any) -> tuple[Path, Path]:
+    """The certificate and key files of a device that enrolled, for a TLS client."""
+    cert_file, key_file = folder / "enrolled.pem", folder / "enrolled.key"
+    cert_file.write_text(certificate)
+    key_file.write_bytes(csr.key_pem(key))
+    return cert_file, key_file
+
+
+async def test_an_enrolled_devices_certificate_is_recorded_as_every_other(
+    broker: Harness, tmp_path: Path
+) -> None:
+    """It lasts `device_certificate_days` (20 here, not the CA's ten years), is in the
+    registry with its fingerprint and validity, listed, and once revoked is refused by
+    MQTT over TLS."""
+    claim, key = await _claim(broker), csr.new_key()
+    body = {
+        "claim_id": claim["id"],
+        "secret": claim["secret"],
+        "csr": csr.pem(csr.request(key, None)),
+    }
+    status, enrolled = await broker.app_api.call("POST", "/v2/provisioning/enroll", json=body)
+    assert status == 201, enrolled
+    cert = x509.load_pem_x509_certificate(enrolled["certificate"].encode())
+    assert (cert.not_valid_after_utc - cert.not_valid_before_utc).days == 20
+    path = f"/v2/provisioning/devices/{enrolled['id']}/certificates"
+    status, listed = await broker.call("GET", path)
+    assert status == 200, listed
+    (row,) = listed["certificates"]
+    der = cert.public_bytes(serialization.Encoding.DER)
+    assert (row["serial"], row["status"]) == (format(cert.serial_number, "x"), "active")
+    assert row["fingerprint"] == hashlib.sha256(der).hexdigest()
+    assert row["not_after"].startswith(cert.not_valid_after_utc.strftime("%Y-%m-%dT%H:%M:%S"))
+    files = (broker.ca_file, *_files(tmp_path, enrolled["certificate"], key))
+    assert (await broker.client("e", "mqtt-tls", tls=files).connect())[0] == 0
+    status, revoked = await broker.call(
+        "POST", f"{path}/{row['serial']}/revoke", json={"reason": "key_compromise"}
+    )
+    assert (status, revoked["certificate"]["status"]) == (200, "revoked"), revoked
+    assert (await broker.client("e2", "mqtt-tls", tls=files).connect())[0] == 5
+
+
 # -- EST ------------------------------------------------------------------------------------
 
 
@@ -307,7 +363,7 @@ async def test_est_refusals(broker: Harness, https: Https) -> None:
     )
     assert (status, body["message"]) == (
         400,
-        "csr: the subject's CN names another device (give yours, or none)",
+        "csr: its subject names another device (leave the subject empty)",
     )
     status, body, _ = await https.call(
         "POST", path, https.context(device), data=good, headers={"Content-Type": "text/plain"}
