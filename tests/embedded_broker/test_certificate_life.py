@@ -35,7 +35,9 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs7
 
+from edge.kernel import clock
 from edge.ops import tls
+from edge.provisioning.enrollment import BLOCKED
 from edge.provisioning.enrollment import REFUSED as CLAIM_REFUSED
 from tests import csr, csrs
 from tests.embedded_broker.conftest import Device, Harness
@@ -133,8 +135,9 @@ async def test_a_superseded_certificate_is_refused_on_https(broker: Harness, htt
 
 
 async def test_without_a_client_certificate_https_asks_for_a_credential(https: Https) -> None:
-    status, body, _ = await https.call("GET", "/v2/devices", https.context())
+    status, body, seen = await https.call("GET", "/v2/devices", https.context())
     assert status == 401 and body["message"].startswith("Authentication required")
+    assert seen["WWW-Authenticate"] == 'Bearer realm="edge"'  # EST enroll's Basic is its own
     status, _, _ = await https.call("GET", "/v2/health", https.context())
     assert status == 200
 
@@ -490,6 +493,35 @@ async def test_est_enroll_refusals(broker: Harness, https: Https) -> None:
     assert status == 400
     status, shown = await broker.call("GET", f"/v2/provisioning/claims/{claim['id']}")
     assert shown["claim"]["uses"] == 0
+
+
+async def test_est_enroll_is_throttled_with_rest_enrollment(broker: Harness, https: Https) -> None:
+    """Wrong secrets over REST and EST count together under the claim and the address:
+    after five, the right secret over EST waits too (a 429 with Retry-After)."""
+    clock.freeze()
+    claim = await _claim(broker)
+    good = base64.b64encode(csr.der(csr.request(csr.new_key(), None)))
+    wrong = {"claim_id": claim["id"], "secret": "ecs_guess", "csr": "x"}
+    for _ in range(3):
+        status, _ = await broker.app_api.call("POST", "/v2/provisioning/enroll", json=wrong)
+        assert status == 401
+    for _ in range(2):
+        status, _, _ = await https.call(
+            "POST",
+            "/.well-known/est/simpleenroll",
+            https.context(),
+            data=good,
+            headers=_basic(claim["id"], "ecs_guess"),
+        )
+        assert status == 401
+    status, body, seen = await https.call(
+        "POST",
+        "/.well-known/est/simpleenroll",
+        https.context(),
+        data=good,
+        headers=_basic(claim["id"], claim["secret"]),
+    )
+    assert (status, body["message"]) == (429, BLOCKED) and int(seen["Retry-After"]) > 0
 
 
 async def test_est_is_not_served_over_plain_http(broker: Harness) -> None:
