@@ -14,10 +14,9 @@ signs for the key it made itself. Its private key never leaves it.
 - The claim, its org and project are checked first, then the CSR (the rules of every CSR,
   edge/certificates/issuing.py, a 400 naming the rule; here a subject naming a device of
   the claim's org, by ID or name, is another device), so a bad CSR tells nothing about a
-  claim. The CSR's
-  subject is not used: the device is named by `name`, else its ID. A 400 or 409 (a name
-  taken) for a holder of a good claim spends no use but counts as a failure of the pair,
-  so probing for device names costs throttle budget.
+  claim. The CSR's subject is not used: the device is named by `name`, else its ID. A
+  400 or 409 (a name taken) for a holder of a good claim spends no use but counts as a
+  failure of the pair, so probing for device names costs throttle budget.
 - Every failure is audited (`enrollment_failed` with its reason; the claim ID as sent is
   cut to MAX_AUDITED characters).
 - The site CA signs the CSR's key as every device certificate (`SiteCa.sign_client`,
@@ -25,9 +24,9 @@ signs for the key it made itself. Its private key never leaves it.
   two devices racing for the last use cannot both win), creates the device, records its
   certificate as every issued one is (`device_kind.record_certificate`), gives it its
   groups and records the audit event (with the groups and scopes given).
-- REST enrollment and EST `simpleenroll` (api/est.py) are the same `enroll`: they differ
-  only in how the claim and CSR arrive (`enroll`, JSON; `enroll_device`) and in what is
-  answered.
+- REST enrollment (`enroll`, a JSON body, answered with the device and its API key) and
+  EST `simpleenroll` (api/est.py: HTTP Basic and a DER CSR, answered with the certificate
+  alone) are one path, `enroll_device`.
 """
 
 from __future__ import annotations
