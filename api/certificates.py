@@ -90,7 +90,7 @@ async def get_crl(request: web.Request) -> web.Response:
 
 async def renew_certificate(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, RENEW)
-    issued = await _service(request).renew(principal(request), body["csr"].encode())
+    issued = await _service(request).renew(principal(request), body["csr"])
     ca_pem = request.app[SERVICES].site_ca.pem
     return json_response({"certificate": renewed(issued, ca_pem)}, status=201)
 

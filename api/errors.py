@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from api import routing
-from api.keys import REQUEST_ID
+from api.keys import CHALLENGE, REQUEST_ID
 from api.responses import json_response
 from edge.kernel import errors
 from edge.kernel.printable import for_log
@@ -105,6 +105,8 @@ def middleware(
             headers = {}
             if isinstance(exc, errors.TooManyAttempts):
                 headers["Retry-After"] = str(exc.retry_after)
+            if status == 401 and CHALLENGE in request:  # the route's own scheme, not Bearer
+                headers["WWW-Authenticate"] = request[CHALLENGE]
             return payload(status, exc.message, headers, exc.extension)
         except errors.DiskFull:  # any write, files or database: nothing half-written, retry later
             log.warning("request %s: the disk is full", request.get(REQUEST_ID))

@@ -3,13 +3,14 @@ plain HTTP, or behind a proxy that ends TLS, these paths are 404: re-enrollment 
 device's own TLS client certificate, docs/provisioning.md):
 
 - GET  /.well-known/est/cacerts         public: the site CA as PKCS#7 certs-only, base64
+- POST /.well-known/est/simpleenroll    a new device: the claim's ID and secret as HTTP
+       Basic (RFC 7030 3.2.3), a CSR (`application/pkcs10`, base64 DER) in, its certificate
+       out (PKCS#7 certs-only, base64); REST enrollment's one path (the same claim rules,
+       throttle, audit and transaction: `Enrollment.enroll_device`). No API key is given:
+       the device signs in with its certificate (HTTPS, MQTT over TLS).
 - POST /.well-known/est/simplereenroll  the device's current client certificate (no other
-       credential): a CSR (`application/pkcs10`, base64 DER) in, its new certificate out
-       (PKCS#7 certs-only, base64); the certificate it held is superseded at once
-
-`simpleenroll` (a new device, the claim's ID and secret as HTTP Basic, RFC 7030 3.2.3) is
-added with claims: it reads the CSR with `csr_of` and answers with `certs_only`, as
-`simplereenroll` does, and authenticates the claim instead of the certificate.
+       credential): a CSR in, its new certificate out, as REST renewal; the certificate it
+       held is superseded at once
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs7
 
 from api import bodies, media_types
-from api.keys import SERVICES
+from api.client_address import client_address
+from api.keys import CHALLENGE, SERVICES
 from api.routing import Route, client_certificate
 from edge.certificates import issuing
 from edge.kernel.errors import NotFound, Unauthenticated, ValidationError
+from edge.provisioning.enrollment import REFUSED, Application
 
 PKCS7 = "application/pkcs7-mime"
 PKCS10 = "application/pkcs10"
@@ -35,6 +38,7 @@ NEEDS_CERTIFICATE = (
     "EST re-enrollment takes the device's current client certificate, presented to edge's"
     " own HTTPS listener"
 )
+BASIC = 'Basic realm="edge EST", charset="UTF-8"'
 
 
 def certs_only(request: web.Request, certificates: list[x509.Certificate]) -> web.Response:
@@ -45,6 +49,23 @@ def certs_only(request: web.Request, certificates: list[x509.Certificate]) -> we
         body=base64.encodebytes(der),
         headers={"Content-Type": kind, "Content-Transfer-Encoding": "base64"},
     )
+
+
+def claim_of(request: web.Request) -> tuple[str, str]:
+    """The claim's ID and secret from HTTP Basic (user = claim ID, password = secret): a
+    401 asking for Basic when they are missing or unreadable, as for a bad claim."""
+    request[CHALLENGE] = BASIC
+    scheme, _, encoded = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "basic":
+        raise Unauthenticated(REFUSED)
+    try:
+        decoded = base64.b64decode(encoded.strip(), validate=True).decode()
+    except (binascii.Error, ValueError):  # UnicodeDecodeError is a ValueError
+        raise Unauthenticated(REFUSED) from None
+    claim_id, colon, secret = decoded.partition(":")
+    if not colon:
+        raise Unauthenticated(REFUSED)
+    return claim_id, secret
 
 
 async def csr_of(request: web.Request) -> bytes:
@@ -71,6 +92,15 @@ async def est_cacerts(request: web.Request) -> web.Response:
     return certs_only(request, [request.app[SERVICES].site_ca.cert])
 
 
+async def est_simpleenroll(request: web.Request) -> web.Response:
+    _over_tls(request)
+    claim_id, secret = claim_of(request)
+    application = Application(claim_id, secret, await csr_of(request))
+    services = request.app[SERVICES]
+    enrolled = await services.enrollment.enroll_device(application, client_address(request))
+    return certs_only(request, [_loaded(enrolled.issued.certificate)])
+
+
 async def est_simplereenroll(request: web.Request) -> web.Response:
     _over_tls(request)
     der = client_certificate(request)
@@ -79,7 +109,11 @@ async def est_simplereenroll(request: web.Request) -> web.Response:
     services = request.app[SERVICES]
     caller = services.certificate_logins.principal(der)
     issued = await services.device_certificates.renew(caller, await csr_of(request))
-    return certs_only(request, [x509.load_pem_x509_certificate(issued.certificate.encode())])
+    return certs_only(request, [_loaded(issued.certificate)])
+
+
+def _loaded(pem: str) -> x509.Certificate:
+    return x509.load_pem_x509_certificate(pem.encode())
 
 
 ROUTES = [
@@ -94,6 +128,21 @@ ROUTES = [
         response_type=media_types.either(PKCS7),
         extension=True,
         errors=(404,),
+    ),
+    Route(
+        "POST",
+        "/.well-known/est/simpleenroll",
+        est_simpleenroll,
+        "public",
+        "EST (RFC 7030) enrollment: a new device presents a claim's ID and secret as HTTP"
+        " Basic (user = claim ID, password = secret) and a CSR (application/pkcs10, base64"
+        " DER) and gets its certificate (PKCS#7 certs-only, base64), HTTPS only; it signs in"
+        " with that certificate (no API key is given)",
+        "provisioning",
+        responses={200: "PKCS#7 certs-only (base64)"},
+        response_type=media_types.either(PKCS7),
+        extension=True,
+        errors=(400, 401, 404, 429),
     ),
     Route(
         "POST",

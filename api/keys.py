@@ -10,3 +10,6 @@ from edge.services import Services
 SERVICES = web.AppKey("services", Services)
 REQUEST_ID = web.RequestKey("request_id", str)
 PRINCIPAL = web.RequestKey("principal", Principal)
+# How a route asks for credentials in a 401 (WWW-Authenticate) when not as Bearer: EST
+# simpleenroll takes HTTP Basic (RFC 7030 3.2.3).
+CHALLENGE = web.RequestKey("challenge", str)

@@ -21,7 +21,7 @@ from api.responses import NO_STORE, json_response
 from api.routing import Route, principal
 from api.schemas import NAME, NULLABLE_STR, TAG_LIST, integer, obj
 from api.schemas import OBJECT as ANY_OBJECT
-from edge.provisioning import csr
+from edge.certificates import issuing
 from edge.provisioning.claims import MAX_USES, TABLE
 from edge.provisioning.enrollment import ENROLL_PATH
 from edge.provisioning.template import MAX_GROUPS
@@ -53,7 +53,7 @@ ENROLL = obj(
     {
         "claim_id": {"type": "string", "maxLength": 64},
         "secret": {"type": "string", "maxLength": 256},
-        "csr": {"type": "string", "maxLength": csr.MAX_PEM},
+        "csr": {"type": "string", "maxLength": issuing.MAX_BYTES},
         "name": NAME,
     },
     ("claim_id", "secret", "csr"),

@@ -21,7 +21,6 @@ from edge.auth.tokens import Tokens
 from edge.billing.ledger import Billing
 from edge.billing.meter import Meter
 from edge.certificates.ca import SiteCa
-from edge.certificates.signing import CsrSigner
 from edge.commands.service import CommandLimits, Commands
 from edge.data.eraser import DataEraser
 from edge.data.service import Data
@@ -256,9 +255,7 @@ class Services:
             messages=messages,
             email_templates=EmailTemplates(db, cursors, permissions),
             claims=Claims(db, cursors, permissions, config.base_url.rstrip("/") + ENROLL_PATH),
-            enrollment=Enrollment(
-                db, signin.throttle, permissions, CsrSigner.open(config.data_dir), endpoints
-            ),
+            enrollment=Enrollment(db, signin.throttle, permissions, site_ca, endpoints),
             outbox_worker=outbox_worker,
             mfa=software_mfa,
             sms_mfa=sms_mfa,

@@ -6,10 +6,11 @@ fetches. The rules:
   project makes owners admins) list its certificates, revoke one, and fetch its bundle
   (which issues a new key pair and certificate: the server keeps no private key).
 - A device renews its own certificate, authenticated by that certificate or its API key:
-  the site CA signs the key of its CSR (edge/certificates/issuing.py), the one it held is
-  superseded at once, and its MQTT connections made with it are checked again (the auth
-  epoch moves). No one renews for another account, and a device renews at most once per
-  `device_certificate_renewal_seconds` after its last certificate (a 429).
+  the site CA signs the key of its CSR (the rules of every CSR, edge/certificates/
+  issuing.py; a subject naming any but the device's own ID names another device), the
+  one it held is superseded at once, and its MQTT connections made with it are checked
+  again (the auth epoch moves). No one renews for another account, and a device renews at
+  most once per `device_certificate_renewal_seconds` after its last certificate (a 429).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import math
 from dataclasses import asdict
 from typing import Any
 
-from edge.accounts.device_kind import replace_certificate
+from edge.accounts.device_kind import record_certificate
 from edge.accounts.devices import Devices
 from edge.accounts.kind import Row
 from edge.certificates import issuing, revocation
@@ -71,7 +72,7 @@ class DeviceCertificates:
 
         return view(await self._db.write(audit.along(write, event)))
 
-    async def renew(self, principal: Principal, csr_data: bytes) -> Issued:
+    async def renew(self, principal: Principal, csr: issuing.Sent) -> Issued:
         """The calling device's new certificate for the key of its CSR."""
         if principal.kind != "device":
             raise Denied("Only a device renews its own certificate")
@@ -79,12 +80,10 @@ class DeviceCertificates:
         if device is None or not device.is_active:
             raise NotFound("Device not found")
         self._not_too_soon(device.id)
-        key = issuing.checked_key(issuing.parse(csr_data), device.id)
+        key = issuing.checked(csr, lambda name: name != device.id)  # only its own ID
         issued = self._ca.sign_client(key, device.id, device.org_id)
         event = _event("certificate_renewed", principal, device, serial=issued.serial)
-        await self._db.write(
-            audit.along(lambda c: replace_certificate(c, device.id, issued), event)
-        )
+        await self._db.write(audit.along(lambda c: record_certificate(c, device.id, issued), event))
         return issued
 
     async def bundle(self, principal: Principal, device_id: str) -> tuple[Device, Row]:

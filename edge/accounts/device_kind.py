@@ -187,22 +187,24 @@ def owner_on_create(caller_id: str, caller_kind: str, given: Any, admin: bool) -
         raise Denied("owner_id: only admins may make someone else the owner of a device")
 
 
-def certificate_row(device_id: str, issued: Issued) -> DeviceCertificate:
+def record_certificate(conn: Tx, device_id: str, issued: Issued) -> None:
+    """The one way a certificate the site CA issued becomes a device's, in the caller's
+    transaction (a create, an enrollment, a reset, a bundle, a renewal): whatever the
+    device held is superseded, the new one is registered in force (serial, fingerprint,
+    validity: what every listener checks), and its MQTT credentials are marked changed."""
+    now = clock.now_iso()
+    certificates.end_all(conn, device_id, now, certificates.SUPERSEDED, "superseded")
+    certificates.register(conn, _certificate_row(device_id, issued, now))
+    store.patch(conn, device_id, {"mqtt_credentials_last_changed": now})
+
+
+def _certificate_row(device_id: str, issued: Issued, now: str) -> DeviceCertificate:
     return DeviceCertificate(
         issued.serial,
         device_id,
-        clock.now_iso(),
+        now,
         clock.iso(issued.not_after),
         None,
         issued.fingerprint,
         clock.iso(issued.not_before),
     )
-
-
-def replace_certificate(conn: Tx, device_id: str, issued: Issued) -> None:
-    """Supersede what the device held and register the new certificate, in one
-    transaction (a reset, a bundle, a renewal)."""
-    now = clock.now_iso()
-    certificates.end_all(conn, device_id, now, certificates.SUPERSEDED, "superseded")
-    certificates.register(conn, certificate_row(device_id, issued))
-    store.patch(conn, device_id, {"mqtt_credentials_last_changed": now})

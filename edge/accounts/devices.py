@@ -36,7 +36,6 @@ from edge.kernel.principal import Principal
 from edge.tenancy import settings
 from edge.tenancy.orgs import Orgs
 from edge.tenancy.trash import Trash
-from storage import device_certificates as certificates
 from storage import devices as store
 from storage.database import Database
 from storage.records import AuditEvent, Device
@@ -144,7 +143,7 @@ class Devices(Accounts[Device]):
                 made = replace(row, owner_id=kind.check_owner(conn, org.id, body["owner_id"]))
             kind.check_name(conn, org.id, made.id, columns)
             store.create(conn, made)
-            certificates.register(conn, kind.certificate_row(made.id, issued))
+            kind.record_certificate(conn, made.id, issued)
             self.write_access(conn, made, principal.actor, changes)
             return made
 
@@ -225,7 +224,7 @@ class Devices(Accounts[Device]):
         """A new key pair and certificate, the earlier ones superseded, with this event."""
         issued = self._ca.issue_client(device.id, device.org_id)
         await self._db.write(
-            audit.along(lambda c: kind.replace_certificate(c, device.id, issued), reset)
+            audit.along(lambda c: kind.record_certificate(c, device.id, issued), reset)
         )
         return credentials.mqtt_credentials(device, issued, self._endpoints)
 

@@ -11,16 +11,22 @@ signs for the key it made itself. Its private key never leaves it.
   address) pair and the address, never claim-wide: knowing a claim's ID must not let
   anyone lock every device out of it. A blocked pair or address gets a 429 of its own.
   A malformed `claim_id` counts under the address alone.
-- The claim, its org and project are checked first, then the CSR (edge/provisioning/
-  csr.py, a 400 naming the rule), so a bad CSR tells nothing about a claim. The CSR's
-  subject is not used: the device is named by `name`, else its ID. A 400 or 409 (a name
-  taken) for a holder of a good claim spends no use but counts as a failure of the pair,
-  so probing for device names costs throttle budget.
+- The claim, its org and project are checked first, then the CSR (the rules of every CSR,
+  edge/certificates/issuing.py, a 400 naming the rule; here a subject naming a device of
+  the claim's org, by ID or name, is another device), so a bad CSR tells nothing about a
+  claim. The CSR's subject is not used: the device is named by `name`, else its ID. A
+  400 or 409 (a name taken) for a holder of a good claim spends no use but counts as a
+  failure of the pair, so probing for device names costs throttle budget.
 - Every failure is audited (`enrollment_failed` with its reason; the claim ID as sent is
   cut to MAX_AUDITED characters).
-- One transaction spends a use (re-checked there, so two devices racing for the last use
-  cannot both win), creates the device, registers its certificate, gives it its groups
-  and records the audit event (with the groups and scopes given).
+- The site CA signs the CSR's key as every device certificate (`SiteCa.sign_client`,
+  lasting `device_certificate_days`). One transaction spends a use (re-checked there, so
+  two devices racing for the last use cannot both win), creates the device, records its
+  certificate as every issued one is (`device_kind.record_certificate`), gives it its
+  groups and records the audit event (with the groups and scopes given).
+- REST enrollment (`enroll`, a JSON body, answered with the device and its API key) and
+  EST `simpleenroll` (api/est.py: HTTP Basic and a DER CSR, answered with the certificate
+  alone) are one path, `enroll_device`.
 """
 
 from __future__ import annotations
@@ -28,26 +34,28 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from cryptography.hazmat.primitives import serialization
+
 from edge.access.engine import Permissions
 from edge.accounts import device_kind, writes
 from edge.auth.throttle import Keys, Throttle
-from edge.certificates.signing import CsrSigner, SignedCertificate
+from edge.certificates import issuing
+from edge.certificates.ca import ClientKey, Issued, SiteCa
 from edge.devices import credentials
 from edge.devices.credentials import Endpoints
 from edge.devices.topics import root_scope
 from edge.kernel import audit, clock, fields, ids
 from edge.kernel.errors import Conflict, Unauthenticated, ValidationError
 from edge.kernel.printable import for_log
-from edge.provisioning import csr, maker, template
+from edge.provisioning import maker, template
 from edge.provisioning.claims import secret_hash, secret_matches, state
 from storage import claims as store
-from storage import device_certificates as certificates
 from storage import devices as device_store
 from storage import groups as group_store
 from storage import orgs as org_store
 from storage import projects as project_store
 from storage.database import Database
-from storage.records import AuditEvent, Claim, Device, DeviceCertificate
+from storage.records import AuditEvent, Claim, Device
 from storage.rows import Tx
 
 REFUSED = "Invalid provisioning claim or secret"
@@ -65,10 +73,23 @@ Row = dict[str, Any]
 
 
 @dataclass(frozen=True)
+class Application:
+    """What a device presents: a claim's ID and secret, its CSR as sent (PEM text, or EST's
+    bytes), and the name it asks for (None: its ID)."""
+
+    claim_id: str
+    secret: str
+    csr: issuing.Sent
+    name: Any = None
+
+
+@dataclass(frozen=True)
 class Enrolled:
+    claim_id: str
     device: Device
     api_key: str
-    signed: SignedCertificate
+    public_key: ClientKey
+    issued: Issued
     groups: list[str]
 
 
@@ -78,19 +99,26 @@ class Enrollment:
         db: Database,
         throttle: Throttle,
         permissions: Permissions,
-        signer: CsrSigner,
+        site_ca: SiteCa,
         endpoints: Endpoints,
     ) -> None:
         self._db = db
         self._throttle = throttle
         self._permissions = permissions
-        self._signer = signer
+        self._ca = site_ca
         self._endpoints = endpoints
 
     async def enroll(self, body: dict[str, Any], address: str | None) -> Row:
         """The new device and its credentials (EnrolledDevice), shown this once."""
-        claim_id, secret, pem = str(body["claim_id"]), str(body["secret"]), str(body["csr"])
-        _require_sizes(secret, pem)
+        application = Application(
+            str(body["claim_id"]), str(body["secret"]), str(body["csr"]), body.get("name")
+        )
+        return self._answer(await self.enroll_device(application, address))
+
+    async def enroll_device(self, application: Application, address: str | None) -> Enrolled:
+        """A new device of the claim's org, its certificate signed and recorded."""
+        claim_id, secret = application.claim_id, application.secret
+        _require_sizes(secret, application.csr)
         if not ids.looks_like_id(claim_id):
             await self._refuse_malformed(claim_id, address)
         throttled = f"claim:{claim_id}"
@@ -103,14 +131,14 @@ class Enrollment:
             raise Unauthenticated(REFUSED)
         assert claim is not None
         try:
-            request = csr.checked(pem, lambda name: self._names_device(claim, name))
-            enrolled = await self._create(claim, body.get("name"), request)
+            key = issuing.checked(application.csr, lambda name: self._names_device(claim, name))
+            enrolled = await self._create(claim, application.name, key)
         except (ValidationError, Conflict) as refused:
             failed = _failed(claim_id, claim, _reason(refused), str(refused))
             await self._throttle.failed(throttled, address, failed, PAIR_ONLY)
             raise
         await self._throttle.succeeded(throttled, address)
-        return self._answer(claim, enrolled)
+        return enrolled
 
     async def _refuse_malformed(self, claim_id: str, address: str | None) -> None:
         """A claim ID no claim can have: the 401, counted under the address alone (nothing
@@ -155,10 +183,10 @@ class Enrollment:
 
         return self._db.read(named)
 
-    async def _create(self, claim: Claim, name: Any, request: csr.Request) -> Enrolled:
+    async def _create(self, claim: Claim, name: Any, public_key: ClientKey) -> Enrolled:
         key, key_hash = credentials.new_api_key()
-        device = self._device(claim, name, request, key_hash)
-        signed = self._signer.sign(request.public_key, device.id, claim.org_id)
+        device = self._device(claim, name, key_hash)
+        issued = self._ca.sign_client(public_key, device.id, claim.org_id)
         enrolled = _enrolled_event(claim, device)
 
         def write(conn: Tx) -> list[str]:
@@ -168,15 +196,15 @@ class Enrollment:
                 conn, claim.org_id, device.id, {"name_folded": device.name_folded}
             )
             device_store.create(conn, device)
-            certificates.register(conn, _certificate_row(device.id, signed))
+            device_kind.record_certificate(conn, device.id, issued)
             given = _give_groups(conn, claim, device)
             audit.add(conn, _with_groups(enrolled, claim, given))
             return given
 
         groups = await self._db.write(write)
-        return Enrolled(device, key, signed, groups)
+        return Enrolled(claim.id, device, key, public_key, issued, groups)
 
-    def _device(self, claim: Claim, name: Any, request: csr.Request, key_hash: str) -> Device:
+    def _device(self, claim: Claim, name: Any, key_hash: str) -> Device:
         """The new device's row: the claim's project, tags and scopes, and the defaults of
         its org and project (checked active by `_standing`). Its name is the one given,
         else its ID (never the CSR's subject)."""
@@ -194,15 +222,18 @@ class Enrollment:
         }
         return device_kind.new_device(claim.org_id, claim.id, values)
 
-    def _answer(self, claim: Claim, enrolled: Enrolled) -> Row:
-        device, signed = enrolled.device, enrolled.signed
+    def _answer(self, enrolled: Enrolled) -> Row:
+        device = enrolled.device
+        public = enrolled.public_key.public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
         out: Row = {
             "id": device.id,
             "name": device.name,
-            "claim_id": claim.id,
+            "claim_id": enrolled.claim_id,
             "api_key": enrolled.api_key,
-            "certificate": signed.certificate,
-            "public_key": signed.public_key,
+            "certificate": enrolled.issued.certificate,
+            "public_key": public.decode(),
             "root_ca": self._endpoints.root_ca,
             "broker": self._endpoints.broker,
             "root_scope": root_scope(device.org_id, device.project_id),
@@ -236,12 +267,6 @@ def _give_groups(conn: Tx, claim: Claim, device: Device) -> list[str]:
     return given
 
 
-def _certificate_row(device_id: str, signed: SignedCertificate) -> DeviceCertificate:
-    return DeviceCertificate(
-        signed.serial, device_id, clock.now_iso(), clock.iso(signed.not_after), None
-    )
-
-
 def _enrolled_event(claim: Claim, device: Device) -> AuditEvent:
     """No account acts (the device has none yet): the event names the claim it used, and
     the scopes and tags the device got (its groups are added once given)."""
@@ -267,19 +292,19 @@ def _with_groups(event: AuditEvent, claim: Claim, given: list[str]) -> AuditEven
     return replace(event, details={**event.details, "groups": groups})
 
 
-def _require_sizes(secret: str, pem: str) -> None:
+def _require_sizes(secret: str, sent: issuing.Sent) -> None:
     """Bounds on what a caller who holds nothing may send (a 400 that tells nothing of a
     claim): the secret, and the CSR as sent."""
     if len(secret) > MAX_SECRET:
         raise ValidationError("secret", f"must be at most {MAX_SECRET} characters")
-    csr.require_size(pem)
+    issuing.require_size(sent)
 
 
 def _reason(refused: ValidationError | Conflict) -> str:
     """How a refusal after the claim was verified is named in the audit log."""
     if isinstance(refused, Conflict):
         return "name_taken"
-    return "bad_csr" if refused.field == csr.FIELD else "bad_body"
+    return "bad_csr" if refused.field == issuing.FIELD else "bad_body"
 
 
 def _failed(claim_id: str, claim: Claim | None, reason: str, rule: str | None = None) -> AuditEvent:

@@ -16,9 +16,10 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
+from edge.certificates import issuing
 from edge.kernel import clock
 from edge.ops import check
-from tests import csr
+from tests import csr, csrs
 from tests.api.test_metrics import scrape, value
 from tests.ports import free_port
 from tests.world import World, table
@@ -180,22 +181,22 @@ async def test_a_device_renews_its_own_certificate_with_its_api_key(world: World
 def _bad_requests(device_id: str) -> dict[str, tuple[str, str]]:
     good = csr.request(csr.new_key(), device_id)
     return {
-        "not a request": ("hello", "csr: is not a PKCS#10 certificate signing request"),
+        "not a request": ("hello", "csr: must be one PEM certificate signing request (PKCS#10)"),
         "bad signature": (
             csr.tampered(good),
-            "csr: its signature does not verify with the key it carries",
+            "csr: its signature does not match its key (bad signature)",
         ),
         "small RSA key": (
             csr.pem(csr.request(rsa.generate_private_key(65537, 1024), device_id)),
-            "csr: the key must be EC on P-256 or P-384, or RSA of 2048 to 8192 bits",
+            f"csr: its key is RSA of 1024 bits; allowed: {issuing.ALLOWED}",
         ),
         "curve P-521": (
             csr.pem(csr.request(ec.generate_private_key(ec.SECP521R1()), device_id)),
-            "csr: the key must be EC on P-256 or P-384, or RSA of 2048 to 8192 bits",
+            f"csr: its key is EC on secp521r1; allowed: {issuing.ALLOWED}",
         ),
         "another device": (
             csr.pem(csr.request(csr.new_key(), "someone-else")),
-            "csr: the subject's CN names another device (give yours, or none)",
+            "csr: its subject names another device (leave the subject empty)",
         ),
     }
 
@@ -208,6 +209,33 @@ async def test_each_bad_csr_is_a_400_naming_the_rule(world: World, case: str) ->
     text, message = _bad_requests(world.id("device_member"))[case]
     status, body = await world.call(
         "device_member", "POST", "/v2/provisioning/renew", json={"csr": text}
+    )
+    assert (status, body) == (400, {"message": message})
+    assert await _certificates(world) == before
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: csrs.csr_pem(csrs.rsa_key(2048, exponent=3)),
+            "csr: its RSA public exponent is 3; allowed: 65537 only",
+        ),
+        (
+            lambda: csrs.undecodable_subject(csrs.ec_key(), 0x0C, b"\xff" * 11),
+            "csr: its subject cannot be decoded (leave it empty)",
+        ),
+    ],
+    ids=["rsa-exponent-3", "undecodable-subject"],
+)
+async def test_renewal_meets_the_hardened_rules_of_enrollment(
+    world: World, make: Any, message: str
+) -> None:
+    """One set of CSR rules (edge/certificates/issuing.py): renewal refuses what enrollment
+    refuses, and a subject that cannot be read is a 400, never a 500."""
+    before = await _certificates(world)
+    status, body = await world.call(
+        "device_member", "POST", "/v2/provisioning/renew", json={"csr": make()}
     )
     assert (status, body) == (400, {"message": message})
     assert await _certificates(world) == before

@@ -6,8 +6,11 @@ its HTTPS listener on free loopback ports, the site CA's certificates throughout
   on it is closed;
 - a device renews its own certificate before it ends, over HTTPS with that certificate:
   the new one works everywhere, the old one nowhere;
-- EST (RFC 7030) cacerts and simplereenroll with `curl` and `openssl`, and with
-  `cryptography`; EST over plain HTTP is not served, and takes no other credential;
+- a device that enrolled itself (REST) holds a certificate of `device_certificate_days`,
+  recorded, listed and revoked as every other;
+- EST (RFC 7030) cacerts, simpleenroll (a claim as HTTP Basic) and simplereenroll with
+  `curl` and `openssl`, and with `cryptography`; EST over plain HTTP is not served, and
+  takes no other credential;
 - the bundle an admin fetches connects over MQTT/TLS.
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import io
 import ssl
 import subprocess
@@ -28,10 +32,14 @@ import aiohttp
 import pytest
 from aiohttp import web
 from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs7
 
+from edge.kernel import clock
 from edge.ops import tls
-from tests import csr
+from edge.provisioning.enrollment import BLOCKED
+from edge.provisioning.enrollment import REFUSED as CLAIM_REFUSED
+from tests import csr, csrs
 from tests.embedded_broker.conftest import Device, Harness
 from tests.ports import free_port
 
@@ -127,8 +135,9 @@ async def test_a_superseded_certificate_is_refused_on_https(broker: Harness, htt
 
 
 async def test_without_a_client_certificate_https_asks_for_a_credential(https: Https) -> None:
-    status, body, _ = await https.call("GET", "/v2/devices", https.context())
+    status, body, seen = await https.call("GET", "/v2/devices", https.context())
     assert status == 401 and body["message"].startswith("Authentication required")
+    assert seen["WWW-Authenticate"] == 'Bearer realm="edge"'  # EST enroll's Basic is its own
     status, _, _ = await https.call("GET", "/v2/health", https.context())
     assert status == 200
 
@@ -168,6 +177,58 @@ async def test_a_device_renews_before_expiry_over_https_with_its_certificate(
     status, body_old, _ = await https.call("GET", "/v2/devices", https.context(files=old))
     assert (status, body_old) == (401, REFUSED)
     assert (await broker.client("t3", "mqtt-tls", tls=(broker.ca_file, *old)).connect())[0] == 5
+
+
+# -- enrollment -----------------------------------------------------------------------------
+
+
+async def _claim(broker: Harness, **body: Any) -> dict[str, Any]:
+    status, reply = await broker.call(
+        "POST", "/v2/provisioning/claims", json={"name": "Line 4", **body}
+    )
+    assert status == 201, reply
+    return dict(reply["claim"])
+
+
+def _files(folder: Path, certificate: str, key: Any) -> tuple[Path, Path]:
+    """The certificate and key files of a device that enrolled, for a TLS client."""
+    cert_file, key_file = folder / "enrolled.pem", folder / "enrolled.key"
+    cert_file.write_text(certificate)
+    key_file.write_bytes(csr.key_pem(key))
+    return cert_file, key_file
+
+
+async def test_an_enrolled_devices_certificate_is_recorded_as_every_other(
+    broker: Harness, tmp_path: Path
+) -> None:
+    """It lasts `device_certificate_days` (20 here, not the CA's ten years), is in the
+    registry with its fingerprint and validity, listed, and once revoked is refused by
+    MQTT over TLS."""
+    claim, key = await _claim(broker), csr.new_key()
+    body = {
+        "claim_id": claim["id"],
+        "secret": claim["secret"],
+        "csr": csr.pem(csr.request(key, None)),
+    }
+    status, enrolled = await broker.app_api.call("POST", "/v2/provisioning/enroll", json=body)
+    assert status == 201, enrolled
+    cert = x509.load_pem_x509_certificate(enrolled["certificate"].encode())
+    assert (cert.not_valid_after_utc - cert.not_valid_before_utc).days == 20
+    path = f"/v2/provisioning/devices/{enrolled['id']}/certificates"
+    status, listed = await broker.call("GET", path)
+    assert status == 200, listed
+    (row,) = listed["certificates"]
+    der = cert.public_bytes(serialization.Encoding.DER)
+    assert (row["serial"], row["status"]) == (format(cert.serial_number, "x"), "active")
+    assert row["fingerprint"] == hashlib.sha256(der).hexdigest()
+    assert row["not_after"].startswith(cert.not_valid_after_utc.strftime("%Y-%m-%dT%H:%M:%S"))
+    files = (broker.ca_file, *_files(tmp_path, enrolled["certificate"], key))
+    assert (await broker.client("e", "mqtt-tls", tls=files).connect())[0] == 0
+    status, revoked = await broker.call(
+        "POST", f"{path}/{row['serial']}/revoke", json={"reason": "key_compromise"}
+    )
+    assert (status, revoked["certificate"]["status"]) == (200, "revoked"), revoked
+    assert (await broker.client("e2", "mqtt-tls", tls=files).connect())[0] == 5
 
 
 # -- EST ------------------------------------------------------------------------------------
@@ -307,7 +368,7 @@ async def test_est_refusals(broker: Harness, https: Https) -> None:
     )
     assert (status, body["message"]) == (
         400,
-        "csr: the subject's CN names another device (give yours, or none)",
+        "csr: its subject names another device (leave the subject empty)",
     )
     status, body, _ = await https.call(
         "POST", path, https.context(device), data=good, headers={"Content-Type": "text/plain"}
@@ -320,16 +381,157 @@ async def test_est_refusals(broker: Harness, https: Https) -> None:
     assert (status, body) == (401, REFUSED)
 
 
+def _basic(claim_id: str, secret: str) -> dict[str, str]:
+    """HTTP Basic with the claim (user = claim ID, password = secret), and a CSR's type."""
+    encoded = base64.b64encode(f"{claim_id}:{secret}".encode()).decode()
+    return {"Content-Type": "application/pkcs10", "Authorization": f"Basic {encoded}"}
+
+
+async def test_est_enroll_with_curl_and_openssl(
+    broker: Harness, https: Https, tmp_path: Path
+) -> None:
+    """A claim as `curl -u claim:secret` (no client certificate), a request `openssl req`
+    made: the device is made, and signs in with the certificate alone, on MQTT over TLS and
+    on HTTPS (EST carries no API key)."""
+    claim = await _claim(broker)
+    key_file, csr_file = tmp_path / "own.key", tmp_path / "own.b64"
+    _run("openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", str(key_file))
+    der = _run("openssl", "req", "-new", "-key", str(key_file), "-subj", "/", "-outform", "DER")
+    csr_file.write_bytes(base64.encodebytes(der))
+    answer = await _curl(
+        "--cacert",
+        str(https.ca_file),
+        "-u",
+        f"{claim['id']}:{claim['secret']}",
+        "-H",
+        "Content-Type: application/pkcs10",
+        "--data-binary",
+        f"@{csr_file}",
+        f"https://localhost:{https.port}/.well-known/est/simpleenroll",
+    )
+    printed = _run(
+        "openssl", "pkcs7", "-inform", "DER", "-print_certs", stdin=base64.b64decode(answer)
+    )
+    cert_file = tmp_path / "own.crt"
+    cert_file.write_bytes(printed)
+    cert = x509.load_pem_x509_certificate(printed[printed.index(b"-----BEGIN") :])
+    device_id = cert.subject.get_attributes_for_oid(x509.oid.NameOID.COMMON_NAME)[0].value
+    assert f"subject=O = {broker.org_id}, CN = {device_id}".encode() in printed
+    assert (cert.not_valid_after_utc - cert.not_valid_before_utc).days == 20
+    public = _run("openssl", "x509", "-in", str(cert_file), "-noout", "-pubkey")
+    assert public == _run("openssl", "pkey", "-in", str(key_file), "-pubout")  # its own key
+    files = (broker.ca_file, cert_file, key_file)
+    assert (await broker.client("est", "mqtt-tls", tls=files).connect())[0] == 0
+    status, body, _ = await https.call(
+        "GET", f"/v2/devices/{device_id}", https.context(files=(cert_file, key_file))
+    )
+    assert (status, body["device"]["id"]) == (200, device_id)
+    status, shown = await broker.call("GET", f"/v2/provisioning/claims/{claim['id']}")
+    assert shown["claim"]["uses"] == 1
+
+
+async def test_est_enroll_with_cryptography(broker: Harness, https: Https) -> None:
+    """The same enrollment as REST (audited, the claim's template given), the certificate
+    for the device's own key."""
+    claim = await _claim(broker, template={"tags": ["est"]})
+    key = csr.new_key()
+    status, body, seen = await https.call(
+        "POST",
+        "/.well-known/est/simpleenroll",
+        https.context(),
+        data=base64.b64encode(csr.der(csr.request(key, None))),
+        headers=_basic(claim["id"], claim["secret"]),
+    )
+    assert status == 200, body
+    assert seen["Content-Type"] == "application/pkcs7-mime; smime-type=certs-only"
+    (issued,) = pkcs7.load_der_pkcs7_certificates(base64.b64decode(body))
+    assert issued.public_key() == key.public_key()
+    issued.verify_directly_issued_by(broker.site.services.site_ca.cert)
+    device_id = issued.subject.get_attributes_for_oid(x509.oid.NameOID.COMMON_NAME)[0].value
+    status, shown = await broker.call("GET", f"/v2/devices/{device_id}")
+    assert (status, shown["device"]["tags"]) == (200, ["est"]), shown
+    status, events = await broker.call(
+        "GET", f"/v2/audit?action=device_enrolled&target_id={device_id}"
+    )
+    assert [e["details"]["claim_id"] for e in events["audit_events"]] == [claim["id"]]
+
+
+async def test_est_enroll_refusals(broker: Harness, https: Https) -> None:
+    """A bad claim, or none, is REST's 401 asking for Basic (audited as REST's); a bad CSR
+    is REST's 400 and spends no use."""
+    claim = await _claim(broker)
+    path, pkcs10 = "/.well-known/est/simpleenroll", {"Content-Type": "application/pkcs10"}
+    good = base64.b64encode(csr.der(csr.request(csr.new_key(), None)))
+
+    async def send(data: bytes, headers: dict[str, str]) -> tuple[int, Any, str]:
+        status, body, seen = await https.call(
+            "POST", path, https.context(), data=data, headers=headers
+        )
+        return status, body, seen.get("WWW-Authenticate", "")
+
+    basic = 'Basic realm="edge EST", charset="UTF-8"'
+    for headers in [
+        pkcs10,
+        _basic(claim["id"], "ecs_guess"),
+        {**pkcs10, "Authorization": "Basic !!not-base64"},
+        {**pkcs10, "Authorization": "Basic " + base64.b64encode(b"no-colon").decode()},
+        {**pkcs10, "Authorization": f"Bearer {broker.admin_token}"},
+    ]:
+        assert await send(good, headers) == (401, {"message": CLAIM_REFUSED}, basic)
+    status, events = await broker.call("GET", "/v2/audit?action=enrollment_failed")
+    assert [e["details"]["reason"] for e in events["audit_events"]] == ["wrong_secret"]
+    right = _basic(claim["id"], claim["secret"])
+    exponent_3 = csr.der(x509.load_pem_x509_csr(csrs.csr_pem(csrs.rsa_key(2048, 3)).encode()))
+    status, body, _ = await send(base64.b64encode(exponent_3), right)
+    assert (status, body) == (
+        400,
+        {"message": "csr: its RSA public exponent is 3; allowed: 65537 only"},
+    )
+    status, body, _ = await send(b"!!", right)
+    assert (status, body) == (400, {"message": "csr: must be base64 of a DER request"})
+    status, _, _ = await send(good, {**right, "Content-Type": "text/plain"})
+    assert status == 400
+    status, shown = await broker.call("GET", f"/v2/provisioning/claims/{claim['id']}")
+    assert shown["claim"]["uses"] == 0
+
+
+async def test_est_enroll_is_throttled_with_rest_enrollment(broker: Harness, https: Https) -> None:
+    """Wrong secrets over REST and EST count together under the claim and the address:
+    after five, the right secret over EST waits too (a 429 with Retry-After)."""
+    clock.freeze()
+    claim = await _claim(broker)
+    good = base64.b64encode(csr.der(csr.request(csr.new_key(), None)))
+    wrong = {"claim_id": claim["id"], "secret": "ecs_guess", "csr": "x"}
+    for _ in range(3):
+        status, _ = await broker.app_api.call("POST", "/v2/provisioning/enroll", json=wrong)
+        assert status == 401
+    for _ in range(2):
+        status, _, _ = await https.call(
+            "POST",
+            "/.well-known/est/simpleenroll",
+            https.context(),
+            data=good,
+            headers=_basic(claim["id"], "ecs_guess"),
+        )
+        assert status == 401
+    status, body, seen = await https.call(
+        "POST",
+        "/.well-known/est/simpleenroll",
+        https.context(),
+        data=good,
+        headers=_basic(claim["id"], claim["secret"]),
+    )
+    assert (status, body["message"]) == (429, BLOCKED) and int(seen["Retry-After"]) > 0
+
+
 async def test_est_is_not_served_over_plain_http(broker: Harness) -> None:
     status, body = await broker.app_api.call("GET", "/.well-known/est/cacerts")
     assert (status, body) == (404, {"message": "EST is served on the HTTPS listener only"})
-    status, body = await broker.app_api.call(
-        "POST",
-        "/.well-known/est/simplereenroll",
-        data=b"x",
-        headers={"Content-Type": "application/pkcs10"},
-    )
-    assert status == 404
+    for path in ("/.well-known/est/simplereenroll", "/.well-known/est/simpleenroll"):
+        status, body = await broker.app_api.call(
+            "POST", path, data=b"x", headers={"Content-Type": "application/pkcs10"}
+        )
+        assert status == 404, path
 
 
 async def test_the_bundle_an_admin_fetches_connects(broker: Harness, tmp_path: Path) -> None:

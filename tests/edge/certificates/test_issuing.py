@@ -1,6 +1,6 @@
-"""edge/provisioning/csr.py: each rule a signing request must meet, one request breaking it,
-and the message naming the rule; and edge/certificates/signing.py, which signs the key of
-a request that met them."""
+"""edge/certificates/issuing.py: each rule a signing request must meet (enrollment and
+renewal alike), one request breaking it, and the message naming the rule; and
+`SiteCa.sign_client`, which signs the key of a request that met them."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from edge.certificates import issuing
 from edge.certificates.ca import SiteCa
-from edge.certificates.signing import CsrSigner
 from edge.kernel.errors import ValidationError
-from edge.provisioning import csr
 from tests import csrs
 
 
@@ -21,9 +20,9 @@ def no_device(_: str) -> bool:
     return False
 
 
-def refusal(pem: str, names_device: csr.NamesDevice = no_device) -> str:
+def refusal(sent: issuing.Sent, names_another: issuing.NamesAnother = no_device) -> str:
     with pytest.raises(ValidationError) as refused:
-        csr.checked(pem, names_device)
+        issuing.checked(sent, names_another)
     assert refused.value.field == "csr"
     return refused.value.message
 
@@ -44,9 +43,9 @@ def refusal(pem: str, names_device: csr.NamesDevice = no_device) -> str:
 def test_key_types_and_sizes(key: csrs.CertificateIssuerPrivateKeyTypes, allowed: bool) -> None:
     pem = csrs.csr_pem(key)
     if allowed:
-        assert csr.checked(pem, no_device).public_key == key.public_key()
+        assert issuing.checked(pem, no_device) == key.public_key()
     else:
-        assert "its key is" in refusal(pem) and csr.ALLOWED in refusal(pem)
+        assert "its key is" in refusal(pem) and issuing.ALLOWED in refusal(pem)
 
 
 def test_a_bad_signature_is_refused() -> None:
@@ -57,7 +56,7 @@ def test_a_bad_signature_is_refused() -> None:
 def test_a_subject_naming_another_device_is_refused() -> None:
     pem = csrs.csr_pem(csrs.ec_key(), "Pump 7")
     assert "names another device" in refusal(pem, lambda name: name == "Pump 7")
-    assert csr.checked(pem, no_device).public_key is not None
+    assert issuing.checked(pem, no_device) is not None
 
 
 @pytest.mark.parametrize(
@@ -95,23 +94,46 @@ def test_what_is_no_request_is_refused(pem: str) -> None:
 def test_the_size_limit_counts_padding() -> None:
     """A good request padded past MAX_PEM with blanks is refused as sent, not as stripped."""
     pem = csrs.csr_pem(csrs.ec_key())
-    assert "must be at most 16384 characters" in refusal(pem + " " * csr.MAX_PEM)
+    assert "must be at most 16384 characters" in refusal(pem + " " * issuing.MAX_BYTES)
 
 
 def test_an_openssl_request_passes(tmp_path: Path) -> None:
     pem, _ = csrs.openssl_csr(tmp_path, "ec", "-pkeyopt", "ec_paramgen_curve:P-384")
-    assert isinstance(csr.checked(pem, no_device).public_key, ec.EllipticCurvePublicKey)
+    assert isinstance(issuing.checked(pem, no_device), ec.EllipticCurvePublicKey)
 
 
-def test_the_signer_certifies_the_requests_key_for_the_device(tmp_path: Path) -> None:
+def test_the_site_ca_certifies_the_requests_key_for_the_device(tmp_path: Path) -> None:
+    """For `device_certificate_days` (here 30), whatever the CA's own lifetime."""
     key = csrs.rsa_key(2048)
-    request = csr.checked(csrs.csr_pem(key), no_device)
-    signed = CsrSigner.open(tmp_path).sign(request.public_key, "dev0000000000001", "org1")
-    cert = x509.load_pem_x509_certificate(signed.certificate.encode())
-    ca = SiteCa.open(tmp_path)
+    ca = SiteCa.open(tmp_path, client_days=30)
+    issued = ca.sign_client(issuing.checked(csrs.csr_pem(key), no_device), "dev0000000000001", "o")
+    cert = x509.load_pem_x509_certificate(issued.certificate.encode())
     cert.verify_directly_issued_by(ca.cert)
     assert ca.issued(cert.public_bytes(csrs.serialization.Encoding.DER)) is not None
     assert cert.public_key() == key.public_key()
-    assert signed.public_key.encode() == csrs.public_pem(key)
     cn = cert.subject.get_attributes_for_oid(x509.oid.NameOID.COMMON_NAME)[0].value
-    assert cn == "dev0000000000001" and signed.serial == format(cert.serial_number, "x")
+    assert cn == "dev0000000000001" and issued.serial == format(cert.serial_number, "x")
+    assert (cert.not_valid_after_utc - cert.not_valid_before_utc).days == 30
+
+
+def test_der_as_est_sends_it_meets_the_same_rules() -> None:
+    """EST's bytes: DER, or PEM from a lenient tool; each rule as for PEM text."""
+    good = csrs.csr_pem(csrs.ec_key())
+    der = x509.load_pem_x509_csr(good.encode()).public_bytes(csrs.serialization.Encoding.DER)
+    assert issuing.checked(der, no_device) == issuing.checked(good.encode(), no_device)
+    exponent_3 = csrs.csr_pem(csrs.rsa_key(2048, exponent=3)).encode()
+    assert "its RSA public exponent is 3" in refusal(exponent_3)
+    assert "is not a readable" in refusal(b"\x30\x03\x02\x01\x00")
+    assert "must be at most 16384 bytes" in refusal(der + b"\0" * issuing.MAX_BYTES)
+
+
+def test_every_common_name_is_asked_about() -> None:
+    """A second CN naming another device is refused though the first is the device's own
+    (renewal asks `name != its ID`)."""
+    key = csrs.ec_key()
+    names = [x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, cn) for cn in ("mine", "theirs")]
+    request = x509.CertificateSigningRequestBuilder(x509.Name(names)).sign(
+        key, csrs.hashes.SHA256()
+    )
+    pem = request.public_bytes(csrs.serialization.Encoding.PEM).decode()
+    assert "names another device" in refusal(pem, lambda name: name != "mine")
