@@ -5,14 +5,19 @@
 - GET /console/{asset}    its scripts, styles and vendored code (api/static/console/)
 
 All public: the files hold no data; every call the console makes goes to /v2 with the
-signed-in person's own token, like any client. Each answer carries a strict
-Content-Security-Policy: scripts only from this origin (no inline script, no eval), no
-framing.
+signed-in person's own token, like any client. Every answer under /console (and `/`,
+which leads here), a 404 or a redirect too, carries a strict Content-Security-Policy:
+scripts only from this origin (no inline script, no eval), no framing (`frame`).
+
+The names served are the folder's files, listed once at import: a request is a lookup in
+that set, never a filesystem call, so no name a client makes up is remembered or can make
+the filesystem fail (a name too long for it is a 404 like any other).
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from importlib import resources
 from importlib.resources.abc import Traversable
 
@@ -37,7 +42,7 @@ TYPES = {
     ".png": "image/png",
     ".txt": "text/plain",
 }
-_HEADERS = {"Content-Security-Policy": CSP, "Cache-Control": "no-cache"}
+_HEADERS = {"Cache-Control": "no-cache"}
 _IDLE = "{{idle_minutes}}"
 
 
@@ -53,31 +58,53 @@ async def page(request: web.Request) -> web.Response:
 
 async def asset(request: web.Request) -> web.Response:
     name = request.match_info["asset"]
-    content_type = TYPES.get(_suffix(name))
-    if content_type is None or not _known(name):
+    content_type = FILES.get(name)
+    if content_type is None:
         raise NotFound(f"Not found: {request.path}")
     return web.Response(body=_read(name), content_type=content_type, headers=_HEADERS)
+
+
+async def frame(request: web.Request, response: web.StreamResponse) -> None:
+    """A response-prepare hook: the console's policy on every answer of its paths,
+    whoever made it (the handlers, the error mapping's 404s, the redirects), so that no
+    console answer is left without it (docs/console.md, Security)."""
+    if _console_path(request.path):
+        response.headers.setdefault("Content-Security-Policy", CSP)
+
+
+def _console_path(path: str) -> bool:
+    return path in ("/", "/console") or path.startswith("/console/")
 
 
 def _suffix(name: str) -> str:
     return name[name.rfind(".") :] if "." in name else ""
 
 
-@functools.cache
-def _known(name: str) -> bool:
-    """Only a file of the folder, by a plain relative name (no `..`, no hidden files)."""
-    parts = name.split("/")
-    if any(not part or part.startswith(".") for part in parts):
-        return False
-    found: Traversable = FOLDER
-    for part in parts:
-        found = found / part
-    return found.is_file()
+def _walk(folder: Traversable, prefix: str = "") -> Iterator[str]:
+    """Every file under the folder by its plain relative name, hidden ones left out."""
+    for entry in folder.iterdir():
+        if entry.name.startswith("."):
+            continue
+        name = prefix + entry.name
+        if entry.is_dir():
+            yield from _walk(entry, name + "/")
+        elif entry.is_file():
+            yield name
+
+
+def _served(folder: Traversable) -> dict[str, str]:
+    """Each servable file's name and type: those of a known type (index.html is not one:
+    the page is served at /console/ only, with its settings)."""
+    found = ((name, TYPES.get(_suffix(name))) for name in _walk(folder))
+    return {name: kind for name, kind in found if kind is not None}
+
+
+FILES = _served(FOLDER)  # fixed for the life of the process, as the package is
 
 
 @functools.cache
 def _read(name: str) -> bytes:
-    """Each file read once: the set is small and fixed for the life of the process."""
+    """Each file read once: only names of FILES (and index.html) come here, a small set."""
     found: Traversable = FOLDER
     for part in name.split("/"):
         found = found / part

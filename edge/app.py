@@ -161,6 +161,7 @@ def create_app(site: Site) -> web.Application:
     app[system.OPENAPI] = openapi.build(ROUTES, _server_url(services.config))
     routing.register(app, ROUTES)
     app.on_response_prepare.append(middleware.frame)
+    app.on_response_prepare.append(console.frame)  # the console's policy, on all its answers
     app[MQTT] = _broker(services)
     services.tunnels.notify = app[MQTT].notify_device  # tunnel notices go to devices
     _commands(services, app[MQTT])

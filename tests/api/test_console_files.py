@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from api import console
 from api.console import FOLDER
 from tests.conftest import Api
 
@@ -78,6 +79,65 @@ async def test_each_file_is_served_with_its_type_and_policy(
 async def test_nothing_else_is_served(api: Api, name: str) -> None:
     status, body = await api.call("GET", f"/console/{name}")
     assert status == 404 and set(body) == {"message"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["a" * 300 + ".js", "js/" + "b" * 256 + ".css", "/".join(["c" * 250] * 20) + ".js"],
+)
+async def test_a_name_too_long_for_the_filesystem_is_a_404(api: Api, name: str) -> None:
+    """A part over the filesystem's NAME_MAX once made `is_file` raise: a 500."""
+    status, body = await api.call("GET", f"/console/{name}")
+    assert status == 404 and set(body) == {"message"}
+
+
+async def test_no_name_a_client_makes_up_is_remembered(api: Api) -> None:
+    """Asking for names the folder does not hold grows no cache of the module: a client
+    that makes up names cannot grow the server's memory."""
+
+    def remembered() -> dict[str, int]:
+        caches = {n: getattr(console, n) for n in dir(console)}
+        return {n: f.cache_info().currsize for n, f in caches.items() if hasattr(f, "cache_info")}
+
+    await api.call("GET", "/console/js/main.js")
+    before = remembered()
+    for i in range(50):
+        status, _ = await api.call("GET", f"/console/js/made-up-{i}.js")
+        assert status == 404
+    assert remembered() == before
+
+
+def test_the_files_served_are_those_of_the_folder() -> None:
+    on_disk = {
+        str(path.relative_to(FOLDER))  # type: ignore[arg-type]
+        for path in FOLDER.rglob("*")  # type: ignore[attr-defined]
+        if path.is_file() and path.suffix in console.TYPES
+    }
+    assert set(console.FILES) == on_disk and "js/main.js" in on_disk
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD", "POST"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/",
+        "/console",
+        "/console/",
+        "/console/js/main.js",
+        "/console/nothing.js",
+        "/console/index.html",
+    ],
+)
+async def test_every_console_answer_carries_the_policy(api: Api, method: str, path: str) -> None:
+    """The redirects, the 404s and the 405s as well as the files (docs/console.md)."""
+    answer = await api.client.request(method, path, allow_redirects=False)
+    assert answer.headers["Content-Security-Policy"] == console.CSP, (answer.status, path)
+    assert answer.headers["X-Frame-Options"] == "DENY"
+
+
+async def test_other_answers_keep_their_own_policy(api: Api) -> None:
+    answer = await api.client.get("/v2/health")
+    assert answer.headers.get("Content-Security-Policy") != console.CSP
 
 
 def test_no_script_of_the_console_evaluates_text() -> None:

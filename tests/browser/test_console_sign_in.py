@@ -1,6 +1,7 @@
 """Signing in to the console as a person does, through each challenge the server may
 answer with: an authenticator code, a text-message code, the choice between them, a new
-password, and setting MFA up where the organization requires it. And signing out."""
+password, and setting MFA up where the organization requires it. And signing out, and what a
+bad link or a failure right after sign-in leaves behind (nothing: no token stays issued)."""
 
 from __future__ import annotations
 
@@ -116,3 +117,41 @@ def test_a_wrong_password_is_told_on_the_form(console: Console) -> None:
     alert = console.wait_for("#sign-in p.error:not(:empty)")
     assert alert.text and console.find("main").get_attribute("data-page") == "sign-in"
     assert console.violations() == []
+
+
+def test_a_malformed_hash_opens_the_overview(console: Console, live: LiveServer) -> None:
+    """A bad percent-escape in the hash (a mistyped or cut link) once threw in the router:
+    the console stayed on the sign-in form saying "URI malformed" with a token issued."""
+    console.driver.get("about:blank")
+    console.driver.get(live.url + "/console/#/users/%E0%A4%A")
+    console.wait_page("sign-in")
+    console.enter("clinic", "admin@clinic.test", PASSWORD)
+    console.wait_page("overview")
+    assert "Users" in console.nav()
+    console.after_page_shows(
+        lambda: console.driver.execute_script("location.hash = '#/groups/%ZZ'")
+    )
+    console.wait_page("overview")
+    assert console.errors() == []
+
+
+def test_a_failure_after_the_token_is_issued_revokes_it(console: Console, live: LiveServer) -> None:
+    """The token is issued, then reading who the person is fails (the network, here): the
+    console stays on the sign-in form with the error, and the token no longer works."""
+    console.start()
+    console.driver.execute_script(
+        "window.__seen = [];"
+        "const original = window.fetch;"
+        "window.fetch = (url, options) => {"
+        " if (options && options.headers && options.headers.Authorization)"
+        "  window.__seen.push(options.headers.Authorization);"
+        " if (String(url).startsWith('/v2/summary'))"
+        "  return Promise.reject(new TypeError('offline'));"
+        " return original(url, options); };"
+    )
+    console.enter("clinic", "member", PASSWORD)
+    alert = console.wait_for("#sign-in p.error:not(:empty)")
+    assert alert.text == "offline" and console.nav() == []
+    token = console.driver.execute_script("return window.__seen[0]").split()[1]
+    # The error is shown once the revocation was answered (session.js, settle).
+    assert live.status("GET", "/v2/account/access/current-session", token) == 401

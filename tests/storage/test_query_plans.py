@@ -11,7 +11,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from storage import migrate
+from storage import migrate, summary
 from storage.users import LAST_SEEN_ONE
 
 
@@ -41,3 +41,20 @@ def test_last_seen_reads_one_index_entry_per_user(
     conn: apsw.Connection, sql: str, params: tuple[object, ...]
 ) -> None:
     assert "COVERING INDEX sessions_by_account" in plan(conn, sql, params)
+
+
+@pytest.mark.parametrize(
+    "sql, params, index",
+    [
+        (summary.FILES, ("o",), "COVERING INDEX files_by_org (org_id=?)"),
+        (summary.OPEN_TUNNELS, ("o", "t"), "INDEX tunnels_by_org_open (org_id=? AND closed_date=?"),
+        (summary.DATA_ENTRIES, ("o",), "INDEX data_by_path (group_id=?)"),
+    ],
+)
+def test_an_orgs_summary_reads_only_that_orgs_rows(
+    conn: apsw.Connection, sql: str, params: tuple[object, ...], index: str
+) -> None:
+    """An org admin's overview counts through indexes that start with the org: before
+    migration 0031 files and tunnels were scanned whole, every org's rows."""
+    found = plan(conn, sql, params)
+    assert index in found and "SCAN files" not in found and "SCAN tunnels" not in found, found

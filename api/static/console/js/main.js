@@ -10,7 +10,8 @@ function signedIn() {
   const out = h("button", { type: "button", id: "sign-out" }, "Sign out");
   out.addEventListener("click", () => session.signOut("You signed out."));
   fill(document.getElementById("who"), h("span", { id: "who-am-i" }, me.title), out);
-  router.start(me);
+  // Signed in but nothing shown: sign out (revoking the token), saying why.
+  router.start(me).catch((error) => session.signOut(`The console failed after signing in: ${error.message}`));
 }
 
 function signedOut(reason) {

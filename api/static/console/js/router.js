@@ -13,10 +13,17 @@ export function visiblePages(me) {
   return pages.filter((page) => page.visible(me));
 }
 
-/** Where `#/name/a/b` points: the page's name and its arguments (decoded). */
+/** Where `#/name/a/b` points: the page's name and its arguments (decoded). A hash that
+ * does not decode (a bad percent-escape, typed or in a link) points to the overview:
+ * decodeURIComponent throws on it, and a throw here would stop the console. */
 export function current() {
-  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
-  return { name: parts[0] || "overview", args: parts.slice(1) };
+  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
+  try {
+    const decoded = parts.map(decodeURIComponent);
+    return { name: decoded[0] || "overview", args: decoded.slice(1) };
+  } catch {
+    return { name: "overview", args: [] };
+  }
 }
 
 export function go(name, ...args) {
@@ -31,11 +38,12 @@ export function link(text, name, ...args) {
 
 let session = null;
 
-/** Start routing for this person (null: signed out, the router stays quiet). */
-export function start(me) {
+/** Start routing for this person; settles when the first page is shown, and fails (for
+ * the caller to sign out) if the console cannot show one. */
+export async function start(me) {
   session = me;
   renderNav();
-  show();
+  await show();
 }
 
 export function stop() {

@@ -30,7 +30,12 @@ async function settle(reply) {
   if (!reply.access_token) return { challenge: reply };
   api.setToken(reply.access_token);
   currentToken = reply.access_token;
-  await load();
+  try {
+    await load();
+  } catch (error) {  // a token issued but never used: revoked, not left behind
+    await forget();
+    throw error;
+  }
   startIdle();
   return { done: true };
 }
@@ -88,16 +93,21 @@ class Caller {
   }
 }
 
-/** Forget the token (revoking it first when asked), then tell the page. */
+/** Revoke the token and forget it, then tell the page. */
 export async function signOut(reason) {
   stopIdle();
+  await forget();
+  signedOut(reason);
+}
+
+/** Revoke the token (if any) and forget who was signed in. */
+async function forget() {
   if (currentToken) {  // as an explicit bearer: a 401 here (revoked already) is no news
     try { await api.call("PUT", "/v2/auth/token/revoke", { bearer: currentToken }); } catch { /* gone already */ }
   }
   api.setToken(null);
   currentToken = "";
   me = null;
-  signedOut(reason);
 }
 
 export function onSignedOut(callback) {

@@ -6,6 +6,7 @@ import * as api from "../api.js";
 import { register, go, link, refresh } from "../router.js";
 import { h, field, form, notice, table, yesNo } from "../dom.js";
 import { listView } from "../list.js";
+import { towardsUser } from "../standing.js";
 
 register({
   name: "users",
@@ -45,11 +46,10 @@ function createUser() {
 
 async function userPage(me, id) {
   const { user } = await api.get(api.path`/v2/users/${id}`);
-  const self = user.id === me.id;
-  const mayUpdate = me.may("user", "update") && !self;
+  const may = towardsUser(me, user);
   return h("div", { id: "user-page", "data-user": user.id },
     table("Profile", [["Field", ([k]) => k], ["Value", ([, v]) => v]], profileRows(user)),
-    mayUpdate ? actions(user) : h("p", { class: "muted" }, self ? "This is you: see Account." : "You may only read this user."),
+    may.admin ? actions(user, may) : h("p", { class: "muted" }, may.self ? "This is you: see Account." : "You may only read this user."),
     h("h2", {}, "Access"), accessOf(user));
 }
 
@@ -58,7 +58,8 @@ function profileRows(user) {
   return names.filter((n) => n in user).map((n) => [n, typeof user[n] === "boolean" ? yesNo(user[n]) : String(user[n])]);
 }
 
-function actions(user) {
+/** The actions `may` (standing.js) allows on this user. */
+function actions(user, may) {
   const path = api.path`/v2/users/${user.id}`;
   const button = (text, id, run, cls) => {
     const b = h("button", { type: "button", id, class: cls }, text);
@@ -67,13 +68,14 @@ function actions(user) {
     });
     return b;
   };
+  const suspend = user.is_active === false
+    ? button("Reactivate", "reactivate", () => api.patch(path, { is_active: true }))
+    : button("Suspend", "suspend", () => api.patch(path, { is_active: false }), "danger");
   return h("div", { class: "actions" },
-    user.is_active === false
-      ? button("Reactivate", "reactivate", () => api.patch(path, { is_active: true }))
-      : button("Suspend", "suspend", () => api.patch(path, { is_active: false }), "danger"),
-    user.software_mfa_enabled ? button("Reset authenticator MFA", "reset-software-mfa", () => api.del(`${path}/mfa/software`)) : null,
-    user.sms_mfa_enabled ? button("Reset SMS MFA", "reset-sms-mfa", () => api.del(`${path}/mfa/sms`)) : null,
-    button("Send a recovery e-mail", "recovery", () => api.post(`${path}/recovery`, {}), "plain"));
+    may.suspend ? suspend : null,
+    may.resetMfa && user.software_mfa_enabled ? button("Reset authenticator MFA", "reset-software-mfa", () => api.del(`${path}/mfa/software`)) : null,
+    may.resetMfa && user.sms_mfa_enabled ? button("Reset SMS MFA", "reset-sms-mfa", () => api.del(`${path}/mfa/sms`)) : null,
+    may.recover ? button("Send a recovery e-mail", "recovery", () => api.post(`${path}/recovery`, {}), "plain") : null);
 }
 
 function accessOf(user) {
