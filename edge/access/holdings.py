@@ -18,7 +18,9 @@ from storage.records import Access
 
 @dataclass
 class Holdings:
-    """What one account holds. Access objects are its own; admin status counts roles too."""
+    """What one account holds. Access objects are its own; admin status counts roles too.
+    `admin_groups` (groups it administers) does not make it an admin (`is_admin`): it shields
+    it from callers who do not administer those groups (edge/accounts/standing.py)."""
 
     org_access: Access | None = None
     project_access: dict[str, Access] = field(default_factory=dict)
@@ -27,6 +29,7 @@ class Holdings:
     group_projects: dict[str, str | None] = field(default_factory=dict)
     is_org_admin: bool = False
     admin_projects: set[str] = field(default_factory=set)
+    admin_groups: set[str] = field(default_factory=set)
 
     @property
     def is_admin(self) -> bool:
@@ -48,6 +51,8 @@ class Holdings:
             self.is_org_admin = self.is_org_admin or admin
         elif kind == "project" and admin:
             self.admin_projects.add(target)
+        elif kind == "group" and admin:
+            self.admin_groups.add(target)
         if via_role:
             return
         if kind == "org":
@@ -70,7 +75,7 @@ def of_accounts(db: Database, org_id: str, account_ids: Sequence[str]) -> dict[s
     for holder, via_role, access in rows:
         active, project = states.get(access.target_id, (True, ""))
         holding = out[holder]
-        if access.kind == "group" and not via_role:
+        if access.kind == "group":
             holding.group_projects[access.target_id] = project or None
         holding.add(access, via_role, active)
     return out

@@ -6,7 +6,8 @@ kind's permissions (`user_permissions`, `device_permissions`); this module only 
 the engine needs about the target account (its home project, the groups it belongs to,
 whether it is an admin) and applies the rules of docs/permissions.md and docs/devices.md:
 everyone may read and update themselves; group reach never covers org or project admins;
-non-admins never act on admins; a device's owner may read it, and is an admin of it when
+non-admins never act on admins, nor on a group admin unless they administer each group it
+administers; a device's owner may read it, and is an admin of it when
 the setting `device_owners_have_admin_access` says so.
 """
 
@@ -68,14 +69,17 @@ def _reaches(grants: Caller, kind: str, account: Account, held: Holdings, action
 
 def _may_act(grants: Caller, kind: str, account: Account, held: Holdings, action: str) -> bool:
     """Update or delete: reach, and non-admins never act on admins (so neither does a
-    group admin nor a group-level block, which never cover org or project admins)."""
+    group admin nor a group-level block, which never cover org or project admins). A group
+    admin is shielded the same way: only an admin of every group it administers (directly
+    or through the group's project) acts on it, so user rights held through a group never
+    reach that group's admin."""
     if not _reaches(grants, kind, account, held, action):
         return False
     if held.is_org_admin and not grants.is_org_admin:
         return False
     if held.admin_projects and not grants.is_org_admin:
         return any(grants.project(p).is_admin for p in held.admin_projects)
-    return True
+    return all(_group_admin(grants, held, g) for g in held.admin_groups)
 
 
 def may_view(grants: Caller, rel: Relation, kind: str) -> bool:

@@ -34,6 +34,8 @@ from storage.records import User
 from storage.rows import Tx
 
 APART = {"project_permissions"}  # given to a user in sight, without updating the user
+# Where POST /v2/auth/forgot-password sends a reset: the stored form of each channel
+CHANNELS = {"email": "email_folded", "phone_number": "phone_folded"}
 
 
 class Users(Accounts[User]):
@@ -132,6 +134,7 @@ class Users(Accounts[User]):
         changes = self.project_access(principal, target, body)
         require_admin_fields(body, target.rel.admin, ("restricted_custom_attributes",))
         columns = kind.columns(body)
+        _require_channel_rights(target, columns)
         if "phone_number" in columns and columns["phone_number"] != user.phone_number:
             _check_phone_change(user)
             columns["phone_number_verified"] = False
@@ -148,6 +151,19 @@ class Users(Accounts[User]):
         lost_admin = await self._db.write(audit.along(write, updated))
         if lost_admin or (user.is_active and columns.get("is_active") is False):
             await self._tokens.revoke_accounts([user_id])
+
+
+def _require_channel_rights(target: Target[User], columns: dict[str, Any]) -> None:
+    """Whoever receives a user's reset mail owns the account (the public forgot-password
+    route), so moving their e-mail or phone number elsewhere is a recovery step: only the
+    user themself or an admin over them (as for `require_admin_over`) may; other holders of
+    user update rights may not. The same address spelled in another case is no move."""
+    user, rel = target.account, target.rel
+    if rel.is_self or rel.admin:
+        return
+    for name, folded in CHANNELS.items():
+        if name in columns and columns[folded] != getattr(user, folded):
+            raise Denied(f"Only an admin over this user may change their {name}")
 
 
 def _check_phone_change(user: User) -> None:

@@ -20,11 +20,12 @@ import jwt
 from edge.auth.keys import KeyRing
 from edge.auth.principal_cache import PrincipalCache
 from edge.kernel import audit, clock, ids
-from edge.kernel.errors import Unauthenticated, ValidationError
+from edge.kernel.errors import Denied, Unauthenticated, ValidationError
 from edge.kernel.principal import Kind, Principal
-from storage import credentials, sessions, staff, users
+from storage import credentials, orgs, sessions, staff, users
 from storage.database import Database
 from storage.records import AuditEvent
+from storage.rows import Tx
 
 ISSUER = "edge"
 TOKEN_TYPE = "Bearer"
@@ -46,6 +47,16 @@ def lifetimes_of(settings: Mapping[str, Any]) -> Lifetimes:
 
 def _hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _require_active_org(conn: Tx, org_id: str) -> None:
+    """A suspended org's users get no new session. Suspending it revokes those it had
+    (migration 0032's trigger); checked in the transaction that writes the session, this
+    also refuses a sign-in (or an MFA answer) that was under way meanwhile: either the
+    suspension commits first and this sees it, or the session does and the trigger ends it."""
+    org = orgs.get(conn, org_id)
+    if org is None or not org.is_active:
+        raise Denied("This organization is suspended")
 
 
 class Tokens:
@@ -80,7 +91,13 @@ class Tokens:
             "created_date": clock.iso(now),
             "refresh_expires_at": clock.iso(now + lifetimes.refresh),
         }
-        await self._db.write(audit.along(lambda c: sessions.create(c, row), *events))
+
+        def write(conn: Tx) -> None:
+            if kind != "staff" and org_id is not None:
+                _require_active_org(conn, org_id)
+            sessions.create(conn, row)
+
+        await self._db.write(audit.along(write, *events))
         info = self._token_info(row, lifetimes)
         info["refresh_token"] = refresh
         return info

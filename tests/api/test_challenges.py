@@ -69,6 +69,22 @@ async def test_software_token_mfa(site: Site, tenant: Tenant) -> None:
     assert status == 200
 
 
+async def test_an_answer_after_the_org_is_suspended_opens_no_session(
+    site: Site, tenant: Tenant, staff_token: str
+) -> None:
+    """The password was right while the org was active; the org is suspended before the
+    second factor comes in, so no session opens (sessions of a suspended org end at once)."""
+    secret = await enroll_software(site, await tenant.add_user("late"))
+    session = await expect_challenge(tenant, "late", "SOFTWARE_TOKEN_MFA")
+    path = f"/v2/orgs/{tenant.org_id}"
+    assert (await tenant.api.call("PATCH", path, staff_token, json={"is_active": False}))[0] == 200
+    form = {"challenge": "SOFTWARE_TOKEN_MFA", "mfa_code": totp(secret)}
+    assert await answer(tenant.api, session, **form) == (
+        403,
+        {"message": "This organization is suspended"},
+    )
+
+
 async def test_session_is_single_use(site: Site, tenant: Tenant) -> None:
     secret = await enroll_software(site, await tenant.add_user("once"))
     session = await expect_challenge(tenant, "once", "SOFTWARE_TOKEN_MFA")

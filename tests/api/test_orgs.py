@@ -14,6 +14,7 @@ import pytest
 from edge.app import Site
 from edge.kernel.principal import Principal
 from storage import staff
+from storage.rows import update
 from tests.conftest import STAFF_PASSWORD, Api
 
 ADMIN_EMAIL = "boss@acme.test"
@@ -231,6 +232,58 @@ async def test_delete_ends_the_orgs_sessions(
         },
     )
     assert response.status == 400
+
+
+# -- suspension ----------------------------------------------------------------------------------
+async def sign_in(api: Api) -> tuple[int, Any]:
+    form = {"grant_type": "password", "username": ADMIN_EMAIL, "password": ADMIN_PASSWORD}
+    return await api.call("POST", "/v2/auth/token", data={**form, "client_id": "acme"})
+
+
+async def refresh(api: Api, refresh_token: str) -> tuple[int, Any]:
+    form = {"grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": "acme"}
+    return await api.call("POST", "/v2/auth/token", data=form)
+
+
+async def users_status(api: Api, token: str) -> int:
+    return (await api.call("GET", "/v2/users", token))[0]
+
+
+async def test_suspension_ends_the_orgs_sessions_and_reactivation_revives_none(
+    api: Api, staff_token: str, org_admin: tuple[str, str]
+) -> None:
+    org_id, token = org_admin
+    status, signed = await sign_in(api)
+    assert status == 201, signed
+    scoped_staff = await api.token(scope=org_id)
+    tokens = (token, signed["access_token"])
+    assert [await users_status(api, t) for t in tokens] == [200, 200]
+    assert (await patch(api, staff_token, org_id, {"is_active": False}))[0] == 200
+    assert [await users_status(api, t) for t in tokens] == [401, 401]
+    assert (await refresh(api, signed["refresh_token"]))[0] == 400
+    assert await sign_in(api) == (403, {"message": "This account is suspended"})
+    assert await users_status(api, scoped_staff) == 200  # staff lift suspensions
+    assert (await patch(api, staff_token, org_id, {"is_active": True}))[0] == 200
+    assert [await users_status(api, t) for t in tokens] == [401, 401]
+    assert (await refresh(api, signed["refresh_token"]))[0] == 400
+    status, again = await sign_in(api)
+    assert status == 201, again
+    assert await users_status(api, again["access_token"]) == 200
+    status, renewed = await refresh(api, again["refresh_token"])
+    assert status == 201 and await users_status(api, renewed["access_token"]) == 200
+
+
+async def test_a_suspension_written_outside_the_api_ends_the_sessions_too(
+    api: Api, site: Site, org_admin: tuple[str, str]
+) -> None:
+    """The sessions end in the database (a trigger), whoever suspends the org: another
+    process, or an operator with the sqlite3 shell."""
+    org_id, token = org_admin
+    status, signed = await sign_in(api)
+    assert status == 201, signed
+    await site.services.db.write(lambda c: update(c, "orgs", "id", org_id, {"is_active": 0}))
+    assert await users_status(api, token) == 401
+    assert (await refresh(api, signed["refresh_token"]))[0] == 400
 
 
 # -- value rules -------------------------------------------------------------------------------

@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 
+from storage import outbox
 from storage import users as user_store
 from tests.tenants import PASSWORD
 from tests.world import (
     ALL,
+    CALLERS,
     DEVICES,
     TARGETS,
     USER_CREATORS,
@@ -205,6 +207,101 @@ async def test_non_admins_may_not_suspend_admins(world: World) -> None:
         "org_user_perms", "PATCH", f"/v2/users/{world.id('member')}", json={"is_active": False}
     )
     assert status == 200
+
+
+# Moving a user's e-mail or phone number (where the public forgot-password route sends a
+# reset) is a recovery step: as WRITE, but only the user themself and admins over the user
+# (the recovery route's callers, tests/api/test_user_mfa_admin.py); other holders of user
+# update rights are refused.
+CHANNELS = {
+    **WRITE,
+    "org_user_perms": (403, 403, 403),
+    "project_user_perms": (403, 404, 403),
+    "group_user_perms": (403, 404, 403),
+}
+
+
+@pytest.mark.parametrize("channel", ["email", "phone_number"])
+@pytest.mark.parametrize(("who", "target", "expected"), target_table(CHANNELS))
+async def test_recovery_channels_by_role(
+    world: World, who: str, target: str, expected: int, channel: str
+) -> None:
+    value = {"email": f"moved.{target}@elsewhere.test", "phone_number": "+15550107777"}[channel]
+    status, body = await world.call(
+        who, "PATCH", f"/v2/users/{world.id(target)}", json={channel: value}
+    )
+    assert status == expected, body
+    row = world.site.services.db.read(lambda c: user_store.get(c, world.id(target)))
+    assert row is not None and (row[channel] == value) == (status == 200)
+
+
+async def test_the_same_address_in_another_case_is_no_move(world: World) -> None:
+    path = f"/v2/users/{world.id('member')}"
+    upper = world.email("member").upper()
+    status, body = await world.call("org_user_perms", "PATCH", path, json={"email": upper})
+    assert status == 200, body
+    status, body = await world.call(
+        "org_user_perms", "PATCH", path, json={"email": "someone.else@clinic.test"}
+    )
+    assert (status, body) == (
+        403,
+        {"message": "Only an admin over this user may change their email"},
+    )
+
+
+# A group admin is shielded as org and project admins are: a caller who is not an admin over
+# them may not change, suspend or delete them unless the caller administers every group they
+# administer. Group-level and org-level user rights (group_user_perms, org_user_perms) reach
+# Ward's admin but may not act on them. Status per caller for (PATCH a name, suspend, delete).
+GROUP_ADMIN = {
+    **dict.fromkeys(CALLERS, (404, 404, 404)),
+    "staff": (200, 200, 200),
+    "staff_unscoped": (403, 403, 403),
+    "org_admin": (200, 200, 200),
+    "device_boss": (200, 200, 200),
+    "org_user_perms": (403, 403, 403),
+    "group_user_perms": (403, 403, 403),
+    "group_admin": (200, 200, 200),  # themselves (an admin over their group's members)
+    "anonymous": (401, 401, 401),
+}
+
+
+@pytest.mark.parametrize(("who", "expected"), table(GROUP_ADMIN))
+async def test_acting_on_a_group_admin_by_role(
+    world: World, who: str, expected: tuple[int, int, int]
+) -> None:
+    user_id = world.id("group_admin")
+    path = f"/v2/users/{user_id}"
+    named, _ = await world.call(who, "PATCH", path, json={"nickname": "Nick"})
+    suspended, _ = await world.call(who, "PATCH", path, json={"is_active": False})
+    if suspended == 200:
+        await world.call("org_admin", "PATCH", path, json={"is_active": True})
+    deleted, _ = await world.call(who, "DELETE", path)
+    assert (named, suspended, deleted) == expected
+    row = world.site.services.db.read(lambda c: user_store.get(c, user_id))
+    assert (row is None) == (deleted == 200)
+    assert row is None or (row["nickname"] == "Nick") == (named == 200)
+
+
+async def test_group_user_rights_cannot_take_over_the_group_admin(world: World) -> None:
+    """The chain the recovery route's check was meant to stop: move the group admin's
+    e-mail to the attacker's address, then ask the public forgot-password route for a reset.
+    The move is refused, so the reset mail goes nowhere the attacker reads."""
+    target = world.id("group_admin")
+    status, _ = await world.call("group_user_perms", "POST", f"/v2/users/{target}/recovery")
+    assert status == 403
+    status, body = await world.call(
+        "group_user_perms", "PATCH", f"/v2/users/{target}", json={"email": "attacker@evil.test"}
+    )
+    assert status == 403, body
+    form = {"client_id": "clinic", "email": "attacker@evil.test"}
+    status, _ = await world.api.call("POST", "/v2/auth/forgot-password", data=form)
+    assert status == 200
+    mails = world.site.services.db.read(lambda c: outbox.by_purpose(c, "account_recovery"))
+    assert mails == []
+    row = world.site.services.db.read(lambda c: user_store.get(c, target))
+    assert row is not None and row["email"] == world.email("group_admin")
+    assert await world.token("group_admin")  # still theirs
 
 
 # -- what each caller sees -------------------------------------------------------------------

@@ -76,3 +76,21 @@ async def test_a_revoked_user_session_is_disconnected(broker: Harness) -> None:
     status, reply = await broker.call("PUT", "/v2/auth/token/revoke")  # the admin signs out
     assert status < 300, reply
     await tool.disconnected()
+
+
+async def test_a_suspended_orgs_user_tools_are_disconnected(broker: Harness) -> None:
+    """Suspending an org ends its users' sessions, and with them their tools' connections.
+    A device's API key is its own credential, not a session: it stays until the device is
+    suspended (docs/lifecycle.md)."""
+    device = await broker.device("dev1")
+    client = await broker.connected(device, "c")
+    tool = broker.client("tool", username="u", password=broker.admin_token)
+    assert (await tool.connect())[0] == 0
+    staff = await broker.app_api.token()
+    path = f"/v2/orgs/{broker.org_id}"
+    status, reply = await broker.call("PATCH", path, token=staff, json={"is_active": False})
+    assert status == 200, reply
+    await tool.disconnected()
+    again = broker.client("tool2", username="u", password=broker.admin_token)
+    assert (await again.connect())[0] == 4
+    assert await client.subscribe(f"{device.root}/sensors/x", 1) == 1

@@ -1,8 +1,9 @@
 """edge/accounts/standing.py: how a caller stands towards an account. Everyone reads and
 updates themselves; org admins are admins over everyone; project admins over the accounts
 of their project, group admins over the members of their groups, but neither over an org
-or project admin; non-admins never act on admins; a device's owner reads it, and is its
-admin when the setting says so; an admin over a device may always act on it."""
+or project admin; non-admins never act on admins, nor on the admin of a group they do not
+administer; a device's owner reads it, and is its admin when the setting says so; an admin
+over a device may always act on it."""
 
 from __future__ import annotations
 
@@ -116,6 +117,27 @@ async def test_group_admins_are_admins_over_members_who_are_not_admins(room: Roo
     assert user_rel(room, as_head, boss) == READS  # a project admin: in reach, not in hand
     await room.services.groups.patch(admin, ward, {"is_active": False})
     assert user_rel(room, as_head, member) == NOTHING  # a suspended group gives nothing
+
+
+async def test_user_rights_never_act_on_a_group_admin_of_groups_they_do_not_administer(
+    room: Room,
+) -> None:
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    ward = await room.group(admin)
+    head, member = await room.add_user(org_id), await room.add_user(org_id)
+    await room.grant(org_id, "group", ward, head, is_admin=True)
+    await room.grant(org_id, "group", ward, member)
+    manager, keeper = await room.add_user(org_id), await room.add_user(org_id)
+    await room.grant(org_id, "org", org_id, manager, user_permissions=CRUD)
+    await room.grant(org_id, "group", ward, keeper, user_permissions=CRUD)
+    for caller in (room.user(org_id, manager), room.user(org_id, keeper)):
+        assert user_rel(room, caller, member) == ACTS
+        assert user_rel(room, caller, head) == READS  # in reach, not in hand
+    assert user_rel(room, admin, head) == ADMIN
+    await room.services.groups.patch(admin, ward, {"is_active": False})
+    as_manager = room.user(org_id, manager)
+    assert user_rel(room, as_manager, head) == ACTS  # a suspended group shields no one
 
 
 async def test_group_level_blocks_reach_the_members(room: Room) -> None:
