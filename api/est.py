@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs7
 
 from api import bodies, media_types
+from api.certificates import held_certificate
 from api.client_address import client_address
 from api.keys import CHALLENGE, SERVICES
 from api.routing import Route, client_certificate
@@ -108,7 +109,8 @@ async def est_simplereenroll(request: web.Request) -> web.Response:
         raise Unauthenticated(NEEDS_CERTIFICATE)
     services = request.app[SERVICES]
     caller = services.certificate_logins.principal(der)
-    issued = await services.device_certificates.renew(caller, await csr_of(request))
+    held = held_certificate(request)  # checked again where the new one is recorded
+    issued = await services.device_certificates.renew(caller, await csr_of(request), held)
     return certs_only(request, [_loaded(issued.certificate)])
 
 

@@ -124,7 +124,7 @@ def still_signed_in(request: web.Request) -> bool:
     """Whether the credentials this request came with still hold (its session not revoked,
     its account not suspended, its token not expired): what a response that stays open asks
     again while it runs (api/events.py). Cached like every verification, so cheap."""
-    token = _api_key_header(request, bearer.SIGNED_IN) or bearer_token(request)
+    token = presented_token(request)
     if token is None:
         der = client_certificate(request)
         logins = request.app[SERVICES].certificate_logins
@@ -138,6 +138,12 @@ def still_signed_in(request: web.Request) -> bool:
     except Unauthenticated:
         return False
     return True
+
+
+def presented_token(request: web.Request) -> str | None:
+    """The token a "token" route's request came with (an API key, as `X-API-Key` or
+    bearer, or an access token), or None when its credential is a client certificate."""
+    return _api_key_header(request, bearer.SIGNED_IN) or bearer_token(request)
 
 
 def _guard(route: Route) -> Handler:
