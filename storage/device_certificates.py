@@ -4,11 +4,15 @@ though the site CA's signature on it is still good. Ended ones stay for the CRL.
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from storage.records import DEVICE_CERTIFICATES, DeviceCertificate
 from storage.rows import Tx, insert_record, record, records, scalar
 
 SUPERSEDED, REVOKED = "superseded", "revoked"
 _ENDED = "status <> 'active' OR revoked_date IS NOT NULL"
+# The columns of a registry row, in the order of both tables (ended_certificates is its copy).
+_COLUMNS = ", ".join(f.name for f in fields(DeviceCertificate))
 
 
 def register(conn: Tx, value: DeviceCertificate) -> None:
@@ -60,11 +64,14 @@ def revoke(conn: Tx, serial: str, now_iso: str, reason: str) -> bool:
 
 def ended_unexpired(conn: Tx, now_iso: str) -> list[DeviceCertificate]:
     """Superseded and revoked certificates not yet past their expiry: the CRL's entries
-    (an expired certificate is refused by its dates; RFC 5280 5.1.2.6 lets it go)."""
+    (an expired certificate is refused by its dates; RFC 5280 5.1.2.6 lets it go), with
+    those whose rows left the registry (a device deleted or erased: migration 0033)."""
     return records(
         conn,
         DEVICE_CERTIFICATES,
-        f"SELECT * FROM device_certificates WHERE ({_ENDED}) AND not_after > ? ORDER BY serial",
+        f"SELECT {_COLUMNS} FROM device_certificates WHERE ({_ENDED}) AND not_after > ?1"
+        f" UNION ALL SELECT {_COLUMNS} FROM ended_certificates WHERE not_after > ?1"
+        " ORDER BY serial",
         (now_iso,),
     )
 

@@ -7,6 +7,7 @@ test_certificate_life.py's."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import zipfile
 from datetime import timedelta
@@ -296,6 +297,42 @@ async def test_a_device_back_from_the_trash_has_no_certificate_in_force(world: W
     assert (ended["status"], ended["reason"]) == ("revoked", "cessation_of_operation")
 
 
+async def _crl(world: World) -> dict[str, x509.RevokedCertificate]:
+    """The CRL's entries by serial, checked signed by the site CA."""
+    assert world.api is not None
+    crl = x509.load_der_x509_crl(await (await world.api.client.get("/v2/provisioning/crl")).read())
+    assert crl.is_signature_valid(world.site.services.site_ca.cert.public_key())  # type: ignore[arg-type]
+    return {format(entry.serial_number, "x"): entry for entry in crl}
+
+
+async def test_a_deleted_devices_certificates_stay_on_the_crl_until_they_expire(
+    world: World,
+) -> None:
+    """Deleted (its rows in the trash), restored (listed once, none in force), deleted
+    again and erased: its certificates are on the CRL throughout, until they expire."""
+    superseded = _serial((await _issue(world))["certificate"])
+    held = (await _issue(world))["certificate"]
+    last = _serial(held)
+    device_id = world.id("device_member")
+    assert (await world.call("org_admin", "DELETE", f"/v2/devices/{device_id}"))[0] == 200
+    listed = await _crl(world)
+    assert {superseded, last} <= set(listed)
+    reason = listed[last].extensions.get_extension_for_class(x509.CRLReason).value.reason
+    assert reason == x509.ReasonFlags.cessation_of_operation
+    assert (await world.call("org_admin", "POST", f"/v2/trash/{device_id}/restore"))[0] == 200
+    assert all(c["status"] != "active" for c in await _certificates(world))
+    assert {superseded, last} <= set(await _crl(world))  # each once (a dict would hide it)
+    assert world.api is not None
+    crl = x509.load_der_x509_crl(await (await world.api.client.get("/v2/provisioning/crl")).read())
+    assert len([e for e in crl if format(e.serial_number, "x") == last]) == 1
+    assert (await world.call("org_admin", "DELETE", f"/v2/devices/{device_id}"))[0] == 200
+    assert (await world.call("org_admin", "DELETE", f"/v2/trash/{device_id}"))[0] == 200
+    assert {superseded, last} <= set(await _crl(world))
+    expiry = x509.load_pem_x509_certificate(held.encode()).not_valid_after_utc
+    clock.advance(expiry - clock.now() + timedelta(seconds=1))
+    assert not {superseded, last} & set(await _crl(world))
+
+
 @pytest.mark.world(device_certificate_days=20)
 async def test_certificates_ending_within_30_days_are_reported(world: World) -> None:
     """`/metrics` and `edge check` count certificates in force ending soon; a superseded
@@ -355,3 +392,17 @@ async def test_a_device_renews_at_most_once_a_minute(world: World) -> None:
     clock.advance(timedelta(seconds=61))
     assert (await world.call(*renew, json=body))[0] == 201
     assert (await world.call(*renew, json=body))[0] == 429  # counted from the renewal
+
+
+@pytest.mark.world(device_certificate_renewal_seconds=60)
+async def test_renewals_sent_together_get_one_certificate(world: World) -> None:
+    """The limit is read in the write that records the certificate: concurrent renewals
+    cannot all pass it before any is recorded."""
+    await _issue(world)
+    clock.advance(timedelta(seconds=61))
+    bodies = [{"csr": csr.pem(csr.request(csr.new_key(), None))} for _ in range(4)]
+    answers = await asyncio.gather(
+        *(world.call("device_member", "POST", "/v2/provisioning/renew", json=b) for b in bodies)
+    )
+    assert sorted(status for status, _ in answers) == [201, 429, 429, 429]
+    assert [c["status"] for c in await _certificates(world)] == ["active", "superseded"]
