@@ -10,6 +10,7 @@ from storage.records import DEVICE_CERTIFICATES, DeviceCertificate
 from storage.rows import Tx, insert_record, record, records, scalar
 
 SUPERSEDED, REVOKED = "superseded", "revoked"
+KEY_COMPROMISE = "key_compromise"
 _ENDED = "status <> 'active' OR revoked_date IS NOT NULL"
 # The columns of a registry row, in the order of both tables (ended_certificates is its copy).
 _COLUMNS = ", ".join(f.name for f in fields(DeviceCertificate))
@@ -53,10 +54,14 @@ def end_all(conn: Tx, device_id: str, now_iso: str, status: str, reason: str) ->
 
 
 def revoke(conn: Tx, serial: str, now_iso: str, reason: str) -> bool:
-    """Revoke one certificate in force; False when it was not (unknown or ended)."""
+    """Revoke one certificate in force; False when it was not (unknown or ended). An
+    ended one not yet expired may be revoked again as compromised (its key was stolen after
+    a renewal superseded it): the CRL then says so."""
     conn.execute(
-        "UPDATE device_certificates SET revoked_date = ?, status = 'revoked', reason = ?"
-        " WHERE serial = ? AND revoked_date IS NULL AND status = 'active'",
+        "UPDATE device_certificates SET revoked_date = ?1, status = 'revoked', reason = ?2"
+        " WHERE serial = ?3 AND ((revoked_date IS NULL AND status = 'active')"
+        f" OR (?2 = '{KEY_COMPROMISE}' AND reason IS NOT '{KEY_COMPROMISE}'"
+        f" AND ({_ENDED}) AND not_after > ?1))",
         (now_iso, reason, serial),
     )
     return conn.changes() == 1

@@ -92,7 +92,8 @@ class DeviceCertificates:
 
     async def revoke(self, principal: Principal, device_id: str, serial: str, reason: str) -> Row:
         """Revoke one certificate in force of the device: refused by every listener from
-        now on, and on the CRL."""
+        now on, and on the CRL. One ended (superseded, revoked) and not yet expired may be
+        revoked again with `key_compromise`, for the CRL to say so."""
         device = self._admin_target(principal, device_id)
         if reason not in REVOKE_REASONS:
             raise ValidationError("reason", f"must be one of {', '.join(REVOKE_REASONS)}")

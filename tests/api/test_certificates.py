@@ -17,6 +17,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
+from edge.accounts.device_certificates import DeviceCertificates
 from edge.certificates import issuing
 from edge.kernel import clock
 from edge.ops import check
@@ -283,6 +284,63 @@ async def test_the_crl_lists_ended_certificates_with_their_reasons(world: World)
     assert reasons[superseded] == x509.ReasonFlags.superseded
     assert reasons[revoked] == x509.ReasonFlags.key_compromise
     assert active not in reasons
+
+
+async def test_a_superseded_certificate_may_be_revoked_again_as_compromised(
+    world: World,
+) -> None:
+    """Its key stolen after a renewal superseded it: key_compromise (and only that) revokes
+    it again, once, and the CRL says so; an expired one is past the CRL, a 409."""
+    superseded = _serial((await _issue(world))["certificate"])
+    expired = _serial((await _issue(world, "device_loner"))["certificate"])
+    await _issue(world)
+    await _issue(world, "device_loner")
+    base = f"/v2/provisioning/devices/{world.id('device_member')}/certificates/{superseded}"
+    compromised = {"reason": "key_compromise"}
+    status, body = await world.call("org_admin", "POST", f"{base}/revoke")
+    assert (status, body) == (409, {"message": "the certificate is already superseded"})
+    status, body = await world.call("org_admin", "POST", f"{base}/revoke", json=compromised)
+    assert status == 200, body
+    assert (body["certificate"]["status"], body["certificate"]["reason"]) == (
+        "revoked",
+        "key_compromise",
+    )
+    entry = (await _crl(world))[superseded]
+    reason = entry.extensions.get_extension_for_class(x509.CRLReason).value.reason
+    assert reason == x509.ReasonFlags.key_compromise
+    status, body = await world.call("org_admin", "POST", f"{base}/revoke", json=compromised)
+    assert (status, body) == (409, {"message": "the certificate is already revoked"})
+    loner = f"/v2/provisioning/devices/{world.id('device_loner')}/certificates/{expired}"
+    clock.advance(timedelta(days=366))
+    status, body = await world.call("org_admin", "POST", f"{loner}/revoke", json=compromised)
+    assert (status, body) == (409, {"message": "the certificate is already superseded"})
+
+
+async def test_the_crl_number_increases_with_every_signing(world: World) -> None:
+    """RFC 5280 5.2.3: each CRL's number is more than the last one's, also when it is
+    signed again with nothing changed (hourly) and when the auth epoch went back (a
+    restored backup): the number is the time of signing, not the epoch."""
+    assert world.api is not None
+
+    async def number() -> int:
+        assert world.api is not None
+        der = await (await world.api.client.get("/v2/provisioning/crl")).read()
+        crl = x509.load_der_x509_crl(der)
+        return crl.extensions.get_extension_for_class(x509.CRLNumber).value.crl_number
+
+    first = await number()
+    assert await number() == first  # the same CRL until something changes
+    clock.advance(timedelta(hours=2))
+    resigned = await number()
+    assert resigned > first
+    restarted = DeviceCertificates(
+        world.site.services.db,
+        world.site.services.devices,
+        world.site.services.site_ca,
+        world.site.services.config,
+    )
+    again = x509.load_der_x509_crl(restarted.crl())
+    assert again.extensions.get_extension_for_class(x509.CRLNumber).value.crl_number > first
 
 
 async def test_a_device_back_from_the_trash_has_no_certificate_in_force(world: World) -> None:
