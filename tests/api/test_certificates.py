@@ -117,6 +117,20 @@ async def test_who_fetches_a_bundle(world: World, who: str, expected: int) -> No
     assert by_serial[_serial(before["certificate"])]["status"] == "superseded"
 
 
+async def test_a_head_of_the_bundle_is_a_405_and_issues_nothing(world: World) -> None:
+    """A HEAD would issue new credentials and throw them away (superseding the device's)."""
+    before = _serial((await _issue(world))["certificate"])
+    token = await world.token("org_admin")
+    assert world.api is not None
+    response = await world.api.client.head(
+        f"/v2/devices/{world.id('device_member')}/bundle",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert response.status == 405 and response.headers["Allow"] == "GET"
+    listed = await _certificates(world)
+    assert [c["serial"] for c in listed if c["status"] == "active"] == [before]
+
+
 @pytest.mark.parametrize(("who", "expected"), table(ADMINS_OF_MEMBER))
 async def test_who_lists_and_revokes_a_certificate(world: World, who: str, expected: int) -> None:
     serial = _serial((await _issue(world))["certificate"])
