@@ -173,7 +173,8 @@ ROUTES = [
         revoke_device_certificate,
         "token",
         "Revoke a device's certificate in force (admins of the device): every listener"
-        " refuses it from now on, and the CRL lists it",
+        " refuses it from now on, and the CRL lists it. One already ended and not yet"
+        " expired may be revoked again with key_compromise, once",
         "provisioning",
         body=REVOKE,
         responses={200: "DeviceCertificateInfo"},

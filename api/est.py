@@ -40,6 +40,9 @@ NEEDS_CERTIFICATE = (
     " own HTTPS listener"
 )
 BASIC = 'Basic realm="edge EST", charset="UTF-8"'
+# Re-enrollment's credential is the TLS client certificate, which no HTTP authentication
+# scheme carries: its 401 has no WWW-Authenticate (a Bearer challenge would mislead).
+NO_SCHEME = ""
 
 
 def certs_only(request: web.Request, certificates: list[x509.Certificate]) -> web.Response:
@@ -104,6 +107,7 @@ async def est_simpleenroll(request: web.Request) -> web.Response:
 
 async def est_simplereenroll(request: web.Request) -> web.Response:
     _over_tls(request)
+    request[CHALLENGE] = NO_SCHEME  # a 401 here asks for no bearer: nothing but TLS helps
     der = client_certificate(request)
     if der is None:
         raise Unauthenticated(NEEDS_CERTIFICATE)
@@ -144,7 +148,7 @@ ROUTES = [
         responses={200: "PKCS#7 certs-only (base64)"},
         response_type=media_types.either(PKCS7),
         extension=True,
-        errors=(400, 401, 404, 429),
+        errors=(400, 401, 404, 408, 413, 429),
     ),
     Route(
         "POST",
@@ -158,6 +162,6 @@ ROUTES = [
         responses={200: "PKCS#7 certs-only (base64)"},
         response_type=media_types.either(PKCS7),
         extension=True,
-        errors=(400, 401, 404, 429),
+        errors=(400, 401, 404, 408, 413, 429),
     ),
 ]

@@ -2,9 +2,10 @@
 of them, revoking one, a device renewing its own from a CSR, and the bundle an admin
 fetches. The rules:
 
-- Admins of a device (org admins, project admins of its project, its owner where the
-  project makes owners admins) list its certificates, revoke one, and fetch its bundle
-  (which issues a new key pair and certificate: the server keeps no private key).
+- Admins of a device (org admins, project admins of its project, admins of a group it
+  is a member of, its owner where the project makes owners admins) list its
+  certificates, revoke one, and fetch its bundle (which issues a new key pair and
+  certificate: the server keeps no private key); not in a suspended org.
 - A device renews its own certificate, authenticated by that certificate or its API key:
   the site CA signs the key of its CSR (the rules of every CSR, edge/certificates/
   issuing.py; a subject naming any but the device's own ID names another device), the

@@ -196,8 +196,11 @@ async def test_a_device_renews_its_own_certificate_with_its_api_key(world: World
 
 def _bad_requests(device_id: str) -> dict[str, tuple[str, str]]:
     good = csr.request(csr.new_key(), device_id)
+    one = "csr: must be one PEM certificate signing request (PKCS#10)"
     return {
-        "not a request": ("hello", "csr: must be one PEM certificate signing request (PKCS#10)"),
+        "not a request": ("hello", one),
+        "two requests": (csr.pem(good) + csr.pem(csr.request(csr.new_key(), device_id)), one),
+        "trailing junk": (csr.pem(good) + "junk\n", one),
         "bad signature": (
             csr.tampered(good),
             "csr: its signature does not match its key (bad signature)",
@@ -218,7 +221,16 @@ def _bad_requests(device_id: str) -> dict[str, tuple[str, str]]:
 
 
 @pytest.mark.parametrize(
-    "case", ["not a request", "bad signature", "small RSA key", "curve P-521", "another device"]
+    "case",
+    [
+        "not a request",
+        "two requests",
+        "trailing junk",
+        "bad signature",
+        "small RSA key",
+        "curve P-521",
+        "another device",
+    ],
 )
 async def test_each_bad_csr_is_a_400_naming_the_rule(world: World, case: str) -> None:
     before = await _certificates(world)

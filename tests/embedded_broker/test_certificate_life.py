@@ -38,6 +38,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs7
 
 from edge.accounts.device_certificates import ORG_SUSPENDED
+from edge.certificates import issuing
 from edge.kernel import clock
 from edge.ops import tls
 from edge.provisioning.enrollment import BLOCKED
@@ -501,8 +502,27 @@ async def test_est_refusals(broker: Harness, https: Https) -> None:
     good = base64.b64encode(csr.der(csr.request(csr.new_key(), device.id)))
     pkcs10 = {"Content-Type": "application/pkcs10"}
     path = "/.well-known/est/simplereenroll"
-    status, body, _ = await https.call("POST", path, https.context(), data=good, headers=pkcs10)
+    status, body, seen = await https.call("POST", path, https.context(), data=good, headers=pkcs10)
     assert status == 401 and "current client certificate" in body["message"]
+    assert "WWW-Authenticate" not in seen  # no HTTP scheme carries a client certificate
+    pem = csr.pem(csr.request(csr.new_key(), device.id)).encode()
+    for junk in (pem + b"junk\n", pem + csr.pem(csr.request(csr.new_key(), None)).encode()):
+        status, body, _ = await https.call(
+            "POST", path, https.context(device), data=junk, headers=pkcs10
+        )
+        assert (status, body) == (
+            400,
+            {"message": "csr: must be one PEM certificate signing request (PKCS#10)"},
+        )
+    too_large = b"A" * (issuing.MAX_BYTES * 2 + 1)
+    for est, headers in ((path, pkcs10), ("/.well-known/est/simpleenroll", _basic("c", "s"))):
+        status, body, _ = await https.call(
+            "POST", est, https.context(device), data=too_large, headers=headers
+        )
+        assert (status, body) == (
+            413,
+            {"message": f"Request body is larger than {issuing.MAX_BYTES * 2} bytes"},
+        )
     by_key = {**pkcs10, "Authorization": f"Bearer {device.api_key}"}  # EST takes no other
     status, body, _ = await https.call("POST", path, https.context(), data=good, headers=by_key)
     assert status == 401
