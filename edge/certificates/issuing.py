@@ -80,12 +80,14 @@ def parsed(sent: Sent) -> x509.CertificateSigningRequest:
 
 def _one_pem_request(text: str) -> bool:
     """One PEM block and nothing around it: the PEM loader reads the first block and
-    ignores the rest, so a second request or trailing junk would pass unseen."""
+    ignores the rest, so a second request or trailing junk would pass unseen. (A block
+    without its end line is left to the loader: not readable.)"""
+    ends_after = PEM_FOOTER in text and not text.endswith(PEM_FOOTER)
     return (
         text.startswith(PEM_HEADER)
-        and text.endswith(PEM_FOOTER)
+        and not ends_after
         and text.count("-----BEGIN") == 1
-        and text.count("-----END") == 1
+        and text.count("-----END") <= 1
     )
 
 
