@@ -5,7 +5,8 @@
 The zip archive of the files `edge device bundle` writes (edge/devices/bundle.py). The
 server keeps no private key, so each fetch issues new MQTT credentials first, as
 `reset-mqtt-credentials` does: the certificate the device held is superseded, and the
-answer is never cached (`Cache-Control: no-store`).
+answer is never cached (`Cache-Control: no-store`). So it has no HEAD (a 405): one
+would issue credentials and throw them away.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ ROUTES = [
         responses={200: "zip archive"},
         response_type=media_types.either(ZIP),
         extension=True,
-        errors=(409,),
+        errors=(403, 409),
+        head=False,  # a HEAD would issue new credentials and throw them away: a 405
     ),
 ]

@@ -17,12 +17,18 @@ from api import bodies, media_types
 from api.keys import SERVICES
 from api.model_fields import DATETIME, STR, Schema, model
 from api.responses import json_response
-from api.routing import Route, principal
+from api.routing import Route, client_certificate, presented_token, principal
 from api.schemas import obj
-from edge.accounts.device_certificates import REVOKE_REASONS, DeviceCertificates
+from edge.accounts.device_certificates import (
+    NOT_IN_FORCE,
+    REVOKE_REASONS,
+    DeviceCertificates,
+    Held,
+)
 from edge.certificates import issuing
 from edge.certificates.ca import Issued
 from edge.kernel import clock
+from edge.kernel.errors import Unauthenticated
 
 CRL_TYPE = "application/pkix-crl"
 RENEW = obj(
@@ -90,9 +96,25 @@ async def get_crl(request: web.Request) -> web.Response:
 
 async def renew_certificate(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, RENEW)
-    issued = await _service(request).renew(principal(request), body["csr"])
+    issued = await _service(request).renew(principal(request), body["csr"], held(request))
     ca_pem = request.app[SERVICES].site_ca.pem
     return json_response({"certificate": renewed(issued, ca_pem)}, status=201)
+
+
+def held(request: web.Request) -> Held:
+    """The credential this request was authenticated with, for the renewal to check again
+    once its body is in: its API key, else its client certificate."""
+    token = presented_token(request)
+    return Held.api_key(token) if token is not None else held_certificate(request)
+
+
+def held_certificate(request: web.Request) -> Held:
+    """The client certificate of this request, by serial, if it is in force now."""
+    der = client_certificate(request)
+    found = request.app[SERVICES].certificate_logins.accepted(der) if der is not None else None
+    if found is None:
+        raise Unauthenticated(NOT_IN_FORCE)
+    return Held.certificate(found.serial)
 
 
 async def list_device_certificates(request: web.Request) -> web.Response:
@@ -151,7 +173,8 @@ ROUTES = [
         revoke_device_certificate,
         "token",
         "Revoke a device's certificate in force (admins of the device): every listener"
-        " refuses it from now on, and the CRL lists it",
+        " refuses it from now on, and the CRL lists it. One already ended and not yet"
+        " expired may be revoked again with key_compromise, once",
         "provisioning",
         body=REVOKE,
         responses={200: "DeviceCertificateInfo"},

@@ -69,6 +69,8 @@ def payload(
     response = json_response(body, status=status, headers=headers)
     if status == 401:
         response.headers.setdefault("WWW-Authenticate", 'Bearer realm="edge"')
+        if not response.headers["WWW-Authenticate"]:  # the route takes no HTTP scheme
+            del response.headers["WWW-Authenticate"]
     return response
 
 

@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs7
 
 from api import bodies, media_types
+from api.certificates import held_certificate
 from api.client_address import client_address
 from api.keys import CHALLENGE, SERVICES
 from api.routing import Route, client_certificate
@@ -39,6 +40,9 @@ NEEDS_CERTIFICATE = (
     " own HTTPS listener"
 )
 BASIC = 'Basic realm="edge EST", charset="UTF-8"'
+# Re-enrollment's credential is the TLS client certificate, which no HTTP authentication
+# scheme carries: its 401 has no WWW-Authenticate (a Bearer challenge would mislead).
+NO_SCHEME = ""
 
 
 def certs_only(request: web.Request, certificates: list[x509.Certificate]) -> web.Response:
@@ -103,12 +107,14 @@ async def est_simpleenroll(request: web.Request) -> web.Response:
 
 async def est_simplereenroll(request: web.Request) -> web.Response:
     _over_tls(request)
+    request[CHALLENGE] = NO_SCHEME  # a 401 here asks for no bearer: nothing but TLS helps
     der = client_certificate(request)
     if der is None:
         raise Unauthenticated(NEEDS_CERTIFICATE)
     services = request.app[SERVICES]
     caller = services.certificate_logins.principal(der)
-    issued = await services.device_certificates.renew(caller, await csr_of(request))
+    held = held_certificate(request)  # checked again where the new one is recorded
+    issued = await services.device_certificates.renew(caller, await csr_of(request), held)
     return certs_only(request, [_loaded(issued.certificate)])
 
 
@@ -142,7 +148,7 @@ ROUTES = [
         responses={200: "PKCS#7 certs-only (base64)"},
         response_type=media_types.either(PKCS7),
         extension=True,
-        errors=(400, 401, 404, 429),
+        errors=(400, 401, 404, 408, 413, 429),
     ),
     Route(
         "POST",
@@ -156,6 +162,6 @@ ROUTES = [
         responses={200: "PKCS#7 certs-only (base64)"},
         response_type=media_types.either(PKCS7),
         extension=True,
-        errors=(400, 401, 404, 429),
+        errors=(400, 401, 404, 408, 413, 429),
     ),
 ]

@@ -91,6 +91,9 @@ class Route:
     # Edge's own, beyond interface v2.3.18: the document tags it `extensions`, so a reader
     # can tell what a client of the interface will not find elsewhere.
     extension: bool = False
+    # Its GET is not safe (RFC 9110 9.2.1: it issues something each time), so no HEAD is
+    # added beside it: a HEAD must change nothing, and would throw away what it issued.
+    head: bool = True
 
     @property
     def name(self) -> str:
@@ -124,7 +127,7 @@ def still_signed_in(request: web.Request) -> bool:
     """Whether the credentials this request came with still hold (its session not revoked,
     its account not suspended, its token not expired): what a response that stays open asks
     again while it runs (api/events.py). Cached like every verification, so cheap."""
-    token = _api_key_header(request, bearer.SIGNED_IN) or bearer_token(request)
+    token = presented_token(request)
     if token is None:
         der = client_certificate(request)
         logins = request.app[SERVICES].certificate_logins
@@ -138,6 +141,12 @@ def still_signed_in(request: web.Request) -> bool:
     except Unauthenticated:
         return False
     return True
+
+
+def presented_token(request: web.Request) -> str | None:
+    """The token a "token" route's request came with (an API key, as `X-API-Key` or
+    bearer, or an access token), or None when its credential is a client certificate."""
+    return _api_key_header(request, bearer.SIGNED_IN) or bearer_token(request)
 
 
 def _guard(route: Route) -> Handler:
@@ -216,13 +225,14 @@ def with_heads(routes: Sequence[Route]) -> Iterator[Route]:
     HEAD with the same status and headers and no body (aiohttp then sends none). Registered
     right after its GET, the HEAD shares its resource. Not added where a HEAD of its own is
     declared (downloads, health), nor to a WebSocket upgrade (its only answer is 101, and
-    only a GET can upgrade: RFC 6455). The OpenAPI document lists only the declared HEADs
+    only a GET can upgrade: RFC 6455), nor to a GET that issues something each time
+    (`head=False`: a device's bundle). The OpenAPI document lists only the declared HEADs
     (docs/openapi.md says why)."""
     declared = {route.path for route in routes if route.method == "HEAD"}
     for route in routes:
         yield route
         upgrade = 101 in route.responses  # its only success; its refusals are HTTP
-        if route.method == "GET" and route.path not in declared and not upgrade:
+        if route.method == "GET" and route.path not in declared and not upgrade and route.head:
             yield replace(route, method="HEAD")
 
 

@@ -4,11 +4,16 @@ though the site CA's signature on it is still good. Ended ones stay for the CRL.
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from storage.records import DEVICE_CERTIFICATES, DeviceCertificate
 from storage.rows import Tx, insert_record, record, records, scalar
 
 SUPERSEDED, REVOKED = "superseded", "revoked"
+KEY_COMPROMISE = "key_compromise"
 _ENDED = "status <> 'active' OR revoked_date IS NOT NULL"
+# The columns of a registry row, in the order of both tables (ended_certificates is its copy).
+_COLUMNS = ", ".join(f.name for f in fields(DeviceCertificate))
 
 
 def register(conn: Tx, value: DeviceCertificate) -> None:
@@ -49,10 +54,14 @@ def end_all(conn: Tx, device_id: str, now_iso: str, status: str, reason: str) ->
 
 
 def revoke(conn: Tx, serial: str, now_iso: str, reason: str) -> bool:
-    """Revoke one certificate in force; False when it was not (unknown or ended)."""
+    """Revoke one certificate in force; False when it was not (unknown or ended). An
+    ended one not yet expired may be revoked again as compromised (its key was stolen after
+    a renewal superseded it): the CRL then says so."""
     conn.execute(
-        "UPDATE device_certificates SET revoked_date = ?, status = 'revoked', reason = ?"
-        " WHERE serial = ? AND revoked_date IS NULL AND status = 'active'",
+        "UPDATE device_certificates SET revoked_date = ?1, status = 'revoked', reason = ?2"
+        " WHERE serial = ?3 AND ((revoked_date IS NULL AND status = 'active')"
+        f" OR (?2 = '{KEY_COMPROMISE}' AND reason IS NOT '{KEY_COMPROMISE}'"
+        f" AND ({_ENDED}) AND not_after > ?1))",
         (now_iso, reason, serial),
     )
     return conn.changes() == 1
@@ -60,11 +69,14 @@ def revoke(conn: Tx, serial: str, now_iso: str, reason: str) -> bool:
 
 def ended_unexpired(conn: Tx, now_iso: str) -> list[DeviceCertificate]:
     """Superseded and revoked certificates not yet past their expiry: the CRL's entries
-    (an expired certificate is refused by its dates; RFC 5280 5.1.2.6 lets it go)."""
+    (an expired certificate is refused by its dates; RFC 5280 5.1.2.6 lets it go), with
+    those whose rows left the registry (a device deleted or erased: migration 0033)."""
     return records(
         conn,
         DEVICE_CERTIFICATES,
-        f"SELECT * FROM device_certificates WHERE ({_ENDED}) AND not_after > ? ORDER BY serial",
+        f"SELECT {_COLUMNS} FROM device_certificates WHERE ({_ENDED}) AND not_after > ?1"
+        f" UNION ALL SELECT {_COLUMNS} FROM ended_certificates WHERE not_after > ?1"
+        " ORDER BY serial",
         (now_iso,),
     )
 

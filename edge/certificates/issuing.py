@@ -7,8 +7,8 @@ subject empty.
 
 Each broken rule is a 400 on `csr` that names it, checked in this order:
 - its size as sent (padding included) is at most MAX_BYTES, before anything else is read;
-- it is one PEM `CERTIFICATE REQUEST` (the JSON routes) or DER (EST, base64 decoded) that
-  parses;
+- it is one PEM `CERTIFICATE REQUEST` with nothing before or after it (the JSON routes,
+  or EST from a lenient tool) or DER (EST, base64 decoded) that parses;
 - its key is EC on P-256 or P-384, or RSA of 2048 to 8192 bits with the public exponent
   65537 (what the TLS stacks of devices and the broker's listener speak; an odd exponent
   is a sign of a broken or hostile key maker); no Ed25519, DSA or small RSA;
@@ -38,6 +38,7 @@ RSA_BITS = (2048, 8192)
 RSA_EXPONENT = 65537
 ALLOWED = "EC P-256 or P-384, or RSA of 2048 to 8192 bits"
 PEM_HEADER = "-----BEGIN CERTIFICATE REQUEST-----"
+PEM_FOOTER = "-----END CERTIFICATE REQUEST-----"
 
 # (a common name of the request's subject) -> whether it names another device
 NamesAnother = Callable[[str], bool]
@@ -72,9 +73,22 @@ def parsed(sent: Sent) -> x509.CertificateSigningRequest:
         return _loaded(x509.load_der_x509_csr, sent)
     text = sent.decode(errors="replace") if isinstance(sent, bytes) else sent
     text = text.strip()
-    if not text.startswith(PEM_HEADER):
+    if not _one_pem_request(text):
         raise ValidationError(FIELD, "must be one PEM certificate signing request (PKCS#10)")
     return _loaded(x509.load_pem_x509_csr, text.encode())
+
+
+def _one_pem_request(text: str) -> bool:
+    """One PEM block and nothing around it: the PEM loader reads the first block and
+    ignores the rest, so a second request or trailing junk would pass unseen. (A block
+    without its end line is left to the loader: not readable.)"""
+    ends_after = PEM_FOOTER in text and not text.endswith(PEM_FOOTER)
+    return (
+        text.startswith(PEM_HEADER)
+        and not ends_after
+        and text.count("-----BEGIN") == 1
+        and text.count("-----END") <= 1
+    )
 
 
 def _loaded(

@@ -1,8 +1,10 @@
 """The site CA's certificate revocation list: every device certificate superseded or
 revoked and not yet expired, signed by the CA, for tools that check certificates
-themselves (edge's own listeners ask the registry). The CRL number is the auth epoch,
-which grows with every change of a certificate's standing (migration 0009's triggers); the
-CRL is signed again when it moves, or hourly."""
+themselves (edge's own listeners ask the registry). It is signed again when the auth epoch
+moves (every change of a certificate's standing: migration 0009's triggers), or hourly.
+Its CRL number is the moment it was signed, in milliseconds since 1970, and more than the
+one before: RFC 5280 5.2.3 wants it to increase with every CRL, and the auth epoch (the
+number it was) repeated on the hourly signing and went back with a restored backup."""
 
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ class Crls:
         self._db = db
         self._ca = ca
         self._made: tuple[int, dt.datetime, bytes] | None = None
+        self._number = 0
 
     def current(self) -> bytes:
         """The CRL as DER (`application/pkix-crl`)."""
@@ -45,15 +48,21 @@ class Crls:
         now = clock.now()
         made = self._made
         if made is None or made[0] != epoch or now - made[1] >= REISSUE:
-            made = (epoch, now, _signed(self._db, self._ca, epoch))
+            self._number = max(self._number + 1, number_at(now))
+            made = (epoch, now, _signed(self._db, self._ca, self._number))
             self._made = made
         return made[2]
 
 
-def _signed(db: Database, ca: SiteCa, epoch: int) -> bytes:
+def number_at(moment: dt.datetime) -> int:
+    """The CRL number of a CRL signed at this moment: its milliseconds since 1970."""
+    return int(moment.timestamp() * 1000)
+
+
+def _signed(db: Database, ca: SiteCa, number: int) -> bytes:
     now = clock.now_iso()
     ended = db.read(lambda c: registry.ended_unexpired(c, now))
-    return ca.crl([_entry(row) for row in ended], epoch)
+    return ca.crl([_entry(row) for row in ended], number)
 
 
 def _entry(row: DeviceCertificate) -> tuple[int, dt.datetime, x509.ReasonFlags]:

@@ -7,6 +7,7 @@ test_certificate_life.py's."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import zipfile
 from datetime import timedelta
@@ -16,6 +17,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
+from edge.accounts.device_certificates import DeviceCertificates
 from edge.certificates import issuing
 from edge.kernel import clock
 from edge.ops import check
@@ -115,6 +117,20 @@ async def test_who_fetches_a_bundle(world: World, who: str, expected: int) -> No
     assert by_serial[_serial(before["certificate"])]["status"] == "superseded"
 
 
+async def test_a_head_of_the_bundle_is_a_405_and_issues_nothing(world: World) -> None:
+    """A HEAD would issue new credentials and throw them away (superseding the device's)."""
+    before = _serial((await _issue(world))["certificate"])
+    token = await world.token("org_admin")
+    assert world.api is not None
+    response = await world.api.client.head(
+        f"/v2/devices/{world.id('device_member')}/bundle",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert response.status == 405 and response.headers["Allow"] == "GET"
+    listed = await _certificates(world)
+    assert [c["serial"] for c in listed if c["status"] == "active"] == [before]
+
+
 @pytest.mark.parametrize(("who", "expected"), table(ADMINS_OF_MEMBER))
 async def test_who_lists_and_revokes_a_certificate(world: World, who: str, expected: int) -> None:
     serial = _serial((await _issue(world))["certificate"])
@@ -180,8 +196,11 @@ async def test_a_device_renews_its_own_certificate_with_its_api_key(world: World
 
 def _bad_requests(device_id: str) -> dict[str, tuple[str, str]]:
     good = csr.request(csr.new_key(), device_id)
+    one = "csr: must be one PEM certificate signing request (PKCS#10)"
     return {
-        "not a request": ("hello", "csr: must be one PEM certificate signing request (PKCS#10)"),
+        "not a request": ("hello", one),
+        "two requests": (csr.pem(good) + csr.pem(csr.request(csr.new_key(), device_id)), one),
+        "trailing junk": (csr.pem(good) + "junk\n", one),
         "bad signature": (
             csr.tampered(good),
             "csr: its signature does not match its key (bad signature)",
@@ -202,7 +221,16 @@ def _bad_requests(device_id: str) -> dict[str, tuple[str, str]]:
 
 
 @pytest.mark.parametrize(
-    "case", ["not a request", "bad signature", "small RSA key", "curve P-521", "another device"]
+    "case",
+    [
+        "not a request",
+        "two requests",
+        "trailing junk",
+        "bad signature",
+        "small RSA key",
+        "curve P-521",
+        "another device",
+    ],
 )
 async def test_each_bad_csr_is_a_400_naming_the_rule(world: World, case: str) -> None:
     before = await _certificates(world)
@@ -284,6 +312,63 @@ async def test_the_crl_lists_ended_certificates_with_their_reasons(world: World)
     assert active not in reasons
 
 
+async def test_a_superseded_certificate_may_be_revoked_again_as_compromised(
+    world: World,
+) -> None:
+    """Its key stolen after a renewal superseded it: key_compromise (and only that) revokes
+    it again, once, and the CRL says so; an expired one is past the CRL, a 409."""
+    superseded = _serial((await _issue(world))["certificate"])
+    expired = _serial((await _issue(world, "device_loner"))["certificate"])
+    await _issue(world)
+    await _issue(world, "device_loner")
+    base = f"/v2/provisioning/devices/{world.id('device_member')}/certificates/{superseded}"
+    compromised = {"reason": "key_compromise"}
+    status, body = await world.call("org_admin", "POST", f"{base}/revoke")
+    assert (status, body) == (409, {"message": "the certificate is already superseded"})
+    status, body = await world.call("org_admin", "POST", f"{base}/revoke", json=compromised)
+    assert status == 200, body
+    assert (body["certificate"]["status"], body["certificate"]["reason"]) == (
+        "revoked",
+        "key_compromise",
+    )
+    entry = (await _crl(world))[superseded]
+    reason = entry.extensions.get_extension_for_class(x509.CRLReason).value.reason
+    assert reason == x509.ReasonFlags.key_compromise
+    status, body = await world.call("org_admin", "POST", f"{base}/revoke", json=compromised)
+    assert (status, body) == (409, {"message": "the certificate is already revoked"})
+    loner = f"/v2/provisioning/devices/{world.id('device_loner')}/certificates/{expired}"
+    clock.advance(timedelta(days=366))
+    status, body = await world.call("org_admin", "POST", f"{loner}/revoke", json=compromised)
+    assert (status, body) == (409, {"message": "the certificate is already superseded"})
+
+
+async def test_the_crl_number_increases_with_every_signing(world: World) -> None:
+    """RFC 5280 5.2.3: each CRL's number is more than the last one's, also when it is
+    signed again with nothing changed (hourly) and when the auth epoch went back (a
+    restored backup): the number is the time of signing, not the epoch."""
+    assert world.api is not None
+
+    async def number() -> int:
+        assert world.api is not None
+        der = await (await world.api.client.get("/v2/provisioning/crl")).read()
+        crl = x509.load_der_x509_crl(der)
+        return crl.extensions.get_extension_for_class(x509.CRLNumber).value.crl_number
+
+    first = await number()
+    assert await number() == first  # the same CRL until something changes
+    clock.advance(timedelta(hours=2))
+    resigned = await number()
+    assert resigned > first
+    restarted = DeviceCertificates(
+        world.site.services.db,
+        world.site.services.devices,
+        world.site.services.site_ca,
+        world.site.services.config,
+    )
+    again = x509.load_der_x509_crl(restarted.crl())
+    assert again.extensions.get_extension_for_class(x509.CRLNumber).value.crl_number > first
+
+
 async def test_a_device_back_from_the_trash_has_no_certificate_in_force(world: World) -> None:
     serial = _serial((await _issue(world))["certificate"])
     device_id = world.id("device_member")
@@ -294,6 +379,42 @@ async def test_a_device_back_from_the_trash_has_no_certificate_in_force(world: W
     assert all(c["status"] != "active" for c in listed)
     (ended,) = [c for c in listed if c["serial"] == serial]
     assert (ended["status"], ended["reason"]) == ("revoked", "cessation_of_operation")
+
+
+async def _crl(world: World) -> dict[str, x509.RevokedCertificate]:
+    """The CRL's entries by serial, checked signed by the site CA."""
+    assert world.api is not None
+    crl = x509.load_der_x509_crl(await (await world.api.client.get("/v2/provisioning/crl")).read())
+    assert crl.is_signature_valid(world.site.services.site_ca.cert.public_key())  # type: ignore[arg-type]
+    return {format(entry.serial_number, "x"): entry for entry in crl}
+
+
+async def test_a_deleted_devices_certificates_stay_on_the_crl_until_they_expire(
+    world: World,
+) -> None:
+    """Deleted (its rows in the trash), restored (listed once, none in force), deleted
+    again and erased: its certificates are on the CRL throughout, until they expire."""
+    superseded = _serial((await _issue(world))["certificate"])
+    held = (await _issue(world))["certificate"]
+    last = _serial(held)
+    device_id = world.id("device_member")
+    assert (await world.call("org_admin", "DELETE", f"/v2/devices/{device_id}"))[0] == 200
+    listed = await _crl(world)
+    assert {superseded, last} <= set(listed)
+    reason = listed[last].extensions.get_extension_for_class(x509.CRLReason).value.reason
+    assert reason == x509.ReasonFlags.cessation_of_operation
+    assert (await world.call("org_admin", "POST", f"/v2/trash/{device_id}/restore"))[0] == 200
+    assert all(c["status"] != "active" for c in await _certificates(world))
+    assert {superseded, last} <= set(await _crl(world))  # each once (a dict would hide it)
+    assert world.api is not None
+    crl = x509.load_der_x509_crl(await (await world.api.client.get("/v2/provisioning/crl")).read())
+    assert len([e for e in crl if format(e.serial_number, "x") == last]) == 1
+    assert (await world.call("org_admin", "DELETE", f"/v2/devices/{device_id}"))[0] == 200
+    assert (await world.call("org_admin", "DELETE", f"/v2/trash/{device_id}"))[0] == 200
+    assert {superseded, last} <= set(await _crl(world))
+    expiry = x509.load_pem_x509_certificate(held.encode()).not_valid_after_utc
+    clock.advance(expiry - clock.now() + timedelta(seconds=1))
+    assert not {superseded, last} & set(await _crl(world))
 
 
 @pytest.mark.world(device_certificate_days=20)
@@ -355,3 +476,17 @@ async def test_a_device_renews_at_most_once_a_minute(world: World) -> None:
     clock.advance(timedelta(seconds=61))
     assert (await world.call(*renew, json=body))[0] == 201
     assert (await world.call(*renew, json=body))[0] == 429  # counted from the renewal
+
+
+@pytest.mark.world(device_certificate_renewal_seconds=60)
+async def test_renewals_sent_together_get_one_certificate(world: World) -> None:
+    """The limit is read in the write that records the certificate: concurrent renewals
+    cannot all pass it before any is recorded."""
+    await _issue(world)
+    clock.advance(timedelta(seconds=61))
+    bodies = [{"csr": csr.pem(csr.request(csr.new_key(), None))} for _ in range(4)]
+    answers = await asyncio.gather(
+        *(world.call("device_member", "POST", "/v2/provisioning/renew", json=b) for b in bodies)
+    )
+    assert sorted(status for status, _ in answers) == [201, 429, 429, 429]
+    assert [c["status"] for c in await _certificates(world)] == ["active", "superseded"]

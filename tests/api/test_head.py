@@ -1,7 +1,7 @@
 """HEAD on every GET route (RFC 9110, 9.3.2): the status and headers the GET would have,
 and no body. Sweeps the router, so a new GET route is checked without a new test. A
 WebSocket upgrade is the exception: only a GET can upgrade (RFC 6455), so HEAD is a 405
-that names GET."""
+that names GET; so is a GET that issues something each time (a device's bundle)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from tests.api.test_conventions import concrete
 from tests.conftest import Api
 
 UPGRADES = [r for r in ROUTES if r.method == "GET" and 101 in r.responses]
-GETS = [r for r in ROUTES if r.method == "GET" and r not in UPGRADES]
+# GETs that issue something each time (a device's bundle): a HEAD would too, so none.
+UNSAFE = [r for r in ROUTES if r.method == "GET" and not r.head]
+GETS = [r for r in ROUTES if r.method == "GET" and r not in UPGRADES + UNSAFE]
 # Headers that differ between two answers to the same request (and the length, below).
 PER_ANSWER = {"Date", "X-Request-ID", "Content-Length"}
 
@@ -71,6 +73,13 @@ async def test_no_body_follows_a_head_on_the_wire(api: Api) -> None:
     assert first.startswith(b"HTTP/1.1 200 ") and b"Content-Length: " in first
     assert rest.startswith(b"HTTP/1.1 200 "), rest[:80]
     assert rest.endswith(b'"}')
+
+
+@pytest.mark.parametrize("route", UNSAFE, ids=_route_id)
+async def test_a_get_that_issues_credentials_refuses_head(api: Api, route: Route) -> None:
+    answer = await api.client.head(concrete(route.path))
+    assert answer.status == 405
+    assert "GET" in answer.headers["Allow"] and "HEAD" not in answer.headers["Allow"]
 
 
 @pytest.mark.parametrize("route", UPGRADES, ids=_route_id)

@@ -305,3 +305,14 @@ def test_the_tunnel_connect_refusal_documents_the_services_it_carries(
     model = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[-1]]
     assert set(model["required"]) == {"message", "services"}
     assert model["properties"]["services"] == {"type": "array", "items": {"type": "string"}}
+
+
+EST_POSTS = ["/.well-known/est/simpleenroll", "/.well-known/est/simplereenroll"]
+
+
+@pytest.mark.parametrize("path", EST_POSTS)
+def test_est_posts_list_the_body_refusals(document: dict[str, Any], path: str) -> None:
+    """EST reads its body itself (base64 DER, not JSON): too large is a 413, too slow a
+    408, as for every body, and the document says so."""
+    responses = _operations(document)[("POST", path)]["responses"]
+    assert {"400", "408", "413"} <= set(responses)

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import datetime as dt
 import hashlib
 import io
+import json
 import ssl
 import subprocess
 import zipfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs7
 
+from edge.accounts.device_certificates import ORG_SUSPENDED
+from edge.certificates import issuing
 from edge.kernel import clock
 from edge.ops import tls
 from edge.provisioning.enrollment import BLOCKED
@@ -177,6 +181,151 @@ async def test_a_device_renews_before_expiry_over_https_with_its_certificate(
     status, body_old, _ = await https.call("GET", "/v2/devices", https.context(files=old))
     assert (status, body_old) == (401, REFUSED)
     assert (await broker.client("t3", "mqtt-tls", tls=(broker.ca_file, *old)).connect())[0] == 5
+
+
+async def _held_request(
+    broker: Harness,
+    https: Https,
+    context: ssl.SSLContext,
+    head: bytes,
+    body: bytes,
+    between: Callable[[], Awaitable[Any]],
+) -> bytes:
+    """A request whose headers arrive, then `between` runs, then its body: the guard has
+    taken the credential (the device is marked seen) before the body is in."""
+    seen = broker.site.services.last_seen
+    await seen.flush()
+    reader, writer = await asyncio.open_connection(
+        "127.0.0.1", https.port, ssl=context, server_hostname="localhost"
+    )
+    writer.write(head % len(body))
+    await writer.drain()
+    while not seen.pending:  # the guard has accepted the credential
+        await asyncio.sleep(0.01)
+    await between()
+    writer.write(body)
+    await writer.drain()
+    answer = await reader.read(65536)
+    writer.close()
+    return answer
+
+
+RENEW_HEAD = (
+    b"POST /v2/provisioning/renew HTTP/1.1\r\nHost: localhost\r\n%s"
+    b"Content-Type: application/json\r\nContent-Length: %%d\r\n\r\n"
+)
+REENROLL_HEAD = (
+    b"POST /.well-known/est/simplereenroll HTTP/1.1\r\nHost: localhost\r\n"
+    b"Content-Type: application/pkcs10\r\nContent-Length: %d\r\n\r\n"
+)
+
+
+async def _issued_none_since(broker: Harness, device: Device, statuses: list[str]) -> None:
+    path = f"/v2/provisioning/devices/{device.id}/certificates"
+    status, listed = await broker.call("GET", path)
+    assert status == 200 and [c["status"] for c in listed["certificates"]] == statuses
+
+
+async def test_a_certificate_revoked_while_the_renewal_body_arrives_renews_nothing(
+    broker: Harness, https: Https
+) -> None:
+    """REST renewal and EST re-enrollment check the certificate again where the new one
+    is recorded: revoked after the guard took it, before the body came, it issues none."""
+    device = await broker.device("dev1")
+    renewal = json.dumps(_renewal(device)[1]).encode()
+    reenroll = base64.encodebytes(csr.der(csr.request(csr.new_key(), None)))
+    for head, body in ((RENEW_HEAD % b"", renewal), (REENROLL_HEAD, reenroll)):
+        await broker.reset_certificate(device)
+        answer = await _held_request(
+            broker, https, https.context(device), head, body, lambda: _revoke(broker, device)
+        )
+        assert answer.startswith(b"HTTP/1.1 401 "), answer[:200]
+        assert b'{"message":"The credential of this request is no longer in force"}' in answer
+    await _issued_none_since(broker, device, ["revoked", "revoked", "superseded"])
+
+
+async def test_an_api_key_reset_while_the_renewal_body_arrives_renews_nothing(
+    broker: Harness, https: Https
+) -> None:
+    """A thief's renewal with a key the admin resets (and then re-keys the device) while
+    the body is on its way supersedes nothing: the admin's fresh certificate stays."""
+    device = await broker.device("dev1")
+    stolen = b"X-API-Key: %s\r\n" % device.api_key.encode()
+
+    async def rekey() -> None:
+        await broker.reset_api_key(device)
+        await broker.reset_certificate(device)
+
+    body = json.dumps(_renewal(device)[1]).encode()
+    answer = await _held_request(broker, https, https.context(), RENEW_HEAD % stolen, body, rekey)
+    assert answer.startswith(b"HTTP/1.1 401 "), answer[:200]
+    await _issued_none_since(broker, device, ["active", "superseded"])
+    assert (await broker.client("t", "mqtt-tls", tls=broker.tls(device)).connect())[0] == 0
+
+
+@pytest.mark.world(device_certificate_renewal_seconds=60)
+async def test_renewals_held_open_together_issue_one_certificate(
+    broker: Harness, https: Https
+) -> None:
+    """The renewal limit is read where the certificate is recorded: of renewals (by API
+    key, which a renewal leaves in force) whose bodies all arrive once each passed the
+    guard, one is issued, the rest are 429s."""
+    device = await broker.device("dev1")
+    key = b"X-API-Key: %s\r\n" % device.api_key.encode()
+    clock.advance(dt.timedelta(seconds=61))
+    seen = broker.site.services.last_seen
+    await seen.flush()
+    held = []
+    for _ in range(4):
+        body = json.dumps(_renewal(device)[1]).encode()
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", https.port, ssl=https.context(), server_hostname="localhost"
+        )
+        writer.write(RENEW_HEAD % key % len(body))
+        await writer.drain()
+        while not seen.pending:
+            await asyncio.sleep(0.01)
+        await seen.flush()
+        held.append((reader, writer, body))
+    for _, writer, body in held:
+        writer.write(body)
+    answers = [await reader.read(12) for reader, _, _ in held]
+    for _, writer, _ in held:
+        writer.close()
+    assert sorted(a[9:12] for a in answers) == [b"201", b"429", b"429", b"429"]
+    await _issued_none_since(broker, device, ["active", "superseded"])
+
+
+async def test_a_suspended_organizations_devices_get_no_new_credentials(
+    broker: Harness, https: Https
+) -> None:
+    """Its devices' certificates keep working (docs/sign-in.md), but renewal and EST
+    re-enrollment are 401s and the bundle (staff asking) a 403: no new credentials."""
+    device = await broker.device("dev1")
+    staff = await broker.app_api.token()
+    org = f"/v2/orgs/{broker.org_id}"
+    status, reply = await broker.app_api.call("PATCH", org, staff, json={"is_active": False})
+    assert status == 200, reply
+    status, _, _ = await https.call("GET", f"/v2/devices/{device.id}", https.context(device))
+    assert status == 200
+    status, reply, _ = await https.call(
+        "POST", "/v2/provisioning/renew", https.context(device), json=_renewal(device)[1]
+    )
+    assert (status, reply) == (401, {"message": ORG_SUSPENDED})
+    status, reply, _ = await https.call(
+        "POST",
+        "/.well-known/est/simplereenroll",
+        https.context(device),
+        data=base64.b64encode(csr.der(csr.request(csr.new_key(), None))),
+        headers={"Content-Type": "application/pkcs10"},
+    )
+    assert (status, reply) == (401, {"message": ORG_SUSPENDED})
+    scoped = await broker.app_api.token(scope=broker.org_id)
+    status, reply = await broker.app_api.call("GET", f"/v2/devices/{device.id}/bundle", scoped)
+    assert (status, reply) == (403, {"message": ORG_SUSPENDED})
+    listed = f"/v2/provisioning/devices/{device.id}/certificates"
+    status, reply = await broker.app_api.call("GET", listed, scoped)
+    assert status == 200 and [c["status"] for c in reply["certificates"]] == ["active"]
 
 
 # -- enrollment -----------------------------------------------------------------------------
@@ -353,8 +502,27 @@ async def test_est_refusals(broker: Harness, https: Https) -> None:
     good = base64.b64encode(csr.der(csr.request(csr.new_key(), device.id)))
     pkcs10 = {"Content-Type": "application/pkcs10"}
     path = "/.well-known/est/simplereenroll"
-    status, body, _ = await https.call("POST", path, https.context(), data=good, headers=pkcs10)
+    status, body, seen = await https.call("POST", path, https.context(), data=good, headers=pkcs10)
     assert status == 401 and "current client certificate" in body["message"]
+    assert "WWW-Authenticate" not in seen  # no HTTP scheme carries a client certificate
+    pem = csr.pem(csr.request(csr.new_key(), device.id)).encode()
+    for junk in (pem + b"junk\n", pem + csr.pem(csr.request(csr.new_key(), None)).encode()):
+        status, body, _ = await https.call(
+            "POST", path, https.context(device), data=junk, headers=pkcs10
+        )
+        assert (status, body) == (
+            400,
+            {"message": "csr: must be one PEM certificate signing request (PKCS#10)"},
+        )
+    too_large = b"A" * (issuing.MAX_BYTES * 2 + 1)
+    for est, headers in ((path, pkcs10), ("/.well-known/est/simpleenroll", _basic("c", "s"))):
+        status, body, _ = await https.call(
+            "POST", est, https.context(device), data=too_large, headers=headers
+        )
+        assert (status, body) == (
+            413,
+            {"message": f"Request body is larger than {issuing.MAX_BYTES * 2} bytes"},
+        )
     by_key = {**pkcs10, "Authorization": f"Bearer {device.api_key}"}  # EST takes no other
     status, body, _ = await https.call("POST", path, https.context(), data=good, headers=by_key)
     assert status == 401
