@@ -244,20 +244,20 @@ async def delete_job(request: web.Request) -> web.Response:
 async def list_device_jobs(request: web.Request) -> web.Response:
     jobs = _services(request).device_jobs
     device = jobs.own(principal(request), request.match_info["device_id"])
-    return json_response(jobs.pending(device))
+    return json_response(jobs.pending(device.id))
 
 
 async def get_device_job(request: web.Request) -> web.Response:
     jobs = _services(request).device_jobs
     device = jobs.own(principal(request), request.match_info["device_id"])
-    return json_response({"execution": jobs.get(device, request.match_info["job_id"])})
+    return json_response({"execution": jobs.get(device.id, request.match_info["job_id"])})
 
 
 async def update_device_job(request: web.Request) -> web.Response:
     body = await bodies.read_json(request, UPDATE_EXECUTION)
     jobs = _services(request).device_jobs
     device = jobs.own(principal(request), request.match_info["device_id"])
-    execution = await jobs.update(device, request.match_info["job_id"], body)
+    execution = await jobs.update(device.id, request.match_info["job_id"], body)
     return json_response({"execution": execution})
 
 

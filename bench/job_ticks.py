@@ -72,9 +72,7 @@ class Bench:
         return time.process_time() - began, changes.devices
 
     async def finish(self, job_id: str, device_id: str) -> None:
-        device = self.services.db.read(lambda c: device_store.get(c, device_id))
-        assert device is not None
-        await self.services.device_jobs.update(device, job_id, {"state": "SUCCEEDED"})
+        await self.services.device_jobs.update(device_id, job_id, {"state": "SUCCEEDED"})
 
     async def end(self, job_id: str) -> None:
         with contextlib.suppress(Conflict):  # unless it has just completed

@@ -229,7 +229,7 @@ def _jobs(services: Services, broker: MqttService) -> None:
     update their executions through it."""
     notices = services.jobs.notices
     notices.notify = broker.notify_device
-    broker.add_inbox(JobInbox(services.db, services.device_jobs, notices))
+    broker.add_inbox(JobInbox(services.device_jobs, notices))
 
 
 async def _mqtt(app: web.Application) -> AsyncIterator[None]:

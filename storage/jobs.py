@@ -1,5 +1,5 @@
-"""Rollout jobs and their executions: the jobs, job_executions and job_counts tables
-(docs/jobs.md, migration 0027).
+"""Rollout jobs and their executions: the jobs, job_targets, job_executions and job_counts
+tables (docs/jobs.md, migrations 0027 and 0034).
 
 Every change of an execution's state is one conditional UPDATE (the state it leaves is in
 its WHERE), so two writers never both move it; counts per state follow by trigger. What
@@ -16,7 +16,7 @@ from typing import Any
 
 from storage.listing import Field, Scope, Table
 from storage.records import Codec, Record
-from storage.rows import Tx, insert_record, record, records, scalar, update_record
+from storage.rows import Tx, insert, record, records, scalar, update_record
 
 RUNNING = ("SCHEDULED", "IN_PROGRESS")
 UNFINISHED = ("QUEUED", "IN_PROGRESS")
@@ -67,7 +67,8 @@ class Job(Record):
 class JobCore(Record):
     """A job without what was asked of its targets: what the scheduler, the notices and a
     device's view read. `targets` holds up to jobs_max_targets device IDs, which those
-    paths never need, so they never read nor decode it."""
+    paths never need, so they never read nor decode it (it is not even in the jobs row:
+    migration 0034)."""
 
     id: str
     org_id: str
@@ -109,6 +110,11 @@ class Execution(Record):
 
 
 JOBS = Codec(Job, "jobs")
+# `targets` is kept in its own table (migration 0034), so that the jobs row, which the
+# scheduler reads and writes on every tick, stays small: a job reads as one row anyway.
+JOBS.select = JOBS.select.replace(
+    "jobs.targets", "(SELECT targets FROM job_targets WHERE job_targets.job_id = jobs.id)"
+)
 CORES = Codec(JobCore, "jobs")
 EXECUTIONS = Codec(Execution, "job_executions")
 _INSERTED = tuple(c for c in EXECUTIONS.columns if c != "id")
@@ -162,7 +168,10 @@ EXECUTION_LIST = Table(
 
 # -- jobs ----------------------------------------------------------------------------------
 def create(conn: Tx, job: Job) -> None:
-    insert_record(conn, JOBS, job)
+    row = JOBS.encode(job)
+    targets = row.pop("targets")
+    insert(conn, JOBS.table, row)
+    conn.execute("INSERT INTO job_targets (job_id, targets) VALUES (?, ?)", (job.id, targets))
     conn.executemany(
         "INSERT INTO job_counts (job_id, state, n) VALUES (?, ?, 0)",
         [(job.id, state) for state in STATES],

@@ -19,10 +19,11 @@ from typing import Any
 
 from edge.accounts.devices import Devices
 from edge.jobs import progress, views
-from edge.jobs.notices import Notices
+from edge.jobs.notices import Notices, Told
 from edge.kernel import clock, fields, json_text
 from edge.kernel.errors import Conflict, Denied, NotFound, SchemaError, ValidationError
 from edge.kernel.principal import Principal
+from storage import devices as device_store
 from storage import jobs as store
 from storage.database import Database
 from storage.jobs import Execution, JobCore
@@ -53,28 +54,43 @@ class DeviceJobs:
             raise Denied("A device's jobs are its own: see GET /v2/jobs/{job_id}/executions")
         return target.account
 
-    # -- for both ----------------------------------------------------------------------------
-    def pending(self, device: Device) -> Row:
-        found = self._db.read(lambda c: store.of_device(c, device.id, released_only=True))
-        return {"jobs": [views.summary(e) for e in found]}
+    # -- for both: the device by its ID, checked active in the same transaction ------------
+    def pending(self, device_id: str) -> Row:
+        def read(conn: Tx) -> list[Execution]:
+            _active(conn, device_id)
+            return store.of_device(conn, device_id, released_only=True)
 
-    def get(self, device: Device, job_id: str) -> Row:
+        return {"jobs": [views.summary(e) for e in self._db.read(read)]}
+
+    def get(self, device_id: str, job_id: str) -> Row:
         def both(conn: Tx) -> tuple[Execution, JobCore]:
-            return _released(conn, job_id, device.id)
+            _active(conn, device_id)
+            return _released(conn, job_id, device_id)
 
         execution, job = self._db.read(both)
         return views.for_device(execution, job, self._notices.url_of)
 
-    async def update(self, device: Device, job_id: str, body: Mapping[str, Any]) -> Row:
+    async def update(self, device_id: str, job_id: str, body: Mapping[str, Any]) -> Row:
+        """Apply the device's update; what it changes for the device's next job and for
+        the job's progress is read in the same write and told after its commit."""
         change = parse_update(body)
         now = clock.now_iso()
 
-        def write(conn: Tx) -> tuple[Execution, JobCore, progress.Changes]:
-            return _apply(conn, device.id, job_id, change, now)
+        def write(conn: Tx) -> tuple[Execution, JobCore, Told]:
+            _active(conn, device_id)
+            execution, job, changes = _apply(conn, device_id, job_id, change, now)
+            return execution, job, self._notices.gather(conn, changes)
 
-        execution, job, changes = await self._db.write(write)
-        await self._notices.tell(changes)
+        execution, job, told = await self._db.write(write)
+        await self._notices.send(told)
         return views.for_device(execution, job, self._notices.url_of)
+
+
+def _active(conn: Tx, device_id: str) -> None:
+    """A device deleted or suspended since it signed in has no jobs to see or update."""
+    device = device_store.get(conn, device_id)
+    if device is None or not device.is_active:
+        raise NotFound("Device not found")
 
 
 def parse_update(body: Mapping[str, Any]) -> Row:

@@ -22,16 +22,12 @@ from edge.jobs import topics
 from edge.jobs.executions import DeviceJobs
 from edge.jobs.notices import NOTHING, Notices
 from edge.kernel import errors
-from storage import devices as device_store
-from storage.database import Database
-from storage.records import Device
 
 log = logging.getLogger("edge.jobs")
 
 
 class JobInbox:
-    def __init__(self, db: Database, executions: DeviceJobs, notices: Notices) -> None:
-        self._db = db
+    def __init__(self, executions: DeviceJobs, notices: Notices) -> None:
         self._executions = executions
         self._notices = notices
 
@@ -55,10 +51,8 @@ class JobInbox:
         """The device's next execution, at once, unless this connection of the session
         was sent that one already (`sent` marks it): a SUBSCRIBE repeated in a loop costs
         no notice. With nothing to do, nothing is sent (as if `{}` had been)."""
-        device = self._device(client)
-        if device is None:
-            return sent
-        return self._notices.next_for(device, NOTHING if sent is None else sent)
+        mark = self._notices.next_for(client.account_id, NOTHING if sent is None else sent)
+        return sent if mark is None else mark
 
     async def receive(self, client: MqttClient, topic: str, payload: bytes) -> None:
         token = None
@@ -76,9 +70,9 @@ class JobInbox:
             self._reply(client, f"{topic}/rejected", topics.reply(failed, token))
 
     async def _answer(self, client: MqttClient, topic: str, body: dict[str, Any]) -> Any:
-        device = self._device(client)
-        if device is None:
-            raise errors.NotFound("Device not found")
+        """The answer to a request, the device checked (still active) in the same read or
+        write that answers it: no read of its own on the event loop."""
+        device = client.account_id
         levels = topic[len(self._own(client) or "") + 1 :].split("/")
         if levels == [topics.GET]:
             return self._executions.pending(device)
@@ -86,10 +80,6 @@ class JobInbox:
         if action == topics.GET:
             return self._executions.get(device, job_id)
         return await self._executions.update(device, job_id, body)
-
-    def _device(self, client: MqttClient) -> Device | None:
-        device = self._db.read(lambda c: device_store.get(c, client.account_id))
-        return device if device is not None and device.is_active else None
 
     def _reply(self, client: MqttClient, topic: str, payload: bytes) -> None:
         if self._notices.notify is not None:

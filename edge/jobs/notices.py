@@ -3,7 +3,11 @@ changed gets `notify-next` on its own sessions (QoS 1), and each job whose execu
 moved is told on the progress hook (`JobProgress`), which the live feed carries on.
 
 Nothing here is told before the commit that makes it true; a notice lost to a crash is
-sent again when the device subscribes or reconnects (edge/jobs/inbox.py).
+sent again when the device subscribes or reconnects (edge/jobs/inbox.py). A write that
+moves executions gathers what it will tell inside its own transaction (`gather`, on the
+writer's thread), so a device's update or a tick costs the event loop no read of its own:
+only a change of more than `CHUNK` devices (a release or a cancel of thousands) is read
+after the commit, in chunks, the loop free between them.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import asyncio
 import logging
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from edge.devices.topics import Notify
 from edge.jobs import topics, views
@@ -44,6 +48,16 @@ class JobProgress:
     counts: dict[str, int]
 
 
+@dataclass
+class Told:
+    """What a commit tells, gathered in its transaction: the devices' next executions and
+    the jobs' progress; the devices `later` are read after the commit, in chunks."""
+
+    devices: list[tuple[Device, views.Row | None]] = field(default_factory=list)
+    progress: list[JobProgress] = field(default_factory=list)
+    later: list[str] = field(default_factory=list)
+
+
 class Notices:
     def __init__(self, db: Database, url_of: views.UrlOf) -> None:
         self._db = db
@@ -53,17 +67,36 @@ class Notices:
         self.progress: Hook[JobProgress] = Hook("jobs")
 
     async def tell(self, changes: Changes) -> None:
-        """Tell every changed device its next execution, `CHUNK` devices per read (each
-        job read once for the whole batch), yielding the loop between chunks so a release
-        of thousands never holds it; then each changed job's progress."""
+        """Tell, after a commit that did not `gather`, what it changed: each changed job's
+        progress read in one read, every device in chunks."""
+        events = self._db.read(lambda c: self._events(c, changes.jobs))
+        await self.send(Told(progress=events, later=sorted(changes.devices)))
+
+    def gather(self, conn: Tx, changes: Changes) -> Told:
+        """Inside the transaction that made `changes`: what to tell after its commit (see
+        `send`), read on the writer's connection rather than the loop's."""
         devices = sorted(changes.devices)
+        if len(devices) > CHUNK:
+            return Told(progress=self._events(conn, changes.jobs), later=devices)
+        return Told(self._chunk(devices, {})(conn), self._events(conn, changes.jobs))
+
+    async def send(self, told: Told) -> None:
+        """After the commit: publish what `gather` found, read the devices it left."""
+        for device, body in told.devices:
+            self._publish(device, body, None)
+        await self._tell_devices(told.later)
+        for event in told.progress:
+            self.progress.emit(event)
+
+    async def _tell_devices(self, devices: list[str]) -> None:
+        """Tell these devices their next execution, `CHUNK` devices per read (each job
+        read once for the whole batch), yielding the loop between chunks so a release of
+        thousands never holds it."""
         jobs: Jobs = {}
         for start in range(0, len(devices), CHUNK):
             for device, body in self._db.read(self._chunk(devices[start : start + CHUNK], jobs)):
                 self._publish(device, body, None)
             await asyncio.sleep(0)
-        for job_id in sorted(changes.jobs):
-            self._progress(job_id)
 
     def _chunk(
         self, device_ids: list[str], jobs: Jobs
@@ -80,10 +113,14 @@ class Notices:
 
         return read
 
-    def next_for(self, device: Device, unless: int | None = None) -> int:
+    def next_for(self, device_id: str, unless: int | None = None) -> int | None:
         """Publish the device's next execution (or `{}`) on its notify-next, unless it is
-        the one `unless` marks (what this returned before); its mark."""
-        body = self._db.read(lambda c: self.next_view(c, device.id))
+        the one `unless` marks (what this returned before); its mark, or None when the
+        device is no longer active (one read for both)."""
+        found = self._db.read(self._chunk([device_id], {}))
+        if not found:
+            return None
+        device, body = found[0]
         return self._publish(device, body, unless)
 
     def _publish(self, device: Device, body: views.Row | None, unless: int | None) -> int:
@@ -108,12 +145,16 @@ class Notices:
         job = memo[job_id]
         return None if job is None else views.for_device(pending[0], job, self.url_of)
 
-    def _progress(self, job_id: str) -> None:
-        def both(conn: Tx) -> tuple[JobCore | None, dict[str, int]]:
-            return store.core(conn, job_id), store.counts(conn, job_id)
-
-        job, counts = self._db.read(both)
-        if job is None:
-            return
-        event = JobProgress(job.org_id, job.project_id, job.id, job.created_by, job.state, counts)
-        self.progress.emit(event)
+    def _events(self, conn: Tx, job_ids: set[str]) -> list[JobProgress]:
+        """Each job's progress as `conn` sees it (the jobs deleted meanwhile left out)."""
+        events = []
+        for job_id in sorted(job_ids):
+            job = store.core(conn, job_id)
+            if job is not None:
+                counts = store.counts(conn, job_id)
+                events.append(
+                    JobProgress(
+                        job.org_id, job.project_id, job.id, job.created_by, job.state, counts
+                    )
+                )
+        return events

@@ -15,7 +15,8 @@ ticks for its turn). Wake-ups (a job was made) that come within `WAKE_GAP` of th
 tick are one tick, however many POSTs asked. The state is all in SQLite and
 each tick is one transaction: after a restart or a SIGKILL, the next tick starts from
 what was committed, so no execution is released twice or lost. The devices released are
-told on notify-next after the commit. `tick` (and `step`, the transaction's work) is
+told on notify-next after the commit (what to tell them is read in the tick's own
+transaction: edge/jobs/notices.py `gather`). `tick` (and `step`, the transaction's work) is
 the seam a benchmark times.
 """
 
@@ -27,7 +28,7 @@ import logging
 from datetime import datetime, timedelta
 
 from edge.jobs import artifacts, progress
-from edge.jobs.notices import Notices
+from edge.jobs.notices import Notices, Told
 from edge.jobs.progress import Changes
 from edge.kernel import clock
 from storage import jobs as store
@@ -72,8 +73,13 @@ class Scheduler:
 
     async def tick(self) -> Changes:
         now = clock.now()
-        changes = await self._db.write(lambda c: step(c, now))
-        await self._notices.tell(changes)
+
+        def write(conn: Tx) -> tuple[Changes, Told]:
+            changes = step(conn, now)
+            return changes, self._notices.gather(conn, changes)
+
+        changes, told = await self._db.write(write)
+        await self._notices.send(told)
         return changes
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from edge.kernel.errors import NotFound
 from embedded_broker import frames
 from tests.embedded_broker.clients import Client
 from tests.embedded_broker.conftest import Device, Harness
@@ -93,6 +94,81 @@ async def test_the_device_lists_its_pending_jobs(broker: Harness) -> None:
     await client.publish(f"{jobs(device)}/nope/get", b"", 1)
     topic, body = await next_json(client)
     assert topic == f"{jobs(device)}/nope/get/rejected" and body["code"] == 404
+
+
+def jobs_reads_on_the_loop(broker: Harness, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The reads the jobs room makes on the event loop's connection from now on, named by
+    the function read (the writer's thread does not count: it is off the loop)."""
+    db = broker.site.services.db
+    made: list[str] = []
+    read = db.read
+
+    def counted(fn: Any) -> Any:
+        if getattr(fn, "__module__", "").startswith("edge.jobs"):
+            made.append(fn.__qualname__)
+        return read(fn)
+
+    monkeypatch.setattr(db, "read", counted)
+    return made
+
+
+async def test_a_devices_update_costs_the_loop_no_read(
+    broker: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An update over MQTT is one write: the device checked, the execution moved, what
+    notify-next and the progress hook tell read in that write's transaction, on the
+    writer's thread; the event loop only hands the request over and publishes."""
+    device = await broker.device("pump")
+    job_id = await new_job(broker, device)
+    client = await notified(broker, device)
+    await next_json(client)  # notify-next, on subscribing
+    made = jobs_reads_on_the_loop(broker, monkeypatch)
+    for state in ("IN_PROGRESS", "SUCCEEDED"):
+        await client.publish(f"{jobs(device)}/{job_id}/update", json.dumps({"state": state}), 1)
+        replies = [await next_json(client) for _ in range(1 if state == "IN_PROGRESS" else 2)]
+        assert f"{jobs(device)}/{job_id}/update/accepted" in dict(replies)
+    assert made == []
+
+
+async def test_a_tick_that_releases_costs_the_loop_no_read(
+    broker: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a tick releases is told from what its own transaction read (a release of more
+    than a chunk of devices is read after the commit, in chunks, the loop free between)."""
+    device = await broker.device("pump")
+    client = await notified(broker, device)
+    status, reply = await broker.call(
+        "POST", "/v2/jobs", json={"document": {}, "targets": {"device_ids": [device.id]}}
+    )
+    assert status == 201, reply
+    made = jobs_reads_on_the_loop(broker, monkeypatch)
+    released = await broker.site.services.job_scheduler.tick()
+    assert released.devices == {device.id}
+    topic, body = await next_json(client)
+    assert topic.endswith("/notify-next") and body["execution"]["job_id"] == reply["job"]["id"]
+    assert made == []
+
+
+async def test_a_suspended_devices_requests_are_refused_in_their_transaction(
+    broker: Harness,
+) -> None:
+    """The device is checked active in the read or write that answers (no read of it
+    before): suspended, its own executions are not found, over HTTP's service as over
+    MQTT's."""
+    device = await broker.device("pump")
+    job_id = await new_job(broker, device)
+    await broker.suspend(device)
+    device_jobs = broker.site.services.device_jobs
+    for ask in (
+        lambda: device_jobs.pending(device.id),
+        lambda: device_jobs.get(device.id, job_id),
+    ):
+        with pytest.raises(NotFound, match="Device not found"):
+            ask()
+    with pytest.raises(NotFound, match="Device not found"):
+        await device_jobs.update(device.id, job_id, {"state": "IN_PROGRESS"})
+    status, stored = await broker.call("GET", f"/v2/jobs/{job_id}/executions/{device.id}")
+    assert status == 200 and stored["execution"]["version"] == 1  # not moved
 
 
 async def test_a_device_catches_up_on_subscribing_and_reconnecting(broker: Harness) -> None:

@@ -229,3 +229,32 @@ def test_0021_keeps_events_and_adds_their_names(tmp_path: Path) -> None:
         )
     finally:
         conn.close()
+
+
+# -- 0034: a job's targets out of its row ----------------------------------------------------
+def test_0034_keeps_each_jobs_targets_in_their_own_table(tmp_path: Path) -> None:
+    """A job made before 0034 shows the same targets after it; its row no longer holds them."""
+    db = tmp_path / "edge.db"
+    migrate.apply_pending(db, upto=33)
+    seed(db, 33)
+    conn = apsw.Connection(str(db))
+    targets = '{"device_ids": ["dev0000000000001", "dev0000000000002"]}'
+    conn.execute(
+        "INSERT INTO jobs (id, org_id, description, document, targets, continuous, policy,"
+        " state, window_start, created_date, created_by, last_updated_date, target_limit)"
+        " VALUES ('job1', 'org0000000000001', '', '{}', ?, 0, '{}', 'IN_PROGRESS', 'w',"
+        " 'c', 'u', 'l', 10000)",
+        (targets,),
+    )
+    conn.close()
+    migrate.apply_pending(db)
+    conn = apsw.Connection(str(db))
+    try:
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(jobs)")]
+        kept = conn.execute("SELECT job_id, targets FROM job_targets").fetchall()
+        assert "targets" not in columns and kept == [("job1", targets)]
+        conn.execute("PRAGMA foreign_keys = ON")  # as storage/pragmas.py opens every connection
+        conn.execute("DELETE FROM jobs WHERE id = 'job1'")
+        assert conn.execute("SELECT count(*) FROM job_targets").fetchone() == (0,)
+    finally:
+        conn.close()

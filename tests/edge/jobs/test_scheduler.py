@@ -118,6 +118,34 @@ def test_a_tick_costs_the_same_for_10_and_10000_targets(conn: apsw.Connection) -
     assert large <= small * 1.25 + 200, (small, large)
 
 
+def pages_written_by_a_tick(conn: apsw.Connection) -> int:
+    """The pages a tick's transaction writes (to the WAL, at its commit)."""
+    conn.status(apsw.SQLITE_DBSTATUS_CACHE_WRITE, True)
+    with conn:
+        scheduler.step(conn, clock.now())
+    return int(conn.status(apsw.SQLITE_DBSTATUS_CACHE_WRITE, True)[0])
+
+
+def test_a_releasing_tick_writes_the_same_for_10_and_10000_targets(
+    conn: apsw.Connection,
+) -> None:
+    """A tick that releases one execution moves the job's rate window, a write of the
+    job's row: it writes as many pages for a job over 10,000 device IDs as over 10, as
+    the IDs are not in that row (migration 0034), whose overflow pages it would rewrite."""
+    policy = Policy(max_in_progress=1, timeout_seconds=3600)
+
+    def pages(job_id: str, count: int) -> int:
+        with_targets(conn, job_id, count, policy)
+        written = pages_written_by_a_tick(conn)
+        with conn:
+            conn.execute("DELETE FROM jobs")
+        return written
+
+    small, large = pages("small", 10), pages("large", 10_000)
+    assert small > 0
+    assert large <= small + 3, (small, large)  # + a deeper B-tree's pages, at most
+
+
 def test_a_tick_costs_the_same_for_60_and_600_running_jobs(conn: apsw.Connection) -> None:
     """Each tick visits JOBS_PER_TICK jobs at most: with ten times the running jobs, its
     steps stay within the slack of the indexes' depth."""
@@ -176,7 +204,7 @@ def test_the_tick_and_the_notices_never_read_a_jobs_targets(conn: apsw.Connectio
     clock.advance(timedelta(seconds=2))
     with conn:
         assert scheduler.step(conn, clock.now()).devices == released.devices  # timed out
-    assert ("jobs", "state") in read and ("jobs", "targets") not in read
+    assert ("jobs", "state") in read and ("job_targets", "targets") not in read
 
 
 def test_a_tick_releases_within_the_rate_and_the_in_progress_limit(conn: apsw.Connection) -> None:
