@@ -157,9 +157,10 @@ async def test_preferred_mfa_picks_the_challenge(site: Site, tenant: Tenant) -> 
     user_id = await tenant.add_user("pref")
     await enroll_software(site, user_id)  # preferred: SOFTWARE (first factor)
     await enroll_sms(site, user_id)
-    await expect_challenge(tenant, "pref", "SOFTWARE_TOKEN_MFA")
+    first = await expect_challenge(tenant, "pref", "SOFTWARE_TOKEN_MFA")
     await site.services.mfa.set_preferred(user(site, user_id), "sms")
-    await expect_challenge(tenant, "pref", "SMS_MFA")
+    second = await expect_challenge(tenant, "pref", "SMS_MFA")
+    assert first and second and first != second  # two sign-ins, each its own session
 
 
 async def test_mfa_setup_with_software_then_tokens(site: Site, tenant: Tenant) -> None:

@@ -365,6 +365,9 @@ async def test_claims_survive_a_backup_and_restore(world: World, tmp_path: Path)
         device = await again.services.enrollment.enroll(body, None)
         cert = x509.load_pem_x509_certificate(device["certificate"].encode())
         cert.verify_directly_issued_by(world.site.services.site_ca.cert)  # the same CA
+        assert device["claim_id"] == claim["id"]
+        names = cert.subject.get_attributes_for_oid(x509.oid.NameOID.COMMON_NAME)
+        assert [name.value for name in names] == [device["id"]]
     finally:
         again.services.db.close()
 

@@ -98,15 +98,16 @@ async def test_delete_user_by_role(world: World, who: str, target: str, expected
 
 @pytest.mark.parametrize(("who", "expected"), table(USER_CREATORS))
 async def test_create_org_level_user_by_role(world: World, who: str, expected: int) -> None:
-    await create_by_role(world, who, expected, in_project=False)
+    assert await create_by_role(world, who, expected, in_project=False) == expected
 
 
 @pytest.mark.parametrize(("who", "expected"), table(USER_CREATORS_IN_APOLLO))
 async def test_create_user_in_project_by_role(world: World, who: str, expected: int) -> None:
-    await create_by_role(world, who, expected, in_project=True)
+    assert await create_by_role(world, who, expected, in_project=True) == expected
 
 
-async def create_by_role(world: World, who: str, expected: int, *, in_project: bool) -> None:
+async def create_by_role(world: World, who: str, expected: int, *, in_project: bool) -> int:
+    """The status the caller got (asserted here to be `expected`), with the row checked."""
     body: dict[str, Any] = {"email": "new@clinic.test"}
     if in_project:
         body["project_id"] = world.project_id
@@ -118,6 +119,7 @@ async def create_by_role(world: World, who: str, expected: int, *, in_project: b
         assert row["project_id"] == (world.project_id if in_project else None)
         org = world.other.org_id if who == "other_admin" else world.tenant.org_id
         assert row["org_id"] == org
+    return status
 
 
 EVERYONE = {"member", "loner", "boss"}

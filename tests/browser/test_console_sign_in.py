@@ -37,7 +37,8 @@ def test_a_text_message_code(console: Console, live: LiveServer, world_template:
     challenge(console, "SMS_MFA")
     console.type("#challenge input[name=mfa_code]", live.on_loop(last_sms, live.site)[1])
     console.find("#challenge button[type=submit]").click()
-    console.wait_page("overview")
+    shown = console.wait_page("overview")
+    assert shown.get_attribute("data-page") == "overview"
 
 
 def test_choosing_between_two_factors(
@@ -55,7 +56,8 @@ def test_choosing_between_two_factors(
     challenge(console, "SOFTWARE_TOKEN_MFA")
     console.type("#challenge input[name=mfa_code]", totp(secret))
     console.find("#challenge button[type=submit]").click()
-    console.wait_page("overview")
+    shown = console.wait_page("overview")
+    assert shown.get_attribute("data-page") == "overview"
 
 
 def _no_preference(conn: Tx, user_id: str) -> None:
