@@ -84,6 +84,26 @@ JOBS_NOTES = (
 )
 
 
+ENROLL_NOTES = (
+    "## How the provisioning figures are measured",
+    "",
+    "`python -m bench.enroll` first signs client certificates for one EC P-256 key with a",
+    "site CA's key in a loop in its own process (`SiteCa.sign_client`, the `cryptography`",
+    "call both routes make), on one core: the reference of every row. Renewals: 1 and 8",
+    "devices of an `edge serve` (its own data folder, `device_certificate_renewal_seconds`",
+    "0) each renew their own certificate with their API key as soon as answered, a CSR made",
+    "once per device. Enrollments: 1 or 8 clients send `POST /v2/provisioning/enroll` with",
+    "one claim of 100,000 uses, each request with a CSR of its own (a new EC P-256 key,",
+    "empty subject), all made before the timed part so that key generation is not measured;",
+    "each size runs on a new site of 10 devices made by an admin and 20 enrolled to warm up",
+    "(the row's 30), and 8 clients again on a new site where 2,000 more enrolled first,",
+    "untimed (2,030). A site grows by the devices enrolled while it is measured. Each",
+    "request is a device, its API key, a certificate and an audit event in one durable",
+    "write. The generator is one aiohttp process; its CPU column stays near a tenth of a",
+    "core, so the server, not the generator, is the limit.",
+)
+
+
 def cpu_model() -> str:
     for line in Path("/proc/cpuinfo").read_text().splitlines():
         if line.startswith("model name"):
@@ -219,6 +239,8 @@ def document(
         "  the generators' together, wrk, the MQTT device processes and the soak's own).",
         "",
         *JOBS_NOTES,
+        "",
+        *ENROLL_NOTES,
         "",
         "## The soak's rules",
         "",
