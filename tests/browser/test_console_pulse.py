@@ -5,10 +5,14 @@ Pulse in the nav. `make test` runs the smoke; the full matrix is `@pytest.mark.l
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.browser.console import Console, LiveServer
+from edge.kernel import clock
+from tests.browser.console import WAIT, Console, LiveServer
 from tests.browser.world_pulse import seed
 
 __all__ = ["seed"]  # the module's `seed` (tests/browser/conftest.py): an hour of samples
@@ -149,3 +153,27 @@ def test_the_page_is_used_by_keyboard(console: Console) -> None:
     console.find("#pulse-table summary").send_keys(Keys.ENTER)
     assert console.find("#pulse-table").get_attribute("open") is not None
     assert console.find("label[for=pulse-org]").text == "Organization"
+
+
+@pytest.mark.long
+def test_the_page_reads_the_pulse_again_each_minute(console: Console, live: LiveServer) -> None:
+    """A sample written after the page was shown appears once the page's minute is up
+    (the browser's virtual time moved a minute on, so no test waits a real one)."""
+    console.signed_in("staff")
+    console.visit("pulse")
+    charts = console.find("main .charts")
+    newest, shown = (
+        charts.get_attribute("data-newest"),
+        console.find("main").get_attribute("data-shown"),
+    )
+    added = live.run(live.site.services.pulse_sampler.flush())  # one more sample, ending now
+    console.driver.execute_cdp_cmd(
+        "Emulation.setVirtualTimePolicy", {"policy": "advance", "budget": 61_000}
+    )
+    WebDriverWait(console.driver, WAIT).until(
+        lambda _: charts.get_attribute("data-newest") != newest
+    )
+    ended = clock.iso(datetime.fromtimestamp(added[0].ended / 1000, UTC))
+    # the sample written meanwhile (or a later one of the server's own minute)
+    assert str(charts.get_attribute("data-newest")) >= ended
+    assert console.find("main").get_attribute("data-shown") == shown  # redrawn in place

@@ -77,6 +77,7 @@ function draw(view, pulse) {
   }
   fill(view.figures, figureTable(samples, view.shown));
   view.chartsEl.dataset.samples = String(samples.length);  // what the charts hold, for tests
+  view.chartsEl.dataset.newest = samples[samples.length - 1].end;
 }
 
 /** uPlot's columns: times in seconds; before a sample that follows a gap, a point with no
