@@ -24,6 +24,7 @@ from edge.kernel import audit, logs
 from edge.kernel.config import Config
 from edge.kernel.errors import ValidationError
 from edge.ops.metrics import UNMATCHED, RequestStats
+from edge.pulse.counters import Counters
 
 _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._\-]{1,64}")
 X_REQUEST_ID = istr("X-Request-ID")
@@ -42,12 +43,14 @@ class Framing:
     headers: tuple[tuple[istr, str], ...]
     access_log: bool
     requests: RequestStats | None  # None when metrics are off
+    pulse: Counters  # the site's pulse (docs/pulse.md): one addition per answer
 
     @classmethod
     def of(cls, app: web.Application) -> Framing:
-        config = app[SERVICES].config
-        items = tuple((istr(k), v) for k, v in headers(config).items())
-        return cls(items, config.access_log, app.get(metrics.REQUESTS))
+        services = app[SERVICES]
+        items = tuple((istr(k), v) for k, v in headers(services.config).items())
+        counters = services.pulse_sampler.counters
+        return cls(items, services.config.access_log, app.get(metrics.REQUESTS), counters)
 
 
 FRAMING = web.RequestKey("framing", Framing)
@@ -84,6 +87,7 @@ def framing() -> Middleware:
         answer = request[FRAMING] = resolved[0]  # the headers: `frame`, as it is prepared
         started = time.perf_counter()
         response = await handler(request)
+        answer.pulse.request(request.get(PRINCIPAL))
         if answer.requests is not None or answer.access_log:
             took = time.perf_counter() - started
             status = response.status

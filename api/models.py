@@ -12,7 +12,7 @@ what every caller gets; models stay open to fields added later, as the SDK's are
 
 from __future__ import annotations
 
-from api import audit, billing, certificates, commands, entry, jobs, provisioning, summary
+from api import audit, billing, certificates, commands, entry, jobs, provisioning, pulse, summary
 from api.access_models import ACCESS_MODELS
 from api.model_fields import BOOL, DATETIME, INT, OBJECT, STR, Schema, model, one, page
 from api.sdk_models import SDK_MODELS
@@ -73,6 +73,7 @@ EDGE_MODELS: dict[str, Schema] = {
     **certificates.MODELS,
     **entry.MODELS,
     **summary.MODELS,
+    **pulse.MODELS,
 }
 
 

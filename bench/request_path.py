@@ -43,6 +43,7 @@ def layer_costs(calls: int = 20_000) -> None:
     from api.keys import SERVICES
     from edge.kernel import logs
     from edge.kernel.config import load
+    from edge.pulse.counters import Counters
 
     async def ready(request: web.Request) -> web.StreamResponse:
         return web.Response(text="{}", content_type="application/json")
@@ -50,7 +51,8 @@ def layer_costs(calls: int = 20_000) -> None:
     def app_with(access_log: bool) -> web.Application:
         app = web.Application()
         config = load({"data_dir": tempfile.mkdtemp(), "access_log": str(access_log)})
-        app[SERVICES] = SimpleNamespace(config=config)  # type: ignore[assignment]
+        pulse = SimpleNamespace(counters=Counters())  # the pulse's request counter, as served
+        app[SERVICES] = SimpleNamespace(config=config, pulse_sampler=pulse)  # type: ignore[assignment]
         return app
 
     def wrapped(*layers: Any) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:

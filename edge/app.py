@@ -47,6 +47,7 @@ from api import (
     project_access,
     projects,
     provisioning,
+    pulse,
     roles,
     routing,
     summary,
@@ -69,6 +70,7 @@ from edge.kernel.config import Config
 from edge.ops import listening, memory, site_keys, tls
 from edge.ops import metrics as site_metrics
 from edge.ops.health import Health, Probe
+from edge.pulse.shared import Shared
 from edge.services import Services
 from edge.twins.inbox import TwinInbox
 from embedded_broker import listeners
@@ -115,6 +117,7 @@ ROUTES: list[Route] = [
     *audit.ROUTES,
     *metrics.ROUTES,
     *summary.ROUTES,
+    *pulse.ROUTES,
     *console.ROUTES,
 ]
 SWEEP_SECONDS = 3600
@@ -170,7 +173,9 @@ def create_app(site: Site) -> web.Application:
     _jobs(services, app[MQTT])
     services.live.publish_over_mqtt(app[MQTT].publish_where)  # data changes to readers
     app[PROBE] = Probe(services.db, app[system.HEALTH], app[MQTT].state)
-    services.meter.source = app[MQTT].published  # MQTT messages by org, for billing
+    published = Shared(app[MQTT].published)  # MQTT messages by org, for billing and pulse
+    services.meter.source = published.reader("billing")
+    services.pulse_sampler.counters.mqtt = published.reader("pulse")
     if services.config.metrics:
         _metrics(app)
     app.cleanup_ctx.append(_background)
@@ -276,6 +281,7 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
         asyncio.create_task(app[SERVICES].file_sweeps.run(stop)),
         asyncio.create_task(app[SERVICES].tunnels.hub.run(stop)),
         asyncio.create_task(app[SERVICES].meter.run(stop)),
+        asyncio.create_task(app[SERVICES].pulse_sampler.run(stop)),
         asyncio.create_task(app[SERVICES].job_scheduler.run(stop)),
     ]
     yield

@@ -59,6 +59,9 @@ from edge.live.service import Live
 from edge.live.streams import Streams
 from edge.provisioning.claims import Claims
 from edge.provisioning.enrollment import ENROLL_PATH, Enrollment
+from edge.pulse.counters import Counters
+from edge.pulse.sampler import Sampler
+from edge.pulse.service import Pulse
 from edge.summary.service import Lists, Summary
 from edge.tenancy import settings
 from edge.tenancy.account import Account
@@ -75,6 +78,7 @@ from edge.tunnels.relay import Hub
 from edge.tunnels.tunnels import Tunnels
 from edge.twins.document import Limits as TwinLimits
 from edge.twins.twins import Twins
+from storage import space
 from storage import tunnels as tunnel_store
 from storage.blobs import BlobStore
 from storage.database import Database
@@ -132,6 +136,8 @@ class Services:
     meter: Meter
     audit: Audit
     summary: Summary
+    pulse: Pulse
+    pulse_sampler: Sampler
     # Who may use the MQTT broker; set by edge/app.py (the broker is not an edge service).
     mqtt_directory: ClientDirectory | None = None
 
@@ -303,6 +309,8 @@ class Services:
                 config.audit_retention_days,
             ),
             summary=Summary(db, permissions, Lists(orgs, projects, users, groups, roles, devices)),
+            pulse=Pulse(db, permissions, config.pulse_retention_hours),
+            pulse_sampler=_pulse_sampler(config, db, presence, signin),
         )
 
 
@@ -340,6 +348,17 @@ def _live(
         jobs.may_read,
     )
     return Live(db, feed, streams, readable, file_rights.open)
+
+
+def _pulse_sampler(config: Config, db: Database, presence: Presence, signin: SignIn) -> Sampler:
+    """The pulse's counters, told of presence's transitions and the throttle's sign-in
+    failures as they happen (requests and MQTT messages are wired by edge/app.py)."""
+    counters = Counters()
+    presence.events.listen(counters.presence)
+    signin.throttle.failures.listen(counters.sign_in_failed)
+    return Sampler(
+        db, counters, lambda: space.free_bytes(config.data_dir), config.pulse_retention_hours
+    )
 
 
 def _tunnel_hub(config: Config, db: Database) -> Hub:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -107,3 +108,9 @@ def check_writable(folder: Path) -> None:
             if path is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(path)
+
+
+def free_bytes(folder: Path) -> int:
+    """Bytes free to an unprivileged writer on the disk that holds `folder` (the pulse's
+    disk free, docs/pulse.md)."""
+    return shutil.disk_usage(folder).free

@@ -38,6 +38,7 @@ from functools import partial
 
 from edge.kernel import audit, clock
 from edge.kernel.errors import TooManyAttempts
+from edge.kernel.events import Hook
 from edge.kernel.ids import new_id
 from edge.kernel.printable import for_log
 from storage import throttle as store
@@ -98,6 +99,9 @@ class Throttle:
         self._db = db
         # Since start, for GET /metrics: failed:<factor>, refused, locked:<scope>.
         self.counts: Counter[str] = Counter()
+        # Each wrong password or MFA code at sign-in, by the org it was for (None: the login
+        # named none); the pulse counts them (edge/pulse/counters.py).
+        self.failures: Hook[str | None] = Hook("sign-in failures")
 
     def check(self, account: str, address: str | None, keys: Keys = SIGN_IN) -> None:
         """TooManyAttempts while any of the keys is waiting out a back-off or a lockout."""
@@ -120,6 +124,8 @@ class Throttle:
         write that locks."""
         now = clock.now()
         self.counts["failed:mfa" if account.endswith("/mfa") else "failed:password"] += 1
+        if keys is SIGN_IN:  # a sign-in's, not a refused enrollment's
+            self.failures.emit(event.org_id if event is not None else None)
         counted = _keys(account, address, keys)
         if not counted and event is not None:
             await self._db.write(lambda conn: audit.add(conn, event))

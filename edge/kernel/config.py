@@ -549,6 +549,12 @@ class Config:
         _int_range(1, 36500),
         "Days an audit log event is kept before the hourly sweep deletes it",
     )
+    pulse_retention_hours: int = _setting(
+        24,
+        _int_range(1, 24 * 366),
+        "Hours the site's one-minute pulse samples (GET /v2/pulse, the console's charts) are"
+        " kept before the next flush deletes them",
+    )
     backup_keep: int = _setting(
         7,
         _int_range(1, 3650),

@@ -12,6 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tests.browser import world_pulse
 from tests.browser.console import Console, LiveServer
 from tests.factory import new_site
 from tests.world import World, build_clinic, with_cast, with_other
@@ -32,6 +33,8 @@ SHOTS = (
     ("role", "org_admin", ("roles", "{nurses}")),
     ("account", "org_admin", ("account",)),
     ("overview-member", "member", ("overview",)),
+    ("pulse-staff", "staff", ("pulse",)),
+    ("pulse", "org_admin", ("pulse",)),
 )
 
 
@@ -55,7 +58,9 @@ def take(target: Path) -> list[Path]:
             "ward": world.org_group_id,
             "nurses": world.org_role_id,
         }
-        server = LiveServer(new_site(folder)).start()
+        site = new_site(folder)
+        world_pulse.seed(site, world)  # an hour of the site's pulse
+        server = LiveServer(site).start()
         console = Console.open(server)
         try:
             return [_shot(console, target, shot, names) for shot in SHOTS]

@@ -11,8 +11,8 @@ from tests.browser.console import PAGES, Console, LiveServer
 
 # The pages each kind of caller is shown in the nav, in order.
 NAV = {
-    "staff": ["Overview", "Organizations", "Account"],
-    "org_admin": ["Overview", "Organizations", "Users", "Groups", "Roles", "Account"],
+    "staff": ["Overview", "Organizations", "Pulse", "Account"],
+    "org_admin": ["Overview", "Organizations", "Users", "Groups", "Roles", "Pulse", "Account"],
     "project_admin": ["Overview", "Users", "Groups", "Roles", "Account"],
     "group_admin": ["Overview", "Users", "Groups", "Roles", "Account"],
     "member": ["Overview", "Users", "Account"],
