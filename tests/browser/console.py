@@ -67,6 +67,7 @@ PAGES = {
     "Users": "users",
     "Groups": "groups",
     "Roles": "roles",
+    "Devices": "devices",
     "Account": "account",
 }
 

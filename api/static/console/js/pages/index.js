@@ -5,4 +5,5 @@ import "./orgs.js";
 import "./users.js";
 import "./groups.js";
 import "./roles.js";
+import "./devices.js";
 import "./account.js";
