@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import paho.mqtt.client as mqtt
+from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.browser.console import WAIT, Console
+from tests.browser.console import WAIT, Console, LiveServer
 
 CONNECTED = 30  # seconds for the broker to take the device (not a speed bar)
 
@@ -68,8 +71,6 @@ def fill_json(console: Console, selector: str, value: Any) -> None:
 
 def wait_text(console: Console, selector: str, text: str) -> str:
     """Wait until the element shows `text`; what it shows then."""
-    from selenium.webdriver.support.ui import WebDriverWait
-
     WebDriverWait(console.driver, WAIT).until(
         lambda d: console.all(selector) and text in console.find(selector).text
     )
@@ -78,8 +79,30 @@ def wait_text(console: Console, selector: str, text: str) -> str:
 
 def wait_attribute(console: Console, selector: str, name: str, value: str) -> None:
     """Wait until the element's attribute holds `value` (a live change shown)."""
-    from selenium.webdriver.support.ui import WebDriverWait
-
     WebDriverWait(console.driver, WAIT).until(
         lambda d: console.all(selector) and console.find(selector).get_attribute(name) == value
     )
+
+
+def wait_present(console: Console, selector: str, name: str) -> str:
+    """Wait until the element has the attribute (an answer shown); its value."""
+    WebDriverWait(console.driver, WAIT).until(
+        lambda d: console.all(selector) and console.find(selector).get_attribute(name) is not None
+    )
+    return str(console.find(selector).get_attribute(name))
+
+
+def open_streams(live: LiveServer, account_id: str) -> int:
+    """How many live-changes streams the account holds open on the server now (the
+    registry that enforces `events_max_streams`)."""
+    streams = live.site.services.live.streams
+    return live.on_loop(lambda: len(streams._open.get(account_id, ())))  # type: ignore[no-any-return]
+
+
+def until(check: Callable[[], bool], what: str) -> None:
+    """Wait for the server to show what the console did (the page may answer first)."""
+    for _ in range(WAIT * 10):
+        if check():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"never: {what}")

@@ -26,6 +26,7 @@ function sendForm(base, result, reload) {
   return form({ class: "stack", id: "send-command" }, [name.el, h("label", { for: payload.id }, "Payload (a JSON object)"), payload,
     timeout.el, queue.el, h("div", { class: "actions" }, h("button", { type: "submit" }, "Send command"))], async () => {
     const body = { name: name.input.value.trim(), payload: parsePayload(payload.value) };
+    delete result.dataset.status;  // set again with this command's answer
     if (queue.input.checked) body.queue = true;
     else body.timeout = Number(timeout.input.value) || 10;
     fill(result, h("p", { class: "muted" }, queue.input.checked ? "Queuing…" : "Waiting for the device's reply…"));

@@ -56,7 +56,9 @@ async function readEvents(body, signal, handle) {
   for (;;) {
     const { value, done } = await reader.read();
     if (done) return;
-    buffer += value;
+    // Lines end with CRLF, LF or CR (the server sends CRLF); a CR last in a chunk waits
+    // for the next one, which may begin with its LF.
+    buffer = (buffer + value).replace(/\r\n|\r(?!$)/g, "\n");
     let cut;
     while ((cut = buffer.indexOf("\n\n")) >= 0) {
       const event = parse(buffer.slice(0, cut));
@@ -68,8 +70,7 @@ async function readEvents(body, signal, handle) {
 
 function parse(block) {
   const out = { event: "message", id: null, data: [] };
-  for (const raw of block.split("\n")) {
-    const line = raw.replace(/\r$/, "");
+  for (const line of block.split("\n")) {
     if (!line || line.startsWith(":")) continue;  // a keep-alive comment
     const at = line.indexOf(":");
     const name = at < 0 ? line : line.slice(0, at);
