@@ -12,6 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tests.browser import world_devices
 from tests.browser.console import Console, LiveServer
 from tests.factory import new_site
 from tests.world import World, build_clinic, with_cast, with_other
@@ -32,6 +33,7 @@ SHOTS = (
     ("role", "org_admin", ("roles", "{nurses}")),
     ("account", "org_admin", ("account",)),
     ("overview-member", "member", ("overview",)),
+    *world_devices.SHOTS,
 )
 
 
@@ -54,11 +56,14 @@ def take(target: Path) -> list[Path]:
             "group_admin": world.users["group_admin"],
             "ward": world.org_group_id,
             "nurses": world.org_role_id,
+            **world_devices.shot_names(world),
         }
         server = LiveServer(new_site(folder)).start()
+        world_devices.give_twin(server, world)
         console = Console.open(server)
         try:
-            return [_shot(console, target, shot, names) for shot in SHOTS]
+            taken = [_shot(console, target, shot, names) for shot in SHOTS]
+            return [*taken, world_devices.create_shot(console, target)]
         finally:
             console.close()
             server.stop()

@@ -46,7 +46,5 @@ def test_a_plain_user_is_not_shown_devices(console: Console, world_template: Wor
     console.signed_in("plain")
     assert "Devices" not in console.nav()
     target = f"#/devices/{world_template.devices['device_loner']}"
-    console.after_page_shows(
-        lambda: console.driver.execute_script(f"location.hash = '{target}'")
-    )
+    console.after_page_shows(lambda: console.driver.execute_script(f"location.hash = '{target}'"))
     assert console.find("main").get_attribute("data-page") == "overview"  # shown instead

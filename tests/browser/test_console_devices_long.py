@@ -114,9 +114,7 @@ def test_a_device_out_of_reach_shows_the_servers_refusal(
     assert not console.all("#device-page")
 
 
-def test_a_plain_user_opens_no_device_by_its_url(
-    console: Console, world_template: World
-) -> None:
+def test_a_plain_user_opens_no_device_by_its_url(console: Console, world_template: World) -> None:
     console.signed_in("plain")
     target = f"#/devices/{world_template.devices['device_loner']}"
     console.after_page_shows(lambda: console.driver.execute_script(f"location.hash = '{target}'"))
@@ -212,7 +210,9 @@ def test_the_twin_editor_meets_a_version_conflict(
     assert f"version {before['version'] + 1}, not {before['version']}" in current
     assert '"eco"' in console.find("#twin-current").text
     assert live.call("GET", path, admin)["twin"]["desired"]["interval"] == DESIRED["interval"]
-    merged = console.driver.execute_script("return JSON.parse(arguments[0].value)", console.find("#twin-desired"))
+    merged = console.driver.execute_script(
+        "return JSON.parse(arguments[0].value)", console.find("#twin-desired")
+    )
     assert merged == {**DESIRED, "mode": "eco", "interval": 60}  # theirs and mine, to check
     console.find("#twin-editor button[type=submit]").click()
     wait_attribute(console, "#twin", "data-version", str(before["version"] + 2))

@@ -5,6 +5,7 @@ Clinic at once, straight to storage (the list of a site of 10,000 devices)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from edge.accounts.device_kind import new_device
@@ -13,7 +14,7 @@ from edge.devices import credentials
 from edge.kernel import ids
 from storage import devices
 from storage.rows import Tx
-from tests.browser.console import LiveServer
+from tests.browser.console import Console, LiveServer
 from tests.world import World
 
 TWIN_DEVICE = "device_loner"  # an org-level device of Clinic, owned by `owner`
@@ -47,3 +48,28 @@ def many_devices(site: Site, org_id: str, count: int) -> list[str]:
 
 def _key_hash() -> str:
     return credentials.new_api_key()[1]
+
+
+# The Devices pages in `make screenshots` (rows as tests/browser/screenshots.py's SHOTS)
+SHOTS = (
+    ("devices", "org_admin", ("devices",)),
+    ("device", "org_admin", ("devices", "{loner}")),
+)
+
+
+def shot_names(world: World) -> dict[str, str]:
+    """The names SHOTS uses in its pages' arguments."""
+    return {"loner": world.devices[TWIN_DEVICE]}
+
+
+def create_shot(console: Console, target: Path) -> Path:
+    """device-create.png: a device just made, its key and certificate shown this once."""
+    console.signed_in("org_admin")
+    console.visit("devices")
+    console.find("#create-device-box summary").click()
+    console.type("#create-device input[name=device_name]", "pump-7")
+    console.find("#create-device button[type=submit]").click()
+    console.wait_for("#once-api-key")
+    path = target / "device-create.png"
+    console.driver.save_screenshot(str(path))
+    return path

@@ -20,10 +20,12 @@ export async function devicePage(me, id) {
   const twin = await twinView(device, may);
   const page = h("div", { id: "device-page", "data-device": device.id },
     h("p", {}, h("strong", { id: "device-name" }, device.name || device.username || device.id), " ", h("code", {}, device.id)),
-    table("Fields", [["Field", ([k]) => k], ["Value", ([, v]) => v]], fieldRows(device)),
     may.update || may.delete || may.suspend ? actions(device, may) : h("p", { class: "muted", id: "read-only" }, "You may only read this device."),
+    h("div", { class: "device-top" },
+      h("section", { "aria-labelledby": "fields-title" }, h("h2", { id: "fields-title" }, "Fields"),
+        table("The device's fields", [["Field", ([k]) => k], ["Value", ([, v]) => v]], fieldRows(device))),
+      h("section", { "aria-labelledby": "twin-title" }, h("h2", { id: "twin-title" }, "Twin"), twin.el)),
     may.scopes ? [h("h2", {}, "IoT scopes"), scopesEditor(device)] : null,
-    h("h2", {}, "Twin"), twin.el,
     may.update ? [h("h2", {}, "Commands"), commandsView(device)] : null,
     may.tunnels ? [h("h2", {}, "Tunnels"), tunnelsView(device)] : null,
     h("h2", {}, "Jobs"), jobsView(device));

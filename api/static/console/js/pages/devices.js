@@ -53,7 +53,7 @@ function createDevice(page, where) {
       const { device } = await api.post("/v2/devices", body);
       notice(`Created ${body.name}`);
       fill(page, createdView(device, body.name));
-      page.querySelector("#once-only")?.focus();
+      page.querySelector("#once-only")?.focus({ preventScroll: true });
     }));
 }
 
