@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from selenium.webdriver.common.keys import Keys
 
 from edge.app import Site
 from tests.browser.console import PEOPLE, Console, LiveServer
@@ -144,6 +145,7 @@ def test_create_shows_the_key_once(console: Console, live: LiveServer) -> None:
     assert key not in console.driver.page_source
     console.visit("devices")
     assert key not in console.driver.page_source and not console.all("#once-only")
+    assert console.errors() == []  # nothing refused on the way (the download, the CSP)
 
 
 def test_reset_key_suspend_and_delete(console: Console, live: LiveServer) -> None:
@@ -158,6 +160,17 @@ def test_reset_key_suspend_and_delete(console: Console, live: LiveServer) -> Non
     assert live.status("GET", f"/v2/devices/{device_id}", old_key) == 401
     console.find("#secrets-done").click()
     assert key not in console.driver.page_source
+    certificates = f"/v2/provisioning/devices/{device_id}/certificates"
+    first = live.call("GET", certificates, admin)["certificates"]
+    console.find("#reset-certificate").click()
+    certificate = console.wait_for("#once-certificate").text
+    assert (
+        "BEGIN CERTIFICATE" in certificate
+        and "PRIVATE KEY" in console.find("#once-private-key").text
+    )
+    assert len(live.call("GET", certificates, admin)["certificates"]) == len(first) + 1
+    console.find("#secrets-done").click()
+    assert not console.all("#once-certificate")
     console.after_page_shows(lambda: console.find("#suspend-device").click())
     assert live.call("GET", f"/v2/devices/{device_id}", admin)["device"]["is_active"] is False
     assert console.find("#device-suspended").text == "yes"
@@ -355,3 +368,43 @@ def test_a_site_of_10000_devices_pages_on_the_server(
     online = [d["name"] for d in listed(live, live.token("org_admin"), is_online="true")]
     assert "device_plain" in online
     assert [a.text for a in console.all("main td a")] == online
+
+
+def test_the_devices_jobs_link_to_the_job(
+    console: Console, live: LiveServer, world_template: World
+) -> None:
+    admin = live.token("org_admin")
+    device_id, key = world_template.devices["device_loner"], world_template.keys["device_loner"]
+    targets = {"device_ids": [device_id]}
+    job = live.call("POST", "/v2/jobs", admin, document={"op": "x"}, targets=targets)["job"]
+    mine = f"/v2/devices/{device_id}/jobs"
+    until(lambda: [j["job_id"] for j in live.call("GET", mine, key)["jobs"]] == [job["id"]], "out")
+    live.call("PATCH", f"{mine}/{job['id']}", key, state="IN_PROGRESS", progress=40)
+    console.signed_in("org_admin")
+    console.visit("devices", device_id)
+    [row] = console.all("#device-jobs tbody tr")
+    link = row.find_element("css selector", "a")
+    assert link.get_attribute("href").endswith(f"#/jobs/{job['id']}")
+    assert [td.text for td in row.find_elements("css selector", "td")][2:] == ["IN_PROGRESS", "40%"]
+    console.signed_in("group_admin")  # who may read no job is told so, nothing more
+    console.visit("devices", world_template.devices["device_member"])
+    assert not console.all("#device-jobs a")
+    assert console.find("#device-jobs").text
+
+
+def test_every_control_of_a_device_is_reached_by_keyboard(
+    console: Console, world_template: World
+) -> None:
+    console.signed_in("org_admin")
+    console.visit("devices", world_template.devices["device_loner"])
+    controls = console.driver.execute_script(
+        "return [...document.querySelectorAll('main a[href], main button, main input,"
+        " main select, main textarea, main summary')].filter(e => !e.disabled && e.checkVisibility())"
+    )
+    console.find("#device-name").click()  # the focus starts in the page, before its controls
+    reached = set()
+    for _ in range(len(controls) + 3):
+        console.driver.switch_to.active_element.send_keys(Keys.TAB)
+        reached.add(console.driver.switch_to.active_element)
+    missing = [c.get_attribute("outerHTML")[:80] for c in controls if c not in reached]
+    assert missing == []

@@ -17,14 +17,14 @@ export function jobsView(device) {
 async function load(device, el) {
   let jobs;
   try {
-    ({ jobs } = await api.get("/v2/jobs", { limit: JOBS }));
+    ({ jobs } = await api.get("/v2/jobs", { limit: JOBS, desc: "true" }));  // the newest first
   } catch (error) {
     return fill(el, h("p", { class: "muted" }, `No jobs to show (${error.message}).`));
   }
   const found = await Promise.all(jobs.map((job) => api.get(api.path`/v2/jobs/${job.id}/executions/${device.id}`)
     .then((r) => ({ job, execution: r.execution }), () => null)));
   const rows = found.filter(Boolean);
-  if (!rows.length) return fill(el, h("p", { class: "muted" }, `None of the ${jobs.length} newest jobs you may read targets this device.`));
+  if (!rows.length) return fill(el, h("p", { class: "muted" }, jobs.length ? `None of the ${jobs.length} newest jobs you may read targets this device.` : "No job you may read."));
   fill(el, table(`Among the ${JOBS} newest jobs you may read`, [
     ["Job", ({ job }) => link(job.description || job.id, "jobs", job.id)], ["Job state", ({ job }) => job.state],
     ["This device", ({ execution }) => execution.state], ["Progress", ({ execution }) => `${execution.progress ?? 0}%`],

@@ -34,7 +34,11 @@ export async function devicePage(me, id) {
     deviceId: device.id,
     onEvent: ({ event, data }) => {
       if (event === "presence") markOnline(page, data.device_id, data.online);
-      if (event === "twins" || event === "reload") twin.changed(data.version);
+      if (event === "twins") twin.changed(data.version);
+      if (event === "reload") {  // changes were missed: the twin and presence read again
+        twin.changed();
+        api.get(api.path`/v2/devices/${device.id}`).then((r) => markOnline(page, device.id, Boolean(r.device.is_online)), () => {});
+      }
     },
   });
   return page;

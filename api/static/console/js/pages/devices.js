@@ -37,9 +37,20 @@ function devicesPage(me) {
   });
   watchLive(page, {
     kinds: "presence",
-    onEvent: ({ event, data }) => { if (event === "presence") markOnline(page, data.device_id, data.online); },
+    onEvent: ({ event, data }) => {
+      if (event === "presence") markOnline(page, data.device_id, data.online);
+      if (event === "reload") readOnlineAgain(page);  // changes were missed
+    },
   });
   return fill(page, where.any ? createDevice(page, where) : null, list);
+}
+
+/** Each device shown, its presence read again (after a `reload`: changes were missed). */
+function readOnlineAgain(page) {
+  const shown = new Set([...page.querySelectorAll("[data-online-of]")].map((el) => el.dataset.onlineOf));
+  for (const id of shown) {
+    api.get(api.path`/v2/devices/${id}`).then(({ device }) => markOnline(page, id, Boolean(device.is_online)), () => {});
+  }
 }
 
 function createDevice(page, where) {
