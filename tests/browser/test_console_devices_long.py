@@ -399,7 +399,8 @@ def test_every_control_of_a_device_is_reached_by_keyboard(
     console.visit("devices", world_template.devices["device_loner"])
     controls = console.driver.execute_script(
         "return [...document.querySelectorAll('main a[href], main button, main input,"
-        " main select, main textarea, main summary')].filter(e => !e.disabled && e.checkVisibility())"
+        " main select, main textarea, main summary')]"
+        ".filter(e => !e.disabled && e.checkVisibility())"
     )
     console.find("#device-name").click()  # the focus starts in the page, before its controls
     reached = set()
