@@ -68,6 +68,7 @@ PAGES = {
     "Groups": "groups",
     "Roles": "roles",
     "Pulse": "pulse",
+    "Devices": "devices",
     "Account": "account",
 }
 

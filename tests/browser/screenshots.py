@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.browser import world_pulse
+from tests.browser import world_devices, world_pulse
 from tests.browser.console import Console, LiveServer
 from tests.factory import new_site
 from tests.world import World, build_clinic, with_cast, with_other
@@ -35,6 +35,7 @@ SHOTS = (
     ("overview-member", "member", ("overview",)),
     ("pulse-staff", "staff", ("pulse",)),
     ("pulse", "org_admin", ("pulse",)),
+    *world_devices.SHOTS,
 )
 
 
@@ -57,13 +58,16 @@ def take(target: Path) -> list[Path]:
             "group_admin": world.users["group_admin"],
             "ward": world.org_group_id,
             "nurses": world.org_role_id,
+            **world_devices.shot_names(world),
         }
         site = new_site(folder)
         world_pulse.seed(site, world)  # an hour of the site's pulse
         server = LiveServer(site).start()
+        world_devices.give_twin(server, world)
         console = Console.open(server)
         try:
-            return [_shot(console, target, shot, names) for shot in SHOTS]
+            taken = [_shot(console, target, shot, names) for shot in SHOTS]
+            return [*taken, world_devices.create_shot(console, target)]
         finally:
             console.close()
             server.stop()

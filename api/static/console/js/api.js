@@ -33,8 +33,23 @@ export async function call(method, path, { json, form, query, bearer } = {}) {
   const response = await fetch(withQuery(path, query), { method, headers, body, credentials: "omit" });
   const answer = response.headers.get("Content-Type")?.includes("json") ? await response.json() : {};
   if (response.ok) return answer;
+  throw failure(response, answer, bearer);
+}
+
+/** A GET answered as the Response itself (a file to download, a stream to read), with the
+ * token in the Authorization header as every call (never in the URL); fails as `call`. */
+export async function raw(path, { query, signal, accept = "*/*", headers = {} } = {}) {
+  const sent = { ...headers, Accept: accept };
+  if (token) sent.Authorization = `Bearer ${token}`;
+  const response = await fetch(withQuery(path, query), { headers: sent, signal, credentials: "omit", cache: "no-store" });
+  if (response.ok) return response;
+  const answer = response.headers.get("Content-Type")?.includes("json") ? await response.json() : {};
+  throw failure(response, answer);
+}
+
+function failure(response, answer, bearer) {
   if (response.status === 401 && !bearer && token) onSignedOut("Your session ended: sign in again.");
-  throw new ApiError(response.status, answer.message || `${response.status} ${response.statusText}`);
+  return new ApiError(response.status, answer.message || `${response.status} ${response.statusText}`);
 }
 
 export const get = (path, query) => call("GET", path, { query });

@@ -5,5 +5,6 @@ import "./orgs.js";
 import "./users.js";
 import "./groups.js";
 import "./roles.js";
+import "./devices.js";
 import "./pulse.js";
 import "./account.js";
