@@ -12,7 +12,16 @@ from tests.browser.console import PAGES, Console, LiveServer
 # The pages each kind of caller is shown in the nav, in order.
 NAV = {
     "staff": ["Overview", "Organizations", "Pulse", "Account"],
-    "org_admin": ["Overview", "Organizations", "Users", "Groups", "Roles", "Devices", "Pulse", "Account"],
+    "org_admin": [
+        "Overview",
+        "Organizations",
+        "Users",
+        "Groups",
+        "Roles",
+        "Devices",
+        "Pulse",
+        "Account",
+    ],
     "project_admin": ["Overview", "Users", "Groups", "Roles", "Devices", "Account"],
     "group_admin": ["Overview", "Users", "Groups", "Roles", "Devices", "Account"],
     "member": ["Overview", "Users", "Account"],
