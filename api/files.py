@@ -171,8 +171,16 @@ async def _chunks(request: web.Request) -> AsyncIterator[bytes]:
     is the client's fault. An upload may take as long as its size needs, but a client that
     stops sending is a 408 after `body_timeout`, and so is one that trickles (under
     `body_min_rate` bytes a second over such a window; bodies.StallWatch): it must not hold
-    its connection and its temporary file for ever."""
+    its connection and its temporary file for ever.
+
+    A request without a body (`Content-Length: 0`) has no chunks and is never read: aiohttp
+    gives every such request the one `EMPTY_PAYLOAD` of the process, whose `readchunk`
+    answers the end of the body once and then, for ever, an empty chunk that is not the end.
+    Read, the first empty upload of the process ended and every later one looped on the
+    event loop without yielding (no timer fired, nothing else ran, no answer came)."""
     await bodies.go_on(request)  # everything the body does not tell has been checked
+    if not request.body_exists:
+        return
     request.content.set_read_chunk_size(READ_AHEAD)
     watch = bodies.StallWatch(request)
     try:

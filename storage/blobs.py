@@ -170,7 +170,13 @@ class _Sink:
             raise
 
     def finish(self) -> None:
+        """Flush and close the file. A stream cancelled while its finish waited for a thread
+        is aborted on the event loop, which may take the lock first: the descriptor is then
+        closed, and its number may already be another file's (or socket's), which an fsync
+        and a close here would flush and close under its owner's feet."""
         with self._lock, space.refusals(self._store.refusal):
+            if self._closed:
+                return
             self._store.before_write(0)
             self._end_flush(wait=True)
             os.fsync(self.fd)

@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from storage import blobs
 from tests.files import PART, relative
 from tests.world import World
 
@@ -299,16 +300,22 @@ async def test_an_upload_that_trickles_under_the_minimum_rate_is_408(
     assert not list(world.site.services.blobs.tmp.iterdir())
 
 
-async def test_a_client_that_hangs_up_at_once_leaves_no_temporary_file(world: World) -> None:
-    """The headers and a few bytes, then the client closes its end: the upload is given up
-    (the test server cancels the handler, as a shutdown does) and its temporary file goes
-    at once, not at the next start."""
+@pytest.mark.parametrize("sent", [5, 2 * blobs.CHUNK + 5])
+async def test_a_client_that_hangs_up_at_once_leaves_no_temporary_file(
+    world: World, sent: int
+) -> None:
+    """The headers and some bytes (a few, or chunks already handed to the store's threads),
+    then the client closes its end: the upload is given up (the test server cancels the
+    handler, as a shutdown does) and its temporary file goes at once, not at the next start.
+    Nothing of it is held: the same URL then takes the file, an empty one at that."""
     status, reply = await world.files("file_editor", "PUT", "gone.bin", json={})
     server = world.api.client.server if world.api else None
     assert status == 200 and server is not None
     reader, writer = await asyncio.open_connection(server.host, server.port)
     target = relative(reply["url"])
-    writer.write(f"PUT {target} HTTP/1.1\r\nHost: edge\r\nContent-Length: 10\r\n\r\nhello".encode())
+    length = f"Content-Length: {sent + 5}"
+    writer.write(f"PUT {target} HTTP/1.1\r\nHost: edge\r\n{length}\r\n\r\n".encode())
+    writer.write(os.urandom(sent))
     writer.write_eof()
     await reader.read()
     writer.close()
@@ -319,6 +326,8 @@ async def test_a_client_that_hangs_up_at_once_leaves_no_temporary_file(world: Wo
         await asyncio.sleep(0.02)
     assert not list(tmp.iterdir())
     assert await world.stored("gone.bin") is None
+    assert (await world.send(reply["url"], b""))[0] == 200
+    assert (await world.stored("gone.bin") or {}).get("size") == 0
 
 
 # -- HEAD ----------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.files import PART, blob_paths, md5, multipart_etag, relative
+from tests.files import PART, blob_paths, md5, multipart_etag, raw_status, relative
 from tests.world import World
 
 pytestmark = pytest.mark.world("content", files_min_part_bytes=PART)
@@ -64,6 +64,31 @@ async def test_an_empty_file_has_the_md5_of_nothing(world: World) -> None:
     assert (await world.upload("file_editor", "empty.txt", b""))[0] == 200
     entry, got = await read_back(world, "empty.txt")
     assert (got, entry["etag"], entry["size"]) == (b"", "d41d8cd98f00b204e9800998ecf8427e", 0)
+
+
+# No bytes, however a client says so, each with its own framing.
+NO_BODY = {
+    "length.txt": "Content-Length: 0\r\n\r\n",
+    "unframed.txt": "\r\n",  # no length and no chunks: a request without a body
+    "chunked.txt": "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",  # the last chunk only
+}
+
+
+async def test_every_empty_upload_is_answered_not_only_the_first(world: World) -> None:
+    """aiohttp hands every request without a body the same reader, one per process, which
+    tells the end of the body only once: the first empty upload of a process was stored and
+    every later one was never answered (its handler looped on the event loop, where no
+    timer could end it). Each is a file of no bytes, again and again."""
+    for revision in (1, 2):
+        for name, framing in NO_BODY.items():
+            status, reply = await world.files("file_editor", "PUT", name, json={})
+            assert status == 200, reply
+            head = f"PUT {relative(reply['url'])} HTTP/1.1\r\nHost: edge\r\n"
+            status_line = await raw_status(world, head + framing)
+            assert status_line.split()[1] == b"200", (name, status_line)
+            entry, got = await read_back(world, name)
+            assert (got, entry["size"], entry["revision"]) == (b"", 0, revision)
+            assert entry["etag"] == md5(b"")
 
 
 async def test_overwriting_makes_a_new_revision_and_frees_the_old_bytes(world: World) -> None:

@@ -376,11 +376,6 @@ async def test_an_outcome_of_an_execution_cancelled_meanwhile_is_dropped(device:
     assert await device.agent.stop() == 0
 
 
-# In `make test-long` for now: twice, in full `make test` runs on a loaded two-core machine
-# (of about 8,400 tests), the 0-byte presigned PUT that makes this test's artifact got no
-# answer for 120 s, while it passes alone and with its module every time. The cause (in the
-# upload path or the test server) is not yet found; it is an open defect, not a fixed one.
-@pytest.mark.long
 async def test_an_empty_artifact_is_handed_over_empty(device: Device) -> None:
     """Nothing to download is a file of no bytes, checked like any other (an agent that
     made no file waited on it for ever)."""

@@ -132,6 +132,22 @@ async def test_a_broken_stream_leaves_nothing(store: BlobStore) -> None:
     assert list(store.tmp.iterdir()) == []
 
 
+def test_a_finish_that_comes_after_the_abort_leaves_other_files_alone(store: BlobStore) -> None:
+    """A stream cancelled while its finish waited for a thread is aborted on the event loop,
+    which may take the file before the finish does; by then the descriptor's number may be
+    another file's, which the finish flushed and closed."""
+    sink = blobs._Sink(store)
+    sink.abort()
+    other = os.open(store.tmp / "other", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        assert other == sink.fd  # the lowest free number: the one the abort let go
+        sink.finish()
+        os.fstat(other)  # still open
+    finally:
+        os.close(other)
+    assert not sink.path.exists()
+
+
 def test_a_part_is_adopted_without_a_copy(store: BlobStore) -> None:
     part = store.uploads / "upload" / "1-x"
     part.parent.mkdir()
