@@ -66,6 +66,8 @@ PAGES = {
     "Organizations": "orgs",
     "Users": "users",
     "Groups": "groups",
+    "Data": "data",
+    "Files": "files",
     "Roles": "roles",
     "Account": "account",
 }

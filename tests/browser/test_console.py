@@ -12,9 +12,18 @@ from tests.browser.console import PAGES, Console, LiveServer
 # The pages each kind of caller is shown in the nav, in order.
 NAV = {
     "staff": ["Overview", "Organizations", "Account"],
-    "org_admin": ["Overview", "Organizations", "Users", "Groups", "Roles", "Account"],
-    "project_admin": ["Overview", "Users", "Groups", "Roles", "Account"],
-    "group_admin": ["Overview", "Users", "Groups", "Roles", "Account"],
+    "org_admin": [
+        "Overview",
+        "Organizations",
+        "Users",
+        "Groups",
+        "Data",
+        "Files",
+        "Roles",
+        "Account",
+    ],
+    "project_admin": ["Overview", "Users", "Groups", "Data", "Files", "Roles", "Account"],
+    "group_admin": ["Overview", "Users", "Groups", "Data", "Files", "Roles", "Account"],
     "member": ["Overview", "Users", "Account"],
 }
 

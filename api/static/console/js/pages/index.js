@@ -4,5 +4,7 @@ import "./overview.js";
 import "./orgs.js";
 import "./users.js";
 import "./groups.js";
+import "./data.js";
+import "./files.js";
 import "./roles.js";
 import "./account.js";
