@@ -225,6 +225,10 @@ async def bulk_data(request: web.Request) -> web.Response:
 
 
 _ONE = "/v2/groups/{group_id}/data/" + PATH_SPAN
+_IF_MATCH = {  # an extension (docs/data.md, "Conditional writes")
+    "If-Match": "Edge's own: the entry's revision as a single GET's ETag gave it (`\"7\"`);"
+    " the write is made only while the entry is at that revision, else 409",
+}
 _TAG = "data"
 ROUTES = [
     Route(
@@ -250,6 +254,7 @@ ROUTES = [
         operation_id="put_json_data",
         query_types={"path": PATH},
         errors=(409,),
+        headers=_IF_MATCH,
     ),
     Route(
         "POST",
@@ -275,6 +280,7 @@ ROUTES = [
         operation_id="patch_json_data",
         query_types={"path": PATH},
         errors=(409,),
+        headers=_IF_MATCH,
     ),
     Route(
         "DELETE",

@@ -13,6 +13,8 @@ import tempfile
 from pathlib import Path
 
 from tests.browser.console import Console, LiveServer
+from tests.browser.store import upload_shot
+from tests.browser.world_store import stock
 from tests.factory import new_site
 from tests.world import World, build_clinic, with_cast, with_other
 
@@ -32,6 +34,9 @@ SHOTS = (
     ("role", "org_admin", ("roles", "{nurses}")),
     ("account", "org_admin", ("account",)),
     ("overview-member", "member", ("overview",)),
+    ("data", "org_admin", ("data", "{ward}")),
+    ("data-entry", "org_admin", ("data", "{ward}", "entry", "sensors", "t1")),
+    ("files", "org_admin", ("files", "{ward}")),
 )
 
 
@@ -56,9 +61,12 @@ def take(target: Path) -> list[Path]:
             "nurses": world.org_role_id,
         }
         server = LiveServer(new_site(folder)).start()
+        stock(server, world)  # Ward's data and files (tests/browser/world_store.py)
         console = Console.open(server)
         try:
-            return [_shot(console, target, shot, names) for shot in SHOTS]
+            return [_shot(console, target, shot, names) for shot in SHOTS] + [
+                upload_shot(console, target, world.org_group_id, Path(scratch))
+            ]
         finally:
             console.close()
             server.stop()

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.browser.console import WAIT, Console
@@ -72,3 +74,31 @@ def downloaded(console: Console, file: Path) -> bytes:
     """The bytes of a finished download (Chrome writes a .crdownload until it ends)."""
     WebDriverWait(console.driver, WAIT).until(lambda d: file.exists())
     return file.read_bytes()
+
+
+def upload_shot(console: Console, target: Path, group_id: str, scratch: Path) -> Path:
+    """The picture `files-upload`: a file of two parts uploaded, its progress shown."""
+    source = scratch / "scan-archive.bin"
+    source.write_bytes(bytes(9 * 1024 * 1024))
+    console.signed_in("org_admin")
+    console.visit("files", group_id)
+    upload(console, source)
+    console.wait_for('#files-table tr[data-path="/scan-archive.bin"]')
+    path = target / "files-upload.png"
+    console.driver.save_screenshot(str(path))
+    return path
+
+
+def unreached_by_tab(console: Console) -> list[str]:
+    """The page's controls that Tab, pressed from the top, never reaches (their HTML)."""
+    controls = console.driver.execute_script(
+        "return [...document.querySelectorAll('main a[href], main button, main input,"
+        " main textarea, main select, main summary')]"
+        ".filter(e => !e.disabled && e.checkVisibility())"
+    )
+    console.driver.execute_script("document.activeElement.blur(); window.focus()")
+    reached = []
+    for _ in range(len(controls) + 20):
+        ActionChains(console.driver).send_keys(Keys.TAB).perform()  # a file input takes no keys
+        reached.append(console.driver.switch_to.active_element)
+    return [str(c.get_attribute("outerHTML"))[:80] for c in controls if c not in reached]

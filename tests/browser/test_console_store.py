@@ -23,10 +23,11 @@ from tests.browser.store import (
     open_folder,
     requested,
     tree_paths,
+    unreached_by_tab,
     upload,
     upload_ends,
 )
-from tests.browser.world_store import FILES, Store, stock
+from tests.browser.world_store import FILES, Store, bulk_put, put_bytes, stock
 from tests.files import md5, multipart_etag
 from tests.world import World
 
@@ -81,6 +82,18 @@ def test_data_and_files_are_not_offered_without_group_access(
 ) -> None:
     console.signed_in(who)
     assert not {"Data", "Files"} & set(console.nav())
+
+
+@pytest.mark.long
+@pytest.mark.parametrize(
+    "page", [("data", "{ward}"), ("data", "{ward}", "entry", "sensors", "t1"), ("files", "{ward}")]
+)
+def test_every_control_is_reached_by_keyboard(
+    console: Console, store: Store, page: tuple[str, ...]
+) -> None:
+    console.signed_in("org_admin")
+    console.visit(*(part.format(ward=store.ward) for part in page))
+    assert unreached_by_tab(console) == []
 
 
 # -- the full matrix (make test-long) ------------------------------------------------------
@@ -191,6 +204,49 @@ def test_the_tree_opens_folders_lazily(console: Console, store: Store) -> None:
 
 
 @pytest.mark.long
+def test_a_folder_of_more_than_a_page_shows_the_rest_on_more(
+    console: Console, live: LiveServer, store: Store
+) -> None:
+    """The tree reads 100 paths a page: a folder of 130 entries takes two."""
+    paths = [f"/many/e{n:03}" for n in range(130)]
+    for chunk in (paths[:100], paths[100:]):
+        bulk_put(live, store, chunk, 1)
+    console.signed_in("org_admin")
+    console.visit("data", store.ward)
+    open_folder(console, "/many")
+    assert [p for p in tree_paths(console) if p.startswith("/many/")] == paths[:100]
+    console.find('li[data-path="/many"] li.more button').click()
+    console.wait_for(f'li[data-path="{paths[-1]}"]')
+    assert [p for p in tree_paths(console) if p.startswith("/many/")] == paths
+    assert not console.all('li[data-path="/many"] li.more')
+
+
+@pytest.mark.long
+def test_a_folder_of_more_than_a_page_of_files_shows_the_rest_on_more(
+    console: Console, live: LiveServer, store: Store
+) -> None:
+    """The files of a folder come 50 a page; its subfolders show once whatever the page."""
+    names = [f"/pages/f{n:02}.txt" for n in range(55)] + ["/pages/sub/deep.txt"]
+    for path in names:
+        reply = live.call(
+            "PUT",
+            f"/v2/groups/{store.ward}/files{path}",
+            store.admin_token,
+            content_type="text/plain",
+        )
+        put_bytes(reply["url"], path.encode())
+    console.signed_in("org_admin")
+    console.visit("files", store.ward, "pages")
+    assert len(console.all("#files-table tr[data-path]")) == 50
+    console.find("#files-more").click()
+    console.wait_for('#files-table tr[data-folder="/pages/sub"]')
+    shown = [r.get_attribute("data-path") for r in console.all("#files-table tr[data-path]")]
+    assert shown == names[:55]
+    assert len(console.all('#files-table tr[data-folder="/pages/sub"]')) == 1
+    assert not console.all("#files-more")
+
+
+@pytest.mark.long
 def test_a_reader_is_offered_no_write_and_a_forced_read_shows_the_refusal(
     console: Console, live: LiveServer, store: Store
 ) -> None:
@@ -217,7 +273,9 @@ def test_a_small_file_is_uploaded_downloaded_and_deleted(
     source.write_bytes(content)
     console.signed_in("org_admin")
     console.visit("files", store.ward, "scans")
+    assert not console.find("#upload-progress").is_displayed()  # until an upload starts
     assert upload(console, source).startswith("Uploaded small.bin")
+    assert console.find("#upload-progress").is_displayed()
     console.wait_for('#files-table tr[data-path="/scans/small.bin"]')
     info = _file(live, store, "/scans/small.bin")
     assert (info["size"], info["etag"]) == (len(content), md5(content))

@@ -7,6 +7,7 @@ interface as any client would, and the member's read-only grants on them.
 
 from __future__ import annotations
 
+import json
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
@@ -58,6 +59,18 @@ def stock(live: LiveServer, world: World) -> Store:
         file_paths=MEMBER_FILES,
     )
     return Store(ward, token)
+
+
+def bulk_put(live: LiveServer, store: Store, paths: list[str], value: Any) -> None:
+    """One bulk PUT of `value` at each path of Ward (at most 100 paths)."""
+    body = json.dumps({"method": "PUT", "jobs": [{"paths": paths, "value": value}]}).encode()
+    request = urllib.request.Request(
+        f"{live.url}/v2/groups/{store.ward}/data", data=body, method="POST"
+    )
+    request.add_header("Authorization", f"Bearer {store.admin_token}")
+    request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.status == 200
 
 
 def put_bytes(url: str, content: bytes) -> str:

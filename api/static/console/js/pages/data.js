@@ -60,7 +60,9 @@ function node(route, groupId, path, name, leaf, isFolder) {
       const open = toggle.getAttribute("aria-expanded") !== "true";
       toggle.setAttribute("aria-expanded", String(open));
       children.hidden = !open;
-      loaded = loaded || openFolder(children, route, groupId, path, null).then(() => { item.dataset.loaded = "1"; });
+      loaded = loaded || openFolder(children, route, groupId, path, null)
+        .catch((error) => children.append(h("li", { class: "error", role: "alert" }, error.message)))
+        .then(() => { item.dataset.loaded = "1"; });
       await loaded;
     });
     item.append(toggle);

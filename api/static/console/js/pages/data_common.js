@@ -3,7 +3,7 @@
 // server decides: docs/permissions.md), the children of a folder from pages of the
 // interface's path listing, and a delete button that asks twice. files.js uses it too.
 import * as api from "../api.js";
-import { h, table } from "../dom.js";
+import { h, notice, table } from "../dom.js";
 import { listView } from "../list.js";
 import { link } from "../router.js";
 
@@ -95,7 +95,8 @@ export async function childrenPage(route, folder, after, limit = 100) {
   return { names: [...names.values()], next: reply.last_evaluated_key ? JSON.stringify(reply.last_evaluated_key) : null };
 }
 
-/** A button that acts on its second click ("Delete", then "Really delete?"). */
+/** A button that acts on its second click ("Delete", then "Really delete?"); what goes
+ * wrong is shown as a notice. */
 export function twoStep(text, attrs, action) {
   const button = h("button", { type: "button", class: "danger", ...attrs }, text);
   button.addEventListener("click", async () => {
@@ -107,6 +108,8 @@ export function twoStep(text, attrs, action) {
     button.disabled = true;
     try {
       await action();
+    } catch (error) {
+      notice(error.message);
     } finally {
       button.disabled = false;
     }

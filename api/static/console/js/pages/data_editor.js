@@ -26,8 +26,9 @@ export async function entryPage(me, groupId, path) {
   const may = rightsIn(me, group, "data_paths").at(path);
   const saves = may.update && (may.delete || !group.require_delete_permission_to_put_data);
   const state = { revision: entry.revision };
-  const value = h("textarea", { id: "entry-value", name: "value", rows: 14, cols: 80, readonly: !saves, "aria-describedby": "entry-json" },
-    JSON.stringify(entry.value, null, 2));
+  const text = JSON.stringify(entry.value, null, 2);
+  const rows = Math.min(24, Math.max(6, text.split("\n").length + 1));
+  const value = h("textarea", { id: "entry-value", name: "value", rows, cols: 80, readonly: !saves, "aria-describedby": "entry-json" }, text);
   const check = h("p", { id: "entry-json", class: "muted", "aria-live": "polite" }, "Valid JSON");
   value.addEventListener("input", () => {
     try { JSON.parse(value.value); check.textContent = "Valid JSON"; check.className = "muted"; }

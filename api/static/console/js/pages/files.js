@@ -30,7 +30,7 @@ async function folderPage(me, groupId, folder) {
   const body = h("div", { id: "files-page", "data-group": groupId, "data-folder": folder },
     h("p", {}, "Group ", link(group.name, "files", groupId), " ", h("code", {}, groupId)),
     crumbs(groupId, folder),
-    rights.at(folder).write || rights.anywhere("write") ? uploadForm(route, folder, () => reload()) : null,
+    rights.at(folder).write ? uploadForm(route, folder, () => reload()) : null,
     h("table", { id: "files-table" }, h("caption", { class: "muted" }, `Files in ${folder}`),
       h("thead", {}, h("tr", {}, ["Name", "Size", "Uploaded", "Type", "Actions"].map((c) => h("th", { scope: "col" }, c)))), rows),
     more);
@@ -71,10 +71,12 @@ function fileRow(route, groupId, folder, file, rights, seen) {
   const download = may.read ? h("button", { type: "button", class: "plain download", "aria-label": `Download ${name}` }, "Download") : null;
   download?.addEventListener("click", () => fetchFile(where, name).catch((e) => notice(e.message)));
   const remove = may.delete ? twoStep("Delete", { "aria-label": `Delete ${name}`, class: "danger delete" }, async () => {
-    try { await api.del(where); notice(`${name} deleted`); refresh(); } catch (e) { notice(e.message); }
+    await api.del(where);
+    notice(`${name} deleted`);
+    refresh();
   }) : null;
   return h("tr", { "data-path": file.path }, h("td", {}, name), h("td", {}, bytes(file.size)),
-    h("td", {}, file.uploaded_date || ""), h("td", {}, file.content_type || ""), h("td", { class: "actions" }, download, remove));
+    h("td", {}, file.uploaded_date || ""), h("td", {}, file.content_type || ""), h("td", {}, h("span", { class: "actions" }, download, remove)));
 }
 
 /** A download: the interface's presigned URL for the file (asked with the token in the
