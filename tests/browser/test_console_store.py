@@ -12,6 +12,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -140,6 +141,21 @@ def test_an_entry_is_made_changed_and_deleted(
 
 
 @pytest.mark.long
+def test_creating_where_an_entry_is_shows_the_servers_409(
+    console: Console, live: LiveServer, store: Store
+) -> None:
+    before = _entry(live, store, "/sensors/t1")
+    console.signed_in("org_admin")
+    console.visit("data", store.ward)
+    console.type("#create-entry input[name=entry_path]", "sensors/t1")
+    console.type("#new-entry-value", '{"over": "written"}')
+    console.find("#create-entry button[type=submit]").click()
+    alert = console.wait_for("#create-entry p[role=alert]:not(:empty)")
+    assert alert.text == "path: an entry already exists at /sensors/t1 (PUT replaces it)"
+    assert _entry(live, store, "/sensors/t1")["revision"] == before["revision"]
+
+
+@pytest.mark.long
 def test_a_save_behind_another_write_shows_theirs_and_overwrites_nothing(
     console: Console, live: LiveServer, store: Store
 ) -> None:
@@ -201,6 +217,22 @@ def test_the_tree_opens_folders_lazily(console: Console, store: Store) -> None:
     open_folder(console, "/sensors/attic")
     assert "/sensors/attic/t3" in tree_paths(console)
     assert console.violations() == []
+
+
+@pytest.mark.long
+def test_an_entry_whose_path_a_url_must_escape_opens_from_the_tree(
+    console: Console, live: LiveServer, store: Store
+) -> None:
+    path = "/odd/a b#1%é?"
+    live.call(
+        "PUT", f"/v2/groups/{store.ward}/data{quote(path)}", store.admin_token, value={"odd": 1}
+    )
+    console.signed_in("org_admin")
+    console.visit("data", store.ward)
+    open_folder(console, "/odd")
+    console.after_page_shows(lambda: console.find(f'li[data-path="{path}"] a.entry').click())
+    assert console.find("#entry-page code").text == path
+    assert '"odd": 1' in console.find("#entry-value").get_attribute("value")
 
 
 @pytest.mark.long
