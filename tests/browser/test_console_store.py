@@ -387,6 +387,31 @@ def test_an_upload_resumes_from_the_part_that_failed(
 
 
 @pytest.mark.long
+def test_an_upload_goes_on_after_the_page_was_lost(
+    fresh: Console, live: LiveServer, store: Store, tmp_path: Path
+) -> None:
+    """The connection dropped and the page with it: signed in again in the same tab, the
+    person chooses the same file and only the missing part is sent."""
+    console = fresh
+    content = os.urandom(BIG)
+    source = tmp_path / "lost.bin"
+    source.write_bytes(content)
+    console.signed_in("org_admin")
+    console.visit("files", store.ward)
+    block(console, "*part_number=2*")
+    try:
+        assert upload(console, source).startswith("part 2 of 2 failed")
+    finally:
+        block(console)
+    console.signed_in("org_admin")  # a new page: the token is gone, sessionStorage is not
+    console.visit("files", store.ward)
+    assert upload(console, source) == "Uploaded lost.bin (9.0 MiB) in 2 parts"
+    assert (requested(console, "part_number=1"), requested(console, "part_number=2")) == (0, 1)
+    info = _file(live, store, "/lost.bin")
+    assert (info["size"], info["etag"]) == (BIG, multipart_etag(_parts(content)))
+
+
+@pytest.mark.long
 def test_a_reader_of_files_may_download_only(
     console: Console, live: LiveServer, store: Store, tmp_path: Path
 ) -> None:
