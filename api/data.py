@@ -22,7 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
-from api import bodies, listing, params, schemas
+from api import bodies, listing, params, preconditions, schemas
 from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import PATH_SPAN, Route, principal
@@ -169,12 +169,25 @@ async def get_data(request: web.Request) -> web.Response:
     query = data_query.parse(params.single_values(request.query))
     group_id, path = _where(request)
     body = await request.app[SERVICES].data.get(principal(request), group_id, path, query)
-    return json_response(body)
+    return json_response(body, headers=_etag(body))
+
+
+def _etag(body: dict[str, Any]) -> dict[str, str] | None:
+    """One entry's revision as its ETag, for `If-Match` on a later write (an extension)."""
+    entry = body.get("data")
+    if isinstance(entry, dict) and isinstance(entry.get("revision"), int):
+        return {"ETag": f'"{entry["revision"]}"'}
+    return None
+
+
+def _if_revision(request: web.Request) -> int | None:
+    return preconditions.if_match(request, "the entry's revision")
 
 
 async def put_data(request: web.Request) -> web.Response:
+    expected = _if_revision(request)
     body = await read_body(request, UPLOAD)
-    await request.app[SERVICES].data.put(principal(request), *_where(request), body)
+    await request.app[SERVICES].data.put(principal(request), *_where(request), body, expected)
     return json_response(SUCCESS)
 
 
@@ -185,8 +198,9 @@ async def post_data(request: web.Request) -> web.Response:
 
 
 async def patch_data(request: web.Request) -> web.Response:
+    expected = _if_revision(request)
     body = await read_body(request, PATCH)
-    await request.app[SERVICES].data.patch(principal(request), *_where(request), body)
+    await request.app[SERVICES].data.patch(principal(request), *_where(request), body, expected)
     return json_response(SUCCESS)
 
 
@@ -211,6 +225,10 @@ async def bulk_data(request: web.Request) -> web.Response:
 
 
 _ONE = "/v2/groups/{group_id}/data/" + PATH_SPAN
+_IF_MATCH = {  # an extension (docs/data.md, "Conditional writes")
+    "If-Match": "Edge's own: the entry's revision as a single GET's ETag gave it (`\"7\"`);"
+    " the write is made only while the entry is at that revision, else 409",
+}
 _TAG = "data"
 ROUTES = [
     Route(
@@ -230,11 +248,13 @@ ROUTES = [
         _ONE,
         put_data,
         "token",
-        "Store a value at a path",
+        "Store a value at a path (If-Match: the entry's revision, for a conditional write)",
         _TAG,
         body=UPLOAD,
         operation_id="put_json_data",
         query_types={"path": PATH},
+        errors=(409,),
+        headers=_IF_MATCH,
     ),
     Route(
         "POST",
@@ -254,11 +274,13 @@ ROUTES = [
         _ONE,
         patch_data,
         "token",
-        "Merge into an entry",
+        "Merge into an entry (If-Match: the entry's revision, for a conditional write)",
         _TAG,
         body=PATCH,
         operation_id="patch_json_data",
         query_types={"path": PATH},
+        errors=(409,),
+        headers=_IF_MATCH,
     ),
     Route(
         "DELETE",

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from api import bodies
+from api import bodies, preconditions
 from api.keys import SERVICES
 from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import integer, obj
-from edge.kernel.errors import ValidationError
 from edge.twins.document import MAX_KEY_CHARS
 from edge.twins.twins import MAX_CLIENT_TOKEN, Twin, Twins, view
 
@@ -52,23 +51,12 @@ def _answer(twin: Twin) -> web.Response:
     return json_response({"twin": view(twin)}, headers={"ETag": f'"{twin.version}"'})
 
 
-def _if_match(request: web.Request) -> int | None:
-    """The version `If-Match` names (`"3"`, `W/"3"` or `3`); None when absent or `*`."""
-    raw = request.headers.get("If-Match")
-    if raw is None or raw.strip() == "*":
-        return None
-    text = raw.strip().removeprefix("W/").strip('"')
-    if not text.isascii() or not text.isdigit() or len(text) > 18:
-        raise ValidationError("If-Match", "must be the twin's version, as its ETag gives it")
-    return int(text)
-
-
 async def get_twin(request: web.Request) -> web.Response:
     return _answer(_twins(request).get(principal(request), request.match_info["device_id"]))
 
 
 async def patch_twin(request: web.Request) -> web.Response:
-    if_match = _if_match(request)
+    if_match = preconditions.if_match(request, "the twin's version")
     body = await bodies.read_json(request, PATCH_TWIN)
     device_id = request.match_info["device_id"]
     return _answer(await _twins(request).patch(principal(request), device_id, body, if_match))

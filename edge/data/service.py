@@ -9,6 +9,7 @@ needs are edge/access/paths.py `needed`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from edge.access.engine import Permissions
@@ -64,9 +65,15 @@ class Data:
         return found
 
     async def put(
-        self, principal: Principal, group_id: str, raw: str, body: dict[str, Any]
+        self,
+        principal: Principal,
+        group_id: str,
+        raw: str,
+        body: dict[str, Any],
+        expected: int | None = None,
     ) -> None:
-        await self._write("put", principal, group_id, raw, body)
+        """Store a value; `expected`: only over the entry at that revision (If-Match)."""
+        await self._write("put", principal, group_id, raw, body, expected)
 
     async def post(
         self, principal: Principal, group_id: str, raw: str, body: dict[str, Any]
@@ -74,9 +81,15 @@ class Data:
         await self._write("post", principal, group_id, raw, body)
 
     async def patch(
-        self, principal: Principal, group_id: str, raw: str, body: dict[str, Any]
+        self,
+        principal: Principal,
+        group_id: str,
+        raw: str,
+        body: dict[str, Any],
+        expected: int | None = None,
     ) -> None:
-        await self._write("patch", principal, group_id, raw, body)
+        """Merge into an entry; `expected`: only while it is at that revision (If-Match)."""
+        await self._write("patch", principal, group_id, raw, body, expected)
 
     async def delete(self, principal: Principal, group_id: str, raw: str, *, cascade: bool) -> None:
         path = paths.normalize(raw)
@@ -97,7 +110,13 @@ class Data:
                 return
 
     async def _write(
-        self, how: str, principal: Principal, group_id: str, raw: str, body: dict[str, Any]
+        self,
+        how: str,
+        principal: Principal,
+        group_id: str,
+        raw: str,
+        body: dict[str, Any],
+        expected: int | None = None,
     ) -> None:
         path = paths.entry_path(raw)
         upload = uploads.upload(body, self.max_value_bytes, partial=how == "patch")
@@ -105,9 +124,9 @@ class Data:
         stamp = (principal.actor, clock.now_iso())
         writes = self._writes
         if how == "put":
-            job = lambda c: writes.put_alone(c, target, path, upload, stamp)  # noqa: E731
+            job = lambda c: writes.put_alone(c, target, path, upload, stamp, expected)  # noqa: E731
         else:
-            operation = getattr(writes, how)
+            operation = partial(writes.patch, expected=expected) if how == "patch" else writes.post
             job = lambda c: operation(c, writes.current(c, target), path, upload, stamp)  # noqa: E731
         # Each of these reads, then changes the entry by one statement: no savepoint.
         await self._db.write(job, savepoint=False)

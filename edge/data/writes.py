@@ -42,15 +42,22 @@ class EntryWrites:
         return _with_rules(target, *rules)
 
     def put_alone(
-        self, conn: Tx, target: DataTarget, path: str, upload: Upload, stamp: Stamp
+        self,
+        conn: Tx,
+        target: DataTarget,
+        path: str,
+        upload: Upload,
+        stamp: Stamp,
+        expected: int | None = None,
     ) -> None:
         """`current` and `put` with one read: a PUT in a transaction of its own (the
-        common write; `put` is the one for a bulk job)."""
+        common write; `put` is the one for a bulk job). `expected`: the revision the
+        caller's `If-Match` named (a 409 when the entry is at another, or gone)."""
         state = store.put_state(conn, target.group_id, path)
         if state is None:
             raise NotFound("Group not found")
         rules, current = state
-        self._replace(conn, _with_rules(target, *rules), path, current, upload, stamp)
+        self._replace(conn, _with_rules(target, *rules), path, current, upload, stamp, expected)
 
     def put(self, conn: Tx, target: DataTarget, path: str, upload: Upload, stamp: Stamp) -> None:
         current = store.history(conn, target.group_id, path)
@@ -64,9 +71,11 @@ class EntryWrites:
         current: EntryHistory | None,
         upload: Upload,
         stamp: Stamp,
+        expected: int | None = None,
     ) -> None:
         """A PUT's check and write, once its target's rules and the entry it replaces are read."""
         target.require(path, self._needed(target, current is not None, "PUT"))
+        _at_revision(path, current, expected)
         self._save(conn, target, path, current, upload, stamp, merge=False)
 
     def post(self, conn: Tx, target: DataTarget, path: str, upload: Upload, stamp: Stamp) -> None:
@@ -75,11 +84,20 @@ class EntryWrites:
             raise Conflict(f"path: an entry already exists at {path} (PUT replaces it)")
         self._save(conn, target, path, None, upload, stamp, merge=False)
 
-    def patch(self, conn: Tx, target: DataTarget, path: str, upload: Upload, stamp: Stamp) -> None:
+    def patch(
+        self,
+        conn: Tx,
+        target: DataTarget,
+        path: str,
+        upload: Upload,
+        stamp: Stamp,
+        expected: int | None = None,
+    ) -> None:
         target.require(path, self._needed(target, True, "PATCH"))
         current = store.get(conn, target.group_id, path)
         if current is None:
             raise NotFound(f"No data at {path}")
+        _at_revision(path, current, expected)
         self._save(conn, target, path, current, upload, stamp, merge=True)
 
     def delete(self, conn: Tx, target: DataTarget, path: str) -> None:
@@ -111,6 +129,17 @@ class EntryWrites:
             store.save(conn, entry, text, signature=signature)
         else:
             store.update(conn, entry, current, text, signature=signature)
+
+
+def _at_revision(path: str, current: DataEntry | EntryHistory | None, expected: int | None) -> None:
+    """A conditional write's check, in the write's transaction: the entry is still at the
+    revision the caller read (docs/data.md, "Conditional writes")."""
+    if expected is None:
+        return
+    if current is None:
+        raise Conflict(f"revision: there is no entry at {path} now, not revision {expected}")
+    if current.revision != expected:
+        raise Conflict(f"revision: the entry is at revision {current.revision}, not {expected}")
 
 
 def _with_rules(target: DataTarget, keep: int, rdp: bool) -> DataTarget:

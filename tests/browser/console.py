@@ -66,9 +66,11 @@ PAGES = {
     "Organizations": "orgs",
     "Users": "users",
     "Groups": "groups",
+    "Data": "data",
+    "Files": "files",
     "Roles": "roles",
-    "Pulse": "pulse",
     "Devices": "devices",
+    "Pulse": "pulse",
     "Account": "account",
 }
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from tests.browser import world_devices, world_pulse
 from tests.browser.console import Console, LiveServer
+from tests.browser.store import upload_shot
+from tests.browser.world_store import stock
 from tests.factory import new_site
 from tests.world import World, build_clinic, with_cast, with_other
 
@@ -33,6 +35,9 @@ SHOTS = (
     ("role", "org_admin", ("roles", "{nurses}")),
     ("account", "org_admin", ("account",)),
     ("overview-member", "member", ("overview",)),
+    ("data", "org_admin", ("data", "{ward}")),
+    ("data-entry", "org_admin", ("data", "{ward}", "entry", "sensors", "t1")),
+    ("files", "org_admin", ("files", "{ward}")),
     ("pulse-staff", "staff", ("pulse",)),
     ("pulse", "org_admin", ("pulse",)),
     *world_devices.SHOTS,
@@ -64,10 +69,15 @@ def take(target: Path) -> list[Path]:
         world_pulse.seed(site, world)  # an hour of the site's pulse
         server = LiveServer(site).start()
         world_devices.give_twin(server, world)
+        stock(server, world)  # Ward's data and files (tests/browser/world_store.py)
         console = Console.open(server)
         try:
             taken = [_shot(console, target, shot, names) for shot in SHOTS]
-            return [*taken, world_devices.create_shot(console, target)]
+            return [
+                *taken,
+                world_devices.create_shot(console, target),
+                upload_shot(console, target, world.org_group_id, Path(scratch)),
+            ]
         finally:
             console.close()
             server.stop()

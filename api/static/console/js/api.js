@@ -18,9 +18,10 @@ export function hasToken() { return token !== null; }
 export function whenSignedOut(callback) { onSignedOut = callback; }
 
 /** One call: `json` or `form` for a body, `query` for the query, `bearer` to use another
- * secret than the token (a sign-in challenge's session). Answers the parsed body. */
-export async function call(method, path, { json, form, query, bearer } = {}) {
-  const headers = { Accept: "application/json" };
+ * secret than the token (a sign-in challenge's session), `headers` to add (If-Match).
+ * Answers the parsed body. */
+export async function call(method, path, { json, form, query, bearer, headers: extra } = {}) {
+  const headers = { Accept: "application/json", ...extra };
   const secret = bearer || token;
   if (secret) headers.Authorization = `Bearer ${secret}`;
   let body;

@@ -4,6 +4,8 @@ import "./overview.js";
 import "./orgs.js";
 import "./users.js";
 import "./groups.js";
+import "./data.js";
+import "./files.js";
 import "./roles.js";
 import "./devices.js";
 import "./pulse.js";
