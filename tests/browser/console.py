@@ -67,6 +67,9 @@ PAGES = {
     "Users": "users",
     "Groups": "groups",
     "Roles": "roles",
+    "Claims": "claims",
+    "Jobs": "jobs",
+    "Audit log": "audit",
     "Account": "account",
 }
 

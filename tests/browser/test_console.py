@@ -11,10 +11,20 @@ from tests.browser.console import PAGES, Console, LiveServer
 
 # The pages each kind of caller is shown in the nav, in order.
 NAV = {
-    "staff": ["Overview", "Organizations", "Account"],
-    "org_admin": ["Overview", "Organizations", "Users", "Groups", "Roles", "Account"],
-    "project_admin": ["Overview", "Users", "Groups", "Roles", "Account"],
-    "group_admin": ["Overview", "Users", "Groups", "Roles", "Account"],
+    "staff": ["Overview", "Organizations", "Audit log", "Account"],
+    "org_admin": [
+        "Overview",
+        "Organizations",
+        "Users",
+        "Groups",
+        "Roles",
+        "Claims",
+        "Jobs",
+        "Audit log",
+        "Account",
+    ],
+    "project_admin": ["Overview", "Users", "Groups", "Roles", "Claims", "Jobs", "Account"],
+    "group_admin": ["Overview", "Users", "Groups", "Roles", "Jobs", "Account"],
     "member": ["Overview", "Users", "Account"],
 }
 

@@ -37,6 +37,18 @@ export async function call(method, path, { json, form, query, bearer } = {}) {
   throw new ApiError(response.status, answer.message || `${response.status} ${response.statusText}`);
 }
 
+/** A streamed answer (the live changes of GET /v2/events): the token goes in the
+ * Authorization header, never in the URL. Answers the Response for its body's reader;
+ * `signal` (an AbortController's) ends it. */
+export async function stream(path, query, signal) {
+  const headers = { Accept: "text/event-stream" };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const response = await fetch(withQuery(path, query), { headers, signal, credentials: "omit" });
+  if (response.ok) return response;
+  if (response.status === 401 && token) onSignedOut("Your session ended: sign in again.");
+  throw new ApiError(response.status, `${response.status} ${response.statusText}`);
+}
+
 export const get = (path, query) => call("GET", path, { query });
 export const post = (path, json) => call("POST", path, { json });
 export const patch = (path, json) => call("PATCH", path, { json });

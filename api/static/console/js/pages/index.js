@@ -5,4 +5,7 @@ import "./orgs.js";
 import "./users.js";
 import "./groups.js";
 import "./roles.js";
+import "./claims.js";
+import "./jobs.js";
+import "./audit.js";
 import "./account.js";

@@ -1,0 +1,104 @@
+"""What the tests of the Claims, Jobs and Audit log pages do beside the Console driver
+(tests/browser/console.py): open a page's create form, let the browser save downloads
+into a folder, and a device that does its jobs over MQTT with real paho-mqtt."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as paho
+from paho.mqtt.enums import CallbackAPIVersion
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.browser.console import WAIT, Console
+
+
+def open_form(console: Console, form_id: str) -> None:
+    """Unfold the <details> holding a create form (as a person clicks its summary)."""
+    if not console.find(f"#{form_id}").is_displayed():
+        console.driver.execute_script(
+            "arguments[0].closest('details').querySelector('summary').click()",
+            console.find(f"#{form_id}"),
+        )
+
+
+def after_list_renews(console: Console, action: Callable[[], None]) -> None:
+    """Do `action` (a filter, a change) after which the page shows a new list in place of
+    the old one (made with the new filter, or read again), and wait until it has its
+    first page."""
+    old = console.find("main section.list")
+    action()
+
+    def renewed(_: Any) -> bool:
+        lists = console.all("main section.list")
+        return bool(lists) and lists[0] != old and lists[0].get_attribute("data-loads") == "1"
+
+    WebDriverWait(console.driver, WAIT).until(renewed)
+
+
+def downloads_into(console: Console, folder: Path) -> None:
+    """Let the browser save what the page downloads into `folder`, without asking."""
+    console.driver.execute_cdp_cmd(
+        "Browser.setDownloadBehavior",
+        {"behavior": "allow", "downloadPath": str(folder), "eventsEnabled": True},
+    )
+
+
+def downloaded(folder: Path) -> Path:
+    """The one file the browser finished saving into `folder`."""
+
+    def done(_: Any) -> Path | None:
+        found = [p for p in folder.iterdir() if not p.name.endswith(".crdownload")]
+        return found[0] if len(found) == 1 else None
+
+    return WebDriverWait(None, WAIT).until(done)  # type: ignore[arg-type]
+
+
+class PahoDevice:
+    """A device on the embedded broker, with its ID and API key, doing its jobs: on each
+    notify-next it moves the execution IN_PROGRESS at 50%, then, once `finish` is set,
+    SUCCEEDED; what it got is kept in `executions`."""
+
+    def __init__(self, port: int, device: dict[str, Any]) -> None:
+        self.id = str(device["id"])
+        self.topic = f"{device['root_scope']}/devices/{self.id}/jobs"
+        self.finish = threading.Event()
+        self.executions: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.subscribed = threading.Event()
+        self.client = paho.Client(
+            CallbackAPIVersion.VERSION2, client_id=f"console-{self.id}", protocol=paho.MQTTv311
+        )
+        self.client.username_pw_set(self.id, str(device["api_key"]))
+        self.client.on_connect = self._connected
+        self.client.on_subscribe = lambda *_: self.subscribed.set()
+        self.client.on_message = self._message
+        self.client.connect("127.0.0.1", port, 30)
+        self.client.loop_start()
+        assert self.subscribed.wait(WAIT), "the device never subscribed"
+
+    def _connected(self, client: paho.Client, *_: Any) -> None:
+        client.subscribe(f"{self.topic}/notify-next", 1)
+
+    def _message(self, client: paho.Client, _: Any, message: paho.MQTTMessage) -> None:
+        execution = json.loads(message.payload).get("execution")
+        if not execution:
+            return
+        self.executions.put(execution)
+        threading.Thread(target=self._work, args=(execution,), daemon=True).start()
+
+    def _work(self, execution: dict[str, Any]) -> None:
+        job = execution["job_id"]
+        step = {"state": "IN_PROGRESS", "progress": 50, "status_details": {"step": "download"}}
+        self.client.publish(f"{self.topic}/{job}/update", json.dumps(step), 1)
+        if self.finish.wait(WAIT * 4):
+            done = {"state": "SUCCEEDED", "status_details": {"step": "installed"}}
+            self.client.publish(f"{self.topic}/{job}/update", json.dumps(done), 1)
+
+    def stop(self) -> None:
+        self.client.loop_stop()
+        self.client.disconnect()

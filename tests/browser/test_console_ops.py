@@ -1,0 +1,325 @@
+"""The console's Claims, Jobs and Audit log pages (#35, part "ops") in a real browser.
+
+Smoke (in `make test`): each kind of caller signs in once and is shown exactly the pages of
+these three it may use, each with its main content. Long (`make test-long`): a claim made
+with its secret and QR code shown once, then revoked; a job made through the console to a
+paho-mqtt device that answers, its progress followed live, the job canceled and deleted;
+the audit log's filters and its CSV export checked against the API; and the refusals (a
+plain user, another organization's job by URL)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.browser.console import PAGES, WAIT, Console, LiveServer
+from tests.browser.ops import PahoDevice, after_list_renews, downloaded, downloads_into, open_form
+from tests.browser.world_ops import Ops, build_ops, new_device
+from tests.ports import free_port
+from tests.world import World
+
+SERVER_SETTINGS = {"mqtt_port": free_port()}
+OPS_PAGES = {title: PAGES[title] for title in ("Claims", "Jobs", "Audit log")}
+# Which of the three pages each kind of caller is shown, in the nav's order.
+SEES = {
+    "staff": ["Audit log"],
+    "staff_in_clinic": ["Claims", "Jobs", "Audit log"],
+    "org_admin": ["Claims", "Jobs", "Audit log"],
+    "project_admin": ["Claims", "Jobs"],
+    "group_admin": ["Jobs"],
+    "member": [],
+    "plain": [],
+}
+MAIN = {  # what each page shows first, by a selector of its main content
+    "claims": "#create-claim",
+    "jobs": "main table",
+    "audit": "#audit-filters",
+}
+
+
+@pytest.fixture(scope="module")
+def ops(live: LiveServer, world_template: World) -> Ops:
+    return build_ops(live, world_template)
+
+
+@pytest.mark.parametrize("who", list(SEES))
+def test_each_caller_sees_the_ops_pages_they_may_use(console: Console, ops: Ops, who: str) -> None:
+    console.signed_in(who)
+    shown = [title for title in console.nav() if title in OPS_PAGES]
+    assert shown == SEES[who]
+    for title in shown:
+        console.visit(OPS_PAGES[title])
+        assert console.find("main h1").text == title
+        assert console.all(MAIN[OPS_PAGES[title]]), (who, title)
+        assert not console.all("main p.error:not(:empty)"), (who, title, console.text())
+    if "Jobs" in shown and who != "group_admin":  # the job of the world, with its progress
+        assert "Pump firmware 2.0" in console.visit("jobs").text
+        assert console.all("main .job-progress .seg")
+    assert console.errors() == []
+
+
+# -- the full matrix (make test-long) ---------------------------------------------------------
+@pytest.mark.long
+@pytest.mark.parametrize("who", list(SEES))
+def test_each_ops_page_passes_axe_and_hides_what_the_caller_may_not_do(
+    console: Console, live: LiveServer, ops: Ops, who: str
+) -> None:
+    console.signed_in(who)
+    for title in SEES[who]:
+        console.visit(OPS_PAGES[title])
+        assert console.violations() == [], (who, title)
+    if "Jobs" in SEES[who]:
+        console.visit("jobs", ops.job)
+        readable = live.status("GET", f"/v2/jobs/{ops.job}", live.token(who)) == 200
+        assert bool(console.all("#job-page")) == readable, (who, console.text())
+        assert bool(console.all("#cancel-job")) == readable  # who reads a job may end it
+        if readable:
+            assert console.violations() == [], (who, "job")
+        else:
+            assert console.find("main p.error").text  # the server's 404, shown
+    hidden = set(OPS_PAGES.values()) - {OPS_PAGES[t] for t in SEES[who]}
+    for name in sorted(hidden):  # forced by URL: another page is shown instead
+        console.after_page_shows(
+            lambda: console.driver.execute_script(f"location.hash = '#/{name}'")  # noqa: B023
+        )
+        assert console.find("main").get_attribute("data-page") != name
+
+
+@pytest.mark.long
+def test_a_claim_shows_its_secret_and_qr_once_and_is_revoked(
+    console: Console, live: LiveServer, ops: Ops
+) -> None:
+    console.signed_in("org_admin")
+    console.visit("claims")
+    open_form(console, "create-claim")
+    console.type("#create-claim input[name=claim_name]", "Ward sensors")
+    console.type("#create-claim input[name=max_uses]", "3")
+    console.type("#claim-template", '{"tags": ["ward"]}')
+    after_list_renews(console, lambda: console.find("#create-claim button[type=submit]").click())
+    secret = console.wait_for("#claim-secret").text
+    claim_id = console.find("#claim-id").text
+    qr = console.find("#claim-qr")
+    assert secret.startswith("ecs_") and qr.get_attribute("src").startswith("data:image/png")
+    assert console.driver.execute_script("return arguments[0].naturalWidth", qr) > 0
+    assert console.violations() == []
+    token = live.token("org_admin")
+    stored = live.call("GET", f"/v2/provisioning/claims/{claim_id}", token)["claim"]
+    assert stored["max_uses"] == 3 and stored["template"]["tags"] == ["ward"]
+    assert "secret" not in stored
+    console.visit("overview")
+    console.visit("claims")  # the secret is not shown again
+    assert secret not in console.text() and not console.all("#claim-secret")
+    after_list_renews(console, lambda: console.find(f"button[data-claim='{claim_id}']").click())
+    assert live.call("GET", f"/v2/provisioning/claims/{claim_id}", token)["claim"]["state"] == (
+        "revoked"
+    )
+    assert not console.all(f"button[data-claim='{claim_id}']")
+
+
+@pytest.mark.long
+def test_a_claim_the_server_refuses_shows_its_message(console: Console) -> None:
+    console.signed_in("org_admin")
+    console.visit("claims")
+    open_form(console, "create-claim")
+    console.type("#create-claim input[name=claim_name]", "Too many")
+    console.type("#create-claim input[name=max_uses]", "100001")
+    console.driver.execute_script(
+        "document.querySelector('#create-claim input[name=max_uses]').removeAttribute('max')"
+    )
+    console.find("#create-claim button[type=submit]").click()
+    message = console.wait_for("#create-claim p.error:not(:empty)").text
+    assert "max_uses" in message and not console.all("#claim-secret")
+
+
+@pytest.fixture
+def device(live: LiveServer) -> Iterator[PahoDevice]:
+    made = new_device(live, live.token("org_admin"), "console-pump")
+    paho = PahoDevice(int(SERVER_SETTINGS["mqtt_port"]), made)
+    yield paho
+    paho.finish.set()
+    paho.stop()
+
+
+def make_job(console: Console, **values: str) -> str:
+    """The console's create form, filled in and sent; the new job's ID (its page shown)."""
+    console.visit("jobs")
+    open_form(console, "create-job")
+    for name, value in values.items():
+        selector = "#job-document" if name == "document" else f"#create-job [name={name}]"
+        if name == "target_kind":
+            console.driver.execute_script(
+                "arguments[0].value = arguments[1]", console.find(selector), value
+            )
+        else:
+            console.type(selector, value)
+    console.after_page_shows(lambda: console.find("#create-job button[type=submit]").click())
+    assert console.all("#job-page"), console.text()
+    return str(console.find("#job-page").get_attribute("data-job"))
+
+
+@pytest.mark.long
+def test_a_job_made_in_the_console_shows_the_devices_progress_live(
+    console: Console, live: LiveServer, device: PahoDevice
+) -> None:
+    console.signed_in("org_admin")
+    job_id = make_job(
+        console,
+        description="Sensor firmware",
+        target_kind="device_ids",
+        target=device.id,
+        document='{"version": "3.1"}',
+        max_retries="1",
+    )
+    shown = console.find("main").get_attribute("data-shown")
+    wait = WebDriverWait(console.driver, WAIT)
+    wait.until(lambda _: console.find("#job-page").get_attribute("data-live") == "1")
+    assert device.executions.get(timeout=WAIT)["document"]["version"] == "3.1"
+    wait.until(lambda _: "IN_PROGRESS 1" in console.find("#job-progress").text)
+    device.finish.set()
+    wait.until(lambda _: console.find("#job-state").text == "COMPLETED")
+    assert "SUCCEEDED 1" in console.find("#job-progress").text
+    wait.until(lambda _: "installed" in console.find("main section.list").text)
+    assert console.find("main").get_attribute("data-shown") == shown  # live, not reloaded
+    job = live.call("GET", f"/v2/jobs/{job_id}", live.token("org_admin"))["job"]
+    assert job["state"] == "COMPLETED" and job["counts"]["SUCCEEDED"] == 1
+    assert job["policy"]["max_retries"] == 1 and job["description"] == "Sensor firmware"
+    assert console.errors() == []
+
+
+@pytest.mark.long
+def test_a_job_is_canceled_with_force_and_deleted(
+    console: Console, live: LiveServer, ops: Ops
+) -> None:
+    token = live.token("org_admin")
+    ids = [d["id"] for d in ops.devices.values()]
+    job_id = live.call("POST", "/v2/jobs", token, document={}, targets={"device_ids": ids})["job"][
+        "id"
+    ]
+    console.signed_in("org_admin")
+    console.visit("jobs", job_id)
+    console.find("#job-page input[name=force]").click()
+    console.after_page_shows(lambda: console.find("#cancel-job").click())
+    assert console.find("#job-state").text == "CANCELED"
+    assert live.call("GET", f"/v2/jobs/{job_id}", token)["job"]["state"] == "CANCELED"
+    console.after_page_shows(lambda: console.find("#delete-job").click())
+    assert console.find("main").get_attribute("data-page") == "jobs" and not console.all(
+        "#job-page"
+    )
+    assert live.status("GET", f"/v2/jobs/{job_id}", token) == 404
+
+
+@pytest.mark.long
+def test_the_servers_refusal_of_a_job_is_shown(console: Console, ops: Ops) -> None:
+    console.signed_in("org_admin")
+    console.visit("jobs")
+    open_form(console, "create-job")
+    console.type("#create-job [name=target]", "nosuchdevice0000")
+    console.type("#job-document", '{"a": 1}')
+    console.type("#create-job [name=abort_percent]", "1000")
+    console.find("#create-job button[type=submit]").click()
+    message = console.wait_for("#create-job p.error:not(:empty)").text
+    assert message.startswith("policy.abort_percent"), message
+    assert console.find("main").get_attribute("data-page") == "jobs" and not console.all(
+        "#job-page"
+    )
+
+
+@pytest.mark.long
+def test_another_orgs_job_by_url_is_a_message_not_a_page(
+    console: Console, live: LiveServer
+) -> None:
+    theirs = other_org_job(live)
+    console.signed_in("org_admin")
+    console.visit("jobs", theirs)
+    assert not console.all("#job-page") and console.find("main p.error").text
+
+
+def other_org_job(live: LiveServer) -> str:
+    """A job of Other, made by its admin (the admin of tests/tenants.py's second org)."""
+    from tests.tenants import PASSWORD
+
+    token = live.token_for("other", "admin@other.test", PASSWORD)
+    pump = new_device(live, token, "their-pump")
+    job = live.call("POST", "/v2/jobs", token, document={}, targets={"device_ids": [pump["id"]]})
+    return str(job["job"]["id"])
+
+
+def audit_listed(live: LiveServer, token: str, **query: str) -> list[dict[str, Any]]:
+    """Every event GET /v2/audit gives for the query, oldest first, page by page."""
+    import json
+    import urllib.parse
+
+    events: list[dict[str, Any]] = []
+    after = ""
+    while True:
+        params = {**query, "limit": "1000", **({"last_evaluated_key": after} if after else {})}
+        reply = live.call("GET", "/v2/audit?" + urllib.parse.urlencode(params), token)
+        events += reply["audit_events"]
+        if not reply.get("last_evaluated_key"):
+            return events
+        after = json.dumps(reply["last_evaluated_key"])
+
+
+@pytest.mark.long
+def test_the_audit_log_filters_and_exports_every_matching_event_as_csv(
+    console: Console, live: LiveServer, ops: Ops, tmp_path: Path
+) -> None:
+    token = live.token("org_admin")
+    for n in range(30):  # a name a spreadsheet would run, and more events than a page
+        new_device(live, token, f'=HYPERLINK("x","{n}"), "quoted"')
+    console.signed_in("org_admin")
+    console.visit("audit")
+    console.type("#audit-action", "device_created")
+    after_list_renews(console, lambda: console.find("#audit-filters button[type=submit]").click())
+    rows = console.all("main section.list tbody tr")
+    assert len(rows) == 25 and all("device_created" in r.text for r in rows)
+    assert "admin" in rows[0].text  # the actor's name beside its ID
+    downloads_into(console, tmp_path)
+    console.find("#export-csv").click()
+    saved = downloaded(tmp_path)
+    assert saved.name.startswith("audit_start_to_") and saved.suffix == ".csv"
+    text = saved.read_bytes().decode("utf-8")
+    assert text.startswith("\ufeff") and "\r\n" in text
+    table = list(csv.DictReader(io.StringIO(text.removeprefix("\ufeff"))))
+    expected = audit_listed(live, token, action="device_created")
+    assert [r["id"] for r in table] == [e["id"] for e in expected] and len(table) >= 32
+    formulas = [r for r in table if "HYPERLINK" in r["target_name"]]
+    assert len(formulas) == 30
+    assert all(r["target_name"].startswith("'=HYPERLINK") for r in formulas)
+    assert all('"quoted"' in r["target_name"] for r in formulas)
+    assert {r["actor_name"] for r in table} == {e.get("actor_name", "") for e in expected}
+
+
+@pytest.mark.long
+def test_the_audit_log_filters_by_time_range_and_names_the_file_by_it(
+    console: Console, live: LiveServer, ops: Ops, tmp_path: Path
+) -> None:
+    token = live.token("org_admin")
+    today = live.call("GET", "/v2/audit?limit=1&desc=true", token)["audit_events"][0][
+        "created_date"
+    ][:10]
+    console.signed_in("org_admin")
+    console.visit("audit")
+    for name, day in (("from", today), ("to", today)):
+        console.driver.execute_script(
+            "arguments[0].value = arguments[1]", console.find(f"#audit-{name}"), day
+        )
+    console.type("#audit-target", "pump-")
+    after_list_renews(console, lambda: console.find("#audit-filters button[type=submit]").click())
+    shown = console.all("main section.list tbody tr")
+    expected = audit_listed(
+        live, token, target_name_sw="pump-", created_date_gte=today, created_date_lte=today
+    )
+    assert len(shown) == len(expected) > 0
+    downloads_into(console, tmp_path)
+    console.find("#export-csv").click()
+    saved = downloaded(tmp_path)
+    assert saved.name == f"audit_{today}_to_{today}.csv"
+    table = list(csv.DictReader(io.StringIO(saved.read_text("utf-8-sig"))))
+    assert [r["id"] for r in table] == [e["id"] for e in expected]

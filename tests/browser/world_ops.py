@@ -1,0 +1,58 @@
+"""What the console's Claims, Jobs and Audit log pages show (#35, part "ops"), made through
+the interface as Clinic's org admin would make it, on a server of tests/browser/console.py:
+two devices of Clinic's project Apollo, three claims (one revoked), a job of Apollo to the
+devices (so that Apollo's admins see it too), and with them the audit events of all that,
+beside the world's own sign-ins."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.browser.console import LiveServer
+from tests.world import World
+
+PUMPS = ("pump-1", "pump-2")
+
+
+@dataclass
+class Ops:
+    """What `build_ops` made: devices by name (their answers, with the one-time API key),
+    the claims' and the job's IDs."""
+
+    devices: dict[str, dict[str, Any]] = field(default_factory=dict)
+    claims: list[str] = field(default_factory=list)
+    revoked: str = ""
+    job: str = ""
+
+
+def new_device(live: LiveServer, token: str, name: str, **body: Any) -> dict[str, Any]:
+    """A device of the caller's organization, as POST /v2/devices answers it (with its key)."""
+    made: dict[str, Any] = live.call("POST", "/v2/devices", token, name=name, **body)["device"]
+    return made
+
+
+def build_ops(live: LiveServer, world: World) -> Ops:
+    admin = live.token("org_admin")
+    ops = Ops()
+    apollo = world.project_id
+    for name in PUMPS:
+        ops.devices[name] = new_device(live, admin, name, tags=["pump"], project_id=apollo)
+    for name, uses in (("Line 4 pumps", 20), ("Spare sensors", 5), ("Old batch", 1)):
+        claim = live.call("POST", "/v2/provisioning/claims", admin, name=name, max_uses=uses)
+        ops.claims.append(claim["claim"]["id"])
+    ops.revoked = ops.claims[-1]
+    live.call("DELETE", f"/v2/provisioning/claims/{ops.revoked}", admin)
+    ids = [d["id"] for d in ops.devices.values()]
+    job = live.call(
+        "POST",
+        "/v2/jobs",
+        admin,
+        description="Pump firmware 2.0",
+        project_id=apollo,
+        document={"operation": "install", "version": "2.0"},
+        targets={"device_ids": ids},
+        policy={"max_in_progress": 1, "timeout_seconds": 3600},
+    )
+    ops.job = job["job"]["id"]
+    return ops
