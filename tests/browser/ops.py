@@ -41,6 +41,28 @@ def after_list_renews(console: Console, action: Callable[[], None]) -> None:
     WebDriverWait(console.driver, WAIT).until(renewed)
 
 
+def make_claim(console: Console, name: str, uses: str, template: str = "") -> None:
+    """The Claims page's create form, filled in and sent; the claim shown once after."""
+    console.visit("claims")
+    open_form(console, "create-claim")
+    console.type("#create-claim input[name=claim_name]", name)
+    console.type("#create-claim input[name=max_uses]", uses)
+    if template:
+        console.type("#claim-template", template)
+    after_list_renews(console, lambda: console.find("#create-claim button[type=submit]").click())
+    console.wait_for("#claim-secret")
+
+
+def claim_created(console: Console, target: Path) -> Path:
+    """The picture of a claim just made, its secret and QR code shown (make screenshots)."""
+    console.signed_in("org_admin")
+    make_claim(console, "Ward 3 sensors", "12", '{"tags": ["ward-3"]}')
+    console.driver.execute_script("document.getElementById('claim-created').scrollIntoView()")
+    path = target / "claim-created.png"
+    console.driver.save_screenshot(str(path))
+    return path
+
+
 def downloads_into(console: Console, folder: Path) -> None:
     """Let the browser save what the page downloads into `folder`, without asking."""
     console.driver.execute_cdp_cmd(

@@ -13,6 +13,8 @@ import tempfile
 from pathlib import Path
 
 from tests.browser.console import Console, LiveServer
+from tests.browser.ops import claim_created
+from tests.browser.world_ops import advance, build_ops
 from tests.factory import new_site
 from tests.world import World, build_clinic, with_cast, with_other
 
@@ -32,6 +34,10 @@ SHOTS = (
     ("role", "org_admin", ("roles", "{nurses}")),
     ("account", "org_admin", ("account",)),
     ("overview-member", "member", ("overview",)),
+    ("claims", "org_admin", ("claims",)),
+    ("jobs", "org_admin", ("jobs",)),
+    ("job", "org_admin", ("jobs", "{job}")),
+    ("audit", "org_admin", ("audit",)),
 )
 
 
@@ -58,7 +64,12 @@ def take(target: Path) -> list[Path]:
         server = LiveServer(new_site(folder)).start()
         console = Console.open(server)
         try:
-            return [_shot(console, target, shot, names) for shot in SHOTS]
+            ops = build_ops(server, world)
+            advance(server, ops)
+            names["job"] = ops.job
+            return [_shot(console, target, shot, names) for shot in SHOTS] + [
+                claim_created(console, target)
+            ]
         finally:
             console.close()
             server.stop()

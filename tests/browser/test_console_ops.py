@@ -19,7 +19,14 @@ import pytest
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.browser.console import PAGES, WAIT, Console, LiveServer
-from tests.browser.ops import PahoDevice, after_list_renews, downloaded, downloads_into, open_form
+from tests.browser.ops import (
+    PahoDevice,
+    after_list_renews,
+    downloaded,
+    downloads_into,
+    make_claim,
+    open_form,
+)
 from tests.browser.world_ops import Ops, build_ops, new_device
 from tests.ports import free_port
 from tests.world import World
@@ -96,13 +103,8 @@ def test_a_claim_shows_its_secret_and_qr_once_and_is_revoked(
     console: Console, live: LiveServer, ops: Ops
 ) -> None:
     console.signed_in("org_admin")
-    console.visit("claims")
-    open_form(console, "create-claim")
-    console.type("#create-claim input[name=claim_name]", "Ward sensors")
-    console.type("#create-claim input[name=max_uses]", "3")
-    console.type("#claim-template", '{"tags": ["ward"]}')
-    after_list_renews(console, lambda: console.find("#create-claim button[type=submit]").click())
-    secret = console.wait_for("#claim-secret").text
+    make_claim(console, "Ward sensors", "3", '{"tags": ["ward"]}')
+    secret = console.find("#claim-secret").text
     claim_id = console.find("#claim-id").text
     qr = console.find("#claim-qr")
     assert secret.startswith("ecs_") and qr.get_attribute("src").startswith("data:image/png")
@@ -190,6 +192,19 @@ def test_a_job_made_in_the_console_shows_the_devices_progress_live(
     assert job["state"] == "COMPLETED" and job["counts"]["SUCCEEDED"] == 1
     assert job["policy"]["max_retries"] == 1 and job["description"] == "Sensor firmware"
     assert console.errors() == []
+
+
+@pytest.mark.long
+def test_a_job_page_left_closes_its_stream(console: Console, live: LiveServer, ops: Ops) -> None:
+    """An account holds at most events_max_streams (5) streams: a job's page opened and
+    left more times than that still follows the job live, so none is left open."""
+    console.signed_in("org_admin")
+    wait = WebDriverWait(console.driver, WAIT)
+    for _ in range(7):
+        console.visit("jobs", ops.job)
+        wait.until(lambda _: console.find("#job-page").get_attribute("data-live") == "1")
+        assert console.find("#job-page").get_attribute("data-live-error") is None
+        console.visit("jobs")
 
 
 @pytest.mark.long

@@ -6,6 +6,7 @@ beside the world's own sign-ins."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,3 +57,24 @@ def build_ops(live: LiveServer, world: World) -> Ops:
     )
     ops.job = job["job"]["id"]
     return ops
+
+
+def advance(live: LiveServer, ops: Ops) -> None:
+    """The job moved along by its devices over HTTP with their API keys (for the
+    pictures): pump-1 done, then pump-2, released next, in progress at 40%."""
+    first, second = (ops.devices[name] for name in PUMPS)
+    done, working = {"state": "SUCCEEDED"}, {"state": "IN_PROGRESS", "progress": 40}
+    for device, update in ((first, done), (second, working)):
+        released(live, device)
+        live.call(
+            "PATCH", f"/v2/devices/{device['id']}/jobs/{ops.job}", device["api_key"], **update
+        )
+
+
+def released(live: LiveServer, device: dict[str, Any]) -> None:
+    """Once the scheduler (ticking each second) released the device's execution to it."""
+    for _ in range(300):
+        if live.call("GET", f"/v2/devices/{device['id']}/jobs", device["api_key"])["jobs"]:
+            return
+        time.sleep(0.1)  # arranging a picture, not a test: the next tick
+    raise AssertionError(f"device {device['id']}'s execution was never released")

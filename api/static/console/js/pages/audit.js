@@ -59,7 +59,7 @@ function eventsList(filter) {
     path: "/v2/audit", key: "audit_events", caption: "Audit events, newest first", search: false,
     params: { ...filter, desc: "true" },
     columns: [
-      ["Time", (e) => when(e.created_date)],
+      ["Time", (e) => h("span", { class: "nowrap" }, when(e.created_date))],
       ["Action", (e) => e.action],
       ["Actor", (e) => named(e.actor_name, e.actor_kind, e.actor_id)],
       ["Target", (e) => named(e.target_name, e.target_kind, e.target_id)],

@@ -19,7 +19,8 @@ async function claimsPage(me) {
   const projects = await projectOptions();
   const shown = h("div", { id: "claim-created" });
   const holder = h("div", {});
-  const reload = () => fill(holder, claimsList(reload));
+  const names = Object.fromEntries(projects);
+  const reload = () => fill(holder, claimsList(reload, names));
   reload();
   return h("div", {}, createClaim(me, projects, shown, reload), shown, holder);
 }
@@ -31,7 +32,7 @@ async function projectOptions() {
   return projects.map((p) => [p.id, p.name]);
 }
 
-function claimsList(reload) {
+function claimsList(reload, projectNames) {
   return listView({
     path: "/v2/provisioning/claims", key: "claims", caption: "Claims you manage", search: false,
     columns: [
@@ -39,7 +40,7 @@ function claimsList(reload) {
       ["State", (c) => h("span", { class: `state state-${c.state}` }, c.state)],
       ["Uses", (c) => `${c.uses} of ${c.max_uses}`],
       ["Expires", (c) => when(c.expires_date)],
-      ["Project", (c) => (c.project_id ? h("code", {}, c.project_id) : "organization")],
+      ["Project", (c) => (c.project_id ? projectNames[c.project_id] || h("code", {}, c.project_id) : "organization")],
       ["ID", (c) => h("code", {}, c.id)],
       ["", (c) => (c.state === "revoked" ? "" : revokeButton(c, reload))],
     ],

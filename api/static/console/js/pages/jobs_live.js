@@ -7,11 +7,13 @@ import * as api from "../api.js";
 
 /** Follow the job `jobId` while `el` is on the page: `onChange(data)` for each of its
  * events, `onReload()` for a `reload`. Ends when `el` leaves the page (another page
- * shown), the stream ends, or the session does. `el.dataset.live` is "1" while open. */
+ * shown, or this one shown again), the stream ends, or the session does: an account
+ * holds few streams (events_max_streams), so none is left open behind a page. `el.dataset.live` is "1" while open. */
 export async function followJob(el, jobId, { onChange, onReload }) {
   const stop = new AbortController();
   const leave = () => { if (!el.isConnected) stop.abort(); };
   window.addEventListener("hashchange", leave);
+  const watch = setInterval(leave, 1000);  // shown again in place (a refresh), or signed out
   try {
     const response = await api.stream("/v2/events", { kinds: "jobs" }, stop.signal);
     el.dataset.live = "1";
@@ -26,6 +28,7 @@ export async function followJob(el, jobId, { onChange, onReload }) {
   } finally {
     el.dataset.live = "";
     window.removeEventListener("hashchange", leave);
+    clearInterval(watch);
     stop.abort();
   }
 }

@@ -71,7 +71,7 @@ function artifactOf(artifact) {
 function rules(job) {
   const rows = [["targets", JSON.stringify(job.targets)], ["continuous", job.continuous ? "yes" : "no"],
     ["project", job.project_id || "organization"], ["made", `${when(job.created_date)} by ${job.created_by || ""}`]];
-  for (const [k, v] of Object.entries(job.policy || {})) rows.push([`policy: ${k}`, String(v)]);
+  for (const [k, v] of Object.entries(job.policy || {})) if (v !== null) rows.push([`policy: ${k}`, String(v)]);
   return rows;
 }
 
