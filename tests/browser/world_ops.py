@@ -10,10 +10,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from edge.app import Site
+from edge.kernel import audit
 from tests.browser.console import LiveServer
 from tests.world import World
 
 PUMPS = ("pump-1", "pump-2")
+MANY_EVENTS = 10_000
 
 
 @dataclass
@@ -78,3 +81,14 @@ def released(live: LiveServer, device: dict[str, Any]) -> None:
             return
         time.sleep(0.1)  # arranging a picture, not a test: the next tick
     raise AssertionError(f"device {device['id']}'s execution was never released")
+
+
+def many_events(site: Site, world: World, count: int = MANY_EVENTS) -> None:
+    """`count` failed sign-ins at Clinic's member, straight to storage in one write: a log
+    the Audit log page must page on the server."""
+    member = ("user", world.users["member"])
+    made = [
+        audit.event("sign_in_failed", None, org_id=world.tenant.org_id, target=member)
+        for _ in range(count)
+    ]
+    site.services.db.write_sync(lambda conn: audit.add(conn, *made))

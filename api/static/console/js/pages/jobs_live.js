@@ -6,7 +6,8 @@
 import * as api from "../api.js";
 
 /** Follow the job `jobId` while `el` is on the page: `onChange(data)` for each of its
- * events, `onReload()` for a `reload`. Ends when `el` leaves the page (another page
+ * events, `onReload()` once the stream is open (a change made since the page read the
+ * job would be missed otherwise) and for a `reload`. Ends when `el` leaves the page (another page
  * shown, or this one shown again), the stream ends, or the session does: an account
  * holds few streams (events_max_streams), so none is left open behind a page. `el.dataset.live` is "1" while open. */
 export async function followJob(el, jobId, { onChange, onReload }) {
@@ -17,6 +18,7 @@ export async function followJob(el, jobId, { onChange, onReload }) {
   try {
     const response = await api.stream("/v2/events", { kinds: "jobs" }, stop.signal);
     el.dataset.live = "1";
+    await onReload();  // what changed between the page's first read and the stream opening
     for await (const event of events(response.body)) {
       if (!el.isConnected) break;
       if (event.event === "reload") await onReload();
