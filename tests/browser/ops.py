@@ -13,6 +13,7 @@ from typing import Any
 
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.browser.console import WAIT, Console
@@ -61,6 +62,35 @@ def claim_created(console: Console, target: Path) -> Path:
     path = target / "claim-created.png"
     console.driver.save_screenshot(str(path))
     return path
+
+
+CONTROLS = (
+    "[...document.querySelectorAll('a[href], button, input, select, textarea, summary,"
+    ' [tabindex]:not([tabindex="-1"])\')].filter(e => !e.disabled && e.checkVisibility())'
+)
+
+
+def tab_walk(console: Console) -> tuple[list[str], list[str]]:
+    """Tab through the page from its start: (the visible controls Tab never reached, the
+    controls it reached without a visible focus ring), each as the start of its HTML.
+    What has the focus is recorded in the page (focusin), where a date input's fields
+    count as the input."""
+    count = console.driver.execute_script(
+        f"window.reached = new Set(); window.unringed = new Set(); const all = {CONTROLS};"
+        "document.addEventListener('focusin', (e) => { window.reached.add(e.target);"
+        " const s = getComputedStyle(e.target);"
+        " if (s.outlineStyle === 'none' || parseFloat(s.outlineWidth) < 2)"
+        " window.unringed.add(e.target); }, true);"
+        "document.activeElement.blur(); window.focus(); return all.length"
+    )
+    for _ in range(3 * count + 5):  # a date input takes a Tab per field
+        console.driver.switch_to.active_element.send_keys(Keys.TAB)
+    missing, unringed = console.driver.execute_script(
+        f"const all = {CONTROLS}; const html = (e) => e.outerHTML.slice(0, 80);"
+        "return [all.filter((e) => !window.reached.has(e)).map(html),"
+        " all.filter((e) => window.unringed.has(e)).map(html)]"
+    )
+    return list(missing), list(unringed)
 
 
 def downloads_into(console: Console, folder: Path) -> None:

@@ -26,6 +26,7 @@ from tests.browser.ops import (
     downloads_into,
     make_claim,
     open_form,
+    tab_walk,
 )
 from tests.browser.world_ops import MANY_EVENTS, Ops, build_ops, many_events, new_device
 from tests.ports import free_port
@@ -127,6 +128,34 @@ def test_a_claim_shows_its_secret_and_qr_once_and_is_revoked(
         "revoked"
     )
     assert not console.all(f"button[data-claim='{claim_id}']")
+
+
+@pytest.mark.long
+def test_every_control_of_the_ops_pages_is_reached_by_keyboard(console: Console, ops: Ops) -> None:
+    console.signed_in("org_admin")
+    for page in (("claims",), ("jobs",), ("jobs", ops.job), ("audit",)):
+        console.visit(*page)
+        for form_id in ("create-claim", "create-job"):
+            if console.all(f"#{form_id}"):
+                open_form(console, form_id)
+        missing, unringed = tab_walk(console)
+        assert missing == [], page
+        assert unringed == [], page
+
+
+@pytest.mark.long
+def test_a_project_admin_makes_a_claim_of_their_project(
+    console: Console, live: LiveServer, world_template: World
+) -> None:
+    console.signed_in("project_admin")
+    console.visit("claims")
+    options = [o.get_attribute("value") for o in console.all("#create-claim select option")]
+    assert options == [world_template.project_id]  # Apollo alone; no org-level claim
+    make_claim(console, "Apollo pumps", "2")
+    claim_id = console.find("#claim-id").text
+    token = live.token("project_admin")
+    stored = live.call("GET", f"/v2/provisioning/claims/{claim_id}", token)["claim"]
+    assert stored["project_id"] == world_template.project_id and stored["max_uses"] == 2
 
 
 @pytest.mark.long
