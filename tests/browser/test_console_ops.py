@@ -10,6 +10,7 @@ plain user, another organization's job by URL)."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +29,14 @@ from tests.browser.ops import (
     open_form,
     tab_walk,
 )
-from tests.browser.world_ops import MANY_EVENTS, Ops, build_ops, many_events, new_device
+from tests.browser.world_ops import (
+    MANY_EVENTS,
+    Ops,
+    build_ops,
+    many_events,
+    new_device,
+    upload,
+)
 from tests.ports import free_port
 from tests.world import World
 
@@ -242,6 +250,46 @@ def test_a_job_page_left_closes_its_stream(console: Console, live: LiveServer, o
 
 
 @pytest.mark.long
+def test_a_job_with_a_firmware_artifact_pins_the_file(
+    console: Console, live: LiveServer, ops: Ops, world_template: World
+) -> None:
+    firmware = b"firmware 3.2 " * 1000
+    ward = world_template.org_group_id
+    upload(live, live.token("org_admin"), ward, "fw/sensor-3.2.bin", firmware)
+    console.signed_in("org_admin")
+    job_id = make_job(
+        console,
+        target_kind="tags",
+        target="pump",
+        document='{"version": "3.2"}',
+        artifact_group=ward,
+        artifact_path="/fw/sensor-3.2.bin",
+        max_per_minute="10",
+    )
+    shown = console.find("#job-page").text
+    assert hashlib.sha256(firmware).hexdigest() in shown and str(len(firmware)) in shown
+    job = live.call("GET", f"/v2/jobs/{job_id}", live.token("org_admin"))["job"]
+    assert job["targets"] == {"tags": ["pump"]} and job["policy"]["max_per_minute"] == 10
+    assert job["artifact"]["sha256"] == hashlib.sha256(firmware).hexdigest()
+    assert sum(job["counts"].values()) == len(ops.devices)
+
+
+@pytest.mark.long
+def test_a_group_admin_makes_a_job_for_a_member_of_their_group(
+    console: Console, live: LiveServer, world_template: World
+) -> None:
+    member = world_template.devices["device_member"]  # a member of Ward, their group
+    console.signed_in("group_admin")
+    job_id = make_job(console, description="Ward update", target=member, document="{}")
+    assert console.find("#job-state").text in ("SCHEDULED", "IN_PROGRESS")
+    assert console.all("#cancel-job")  # its maker may end it
+    job = live.call("GET", f"/v2/jobs/{job_id}", live.token("group_admin"))["job"]
+    assert job["targets"] == {"device_ids": [member]} and job["description"] == "Ward update"
+    console.visit("jobs")
+    assert "Ward update" in console.text()  # listed: the jobs they made
+
+
+@pytest.mark.long
 def test_a_job_is_canceled_with_force_and_deleted(
     console: Console, live: LiveServer, ops: Ops
 ) -> None:
@@ -328,7 +376,11 @@ def test_the_audit_log_filters_and_exports_every_matching_event_as_csv(
     after_list_renews(console, lambda: console.find("#audit-filters button[type=submit]").click())
     rows = console.all("main section.list tbody tr")
     assert len(rows) == 25 and all("device_created" in r.text for r in rows)
-    assert "admin" in rows[0].text  # the actor's name beside its ID
+    expected = audit_listed(live, token, action="device_created")
+    newest = expected[-1]  # the first row: the names beside the IDs
+    cells = [c.text for c in rows[0].find_elements("css selector", "td")]
+    assert cells[2].split() == [newest["actor_name"], "user", newest["actor_id"]]
+    assert newest["target_name"] in cells[3] and cells[3].endswith(newest["target_id"])
     downloads_into(console, tmp_path)
     console.find("#export-csv").click()
     saved = downloaded(tmp_path)
@@ -336,7 +388,6 @@ def test_the_audit_log_filters_and_exports_every_matching_event_as_csv(
     text = saved.read_bytes().decode("utf-8")
     assert text.startswith("\ufeff") and "\r\n" in text
     table = list(csv.DictReader(io.StringIO(text.removeprefix("\ufeff"))))
-    expected = audit_listed(live, token, action="device_created")
     assert [r["id"] for r in table] == [e["id"] for e in expected] and len(table) >= 32
     formulas = [r for r in table if "HYPERLINK" in r["target_name"]]
     assert len(formulas) == 30
@@ -372,3 +423,22 @@ def test_the_audit_log_filters_by_time_range_and_names_the_file_by_it(
     assert saved.name == f"audit_{today}_to_{today}.csv"
     table = list(csv.DictReader(io.StringIO(saved.read_text("utf-8-sig"))))
     assert [r["id"] for r in table] == [e["id"] for e in expected]
+
+
+@pytest.mark.long
+def test_staff_read_every_orgs_events_and_filter_by_organization(
+    console: Console, live: LiveServer, ops: Ops, world_template: World
+) -> None:
+    clinic = world_template.tenant.org_id
+    console.signed_in("staff")
+    console.visit("audit")
+    assert "Organization" in [th.text for th in console.all("main thead th")]
+    console.type("#audit-org", clinic)
+    console.type("#audit-action", "claim_revoked")
+    after_list_renews(console, lambda: console.find("#audit-filters button[type=submit]").click())
+    rows = console.all("main section.list tbody tr")
+    expected = audit_listed(live, live.token("staff"), org_id=clinic, action="claim_revoked")
+    assert len(rows) == len(expected) > 0 and all(clinic in r.text for r in rows)
+    console.signed_in("org_admin")  # in an organization, no such filter or column
+    console.visit("audit")
+    assert not console.all("#audit-org") and "Organization" not in console.text()

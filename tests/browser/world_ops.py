@@ -7,6 +7,7 @@ beside the world's own sign-ins."""
 from __future__ import annotations
 
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,3 +93,15 @@ def many_events(site: Site, world: World, count: int = MANY_EVENTS) -> None:
         for _ in range(count)
     ]
     site.services.db.write_sync(lambda conn: audit.add(conn, *made))
+
+
+def upload(live: LiveServer, token: str, group_id: str, path: str, content: bytes) -> None:
+    """A file into a group's files store, as a client uploads one: the presigned URL of
+    PUT /v2/groups/{group_id}/files/{path}, then the bytes to it."""
+    answer = live.call(
+        "PUT", f"/v2/groups/{group_id}/files/{path}", token, content_type="application/octet-stream"
+    )
+    url = answer["url"] if answer["url"].startswith("http") else live.url + answer["url"]
+    request = urllib.request.Request(url, data=content, method="PUT")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.status in (200, 201, 204), response.status

@@ -12,7 +12,7 @@ register({
   name: "audit",
   title: "Audit log",
   visible: (me) => me.isStaff || me.isOrgAdmin,
-  render: () => auditPage(),
+  render: (me) => auditPage(me.isStaff && !me.inOrg),
 });
 
 // The form's fields and the list filter each one sets (names: starting with what is typed)
@@ -25,17 +25,19 @@ const FILTERS = [
   ["from", "From (UTC day)", "created_date_gte", "date"],
   ["to", "To (UTC day, included)", "created_date_lte", "date"],
 ];
+const ORG_FILTER = ["org", "Organization ID", "org_id"];  // staff without a scope read every org's
 
-function auditPage() {
-  const inputs = FILTERS.map(([name, label, , type]) => field(label, { name, id: `audit-${name}`, type: type || "text" }));
+function auditPage(site) {
+  const filters = site ? [...FILTERS, ORG_FILTER] : FILTERS;
+  const inputs = filters.map(([name, label, , type]) => field(label, { name, id: `audit-${name}`, type: type || "text" }));
   const holder = h("div", {});
   const progress = h("span", { class: "muted", id: "export-progress", "aria-live": "polite" });
   const exporter = h("button", { type: "button", id: "export-csv", class: "plain" }, "Export CSV");
-  const chosen = () => Object.fromEntries(FILTERS.map(([, , param], i) => [param, inputs[i].input.value.trim()]).filter(([, v]) => v));
-  const show = () => fill(holder, eventsList(chosen()));
-  const filters = h("form", { class: "row", role: "search", "aria-label": "Filter the audit log", id: "audit-filters" },
+  const chosen = () => Object.fromEntries(filters.map(([, , param], i) => [param, inputs[i].input.value.trim()]).filter(([, v]) => v));
+  const show = () => fill(holder, eventsList(chosen(), site));
+  const form = h("form", { class: "row", role: "search", "aria-label": "Filter the audit log", id: "audit-filters" },
     inputs.map((f) => f.el), h("button", { type: "submit" }, "Filter"));
-  filters.addEventListener("submit", (event) => { event.preventDefault(); show(); });
+  form.addEventListener("submit", (event) => { event.preventDefault(); show(); });
   exporter.addEventListener("click", async () => {
     exporter.disabled = true;
     try {
@@ -51,10 +53,11 @@ function auditPage() {
     }
   });
   show();
-  return h("div", {}, filters, h("div", { class: "actions" }, exporter, progress), holder);
+  return h("div", {}, form, h("div", { class: "actions" }, exporter, progress), holder);
 }
 
-function eventsList(filter) {
+/** The events of `filter`; `site`: every organization's (with a column naming each). */
+function eventsList(filter, site) {
   return listView({
     path: "/v2/audit", key: "audit_events", caption: "Audit events, newest first", search: false,
     params: { ...filter, desc: "true" },
@@ -64,6 +67,7 @@ function eventsList(filter) {
       ["Actor", (e) => named(e.actor_name, e.actor_kind, e.actor_id)],
       ["Target", (e) => named(e.target_name, e.target_kind, e.target_id)],
       ["Client", (e) => e.client || ""],
+      ...(site ? [["Organization", (e) => (e.org_id ? h("code", {}, e.org_id) : "the site")]] : []),
       ["Details", (e) => (e.details && Object.keys(e.details).length ? h("code", {}, JSON.stringify(e.details)) : "")],
     ],
   });
