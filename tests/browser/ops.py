@@ -101,14 +101,14 @@ def downloads_into(console: Console, folder: Path) -> None:
     )
 
 
-def downloaded(folder: Path) -> Path:
+def downloaded(console: Console, folder: Path) -> Path:
     """The one file the browser finished saving into `folder`."""
 
-    def done(_: Any) -> Path | None:
+    def done(_: Any) -> list[Path]:
         found = [p for p in folder.iterdir() if not p.name.endswith(".crdownload")]
-        return found[0] if len(found) == 1 else None
+        return found if len(found) == 1 else []
 
-    return WebDriverWait(None, WAIT).until(done)  # type: ignore[arg-type]
+    return WebDriverWait(console.driver, WAIT).until(done)[0]
 
 
 class PahoDevice:

@@ -121,7 +121,7 @@ def test_a_claim_shows_its_secret_and_qr_once_and_is_revoked(
     secret = console.find("#claim-secret").text
     claim_id = console.find("#claim-id").text
     qr = console.find("#claim-qr")
-    assert secret.startswith("ecs_") and qr.get_attribute("src").startswith("data:image/png")
+    assert secret.startswith("ecs_") and str(qr.get_attribute("src")).startswith("data:image/png")
     assert console.driver.execute_script("return arguments[0].naturalWidth", qr) > 0
     assert console.violations() == []
     token = live.token("org_admin")
@@ -383,7 +383,7 @@ def test_the_audit_log_filters_and_exports_every_matching_event_as_csv(
     assert newest["target_name"] in cells[3] and cells[3].endswith(newest["target_id"])
     downloads_into(console, tmp_path)
     console.find("#export-csv").click()
-    saved = downloaded(tmp_path)
+    saved = downloaded(console, tmp_path)
     assert saved.name.startswith("audit_start_to_") and saved.suffix == ".csv"
     text = saved.read_bytes().decode("utf-8")
     assert text.startswith("\ufeff") and "\r\n" in text
@@ -419,7 +419,7 @@ def test_the_audit_log_filters_by_time_range_and_names_the_file_by_it(
     assert len(shown) == len(expected) > 0
     downloads_into(console, tmp_path)
     console.find("#export-csv").click()
-    saved = downloaded(tmp_path)
+    saved = downloaded(console, tmp_path)
     assert saved.name == f"audit_{today}_to_{today}.csv"
     table = list(csv.DictReader(io.StringIO(saved.read_text("utf-8-sig"))))
     assert [r["id"] for r in table] == [e["id"] for e in expected]
