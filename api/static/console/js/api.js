@@ -18,9 +18,10 @@ export function hasToken() { return token !== null; }
 export function whenSignedOut(callback) { onSignedOut = callback; }
 
 /** One call: `json` or `form` for a body, `query` for the query, `bearer` to use another
- * secret than the token (a sign-in challenge's session). Answers the parsed body. */
-export async function call(method, path, { json, form, query, bearer } = {}) {
-  const headers = { Accept: "application/json" };
+ * secret than the token (a sign-in challenge's session), `headers` to add (If-Match).
+ * Answers the parsed body. */
+export async function call(method, path, { json, form, query, bearer, headers: extra } = {}) {
+  const headers = { Accept: "application/json", ...extra };
   const secret = bearer || token;
   if (secret) headers.Authorization = `Bearer ${secret}`;
   let body;
@@ -33,20 +34,23 @@ export async function call(method, path, { json, form, query, bearer } = {}) {
   const response = await fetch(withQuery(path, query), { method, headers, body, credentials: "omit" });
   const answer = response.headers.get("Content-Type")?.includes("json") ? await response.json() : {};
   if (response.ok) return answer;
-  if (response.status === 401 && !bearer && token) onSignedOut("Your session ended: sign in again.");
-  throw new ApiError(response.status, answer.message || `${response.status} ${response.statusText}`);
+  throw failure(response, answer, bearer);
 }
 
-/** A streamed answer (the live changes of GET /v2/events): the token goes in the
- * Authorization header, never in the URL. Answers the Response for its body's reader;
- * `signal` (an AbortController's) ends it. */
-export async function stream(path, query, signal) {
-  const headers = { Accept: "text/event-stream" };
-  if (token) headers.Authorization = `Bearer ${token}`;
-  const response = await fetch(withQuery(path, query), { headers, signal, credentials: "omit" });
+/** A GET answered as the Response itself (a file to download, a stream to read), with the
+ * token in the Authorization header as every call (never in the URL); fails as `call`. */
+export async function raw(path, { query, signal, accept = "*/*", headers = {} } = {}) {
+  const sent = { ...headers, Accept: accept };
+  if (token) sent.Authorization = `Bearer ${token}`;
+  const response = await fetch(withQuery(path, query), { headers: sent, signal, credentials: "omit", cache: "no-store" });
   if (response.ok) return response;
-  if (response.status === 401 && token) onSignedOut("Your session ended: sign in again.");
-  throw new ApiError(response.status, `${response.status} ${response.statusText}`);
+  const answer = response.headers.get("Content-Type")?.includes("json") ? await response.json() : {};
+  throw failure(response, answer);
+}
+
+function failure(response, answer, bearer) {
+  if (response.status === 401 && !bearer && token) onSignedOut("Your session ended: sign in again.");
+  return new ApiError(response.status, answer.message || `${response.status} ${response.statusText}`);
 }
 
 export const get = (path, query) => call("GET", path, { query });

@@ -42,7 +42,8 @@ export async function jobPage(id) {
   };
   followJob(el, job.id, {
     onChange: show,
-    onReload: async () => { const { job: again } = await api.get(api.path`/v2/jobs/${job.id}`); show(again); },
+    // read again (a gone job, or a failed read, leaves the page as it is)
+    onReload: () => api.get(api.path`/v2/jobs/${job.id}`).then(({ job: again }) => show(again), () => {}),
   });
   return el;
 }
