@@ -235,6 +235,19 @@ def counts(conn: Tx, job_id: str) -> dict[str, int]:
     return {str(state): int(n) for state, n in rows}
 
 
+def counts_of(conn: Tx, job_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+    """The counts of each of these jobs (a page of a list), in one read of the counts'
+    primary key."""
+    found: dict[str, dict[str, int]] = {job_id: {} for job_id in job_ids}
+    marks = ", ".join("?" for _ in job_ids) or "NULL"
+    rows = conn.execute(
+        f"SELECT job_id, state, n FROM job_counts WHERE job_id IN ({marks})", tuple(job_ids)
+    )
+    for job_id, state, n in rows:
+        found[str(job_id)][str(state)] = int(n)
+    return found
+
+
 def visible(org_id: str, project_ids: Sequence[str] | None, actor: str) -> Scope:
     """The jobs a caller may list: the org's (`project_ids` None), or those of these
     projects and those the caller created."""

@@ -181,7 +181,9 @@ class Jobs:
         page = await fetch(
             self._db, TABLE, query, *store.visible(org_id, projects, principal.actor)
         )
-        page.rows = [views.job(j) for j in page.rows]
+        ids = [j.id for j in page.rows]
+        counts = self._db.read(lambda c: store.counts_of(c, ids)) if ids else {}
+        page.rows = [views.job(j, counts[j.id]) for j in page.rows]
         return page
 
     def get(self, principal: Principal, job_id: str) -> Row:

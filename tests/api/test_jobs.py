@@ -354,6 +354,22 @@ async def test_a_succeeded_execution_is_at_100(world: World) -> None:
     assert done["execution"]["progress"] == 100
 
 
+async def test_a_listed_job_carries_its_counts_per_state(world: World) -> None:
+    """The list shows each job's progress (the console's bar per state) as its GET does."""
+    pumps = await devices(world, 3)
+    busy = await new_job(world, {"targets": {"device_ids": pumps}})
+    idle = await new_job(world, {"targets": {"device_ids": pumps[:1]}})
+    await scheduler(world).tick()
+    await report(world, "pump-0", busy["id"], {"state": "SUCCEEDED"})
+    status, reply = await world.call("org_admin", "GET", "/v2/jobs?limit=1&order_by=created_date")
+    assert status == 200 and [j["id"] for j in reply["jobs"]] == [busy["id"]]
+    status, reply = await world.call("org_admin", "GET", "/v2/jobs")
+    listed = {j["id"]: j["counts"] for j in reply["jobs"]}
+    assert listed[busy["id"]] == (await job_of(world, busy["id"]))["counts"]
+    assert listed[busy["id"]]["SUCCEEDED"] == 1 and listed[busy["id"]]["QUEUED"] == 2
+    assert listed[idle["id"]]["QUEUED"] == 1 and sum(listed[idle["id"]].values()) == 1
+
+
 async def test_the_job_lists_are_pages_of_the_shared_list_model(world: World) -> None:
     status, document = await world.call("anonymous", "GET", "/v2/openapi.json")
     assert status == 200

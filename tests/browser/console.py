@@ -70,6 +70,9 @@ PAGES = {
     "Files": "files",
     "Roles": "roles",
     "Devices": "devices",
+    "Claims": "claims",
+    "Jobs": "jobs",
+    "Audit log": "audit",
     "Pulse": "pulse",
     "Account": "account",
 }

@@ -16,6 +16,8 @@ from tests.browser import world_devices, world_pulse
 from tests.browser.console import Console, LiveServer
 from tests.browser.store import upload_shot
 from tests.browser.world_store import stock
+from tests.browser.ops import claim_created
+from tests.browser.world_ops import advance, build_ops
 from tests.factory import new_site
 from tests.world import World, build_clinic, with_cast, with_other
 
@@ -41,6 +43,10 @@ SHOTS = (
     ("pulse-staff", "staff", ("pulse",)),
     ("pulse", "org_admin", ("pulse",)),
     *world_devices.SHOTS,
+    ("claims", "org_admin", ("claims",)),
+    ("jobs", "org_admin", ("jobs",)),
+    ("job", "org_admin", ("jobs", "{job}")),
+    ("audit", "org_admin", ("audit",)),
 )
 
 
@@ -72,11 +78,15 @@ def take(target: Path) -> list[Path]:
         stock(server, world)  # Ward's data and files (tests/browser/world_store.py)
         console = Console.open(server)
         try:
+            ops = build_ops(server, world)
+            advance(server, ops)
+            names["job"] = ops.job
             taken = [_shot(console, target, shot, names) for shot in SHOTS]
             return [
                 *taken,
                 world_devices.create_shot(console, target),
                 upload_shot(console, target, world.org_group_id, Path(scratch)),
+                claim_created(console, target),
             ]
         finally:
             console.close()

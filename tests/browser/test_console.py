@@ -11,7 +11,7 @@ from tests.browser.console import PAGES, Console, LiveServer
 
 # The pages each kind of caller is shown in the nav, in order.
 NAV = {
-    "staff": ["Overview", "Organizations", "Pulse", "Account"],
+    "staff": ["Overview", "Organizations", "Audit log", "Pulse", "Account"],
     "org_admin": [
         "Overview",
         "Organizations",
@@ -21,6 +21,9 @@ NAV = {
         "Files",
         "Roles",
         "Devices",
+        "Claims",
+        "Jobs",
+        "Audit log",
         "Pulse",
         "Account",
     ],
@@ -32,9 +35,21 @@ NAV = {
         "Files",
         "Roles",
         "Devices",
+        "Claims",
+        "Jobs",
         "Account",
     ],
-    "group_admin": ["Overview", "Users", "Groups", "Data", "Files", "Roles", "Devices", "Account"],
+    "group_admin": [
+        "Overview",
+        "Users",
+        "Groups",
+        "Data",
+        "Files",
+        "Roles",
+        "Devices",
+        "Jobs",
+        "Account",
+    ],
     "member": ["Overview", "Users", "Account"],
 }
 

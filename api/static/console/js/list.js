@@ -52,7 +52,8 @@ export function listView({ path, key, columns, caption, params = {}, filters = [
     fill(pager, previous, next, count);
   }
 
-  const el = h("section", { class: "list" }, controls, body, pager);
+  const asks = search || filters.length;  // with nothing to choose, no Search button
+  const el = h("section", { class: "list" }, asks ? controls : null, body, pager);
   el.ready = load(null).catch((error) => fill(body, h("p", { class: "error", role: "alert" }, error.message)));
   return el;
 }

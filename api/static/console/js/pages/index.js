@@ -8,5 +8,8 @@ import "./data.js";
 import "./files.js";
 import "./roles.js";
 import "./devices.js";
+import "./claims.js";
+import "./jobs.js";
+import "./audit.js";
 import "./pulse.js";
 import "./account.js";
