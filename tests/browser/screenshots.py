@@ -14,10 +14,10 @@ from pathlib import Path
 
 from tests.browser import world_devices, world_pulse
 from tests.browser.console import Console, LiveServer
-from tests.browser.store import upload_shot
-from tests.browser.world_store import stock
 from tests.browser.ops import claim_created
+from tests.browser.store import upload_shot
 from tests.browser.world_ops import advance, build_ops
+from tests.browser.world_store import stock
 from tests.factory import new_site
 from tests.world import World, build_clinic, with_cast, with_other
 
