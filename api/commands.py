@@ -8,7 +8,8 @@
                                                       the device's command_device_bytes,
                                                       413 past the broker's message size
 - GET  /v2/devices/{device_id}/commands               the same callers; newest first,
-                                                      without payloads (GET the one)
+                                                      without payloads (GET the one);
+                                                      the list conventions
 - GET  /v2/devices/{device_id}/commands/{request_id}  the same callers
 """
 
@@ -16,14 +17,16 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from api import bodies, params
+from api import bodies, listing
 from api.keys import SERVICES
+from api.model_fields import page
 from api.responses import json_response
 from api.routing import Route, principal
 from api.schemas import BOOL, INT, OBJECT, STR, Schema, integer, obj, text
 from edge.commands.messages import MAX_NAME, MAX_TIMEOUT, MAX_TTL
-from edge.commands.service import Commands
+from edge.commands.service import TABLE, Commands
 
+LISTABLE = listing.Listable("device_commands", TABLE.kinds(), table=TABLE, default_desc=True)
 SEND_COMMAND = obj(
     {
         "name": text(MAX_NAME),
@@ -71,10 +74,7 @@ MODELS: dict[str, Schema] = {
     "Command": _COMMAND,
     "CommandSummary": _SUMMARY,
     "CommandInfo": obj({"command": _COMMAND}, ("command",)),
-    "CommandList": obj(
-        {"commands": {"type": "array", "items": _SUMMARY}, "last_evaluated_key": STR},
-        ("commands",),
-    ),
+    "CommandList": page("A page of a device's commands", "commands", "CommandSummary"),
 }
 
 
@@ -90,11 +90,11 @@ async def send_command(request: web.Request) -> web.Response:
 
 
 async def list_commands(request: web.Request) -> web.Response:
-    query = request.query
-    limit = params.integer("limit", query["limit"], 1, 1000) if "limit" in query else 100
-    after = query.get("last_evaluated_key") or None
+    services = request.app[SERVICES]
+    query, _ = listing.parse(request.query, LISTABLE, services.cursors)
     device_id = request.match_info["device_id"]
-    return json_response(_commands(request).list(principal(request), device_id, limit, after))
+    found = await services.commands.list(principal(request), device_id, query)
+    return listing.respond("commands", found, query, services.cursors, LISTABLE.resource)
 
 
 async def get_command(request: web.Request) -> web.Response:
@@ -123,13 +123,8 @@ ROUTES = [
         "token",
         "A device's commands, newest first",
         "devices",
-        query=("limit", "last_evaluated_key"),
-        query_types={
-            "last_evaluated_key": {
-                "type": "string",
-                "description": "The `last_evaluated_key` of the previous page (a request ID)",
-            }
-        },
+        query=("list", *LISTABLE.kinds),
+        query_types=LISTABLE.query_types(),
         responses={200: "CommandList"},
         extension=True,
     ),

@@ -13,6 +13,10 @@
                                                   the executions in progress
 - DELETE /v2/jobs/{job_id}                        the same callers; a running job needs
                                                   `force`
+- GET    /v2/devices/{device_id}/executions       people who may read the device: its
+                                                  executions of the jobs they may list
+                                                  (as GET /v2/jobs; none: an empty list),
+                                                  newest first (list conventions)
 - GET    /v2/devices/{device_id}/jobs             the device itself (its API key): its
                                                   pending executions
 - GET    /v2/devices/{device_id}/jobs/{job_id}    the device itself: the execution and its
@@ -33,7 +37,7 @@ from api.routing import Route, principal
 from api.schemas import BOOL, INT, OBJECT, STR, TAG_LIST, Schema, integer, obj, text
 from edge.jobs import rules
 from edge.jobs.executions import DEVICE_STATES, MAX_DETAILS_BYTES
-from edge.jobs.service import EXECUTION_TABLE, TABLE
+from edge.jobs.service import DEVICE_EXECUTION_TABLE, EXECUTION_TABLE, TABLE
 from edge.jobs.views import EXECUTION_STATES as STATES
 from edge.kernel import fields
 from edge.services import Services
@@ -42,6 +46,13 @@ JOB_STATES = ("SCHEDULED", "IN_PROGRESS", "COMPLETED", "CANCELED", "ABORTED")
 LISTABLE = listing.Listable("jobs", TABLE.kinds(), table=TABLE)
 EXECUTIONS = listing.Listable(
     "job_executions", EXECUTION_TABLE.kinds(), table=EXECUTION_TABLE, default_order="queued_date"
+)
+DEVICE_EXECUTIONS = listing.Listable(
+    "device_job_executions",
+    DEVICE_EXECUTION_TABLE.kinds(),
+    table=DEVICE_EXECUTION_TABLE,
+    default_order="queued_date",
+    default_desc=True,
 )
 _COUNT: Schema = integer(0, rules.MAX_RATE)
 _ID: Schema = {"type": "string", "minLength": 1}
@@ -116,6 +127,7 @@ UPDATE_EXECUTION = obj(
     title="UpdateJobExecutionBody",
 )
 _DATE: Schema = {"type": "string", "format": "date-time"}
+_JOB_STATE: Schema = {"type": "string", "enum": list(JOB_STATES)}
 _EXECUTION_FIELDS: dict[str, Schema] = {
     "job_id": STR,
     "device_id": STR,
@@ -147,7 +159,7 @@ _JOB: Schema = obj(
         "continuous": BOOL,
         "artifact": OBJECT,
         "policy": OBJECT,
-        "state": {"type": "string", "enum": list(JOB_STATES)},
+        "state": _JOB_STATE,
         "reason": STR,
         "counts": obj({state: INT for state in STATES}),
         "created_date": _DATE,
@@ -178,6 +190,14 @@ MODELS: dict[str, Schema] = {
     "JobExecution": _EXECUTION,
     "JobExecutionInfo": obj({"execution": _EXECUTION}, ("execution",)),
     "JobExecutionList": page("A page of a job's executions", "executions", "JobExecution"),
+    "DeviceExecution": obj(
+        {**_EXECUTION_FIELDS, "job_description": STR, "job_state": _JOB_STATE},
+        _EXECUTION["required"],
+        title="DeviceExecution",
+    ),
+    "DeviceExecutionList": page(
+        "A page of a device's job executions", "executions", "DeviceExecution"
+    ),
     "DeviceJobExecutionInfo": obj(
         {
             "execution": {
@@ -219,6 +239,14 @@ async def list_job_executions(request: web.Request) -> web.Response:
     job_id = request.match_info["job_id"]
     page = await services.jobs.executions(principal(request), job_id, query)
     return listing.respond("executions", page, query, services.cursors, EXECUTIONS.resource)
+
+
+async def list_device_executions(request: web.Request) -> web.Response:
+    services = _services(request)
+    query, _ = listing.parse(request.query, DEVICE_EXECUTIONS, services.cursors)
+    device_id = request.match_info["device_id"]
+    page = await services.jobs.of_device(principal(request), device_id, query)
+    return listing.respond("executions", page, query, services.cursors, DEVICE_EXECUTIONS.resource)
 
 
 async def get_job_execution(request: web.Request) -> web.Response:
@@ -341,6 +369,18 @@ ROUTES = [
         "jobs",
         query=("force",),
         errors=(409,),
+        extension=True,
+    ),
+    Route(
+        "GET",
+        "/v2/devices/{device_id}/executions",
+        list_device_executions,
+        "token",
+        "A device's job executions, newest first, of the jobs the caller may list",
+        "jobs",
+        query=("list", *DEVICE_EXECUTIONS.kinds),
+        query_types=DEVICE_EXECUTIONS.query_types(),
+        responses={200: "DeviceExecutionList"},
         extension=True,
     ),
     Route(

@@ -81,6 +81,7 @@ class Listable:
     extras: tuple[str, ...] = ()
     default_order: str = "created_date"
     table: Table | None = None  # for the document: what it sorts by and searches
+    default_desc: bool = False  # a list read newest first unless `desc=false`
 
     def query_types(self) -> dict[str, Schema]:
         """The filters on its fields, each operator as its own parameter (`name_gte`), and
@@ -150,7 +151,7 @@ def parse(
     base = ListQuery(
         limit=limit,
         order_by=_order_by(common, listable.default_order),
-        desc=params.flag(common, "desc"),
+        desc=params.flag(common, "desc", listable.default_desc),
         filters=tuple(filters),
         search=common.get("search", "").strip() or None,
         search_fields=_names(common.get("search_fields", "")),

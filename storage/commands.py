@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from storage.listing import Scope, Table, column
 from storage.records import Codec, Record
 from storage.rows import Tx, insert_record, record, records, scalar
 
@@ -40,6 +41,24 @@ COMMANDS = Codec(Command, "device_commands")
 _WAITING = "state IN ('sent', 'queued', 'delivered')"
 _LEFT_OUT = {"payload": "'{}'", "reply_payload": "NULL"}
 _SUMMARY = ", ".join(_LEFT_OUT.get(name, f"device_commands.{name}") for name in COMMANDS.columns)
+# A page of a device's commands (the list engine's), without their payloads (of_device).
+SUMMARIES = Codec(Command, "device_commands")
+SUMMARIES.select = _SUMMARY
+LIST = Table(
+    "device_commands",
+    {
+        "id": column("device_commands", "id", "id", not_null=True),
+        "name": column("device_commands", "text", "name"),
+        "state": column("device_commands", "text", "state"),
+        "queued": column("device_commands", "bool", "queued"),
+        "created_date": column("device_commands", "datetime", "created_date", not_null=True),
+        "created_by": column("device_commands", "id", "created_by"),
+        "expires_date": column("device_commands", "datetime", "expires_date"),
+        "delivered_date": column("device_commands", "datetime", "delivered_date"),
+        "ended_date": column("device_commands", "datetime", "ended_date"),
+    },
+    codec=SUMMARIES,
+)
 
 
 def create(conn: Tx, value: Command) -> None:
@@ -50,20 +69,11 @@ def get(conn: Tx, device_id: str, command_id: str) -> Command | None:
     return record(conn, COMMANDS, "id = ? AND device_id = ?", (command_id, device_id))
 
 
-def of_device(conn: Tx, device_id: str, limit: int, before: str | None) -> list[Command]:
-    """A device's commands, newest first; `before`: those created before that one. Without
-    their payloads and replies' payloads (read `{}` and None): a page of a thousand large
-    commands would otherwise be read whole into memory (the list shows neither)."""
-    where, params = "device_id = ?", [device_id]
-    if before is not None:
-        where += " AND (created_date, id) < (SELECT created_date, id FROM device_commands"
-        where += " WHERE id = ?)"
-        params.append(before)
-    sql = (
-        f"SELECT {_SUMMARY} FROM device_commands WHERE {where}"
-        " ORDER BY created_date DESC, id DESC LIMIT ?"
-    )
-    return records(conn, COMMANDS, sql, (*params, limit))
+def of_device(device_id: str) -> Scope:
+    """A device's commands, for the list engine over LIST: read without their payloads
+    and replies' payloads (`{}` and None), so a page of a thousand large commands is never
+    read whole into memory (the list shows neither)."""
+    return Scope("device_commands.device_id = ?", (device_id,))
 
 
 def kept_bytes(conn: Tx, device_id: str) -> int:

@@ -164,6 +164,31 @@ EXECUTION_LIST = Table(
     ),
     codec=EXECUTIONS,
 )
+# A device's executions, one per job: the job's ID names a row (in the record's `id` and
+# the continuation key), since every row's own `id` is the same device's.
+BY_DEVICE = Codec(Execution, "job_executions")
+BY_DEVICE.select = BY_DEVICE.select.removesuffix("job_executions.id") + "job_executions.job_id"
+DEVICE_EXECUTION_LIST = Table(
+    "job_executions",
+    {
+        **{n: f for n, f in EXECUTION_LIST.fields.items() if n not in ("id", "device_id")},
+        "job_id": Field("id", "job_executions.job_id", not_null=True),
+    },
+    codec=BY_DEVICE,
+    key="job_executions.job_id",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class JobName(Record):
+    """What a device's list of executions shows of each job."""
+
+    id: str
+    description: str
+    state: str
+
+
+NAMES = Codec(JobName, "jobs")
 
 
 # -- jobs ----------------------------------------------------------------------------------
@@ -260,6 +285,19 @@ def visible(org_id: str, project_ids: Sequence[str] | None, actor: str) -> Scope
 
 def of_job(job_id: str) -> Scope:
     return Scope("job_executions.job_id = ?", (job_id,))
+
+
+def of_device_in(device_id: str, jobs: Scope) -> Scope:
+    """A device's executions of the jobs in `jobs` (a `visible` scope)."""
+    where = f"job_executions.job_id IN (SELECT jobs.id FROM jobs WHERE {jobs.sql})"
+    return Scope("job_executions.device_id = ?", (device_id,)) & Scope(where, jobs.params)
+
+
+def names(conn: Tx, job_ids: Sequence[str]) -> dict[str, JobName]:
+    """The named jobs' IDs, descriptions and states, by ID (those that still exist)."""
+    marks = ", ".join("?" for _ in job_ids) or "NULL"
+    sql = f"SELECT {NAMES.select} FROM jobs WHERE id IN ({marks})"
+    return {j.id: j for j in records(conn, NAMES, sql, tuple(job_ids))}
 
 
 # -- executions ----------------------------------------------------------------------------

@@ -93,9 +93,16 @@ class Table:
     # lists of IDs where two rows may name the same thing (access held directly and
     # through a role).
     one_per: str | None = None
+    # What breaks ties between rows of equal sort value and names a row in a continuation
+    # key, when `<name>.id` is not unique within a list (a device's job executions, whose
+    # `id` is the device's: the job's ID tells them apart).
+    key: str | None = None
 
     def kinds(self) -> dict[str, str]:
         return {name: f.kind for name, f in self.fields.items()}
+
+    def key_sql(self) -> str:
+        return self.key or f"{self.name}.id"
 
 
 def column(
@@ -197,11 +204,11 @@ def fetch(
     order = order_expression(table, query.order_by)
     direction = "DESC" if query.desc else "ASC"
     if query.after is not None:
-        where.add(f"({order}, {table.name}.id) {'<' if query.desc else '>'} (?, ?)", *query.after)
+        where.add(f"({order}, {table.key_sql()}) {'<' if query.desc else '>'} (?, ?)", *query.after)
     columns = table.codec.select if table.codec is not None else f"{table.name}.*"
     sql = (
         f"SELECT {columns}, {order} AS __sort FROM {table.name} WHERE {where.sql()}"
-        f" ORDER BY {order} {direction}, {table.name}.id {direction} LIMIT ? OFFSET ?"
+        f" ORDER BY {order} {direction}, {table.key_sql()} {direction} LIMIT ? OFFSET ?"
     )
     cursor = conn.execute(sql, (*where.params, query.limit + 1, query.offset))
     try:

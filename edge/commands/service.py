@@ -46,6 +46,7 @@ from edge.kernel.errors import (
     TooLarge,
     TooManyAttempts,
 )
+from edge.kernel.listing import ListQuery, Page, fetch
 from edge.kernel.principal import Principal
 from storage import commands as store
 from storage import devices as device_store
@@ -55,6 +56,7 @@ from storage.records import Device
 from storage.rows import Tx
 
 Row = dict[str, Any]
+TABLE = store.LIST
 log = logging.getLogger("edge.commands")
 DELIVERY_BATCH = 100  # queued commands read and offered at a time
 
@@ -304,14 +306,13 @@ class Commands:
         return future if device == device_id and future is not None and not future.done() else None
 
     # -- reading -------------------------------------------------------------------------
-    def list(self, principal: Principal, device_id: str, limit: int, after: str | None) -> Row:
-        """Newest first; `last_evaluated_key` continues after the last one shown."""
+    async def list(self, principal: Principal, device_id: str, query: ListQuery) -> Page:
+        """A page of the device's commands, in the list conventions (newest first is the
+        HTTP layer's default), each without its payloads."""
         self._readable(principal, device_id)
-        found = self._db.read(lambda c: store.of_device(c, device_id, limit + 1, after))
-        out: Row = {"commands": [messages.view(c, whole=False) for c in found[:limit]]}
-        if len(found) > limit:
-            out["last_evaluated_key"] = found[limit - 1].id
-        return out
+        page = await fetch(self._db, TABLE, query, *store.of_device(device_id))
+        page.rows = [messages.view(c, whole=False) for c in page.rows]
+        return page
 
     def get(self, principal: Principal, device_id: str, request_id: str) -> Row:
         self._readable(principal, device_id)

@@ -42,11 +42,13 @@ from storage import jobs as store
 from storage import projects as project_store
 from storage.database import Database
 from storage.jobs import Job
+from storage.listing import Scope
 from storage.records import Group
 from storage.rows import Tx
 
 Row = dict[str, Any]
 TABLE, EXECUTION_TABLE = store.LIST, store.EXECUTION_LIST
+DEVICE_EXECUTION_TABLE = store.DEVICE_EXECUTION_LIST
 UNSEEN = "targets: a target device was not found"  # one message, naming no device
 
 
@@ -175,16 +177,18 @@ class Jobs:
 
     # -- reading -----------------------------------------------------------------------------
     async def list(self, principal: Principal, query: ListQuery) -> Page:
-        caller = self._people(principal)
-        org_id = require_org(principal)
-        projects = None if caller.is_org_admin else caller.admin_projects()
-        page = await fetch(
-            self._db, TABLE, query, *store.visible(org_id, projects, principal.actor)
-        )
+        page = await fetch(self._db, TABLE, query, *self._listable(principal))
         ids = [j.id for j in page.rows]
         counts = self._db.read(lambda c: store.counts_of(c, ids)) if ids else {}
         page.rows = [views.job(j, counts[j.id]) for j in page.rows]
         return page
+
+    def _listable(self, principal: Principal) -> Scope:
+        """The jobs the caller may list: the org's for its admins, else those of the
+        projects it administers and those it made."""
+        caller = self._people(principal)
+        projects = None if caller.is_org_admin else caller.admin_projects()
+        return store.visible(require_org(principal), projects, principal.actor)
 
     def get(self, principal: Principal, job_id: str) -> Row:
         self._readable(principal, job_id)
@@ -194,6 +198,18 @@ class Jobs:
         self._readable(principal, job_id)
         page = await fetch(self._db, EXECUTION_TABLE, query, *store.of_job(job_id))
         page.rows = [views.execution(e) for e in page.rows]
+        return page
+
+    async def of_device(self, principal: Principal, device_id: str, query: ListQuery) -> Page:
+        """A device's executions of the jobs the caller may list (GET /v2/jobs's rule), each
+        with its job's description and state. The device must be readable (else 404); a
+        reader who may list none of its jobs gets an empty list, as GET /v2/jobs would."""
+        self._people(principal)
+        self._devices.require(self._devices.target(principal, device_id), "read")
+        scope = store.of_device_in(device_id, self._listable(principal))
+        page = await fetch(self._db, DEVICE_EXECUTION_TABLE, query, *scope)
+        named = self._db.read(lambda c: store.names(c, [e.job_id for e in page.rows]))
+        page.rows = [views.of_device(e, named.get(e.job_id)) for e in page.rows]
         return page
 
     def execution(self, principal: Principal, job_id: str, device_id: str) -> Row:

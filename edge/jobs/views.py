@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from edge.jobs.rules import ARTIFACT
-from storage.jobs import STATES, Execution, Job, JobCore
+from storage.jobs import STATES, Execution, Job, JobCore, JobName
 
 EXECUTION_STATES = STATES
 
@@ -65,6 +65,14 @@ def execution(found: Execution) -> Row:
     for name in _OPTIONAL:
         if found[name] is not None:
             out[name] = found[name]
+    return out
+
+
+def of_device(found: Execution, of: JobName | None) -> Row:
+    """An execution in a device's list, with what names its job (None: just deleted)."""
+    out = execution(found)
+    if of is not None:
+        out["job_description"], out["job_state"] = of.description, of.state
     return out
 
 

@@ -128,23 +128,45 @@ async def test_a_suspended_device_gets_no_command(world: World, devices: Answeri
 
 
 async def test_the_list_pages_newest_first(world: World, devices: AnsweringDevices) -> None:
-    sent = []
-    for name in ("one", "two", "three"):
+    """In the shared list conventions (docs/conventions.md): a signed `last_evaluated_key`
+    object, sent back JSON-encoded; `object_count`; filters. Two commands of the same
+    instant page by request ID, neither lost."""
+    for name in ("one", "two", "three", "four"):
         status, body = await world.call(
             "org_admin", "POST", path(world, "device_member"), json={"name": name}
         )
         assert status == 200, body
-        sent.append(body["command"]["request_id"])
-        clock.advance(timedelta(seconds=1))  # created one after the other
-    status, first = await world.call("org_admin", "GET", path(world, "device_member") + "?limit=2")
-    assert status == 200, first
-    assert [c["name"] for c in first["commands"]] == ["three", "two"]
-    after = first["last_evaluated_key"]
-    status, second = await world.call(
-        "org_admin", "GET", path(world, "device_member") + f"?limit=2&last_evaluated_key={after}"
+        if name != "three":
+            clock.advance(timedelta(seconds=1))  # three and four: the same instant
+    pages, after = [], None
+    while True:
+        query = {"limit": "2", **({"last_evaluated_key": json.dumps(after)} if after else {})}
+        status, reply = await world.call(
+            "org_admin", "GET", path(world, "device_member"), params=query
+        )
+        assert status == 200, reply
+        pages.append([c["name"] for c in reply["commands"]])
+        after = reply.get("last_evaluated_key")
+        if after is None:
+            break
+        assert isinstance(after, dict) and {"id", "sig"} <= set(after)
+    assert sorted(pages[0]) == ["four", "three"] and pages[1:] == [["two", "one"]]
+    device = path(world, "device_member")
+    status, reply = await world.call("org_admin", "GET", device, params={"object_count": "true"})
+    assert status == 200 and reply == {"object_count": 4}, reply
+    status, reply = await world.call("org_admin", "GET", device, params={"name": "two"})
+    assert status == 200 and [c["name"] for c in reply["commands"]] == ["two"], reply
+    status, reply = await world.call("org_admin", "GET", device, params={"desc": "false"})
+    assert [c["name"] for c in reply["commands"]][0] == "one"
+    status, reply = await world.call(
+        "org_admin",
+        "GET",
+        device,
+        params={"last_evaluated_key": reply["commands"][0]["request_id"]},
     )
-    assert [c["name"] for c in second["commands"]] == ["one"]
-    assert "last_evaluated_key" not in second
+    assert status == 400 and "last_evaluated_key" in reply["message"], reply
+    status, reply = await world.call("org_admin", "GET", device, params={"payload": "x"})
+    assert status == 400 and "payload" in reply["message"], reply
 
 
 async def test_the_rate_limit_is_per_minute_and_per_device(

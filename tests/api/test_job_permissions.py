@@ -4,7 +4,9 @@ over every caller of the world (tests/world.py), denials beside grants.
 - create: those who may update every target device (the device table's UPDATE row for
   device_member), and read the artifact; never a device;
 - read, list, cancel, delete: org admins, admins of the job's project, its creator; a 404
-  for everyone else of the org and for another org; a 403 for a device.
+  for everyone else of the org and for another org; a 403 for a device;
+- a device's executions (GET /v2/devices/{id}/executions): people who may read the device
+  (else 404), each seeing the executions of the jobs it may list (none: an empty list).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.api.test_devices import READ as DEVICE_READ
 from tests.api.test_devices import UPDATE
 from tests.world import CALLERS, DEVICES, World
 
@@ -122,3 +125,40 @@ async def test_a_devices_own_job_routes_are_its_own(world: World, device: str) -
     body = {"state": "SUCCEEDED"}
     status, _ = await world.call(device, "PATCH", f"{path}/{job['id']}", json=body)
     assert status == {"device_member": 200, "device_loner": 404, "device_boss": 403}[device]
+
+
+def _device_list(who: str) -> tuple[int, bool]:
+    """GET /v2/devices/{device_member}/executions: (status, whether Apollo's job shows).
+    People who may read the device; those of them who may not list the job see none."""
+    if who in DEVICES:
+        return 403, False  # a device reads its own through /v2/devices/{id}/jobs
+    status = DEVICE_READ[who][0]  # device_member
+    return status, status == 200 and READ[who] == 200
+
+
+DEVICE_LIST = {who: _device_list(who) for who in CALLERS}
+
+
+@pytest.mark.parametrize(("who", "expected"), sorted(DEVICE_LIST.items()))
+async def test_a_devices_executions_by_role(
+    world: World, who: str, expected: tuple[int, bool]
+) -> None:
+    job = await apollo_job(world)
+    path = f"/v2/devices/{world.id('device_member')}/executions"
+    status, reply = await world.call(who, "GET", path)
+    assert status == expected[0], reply
+    if status == 200:
+        shown = [e["job_id"] for e in reply["executions"]]
+        assert shown == ([job["id"]] if expected[1] else []), reply
+
+
+async def test_the_creator_lists_its_jobs_on_the_device(world: World) -> None:
+    """Ward's admin reads device_member but is no admin of Apollo: it sees the executions
+    of the job it made, not those of Apollo's job."""
+    apollo = await apollo_job(world)
+    own = await apollo_job(world, "group_admin", project=False)
+    path = f"/v2/devices/{world.id('device_member')}/executions"
+    status, reply = await world.call("group_admin", "GET", path)
+    assert status == 200 and [e["job_id"] for e in reply["executions"]] == [own["id"]], reply
+    status, reply = await world.call("org_admin", "GET", path)
+    assert status == 200 and {e["job_id"] for e in reply["executions"]} == {apollo["id"], own["id"]}

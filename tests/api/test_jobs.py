@@ -12,6 +12,7 @@ asserts: each tick is one transaction under the same limits.
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -377,6 +378,7 @@ async def test_the_job_lists_are_pages_of_the_shared_list_model(world: World) ->
     for name, key, item in (
         ("JobList", "jobs", "Job"),
         ("JobExecutionList", "executions", "JobExecution"),
+        ("DeviceExecutionList", "executions", "DeviceExecution"),
     ):
         properties = schemas[name]["properties"]
         assert properties[key]["items"] == {"$ref": f"#/components/schemas/{item}"}
@@ -419,3 +421,51 @@ async def test_notices_read_each_job_once_per_batch(
     monkeypatch.setattr(job_store, "core", counted)
     await world.site.services.jobs.notices.tell(Changes(devices=set(pumps)))
     assert read == [job["id"]]
+
+
+async def device_pages(world: World, device_id: str, **query: Any) -> list[dict[str, Any]]:
+    """Every page of a device's executions, `limit` at a time, following the keys."""
+    path, pages, after = f"/v2/devices/{device_id}/executions", [], None
+    while True:
+        asked = {**query, **({"last_evaluated_key": json.dumps(after)} if after else {})}
+        status, reply = await world.call("org_admin", "GET", path, params=asked)
+        assert status == 200, reply
+        pages.append(reply)
+        after = reply.get("last_evaluated_key")
+        if after is None:
+            return pages
+
+
+async def test_a_devices_executions_newest_first_paged_and_filtered(world: World) -> None:
+    """Jobs made in the same instant (the clock frozen) page by job ID, none twice."""
+    device_id = world.id("device_member")
+    clock.freeze()
+    made = [
+        await new_job(world, {"targets": {"device_ids": [device_id]}, "description": f"fw {i}"})
+        for i in range(5)
+    ]
+    clock.advance(timedelta(seconds=1))
+    newest = await new_job(world, {"targets": {"device_ids": [device_id]}})
+    await new_job(world, {"targets": {"device_ids": [world.id("device_loner")]}})  # not it
+    await scheduler(world).tick()
+    await report(world, "device_member", newest["id"], {"state": "SUCCEEDED"})
+    pages = await device_pages(world, device_id, limit="2")
+    shown = [e for page in pages for e in page["executions"]]
+    assert [len(p["executions"]) for p in pages] == [2, 2, 2]
+    assert shown[0]["job_id"] == newest["id"] and shown[0]["job_state"] == "COMPLETED"
+    rest = sorted(made, key=lambda j: j["id"], reverse=True)
+    assert [e["job_id"] for e in shown[1:]] == [j["id"] for j in rest]
+    assert {e["job_description"] for e in shown[1:]} == {f"fw {i}" for i in range(5)}
+    assert {e["device_id"] for e in shown} == {device_id}
+    pages = await device_pages(world, device_id, state="SUCCEEDED")
+    assert [e["job_id"] for e in pages[0]["executions"]] == [newest["id"]]
+    pages = await device_pages(world, device_id, desc="false", limit="10")
+    assert [e["job_id"] for e in pages[0]["executions"]][-1] == newest["id"]
+    status, reply = await world.call(
+        "org_admin", "GET", f"/v2/devices/{device_id}/executions", params={"object_count": "true"}
+    )
+    assert status == 200 and reply == {"object_count": 6}
+    status, reply = await world.call(
+        "org_admin", "GET", f"/v2/devices/{device_id}/executions", params={"status": "x"}
+    )
+    assert status == 400 and "status" in reply["message"], reply

@@ -8,10 +8,12 @@ the server, and the denials (a plain user, another org's device)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
 
 from edge.app import Site
 from tests.browser.console import PEOPLE, Console, LiveServer
@@ -282,6 +284,23 @@ def test_a_command_is_answered_by_a_paho_device_or_times_out(
     commands = live.call("GET", f"/v2/devices/{device_id}/commands", live.token("org_admin"))
     states = [c["state"] for c in commands["commands"]]
     assert states[:2] == ["timed_out", "answered"]
+    wait_text(console, "#recent-commands", "timed_out")
+    filtered(console, "#recent-commands", "commands-state", "timed_out")
+    assert first_cells(console, "#recent-commands") == ["sleep"]
+    queued = [f"later-{i}" for i in range(10)]
+    for name in queued:  # queued for the silent device: 10, a page of the console's list
+        live.call(
+            "POST",
+            f"/v2/devices/{device_id}/commands",
+            live.token("org_admin"),
+            name=name,
+            queue=True,
+        )
+    filtered(console, "#recent-commands", "commands-state", "")
+    assert sorted(first_cells(console, "#recent-commands")) == queued  # the newest 10
+    next_page = "#recent-commands .pager button:nth-of-type(2)"
+    in_list(console, "#recent-commands", lambda: console.find(next_page).click())
+    assert first_cells(console, "#recent-commands")[:2] == ["sleep", "ping"]
 
 
 def test_presence_moves_live_on_the_list(
@@ -370,6 +389,29 @@ def test_a_site_of_10000_devices_pages_on_the_server(
     assert [a.text for a in console.all("main td a")] == online
 
 
+def in_list(console: Console, where: str, action: Callable[[], None]) -> None:
+    """Do `action` and wait until the list in `where` showed its answer (the device page
+    holds more than one list: console.after_list_loads watches the first)."""
+    section = console.find(f"{where} section.list")
+    before = section.get_attribute("data-loads")
+    action()
+    until(lambda: section.get_attribute("data-loads") != before, f"{where} loaded")
+
+
+def filtered(console: Console, where: str, select: str, value: str) -> None:
+    """Choose `value` in a list's filter and search."""
+
+    def search() -> None:
+        Select(console.find(f"#{select}")).select_by_value(value)
+        console.find(f"{where} form[role=search] button[type=submit]").click()
+
+    in_list(console, where, search)
+
+
+def first_cells(console: Console, where: str) -> list[str]:
+    return [td.text for td in console.all(f"{where} tbody tr td:first-child")]
+
+
 def test_the_devices_jobs_link_to_the_job(
     console: Console, live: LiveServer, world_template: World
 ) -> None:
@@ -382,14 +424,18 @@ def test_the_devices_jobs_link_to_the_job(
     live.call("PATCH", f"{mine}/{job['id']}", key, state="IN_PROGRESS", progress=40)
     console.signed_in("org_admin")
     console.visit("devices", device_id)
-    [row] = console.all("#device-jobs tbody tr")
+    [row] = console.all("#device-jobs tbody tr")  # one request: the device's executions
     link = row.find_element("css selector", "a")
     assert link.get_attribute("href").endswith(f"#/jobs/{job['id']}")
-    assert [td.text for td in row.find_elements("css selector", "td")][2:] == ["IN_PROGRESS", "40%"]
-    console.signed_in("group_admin")  # who may read no job is told so, nothing more
+    cells = [td.text for td in row.find_elements("css selector", "td")]
+    assert cells[1:4] == ["IN_PROGRESS", "IN_PROGRESS", "40%"]
+    assert "1 in all" in console.find("#device-jobs .pager").text
+    filtered(console, "#device-jobs", "executions-state", "SUCCEEDED")
+    assert not console.all("#device-jobs tbody tr")  # filtered on the server
+    console.signed_in("group_admin")  # reads the device, may list none of its jobs: empty
     console.visit("devices", world_template.devices["device_member"])
-    assert not console.all("#device-jobs a")
-    assert console.find("#device-jobs").text
+    assert not console.all("#device-jobs a") and not console.all("#device-jobs tbody tr")
+    assert "0 in all" in console.find("#device-jobs .pager").text
 
 
 def test_every_control_of_a_device_is_reached_by_keyboard(

@@ -1,12 +1,15 @@
 // A device's commands (docs/commands.md): send one (a name, a JSON payload, a timeout, or
 // queued for when the device is back) and show its reply, or the server's 504 (no reply in
-// time), 409 (offline) or other refusal; and the device's recent commands, newest first,
-// each reply's payload read on demand (the list carries only its status).
+// time), 409 (offline) or other refusal; and the device's commands, newest first, paged on
+// the server with list.js and filtered by state, each reply's payload read on demand (the
+// list carries only its status).
 import * as api from "../api.js";
-import { h, field, checkbox, fill, form, table } from "../dom.js";
+import { h, field, checkbox, fill, form } from "../dom.js";
+import { listView } from "../list.js";
 import { when } from "./device_format.js";
 
 const RECENT = 10;
+const STATES = ["sent", "queued", "delivered", "answered", "timed_out", "expired"];
 
 export function commandsView(device) {
   const base = api.path`/v2/devices/${device.id}/commands`;
@@ -56,17 +59,19 @@ function showCommand(where, command) {
     command.reply ? h("pre", { class: "reply" }, JSON.stringify(command.reply.payload ?? {}, null, 2)) : null);
 }
 
-async function loadRecent(base, where) {
-  try {
-    const { commands } = await api.get(base, { limit: RECENT });
-    if (!commands.length) return fill(where, h("p", { class: "muted" }, "No commands yet."));
-    fill(where, table(`The last ${RECENT} at most`, [
+/** The device's commands, newest first, RECENT a page (list.js pages them on the server);
+ * made anew after each send, so the new command heads the first page. */
+function loadRecent(base, where) {
+  const list = listView({
+    path: base, key: "commands", caption: `The device's commands, the newest first, ${RECENT} a page`, limit: RECENT, search: false,
+    filters: [{ name: "state", label: "State", options: [["", "All"], ...STATES.map((s) => [s, s])] }],
+    columns: [
       ["Command", (c) => c.name], ["State", (c) => c.state], ["Sent", (c) => when(c.created_date)],
       ["Reply", (c) => (c.reply ? replyButton(base, c) : "")],
-    ], commands));
-  } catch (error) {
-    fill(where, h("p", { class: "error" }, error.message));
-  }
+    ],
+  });
+  fill(where, list);
+  return list.ready;
 }
 
 function replyButton(base, command) {
