@@ -81,6 +81,7 @@ from storage.database import Database
 from storage.mqtt_retained import RetainedMessages
 from storage.mqtt_sessions import MqttSessions
 from storage.rows import Tx
+from storage.space import DiskFull, NotWritable
 
 log = logging.getLogger("edge")
 ROUTES: list[Route] = [
@@ -292,9 +293,16 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
 async def _sweep(services: Services, stop: asyncio.Event) -> None:
     """Hourly, until asked to stop: forget sessions whose refresh tokens have expired,
     expired challenge sessions, sign-in failure counts idle for a day, deleted records
-    whose time in the trash is over, and audit events past their retention."""
+    whose time in the trash is over, and audit events past their retention. A sweep the
+    disk refuses (or any failed one) is logged and the next hour's runs: the loop ending
+    would stop every later sweep, and raise again when the server stops."""
     while not stop.is_set():
-        await sweep_once(services)
+        try:
+            await sweep_once(services)
+        except (DiskFull, NotWritable) as exc:  # a line, not a traceback; the next hour retries
+            log.warning("hourly sweep waits: the disk refuses writes (%s)", exc)
+        except Exception:  # a failed sweep must never end the hourly ones
+            log.exception("hourly sweep failed")
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), SWEEP_SECONDS)
 

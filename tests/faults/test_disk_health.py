@@ -5,6 +5,8 @@ a 503 naming the reason."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +14,12 @@ import pytest
 from aiohttp import web
 
 from api.keys import SERVICES
-from edge.app import PROBE
-from storage import layout
+from edge.app import PROBE, Site, _sweep
+from storage import challenges, layout
 from storage.space import NotWritable
 from tests.conftest import Api
 from tests.faults.disk import FULL, IO_ERROR, READ_ONLY, Disk, disk  # noqa: F401
+from tests.rows import Rows
 
 # The faulty disk is under the site from its first connection on.
 pytestmark = pytest.mark.usefixtures("disk")
@@ -95,3 +98,33 @@ async def test_a_client_write_refused_between_two_probes_shows_at_the_next(
     await app[PROBE].once()
     _, body = await api.call("GET", "/v2/health")
     assert (body["status"], body["writer"]) == ("ok", "ok")
+
+
+async def test_an_hourly_sweep_the_disk_refuses_is_logged_and_the_sweeps_go_on(
+    app: web.Application,
+    site: Site,
+    disk: Disk,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The sweep's write refused by a full disk ended its loop: no later sweep ran, and
+    the refusal was raised again when the server stopped (a teardown error in a full run,
+    where the disk filled before the first sweep had written)."""
+    rows = Rows(site)
+    rows.org()
+    user_id = rows.user()
+    expired = {"session_hash": "h", "kind": "totp", "user_id": user_id, "org_id": rows.org_id}
+    expired["expires_at"] = "2000-01-01T00:00:00.000Z"  # the sweep has a row to delete
+    rows.db.write_sync(lambda c: challenges.create(c, expired))
+    disk.fault = FULL
+    stop = asyncio.Event()
+    with caplog.at_level(logging.WARNING, logger="edge"):
+        sweeps = asyncio.create_task(_sweep(app[SERVICES], stop))
+        for _ in range(1000):
+            if "hourly sweep waits" in caplog.text or sweeps.done():
+                break
+            await asyncio.sleep(0.01)
+        assert not sweeps.done()  # still waiting for the next hour
+        stop.set()
+        await sweeps  # ended by being asked to, not by the refusal
+    disk.fault = None
+    assert "hourly sweep waits: the disk refuses writes" in caplog.text
