@@ -111,6 +111,25 @@ async def test_requests_count_for_the_callers_org_and_never_another(world: World
     assert mine == after[clinic]["requests"]  # the org's own count, not the site's
 
 
+@pytest.mark.parametrize("who", ["org_admin", "device_boss"])
+async def test_a_request_a_staff_route_refuses_counts_for_the_callers_org(
+    world: World, who: str
+) -> None:
+    """The staff check refused before the caller was known to the request, so a refused
+    request counted in the site's total alone, not in the caller's org's (#35)."""
+    clinic = world.tenant.org_id
+    sampler = world.site.services.pulse_sampler
+    await sampler.flush()
+    before = {o: await totals(world, staff(), o) for o in (None, clinic)}
+    where = f"/v2/orgs/{clinic}/billing-points/balance"  # a staff route
+    for _ in range(3):
+        assert (await world.call(who, "GET", where))[0] == 403
+    await sampler.flush()
+    after = {o: await totals(world, staff(), o) for o in (None, clinic)}
+    added = {o: after[o]["requests"] - before[o]["requests"] for o in after}
+    assert added == {None: 3, clinic: 3}
+
+
 async def test_sign_in_failures_count_for_the_org_signed_in_to(world: World) -> None:
     assert world.api is not None
     clinic, other = world.tenant.org_id, world.other.org_id
