@@ -181,10 +181,10 @@ def _etag(body: dict[str, Any]) -> dict[str, str] | None:
     entry = body.get("data")
     if not isinstance(entry, dict) or not isinstance(entry.get("revision"), int):
         return None
-    created = entry.get("created_by"), entry.get("created_date")
-    if not all(isinstance(part, str) for part in created):
+    by, date = entry.get("created_by"), entry.get("created_date")
+    if not isinstance(by, str) or not isinstance(date, str):
         return None
-    incarnation = versions.incarnation(*created)
+    incarnation = versions.incarnation(by, date)
     return {"ETag": f'"{versions.Version(entry["revision"], incarnation).tag}"'}
 
 
