@@ -22,6 +22,7 @@ from storage import orgs
 from storage import pulse as store
 from storage.database import Database
 from storage.pulse import Sample
+from storage.rows import Tx
 
 WINDOW = timedelta(hours=1)  # what is read when `since` is not given
 # The most one answer covers: a day of one-minute samples. A longer reach back (the
@@ -61,18 +62,23 @@ class Pulse:
                 "since", "must be at most 24 hours before until (page with until)"
             )
         after, before = _ms(start), _ms(end)
-        samples = await self._db.scan(
-            lambda c: store.series(c, scope or store.SITE, after, before, MOST_SAMPLES)
-        )
-        if len(samples) == MOST_SAMPLES:
-            end = datetime.fromtimestamp(samples[-1].ended / 1000, UTC)
+        with_disk = principal.is_staff
+
+        def read(c: Tx) -> tuple[int, list[dict[str, Any]]]:
+            samples = store.series(c, scope or store.SITE, after, before, MOST_SAMPLES)
+            full = len(samples) == MOST_SAMPLES
+            return (samples[-1].ended if full else 0), _shown(samples, with_disk)
+
+        last, shown = await self._db.scan(read)  # shown there too: a day is 1,440 dicts
+        if last:
+            end = datetime.fromtimestamp(last / 1000, UTC)
         return {
             "org_id": scope,
             "since": clock.iso(start),
             "until": clock.iso(end),
             "interval_seconds": int(INTERVAL_SECONDS),
             "retention_hours": int(self.retention.total_seconds() // 3600),
-            "samples": _shown(samples, with_disk=principal.is_staff),
+            "samples": shown,
         }
 
     def _scope(self, principal: Principal, org_id: str | None) -> str | None:
