@@ -12,6 +12,8 @@ grants (docs/data.md, docs/permissions.md).
 - PATCH  /v2/groups/{group_id}/data/{path}   merge into an entry (`can_update`; legacy:
                                              `can_write`); 404 if it does not exist
 - DELETE /v2/groups/{group_id}/data/{path}   `can_delete`; `cascade`: on the whole subtree
+PUT, PATCH and DELETE of one entry take `If-Match` (the ETag of a single GET; also needs
+`can_read`): made only while the path holds that entry at that revision, else 409.
 - POST   /v2/groups/{group_id}/data          bulk: one method, many paths, each checked
                                              as above; writes all or nothing
 """
@@ -28,7 +30,7 @@ from api.responses import json_response
 from api.routing import PATH_SPAN, Route, principal
 from api.schemas import BOOL, Schema, obj
 from edge.access.values import MAX_PATH
-from edge.data import json_rules
+from edge.data import json_rules, versions
 from edge.data import query as data_query
 from edge.data.query import (
     FLAGS,
@@ -41,6 +43,7 @@ from edge.data.query import (
     WALKS,
 )
 from edge.data.uploads import MAX_INDEX_TEXT
+from edge.kernel.errors import ValidationError
 
 SUCCESS = {"message": "Success"}
 ANY: Schema = {}
@@ -173,19 +176,34 @@ async def get_data(request: web.Request) -> web.Response:
 
 
 def _etag(body: dict[str, Any]) -> dict[str, str] | None:
-    """One entry's revision as its ETag, for `If-Match` on a later write (an extension)."""
+    """One entry's version (revision and incarnation, edge/data/versions.py) as its ETag,
+    for `If-Match` on a later write (an extension)."""
     entry = body.get("data")
-    if isinstance(entry, dict) and isinstance(entry.get("revision"), int):
-        return {"ETag": f'"{entry["revision"]}"'}
-    return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("revision"), int):
+        return None
+    by, date = entry.get("created_by"), entry.get("created_date")
+    if not isinstance(by, str) or not isinstance(date, str):
+        return None
+    incarnation = versions.incarnation(by, date)
+    return {"ETag": f'"{versions.Version(entry["revision"], incarnation).tag}"'}
 
 
-def _if_revision(request: web.Request) -> int | None:
-    return preconditions.if_match(request, "the entry's revision")
+def _if_version(request: web.Request) -> versions.Version | None:
+    """The version `If-Match` names: the whole ETag a single GET gave (a bare revision
+    cannot tell an entry created again from the one read, so it is refused)."""
+    text = preconditions.if_match_text(request)
+    if text is None:
+        return None
+    version = versions.parse(text)
+    if version is None:
+        raise ValidationError(
+            "If-Match", 'must be the entry\'s ETag, as a single GET gives it ("7-0a1b2c3d")'
+        )
+    return version
 
 
 async def put_data(request: web.Request) -> web.Response:
-    expected = _if_revision(request)
+    expected = _if_version(request)
     body = await read_body(request, UPLOAD)
     await request.app[SERVICES].data.put(principal(request), *_where(request), body, expected)
     return json_response(SUCCESS)
@@ -198,7 +216,7 @@ async def post_data(request: web.Request) -> web.Response:
 
 
 async def patch_data(request: web.Request) -> web.Response:
-    expected = _if_revision(request)
+    expected = _if_version(request)
     body = await read_body(request, PATCH)
     await request.app[SERVICES].data.patch(principal(request), *_where(request), body, expected)
     return json_response(SUCCESS)
@@ -206,8 +224,12 @@ async def patch_data(request: web.Request) -> web.Response:
 
 async def delete_data(request: web.Request) -> web.Response:
     cascade = params.flag(request.query, "cascade")  # the route's only one (api/routing.py)
+    expected = _if_version(request)
+    if cascade and expected is not None:
+        raise ValidationError("If-Match", "names one entry's version: not with cascade")
     group_id, path = _where(request)
-    await request.app[SERVICES].data.delete(principal(request), group_id, path, cascade=cascade)
+    data = request.app[SERVICES].data
+    await data.delete(principal(request), group_id, path, cascade=cascade, expected=expected)
     return json_response(SUCCESS)
 
 
@@ -226,8 +248,9 @@ async def bulk_data(request: web.Request) -> web.Response:
 
 _ONE = "/v2/groups/{group_id}/data/" + PATH_SPAN
 _IF_MATCH = {  # an extension (docs/data.md, "Conditional writes")
-    "If-Match": "Edge's own: the entry's revision as a single GET's ETag gave it (`\"7\"`);"
-    " the write is made only while the entry is at that revision, else 409",
+    "If-Match": "Edge's own: the entry's ETag as a single GET gave it (`\"7-0a1b2c3d\"`:"
+    " its revision and which incarnation of the entry); the write is made only while it is"
+    " that entry at that revision, else 409",
 }
 _TAG = "data"
 ROUTES = [
@@ -248,7 +271,7 @@ ROUTES = [
         _ONE,
         put_data,
         "token",
-        "Store a value at a path (If-Match: the entry's revision, for a conditional write)",
+        "Store a value at a path (If-Match: the entry's ETag, for a conditional write)",
         _TAG,
         body=UPLOAD,
         operation_id="put_json_data",
@@ -274,7 +297,7 @@ ROUTES = [
         _ONE,
         patch_data,
         "token",
-        "Merge into an entry (If-Match: the entry's revision, for a conditional write)",
+        "Merge into an entry (If-Match: the entry's ETag, for a conditional write)",
         _TAG,
         body=PATCH,
         operation_id="patch_json_data",
@@ -287,11 +310,13 @@ ROUTES = [
         _ONE,
         delete_data,
         "token",
-        "Delete an entry, or its subtree (cascade)",
+        "Delete an entry, or its subtree (cascade; If-Match: the entry's ETag, without cascade)",
         _TAG,
         query=("cascade",),
         operation_id="delete_json_data",
         query_types={"path": PATH},
+        errors=(409,),
+        headers=_IF_MATCH,
     ),
     Route(
         "POST",

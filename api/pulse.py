@@ -3,13 +3,15 @@
 Routes:
 - GET /v2/pulse   "token": staff (the site's totals, or `org_id`'s counts) and org admins
                   (their own organization's, without the site's disk free); anyone else
-                  403. `since` (date-time, default an hour ago, never before the retention).
+                  403. `since` (date-time, default an hour before `until`, never before the
+                  retention) and `until` (default now): at most a day per answer, else 400.
 
 The console's Pulse page charts it; any client may read it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 from aiohttp import web
@@ -22,7 +24,7 @@ from api.routing import Route, principal
 from edge.kernel import clock
 from edge.kernel.errors import ValidationError
 
-QUERY = ("since", "org_id")
+QUERY = ("since", "until", "org_id")
 _SAMPLE = {
     "start": DATETIME | {"description": "the start of the span the counts cover"},
     "end": DATETIME | {"description": "its end"},
@@ -60,18 +62,20 @@ MODELS: dict[str, Schema] = {
 
 async def get_pulse(request: web.Request) -> web.Response:
     query = only(request.query, QUERY)
-    since = _since(query.get("since"))
-    series = request.app[SERVICES].pulse.series(principal(request), since, query.get("org_id"))
+    since, until = _moment(query, "since"), _moment(query, "until")
+    pulse = request.app[SERVICES].pulse
+    series = await pulse.series(principal(request), since, query.get("org_id"), until)
     return json_response({"pulse": series}, headers=NO_STORE)
 
 
-def _since(text: str | None) -> datetime | None:
+def _moment(query: Mapping[str, str], name: str) -> datetime | None:
+    text = query.get(name)
     if text is None:
         return None
     try:
         return clock.parse(text)
     except ValueError:
-        raise ValidationError("since", "must be an ISO 8601 date-time") from None
+        raise ValidationError(name, "must be an ISO 8601 date-time") from None
 
 
 ROUTES = [
@@ -86,12 +90,14 @@ ROUTES = [
         "system",
         query=QUERY,
         query_types={
-            "since": DATETIME | {"description": "from when (default: an hour ago)"},
+            "since": DATETIME
+            | {"description": "from when (default: an hour before until; at most 24 hours)"},
+            "until": DATETIME | {"description": "to when (default: now): pages further back"},
             "org_id": STR | {"description": "one organization's counts (staff)"},
         },
         responses={200: "PulseInfo"},
         operation_id="get_pulse",
-        errors=(403, 404),
+        errors=(400, 403, 404),
         extension=True,
     ),
 ]

@@ -163,19 +163,19 @@ def _guard(route: Route) -> Handler:
             return await route.handler(request)
         kind = bearer.kind_of(token, accepts)
         if kind is Kind.ACCESS_TOKEN:
-            who = request.app[SERVICES].tokens.verify(token)
+            # Known before the staff check: a refused request counts for the caller's org
+            # in the pulse (docs/pulse.md), which reads the principal.
+            who = request[PRINCIPAL] = request.app[SERVICES].tokens.verify(token)
             if route.auth == "staff" and not who.is_staff:
                 raise Denied("Only staff may do this")
-            request[PRINCIPAL] = who
         elif kind is Kind.CHALLENGE_SESSION:
             request[CHALLENGE] = request.app[SERVICES].signin.challenges.require(token)
         elif kind is Kind.RESET_TOKEN:
             request[RESET_TOKEN] = token
         else:  # a device's API key: the fast path, no token verification
-            who = request.app[SERVICES].device_keys.verify(token)
+            request[PRINCIPAL] = request.app[SERVICES].device_keys.verify(token)
             if route.auth == "staff":
                 raise Denied("Only staff may do this")
-            request[PRINCIPAL] = who
         return await route.handler(request)
 
     return guarded

@@ -23,7 +23,7 @@ SERIES = (
     " coalesce(o.sign_in_failures, 0) AS sign_in_failures,"
     " coalesce(o.devices_online, 0) AS devices_online"
     " FROM pulse_samples AS s LEFT JOIN pulse_samples AS o ON o.org_id = ? AND o.ended = s.ended"
-    " WHERE s.org_id = '' AND s.ended > ? ORDER BY s.ended"
+    " WHERE s.org_id = '' AND s.ended > ? AND s.ended <= ? ORDER BY s.ended LIMIT ?"
 )
 
 
@@ -54,8 +54,12 @@ def prune(conn: Tx, before: int) -> int:
     return conn.changes()
 
 
-def series(conn: Tx, org_id: str, after: int) -> list[Sample]:
-    """The samples that ended after `after`, oldest first: the site's (org_id SITE), or an
-    organization's on the site's timeline (zeros where it counted nothing; disk_free is
-    always the site's, for the caller to show or not)."""
-    return [Sample(org_id, **row) for row in many(conn, SERIES, (org_id, after))]
+def series(
+    conn: Tx, org_id: str, after: int, until: int = 2**62, at_most: int = -1
+) -> list[Sample]:
+    """The samples that ended after `after` and by `until`, oldest first, at most `at_most`
+    of them (-1: all): the site's (org_id SITE), or an organization's on the site's
+    timeline (zeros where it counted nothing; disk_free is always the site's, for the
+    caller to show or not)."""
+    rows = many(conn, SERIES, (org_id, after, until, at_most))
+    return [Sample(org_id, **row) for row in rows]

@@ -21,6 +21,7 @@ from edge.data.query import DataQuery
 from edge.data.reads import Body, Reads
 from edge.data.signing import DataSigner
 from edge.data.target import DataTarget, Settings, Targets
+from edge.data.versions import Version
 from edge.data.writes import EntryWrites
 from edge.kernel import clock
 from edge.kernel.errors import Denied, NotFound
@@ -70,9 +71,9 @@ class Data:
         group_id: str,
         raw: str,
         body: dict[str, Any],
-        expected: int | None = None,
+        expected: Version | None = None,
     ) -> None:
-        """Store a value; `expected`: only over the entry at that revision (If-Match)."""
+        """Store a value; `expected`: only over the entry at that version (If-Match)."""
         await self._write("put", principal, group_id, raw, body, expected)
 
     async def post(
@@ -86,17 +87,27 @@ class Data:
         group_id: str,
         raw: str,
         body: dict[str, Any],
-        expected: int | None = None,
+        expected: Version | None = None,
     ) -> None:
-        """Merge into an entry; `expected`: only while it is at that revision (If-Match)."""
+        """Merge into an entry; `expected`: only while it is at that version (If-Match)."""
         await self._write("patch", principal, group_id, raw, body, expected)
 
-    async def delete(self, principal: Principal, group_id: str, raw: str, *, cascade: bool) -> None:
+    async def delete(
+        self,
+        principal: Principal,
+        group_id: str,
+        raw: str,
+        *,
+        cascade: bool,
+        expected: Version | None = None,
+    ) -> None:
+        """Delete an entry (`expected`: only while it is at that version, If-Match) or,
+        with `cascade`, a subtree."""
         path = paths.normalize(raw)
         target = self._targets.open(principal, group_id, writing=True)
         if not cascade:
             entry_path = paths.entry_path(raw)
-            await self._db.write(lambda c: self._writes.delete(c, target, entry_path))
+            await self._db.write(lambda c: self._writes.delete(c, target, entry_path, expected))
             self._told(target, entry_path, "delete")
             return
         if not target.grants.whole_subtree(path, "delete"):
@@ -116,7 +127,7 @@ class Data:
         group_id: str,
         raw: str,
         body: dict[str, Any],
-        expected: int | None = None,
+        expected: Version | None = None,
     ) -> None:
         path = paths.entry_path(raw)
         upload = uploads.upload(body, self.max_value_bytes, partial=how == "patch")

@@ -14,10 +14,12 @@ from dataclasses import replace
 from typing import Any
 
 from edge.access.paths import needed
+from edge.data import versions
 from edge.data.json_rules import checked_text
 from edge.data.signing import DataSigner
 from edge.data.target import DataTarget
 from edge.data.uploads import Upload
+from edge.data.versions import Version
 from edge.kernel.errors import Conflict, NotFound
 from storage import data as store
 from storage.data import INDEX_FIELDS, DataEntry, EntryHistory
@@ -48,10 +50,10 @@ class EntryWrites:
         path: str,
         upload: Upload,
         stamp: Stamp,
-        expected: int | None = None,
+        expected: Version | None = None,
     ) -> None:
         """`current` and `put` with one read: a PUT in a transaction of its own (the
-        common write; `put` is the one for a bulk job). `expected`: the revision the
+        common write; `put` is the one for a bulk job). `expected`: the version the
         caller's `If-Match` named (a 409 when the entry is at another, or gone)."""
         state = store.put_state(conn, target.group_id, path)
         if state is None:
@@ -71,11 +73,11 @@ class EntryWrites:
         current: EntryHistory | None,
         upload: Upload,
         stamp: Stamp,
-        expected: int | None = None,
+        expected: Version | None = None,
     ) -> None:
         """A PUT's check and write, once its target's rules and the entry it replaces are read."""
         target.require(path, self._needed(target, current is not None, "PUT"))
-        _at_revision(path, current, expected)
+        _at_version(target, path, current, expected)
         self._save(conn, target, path, current, upload, stamp, merge=False)
 
     def post(self, conn: Tx, target: DataTarget, path: str, upload: Upload, stamp: Stamp) -> None:
@@ -91,17 +93,24 @@ class EntryWrites:
         path: str,
         upload: Upload,
         stamp: Stamp,
-        expected: int | None = None,
+        expected: Version | None = None,
     ) -> None:
+        """A PATCH: 404 for a missing entry, but with `If-Match` the 409 a PUT gives (the
+        entry read is gone)."""
         target.require(path, self._needed(target, True, "PATCH"))
         current = store.get(conn, target.group_id, path)
+        _at_version(target, path, current, expected)
         if current is None:
             raise NotFound(f"No data at {path}")
-        _at_revision(path, current, expected)
         self._save(conn, target, path, current, upload, stamp, merge=True)
 
-    def delete(self, conn: Tx, target: DataTarget, path: str) -> None:
+    def delete(
+        self, conn: Tx, target: DataTarget, path: str, expected: Version | None = None
+    ) -> None:
+        """A DELETE of one entry; with `If-Match`, only while it is at that version."""
         target.require(path, ("delete",))
+        if expected is not None:
+            _at_version(target, path, store.history(conn, target.group_id, path), expected)
         if not store.delete(conn, target.group_id, path):
             raise NotFound(f"No data at {path}")
 
@@ -131,15 +140,27 @@ class EntryWrites:
             store.update(conn, entry, current, text, signature=signature)
 
 
-def _at_revision(path: str, current: DataEntry | EntryHistory | None, expected: int | None) -> None:
-    """A conditional write's check, in the write's transaction: the entry is still at the
-    revision the caller read (docs/data.md, "Conditional writes")."""
+def _at_version(
+    target: DataTarget,
+    path: str,
+    current: DataEntry | EntryHistory | None,
+    expected: Version | None,
+) -> None:
+    """A conditional write's check, in the write's transaction, after the write's own
+    rights: the caller may read the entry (only a reader can hold its ETag, and the 409
+    tells its revision and whether it exists), and it is still the entry, at the revision,
+    the caller read (docs/data.md, "Conditional writes")."""
     if expected is None:
         return
+    target.require(path, ("read",))
+    was = expected.revision
     if current is None:
-        raise Conflict(f"revision: there is no entry at {path} now, not revision {expected}")
-    if current.revision != expected:
-        raise Conflict(f"revision: the entry is at revision {current.revision}, not {expected}")
+        raise Conflict(f"revision: there is no entry at {path} now, not revision {was}")
+    now = versions.of(current)
+    if now.incarnation != expected.incarnation:
+        raise Conflict(f"revision: the entry at {path} was deleted and created again since")
+    if now.revision != was:
+        raise Conflict(f"revision: the entry is at revision {now.revision}, not {was}")
 
 
 def _with_rules(target: DataTarget, keep: int, rdp: bool) -> DataTarget:

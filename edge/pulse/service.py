@@ -15,15 +15,21 @@ from typing import Any
 
 from edge.access.engine import Permissions
 from edge.kernel import clock
-from edge.kernel.errors import Denied, NotFound
+from edge.kernel.errors import Denied, NotFound, ValidationError
 from edge.kernel.principal import Principal
 from edge.pulse.sampler import INTERVAL_SECONDS
 from storage import orgs
 from storage import pulse as store
 from storage.database import Database
 from storage.pulse import Sample
+from storage.rows import Tx
 
 WINDOW = timedelta(hours=1)  # what is read when `since` is not given
+# The most one answer covers: a day of one-minute samples. A longer reach back (the
+# retention may be a year) is read a day at a time with `until`, so one request never
+# holds a reader, or builds an answer, for the whole retention.
+MOST = timedelta(hours=24)
+MOST_SAMPLES = 1440
 GAP_MS = 1000  # a sample starting later than this after the last one ended follows a gap
 ADMINS_ONLY = "Only staff and org admins may read the pulse"
 OWN_ORG_ONLY = "Org admins may read their own organization's pulse only"
@@ -35,23 +41,44 @@ class Pulse:
         self._permissions = permissions
         self.retention = timedelta(hours=retention_hours)
 
-    def series(
-        self, principal: Principal, since: datetime | None = None, org_id: str | None = None
+    async def series(
+        self,
+        principal: Principal,
+        since: datetime | None = None,
+        org_id: str | None = None,
+        until: datetime | None = None,
     ) -> dict[str, Any]:
-        """The samples since `since` (default: the last hour; never before the retention)
-        of the site or of one organization, as this caller may read them."""
+        """The samples from `since` (default: an hour before `until`; never before the
+        retention) to `until` (default: now) of the site or of one organization, as this
+        caller may read them: at most a day's span and MOST_SAMPLES samples (then `until`
+        is the last one's end, where the next page starts). Read on a reader thread: a
+        day of samples is too long a read for the event loop, which serves every tenant."""
         scope = self._scope(principal, org_id)
         now = clock.now()
-        start = max(since or now - WINDOW, now - self.retention)
-        after = int(start.timestamp() * 1000)
-        samples = self._db.read(lambda c: store.series(c, scope or store.SITE, after))
+        end = min(until or now, now)
+        start = max(since or end - WINDOW, now - self.retention)
+        if end - start > MOST:
+            raise ValidationError(
+                "since", "must be at most 24 hours before until (page with until)"
+            )
+        after, before = _ms(start), _ms(end)
+        with_disk = principal.is_staff
+
+        def read(c: Tx) -> tuple[int, list[dict[str, Any]]]:
+            samples = store.series(c, scope or store.SITE, after, before, MOST_SAMPLES)
+            full = len(samples) == MOST_SAMPLES
+            return (samples[-1].ended if full else 0), _shown(samples, with_disk)
+
+        last, shown = await self._db.scan(read)  # shown there too: a day is 1,440 dicts
+        if last:
+            end = datetime.fromtimestamp(last / 1000, UTC)
         return {
             "org_id": scope,
             "since": clock.iso(start),
-            "until": clock.iso(now),
+            "until": clock.iso(end),
             "interval_seconds": int(INTERVAL_SECONDS),
             "retention_hours": int(self.retention.total_seconds() // 3600),
-            "samples": _shown(samples, with_disk=principal.is_staff),
+            "samples": shown,
         }
 
     def _scope(self, principal: Principal, org_id: str | None) -> str | None:
@@ -91,6 +118,10 @@ def _sample(s: Sample, after_gap: bool, with_disk: bool) -> dict[str, Any]:
     if with_disk:
         out["disk_free_bytes"] = s.disk_free
     return out
+
+
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
 
 
 def _iso(ms: int) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 import os
@@ -192,3 +193,33 @@ async def test_a_body_that_is_not_the_encoding_it_claims_is_400(world: World) ->
         "member", "PUT", "/v2/account/picture", data=b"not deflate", headers=headers
     )
     assert (status, body) == (400, {"message": "body: is not valid multipart/form-data"})
+
+
+@pytest.mark.world(body_timeout=0.5)
+@pytest.mark.parametrize(("who", "target"), [("member", None), ("org_admin", "member")])
+async def test_a_multipart_body_that_stops_coming_is_408(
+    world: World, who: str, target: str | None
+) -> None:
+    """The multipart reader was held to no timeout: a client that sent half a picture
+    held its handler for as long as it kept the connection open (#35)."""
+    assert world.api is not None and world.api.client.server is not None
+    server = world.api.client.server
+    path = f"/v2/users/{world.id(target)}/picture" if target else "/v2/account/picture"
+    part = (
+        '--b\r\nContent-Disposition: form-data; name="file"; filename="x.png"\r\n'
+        "Content-Type: image/png\r\n\r\n\x89PNG"
+    )
+    head = (
+        f"PUT {path} HTTP/1.1\r\nHost: edge\r\n"
+        f"Authorization: Bearer {await world.token(who)}\r\n"
+        "Content-Type: multipart/form-data; boundary=b\r\n"
+        f"Content-Length: 100000\r\n\r\n{part}"
+    )
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    try:
+        writer.write(head.encode("latin-1"))
+        await writer.drain()
+        line = await asyncio.wait_for(reader.readline(), 30)  # a safety net, not the test
+    finally:
+        writer.close()
+    assert line.startswith(b"HTTP/1.1 408 "), line

@@ -25,10 +25,10 @@ def everyone(expected: dict[str, int]) -> dict[str, int]:
     return {who: expected.get(who, 403) for who in CALLERS}
 
 
-def totals(world: World, who: Principal, org_id: str | None = None) -> dict[str, int]:
+async def totals(world: World, who: Principal, org_id: str | None = None) -> dict[str, int]:
     """Each count summed over the last hour, read through the service (an HTTP read would
     count itself)."""
-    samples = world.site.services.pulse.series(who, org_id=org_id)["samples"]
+    samples = (await world.site.services.pulse.series(who, org_id=org_id))["samples"]
     return {name: sum(s[name] for s in samples) for name in NAMES}
 
 
@@ -77,7 +77,8 @@ async def test_staff_see_the_site_and_org_admins_their_org_without_disk_free(
         ("staff_unscoped", "org_id=no-such-org", 404),
         ("staff_unscoped", "since=yesterday", 400),
         ("staff_unscoped", "since=2026-01-01T00:00:00Z&since=2026-01-02T00:00:00Z", 400),
-        ("staff_unscoped", "until=2026-01-01T00:00:00Z", 400),
+        ("staff_unscoped", "until=tomorrow", 400),
+        ("staff_unscoped", "when=2026-01-01T00:00:00Z", 400),
         ("plain", "org_id={clinic}", 403),
     ],
 )
@@ -92,7 +93,7 @@ async def test_requests_count_for_the_callers_org_and_never_another(world: World
     clinic, other = world.tenant.org_id, world.other.org_id
     sampler = world.site.services.pulse_sampler
     await sampler.flush()
-    before = {o: totals(world, staff(), o) for o in (None, clinic, other)}
+    before = {o: await totals(world, staff(), o) for o in (None, clinic, other)}
     for _ in range(5):
         assert (await world.call("org_admin", "GET", "/v2/projects"))[0] == 200
     for _ in range(2):
@@ -101,7 +102,7 @@ async def test_requests_count_for_the_callers_org_and_never_another(world: World
         assert (await world.call("other_admin", "GET", "/v2/projects"))[0] == 200
     assert (await world.call("anonymous", "GET", "/v2/projects"))[0] == 401
     await sampler.flush()
-    after = {o: totals(world, staff(), o) for o in (None, clinic, other)}
+    after = {o: await totals(world, staff(), o) for o in (None, clinic, other)}
     added = {o: after[o]["requests"] - before[o]["requests"] for o in after}
     assert added == {None: 11, clinic: 7, other: 3}
     status, body = await world.call("org_admin", "GET", "/v2/pulse")
@@ -110,19 +111,38 @@ async def test_requests_count_for_the_callers_org_and_never_another(world: World
     assert mine == after[clinic]["requests"]  # the org's own count, not the site's
 
 
+@pytest.mark.parametrize("who", ["org_admin", "device_boss"])
+async def test_a_request_a_staff_route_refuses_counts_for_the_callers_org(
+    world: World, who: str
+) -> None:
+    """The staff check refused before the caller was known to the request, so a refused
+    request counted in the site's total alone, not in the caller's org's (#35)."""
+    clinic = world.tenant.org_id
+    sampler = world.site.services.pulse_sampler
+    await sampler.flush()
+    before = {o: await totals(world, staff(), o) for o in (None, clinic)}
+    where = f"/v2/orgs/{clinic}/billing-points/balance"  # a staff route
+    for _ in range(3):
+        assert (await world.call(who, "GET", where))[0] == 403
+    await sampler.flush()
+    after = {o: await totals(world, staff(), o) for o in (None, clinic)}
+    added = {o: after[o]["requests"] - before[o]["requests"] for o in after}
+    assert added == {None: 3, clinic: 3}
+
+
 async def test_sign_in_failures_count_for_the_org_signed_in_to(world: World) -> None:
     assert world.api is not None
     clinic, other = world.tenant.org_id, world.other.org_id
     sampler = world.site.services.pulse_sampler
     await sampler.flush()
-    before = {o: totals(world, staff(), o) for o in (None, clinic, other)}
+    before = {o: await totals(world, staff(), o) for o in (None, clinic, other)}
     wrong: dict[str, Any] = {"grant_type": "password", "password": "not-the-password"}
     form = {**wrong, "username": world.email("plain"), "client_id": world.tenant.alias}
     assert (await world.api.call("POST", "/v2/auth/token", data=form))[0] == 400
     staff_form = {**wrong, "username": "admin"}
     assert (await world.api.call("POST", "/v2/auth/token", data=staff_form))[0] == 400
     await sampler.flush()
-    after = {o: totals(world, staff(), o) for o in (None, clinic, other)}
+    after = {o: await totals(world, staff(), o) for o in (None, clinic, other)}
     added = {o: after[o]["sign_in_failures"] - before[o]["sign_in_failures"] for o in after}
     assert added == {None: 2, clinic: 1, other: 0}
 
@@ -136,12 +156,12 @@ async def test_devices_messages_and_presence_count_for_their_org(broker: Harness
         await client.publish(f"{device.root}/sensors/temp", b"21.5", 1)
     await broker.until(lambda: services.devices.presence.is_online(device.id))
     await sampler.flush()
-    mine = pulse.series(staff(), org_id=broker.org_id)["samples"]
-    theirs = pulse.series(staff(), org_id=broker.other_org_id)["samples"]
+    mine = (await pulse.series(staff(), org_id=broker.org_id))["samples"]
+    theirs = (await pulse.series(staff(), org_id=broker.other_org_id))["samples"]
     assert sum(s["mqtt_messages"] for s in mine) == 3
     assert mine[-1]["devices_online"] == 1
     assert sum(s["mqtt_messages"] for s in theirs) == 0 and theirs[-1]["devices_online"] == 0
-    site = pulse.series(staff())["samples"]
+    site = (await pulse.series(staff()))["samples"]
     assert site[-1]["devices_online"] == 1 and sum(s["mqtt_messages"] for s in site) == 3
     await services.meter.flush()  # billing still gets every message: the source is shared
     today = clock.now().date().isoformat()
