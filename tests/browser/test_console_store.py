@@ -178,6 +178,28 @@ def test_a_save_behind_another_write_shows_theirs_and_overwrites_nothing(
 
 
 @pytest.mark.long
+def test_a_delete_behind_another_write_deletes_nothing_until_asked_again(
+    console: Console, live: LiveServer, store: Store
+) -> None:
+    """Delete names the version the page read: an entry changed meanwhile is not deleted
+    unseen; the person sees theirs and may delete it knowingly."""
+    path = "/notes/to-delete"
+    where = f"/v2/groups/{store.ward}/data{path}"
+    live.call("PUT", where, store.admin_token, value={"v": "read"})
+    console.signed_in("org_admin")
+    console.visit("data", store.ward, "entry", "notes", "to-delete")
+    live.call("PUT", where, store.admin_token, value={"v": "changed"})
+    console.find("#delete-entry").click()
+    console.find("#delete-entry").click()  # "Really delete?"
+    theirs = console.wait_for("#conflict:not([hidden]) #their-value")
+    assert '"changed"' in theirs.text
+    assert _entry(live, store, path)["value"] == {"v": "changed"}  # nothing deleted
+    assert console.find("#save-over").text == "Delete theirs too"
+    console.after_page_shows(lambda: console.find("#save-over").click())  # knowingly
+    assert live.status("GET", where, store.admin_token) == 404
+
+
+@pytest.mark.long
 def test_a_conflict_loads_their_version(console: Console, live: LiveServer, store: Store) -> None:
     console.signed_in("group_admin")
     console.visit("data", store.ward, "entry", "notes", "today")

@@ -1,6 +1,8 @@
 // One data entry: its JSON value in an editor (checked as JSON before it is sent), its
-// index fields, saved with the revision it was read at (If-Match, docs/data.md
-// "Conditional writes"): when someone else wrote first the server answers 409 and the
+// index fields, saved (or deleted) with the ETag it was read with (If-Match, docs/data.md
+// "Conditional writes": the revision and which incarnation of the entry, so an entry
+// deleted and created again meanwhile is a conflict too): when someone else wrote first
+// the server answers 409 and the
 // page shows their value beside the person's own, to load theirs or save over it
 // knowingly. Nothing is overwritten unseen.
 import * as api from "../api.js";
@@ -20,12 +22,18 @@ export function parseJson(text) {
   }
 }
 
+/** The entry and the ETag its GET answered (the version a conditional write names). */
+async function readEntry(where) {
+  const response = await api.raw(where, { accept: "application/json" });
+  return { entry: (await response.json()).data, etag: response.headers.get("ETag") };
+}
+
 export async function entryPage(me, groupId, path) {
   const where = `${api.path`/v2/groups/${groupId}/data`}/${urlPath(path)}`;
-  const [group, { data: entry }] = await Promise.all([groupOf(me, groupId), api.get(where)]);
+  const [group, { entry, etag }] = await Promise.all([groupOf(me, groupId), readEntry(where)]);
   const may = rightsIn(me, group, "data_paths").at(path);
   const saves = may.update && (may.delete || !group.require_delete_permission_to_put_data);
-  const state = { revision: entry.revision };
+  const state = { etag };
   const text = JSON.stringify(entry.value, null, 2);
   const rows = Math.min(24, Math.max(6, text.split("\n").length + 1));
   const value = h("textarea", { id: "entry-value", name: "value", rows, cols: 80, readonly: !saves, "aria-describedby": "entry-json" }, text);
@@ -36,10 +44,10 @@ export async function entryPage(me, groupId, path) {
   });
   const index = indexFields(entry, !saves);
   const conflict = h("section", { id: "conflict", class: "conflict", hidden: true, "aria-live": "assertive" });
-  const save = async (revision) => {
+  const save = async (version) => {
     const body = { value: parseJson(value.value), ...index.value() };
     try {
-      await api.call("PUT", where, { json: body, headers: { "If-Match": `"${revision}"` } });
+      await api.call("PUT", where, { json: body, headers: { "If-Match": version } });
     } catch (error) {
       if (error.status !== 409) throw error;
       await showConflict(conflict, where, error.message, (theirs) => save(theirs));
@@ -48,29 +56,36 @@ export async function entryPage(me, groupId, path) {
     notice("Entry saved");
     refresh();
   };
-  const remove = may.delete ? twoStep("Delete", { id: "delete-entry" }, async () => {
-    await api.del(where);
+  const removeAt = async (version) => {
+    try {
+      await api.call("DELETE", where, { headers: { "If-Match": version } });
+    } catch (error) {
+      if (error.status !== 409) throw error;
+      await showConflict(conflict, where, error.message, removeAt, "Delete theirs too");
+      return;
+    }
     notice("Entry deleted");
     go("data", groupId);
-  }) : null;
+  };
+  const remove = may.delete ? twoStep("Delete", { id: "delete-entry" }, () => removeAt(state.etag)) : null;
   const link = h("a", { href: `#/data/${encodeURIComponent(groupId)}` }, group.name);
   return h("div", { id: "entry-page", "data-revision": entry.revision },
     h("p", {}, h("code", {}, path), " in ", link, ` — revision ${entry.revision}, last written by `,
       h("code", {}, entry.last_updated_by), ` at ${entry.last_updated_date}`),
     saves ? null : h("p", { class: "muted" }, "You may read this entry, not change it."),
     form({ id: "entry-editor" }, [h("label", { for: value.id }, "Value (JSON)"), value, check, index.el,
-      h("div", { class: "actions" }, saves ? h("button", { type: "submit" }, "Save") : null, remove)], () => save(state.revision)),
+      h("div", { class: "actions" }, saves ? h("button", { type: "submit" }, "Save") : null, remove)], () => save(state.etag)),
     conflict);
 }
 
 /** Someone wrote first: their value beside the person's, to load theirs (the page again)
- * or save the person's over theirs, at their revision. */
-async function showConflict(section, where, message, saveOver) {
-  const { data: theirs } = await api.get(where);
+ * or do the person's save (or delete) over theirs, at their version. */
+async function showConflict(section, where, message, saveOver, overText = "Save mine over theirs") {
+  const { entry: theirs, etag } = await readEntry(where);
   const load = h("button", { type: "button", id: "load-theirs" }, "Load their version");
   load.addEventListener("click", () => refresh());
-  const over = h("button", { type: "button", class: "danger", id: "save-over" }, "Save mine over theirs");
-  over.addEventListener("click", () => { section.hidden = true; saveOver(theirs.revision).catch((e) => notice(e.message)); });
+  const over = h("button", { type: "button", class: "danger", id: "save-over" }, overText);
+  over.addEventListener("click", () => { section.hidden = true; saveOver(etag).catch((e) => notice(e.message)); });
   section.hidden = false;
   section.replaceChildren(
     h("h2", {}, "Someone changed this entry since you opened it"),
