@@ -1,0 +1,90 @@
+"""The server's CPU time per job execution (#31): a figure that does not depend on how
+loaded the machine is, unlike a rate.
+
+`edge serve` runs on a fresh data folder with DEVICES devices (each holding the tag
+bench.job_rollout.TAG) connected as raw MQTT clients in a process of their own
+(bench/job_fleet.py), each answering its execution (IN_PROGRESS, then SUCCEEDED). ROUNDS
+rollouts over every device are run one after another (paced by `max_in_progress`, a
+tenth of the devices, as the GET's figure is, or with no policy), and the server
+process's user + system CPU time (/proc/<pid>/stat) is read before the first job is
+made and after the last SUCCEEDED is acknowledged: CPU ms per execution. A first round
+is left out (warm-up: imports on first use, caches).
+
+`--py-spy FILE` also records the server with py-spy (if installed in the venv) over the
+measured rounds, as a raw (collapsed stacks) profile.
+
+Run: .venv/bin/python -m bench.job_cpu [--devices 200] [--rounds 5] [--by tag]
+     [--policy paced|none] [--py-spy /tmp/profile.txt]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from bench import job_rollout, servers
+from bench.files import cpu_seconds
+from bench.twin_fleet import _site
+
+
+def policy(name: str, devices: int) -> dict[str, int]:
+    return {"max_in_progress": max(1, devices // 10)} if name == "paced" else {}
+
+
+@contextmanager
+def profiled(pid: int, output: str | None) -> Iterator[None]:
+    """py-spy recording `pid` while the block runs, when `output` is given."""
+    if output is None:
+        yield
+        return
+    spy = shutil.which("py-spy") or str(Path(servers.edge_command()[0]).parent / "py-spy")
+    command = [spy, "record", "-p", str(pid), "-r", "200", "-f", "raw", "-o", output]
+    process = subprocess.Popen([*command, "--threads", "--nonblocking"])
+    try:
+        yield
+    finally:
+        process.send_signal(2)
+        process.wait(timeout=60)
+
+
+def measure(devices: int, rounds: int, by: str, pace: str, spy: str | None) -> float:
+    """CPU ms of the server per execution over `rounds` rollouts after a warm-up one."""
+    with tempfile.TemporaryDirectory(prefix="edge-bench-jobcpu-") as folder:
+        env = servers.mqtt_ports()
+        with servers.edge(Path(folder), env) as server:
+            admin, members = _site(server.url, devices, tags=[job_rollout.TAG])
+            site = job_rollout.Site(server, int(env["EDGE_MQTT_PORT"]), admin, members)
+            with job_rollout.connected(site.port, members) as fleet:
+                job_rollout.rollout(site, fleet, by, **policy(pace, devices))
+                with profiled(server.pid, spy):
+                    before = cpu_seconds(server.pid)
+                    for _ in range(rounds):
+                        timed = job_rollout.rollout(site, fleet, by, **policy(pace, devices))
+                        print(f"  {timed.rate:,.0f} executions/s ({timed.load()})", flush=True)
+                    used = cpu_seconds(server.pid) - before
+    return used * 1000 / (rounds * devices)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--devices", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--by", choices=job_rollout.BY, default=job_rollout.BY[0])
+    parser.add_argument("--policy", choices=("paced", "none"), default="paced")
+    parser.add_argument("--py-spy", dest="spy", default=None)
+    args = parser.parse_args()
+    ms = measure(args.devices, args.rounds, args.by, args.policy, args.spy)
+    print(
+        f"server CPU per execution: {ms:.3f} ms ({args.devices} devices by {args.by},"
+        f" {args.rounds} rounds, policy {args.policy})",
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    main()
