@@ -26,6 +26,7 @@ from edge.kernel.principal import Principal
 from storage import devices as device_store
 from storage import jobs as store
 from storage.database import Database
+from storage.devices import Placement
 from storage.jobs import Execution, JobCore
 from storage.records import Device
 from storage.rows import Tx
@@ -89,9 +90,9 @@ class DeviceJobs:
         return views.for_device(execution, job, self._notices.url_of)
 
 
-def _active(conn: Tx, device_id: str) -> Device:
+def _active(conn: Tx, device_id: str) -> Placement:
     """A device deleted or suspended since it signed in has no jobs to see or update."""
-    device = device_store.get(conn, device_id)
+    device = device_store.placement(conn, device_id)
     if device is None or not device.is_active:
         raise NotFound("Device not found")
     return device

@@ -26,8 +26,8 @@ from edge.kernel.events import Hook
 from storage import devices as device_store
 from storage import jobs as store
 from storage.database import Database
+from storage.devices import Placement
 from storage.jobs import JobCore
-from storage.records import Device
 from storage.rows import Tx
 
 log = logging.getLogger("edge.jobs")
@@ -53,7 +53,7 @@ class Told:
     """What a commit tells, gathered in its transaction: the devices' next executions and
     the jobs' progress; the devices `later` are read after the commit, in chunks."""
 
-    devices: list[tuple[Device, views.Row | None]] = field(default_factory=list)
+    devices: list[tuple[Placement, views.Row | None]] = field(default_factory=list)
     progress: list[JobProgress] = field(default_factory=list)
     later: list[str] = field(default_factory=list)
 
@@ -64,7 +64,7 @@ class Known:
     devices by ID and the jobs (without targets), so `gather` does not read them again
     (a device's update reads its device and its job anyway)."""
 
-    devices: dict[str, Device] = field(default_factory=dict)
+    devices: dict[str, Placement] = field(default_factory=dict)
     jobs: Jobs = field(default_factory=dict)
 
 
@@ -111,16 +111,16 @@ class Notices:
             await asyncio.sleep(0)
 
     def _chunk(
-        self, device_ids: list[str], jobs: Jobs, devices: dict[str, Device] | None = None
-    ) -> Callable[[Tx], list[tuple[Device, views.Row | None]]]:
+        self, device_ids: list[str], jobs: Jobs, devices: dict[str, Placement] | None = None
+    ) -> Callable[[Tx], list[tuple[Placement, views.Row | None]]]:
         """A read of the active devices among these (those in `devices` already read),
         each with its next execution."""
         read_already = devices or {}
 
-        def read(conn: Tx) -> list[tuple[Device, views.Row | None]]:
+        def read(conn: Tx) -> list[tuple[Placement, views.Row | None]]:
             out = []
             for device_id in device_ids:
-                device = read_already.get(device_id) or device_store.get(conn, device_id)
+                device = read_already.get(device_id) or device_store.placement(conn, device_id)
                 if device is not None and device.is_active:
                     out.append((device, self.next_view(conn, device_id, jobs)))
             return out
@@ -137,7 +137,7 @@ class Notices:
         device, body = found[0]
         return self._publish(device, body, unless)
 
-    def _publish(self, device: Device, body: views.Row | None, unless: int | None) -> int:
+    def _publish(self, device: Placement, body: views.Row | None, unless: int | None) -> int:
         mark = (
             NOTHING if body is None else zlib.crc32(f"{body['job_id']}:{body['version']}".encode())
         )
