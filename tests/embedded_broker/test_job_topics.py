@@ -142,8 +142,9 @@ async def test_a_devices_update_reads_its_device_job_and_execution_once(
     one write: the execution moved is built from the move, and the device and the job
     read to check the update are what notify-next and the progress hook tell (they read
     each two or three times: CPU per execution, #31). Of the device, only where it is
-    and whether it is active are read, not the whole record with its JSON. The job has another device, so it
-    does not end here (a job that ends is read again, as it then is)."""
+    and whether it is active are read, not the whole record with its JSON. The job has
+    another device, so it does not end here (a job that ends is read again, as it then
+    is)."""
     device = await broker.device("pump")
     job_id = await new_job(broker, device, await broker.device("other"))
     client = await notified(broker, device)
