@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from edge.kernel import fields
 from edge.kernel.errors import ValidationError
-from storage.records import Device
 
 # How the server publishes to a device's own sessions (the broker's `notify_device`, handed
 # in by edge/app.py): (device ID, topic, payload) -> how many of its sessions got it.
@@ -46,7 +45,21 @@ def own_topic(root: str, device_id: str, *below: str) -> str:
     return "/".join((root, "devices", device_id, *below))
 
 
-def device_topic(device: Device, *below: str) -> str:
+class Placed(Protocol):
+    """What a device's topics are spelled from: a `Device`, or the `Placement` of one
+    (storage/devices.py) that paths reading only that read."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def org_id(self) -> str: ...
+
+    @property
+    def project_id(self) -> str | None: ...
+
+
+def device_topic(device: Placed, *below: str) -> str:
     """`own_topic` of a device as stored."""
     return own_topic(root_scope(device.org_id, device.project_id), device.id, *below)
 

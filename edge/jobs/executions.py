@@ -19,13 +19,14 @@ from typing import Any
 
 from edge.accounts.devices import Devices
 from edge.jobs import progress, views
-from edge.jobs.notices import Notices, Told
+from edge.jobs.notices import Known, Notices, Told
 from edge.kernel import clock, fields, json_text
 from edge.kernel.errors import Conflict, Denied, NotFound, SchemaError, ValidationError
 from edge.kernel.principal import Principal
 from storage import devices as device_store
 from storage import jobs as store
 from storage.database import Database
+from storage.devices import Placement
 from storage.jobs import Execution, JobCore
 from storage.records import Device
 from storage.rows import Tx
@@ -77,20 +78,24 @@ class DeviceJobs:
         now = clock.now_iso()
 
         def write(conn: Tx) -> tuple[Execution, JobCore, Told]:
-            _active(conn, device_id)
+            device = _active(conn, device_id)
             execution, job, changes = _apply(conn, device_id, job_id, change, now)
-            return execution, job, self._notices.gather(conn, changes)
+            # What this transaction read and left as it was is not read again.
+            known = Known({device_id: device}, {} if job.id in changes.jobs else {job.id: job})
+            changes.jobs.add(job.id)
+            return execution, job, self._notices.gather(conn, changes, known)
 
         execution, job, told = await self._db.write(write)
         await self._notices.send(told)
         return views.for_device(execution, job, self._notices.url_of)
 
 
-def _active(conn: Tx, device_id: str) -> None:
+def _active(conn: Tx, device_id: str) -> Placement:
     """A device deleted or suspended since it signed in has no jobs to see or update."""
-    device = device_store.get(conn, device_id)
+    device = device_store.placement(conn, device_id)
     if device is None or not device.is_active:
         raise NotFound("Device not found")
+    return device
 
 
 def parse_update(body: Mapping[str, Any]) -> Row:
@@ -131,6 +136,8 @@ def _released(conn: Tx, job_id: str, device_id: str) -> tuple[Execution, JobCore
 def _apply(
     conn: Tx, device_id: str, job_id: str, change: Row, now: str
 ) -> tuple[Execution, JobCore, progress.Changes]:
+    """Move the execution; the changes name the job only when its own row changed here
+    (it ended), the caller adds it for its progress either way."""
     before, job = _released(conn, job_id, device_id)
     expected = change.get("expected_version")
     current = {"version": before.version}
@@ -151,15 +158,13 @@ def _apply(
             "started_date": before.started_date or now,
             "last_updated_date": now,
         }
-        if not store.move(conn, before, moved):
+        after = store.move(conn, before, moved)
+        if after is None:
             raise Conflict("The execution changed meanwhile: try again", extension=current)
-        after = store.execution(conn, job_id, device_id)
-        assert after is not None
-        return after, job, progress.Changes(jobs={job_id})
+        return after, job, progress.Changes()
     ended = progress.end(conn, job, before, state, details, now, change.get("progress"))
     if ended is None:
         raise Conflict("The execution changed meanwhile: try again", extension=current)
-    changes = progress.settle(conn, job_id, now)
+    changes = progress.settle(conn, job_id, now, job)
     changes.devices.add(device_id)
-    changes.jobs.add(job_id)
     return ended, job, changes

@@ -26,8 +26,8 @@ from edge.kernel.events import Hook
 from storage import devices as device_store
 from storage import jobs as store
 from storage.database import Database
+from storage.devices import Placement
 from storage.jobs import JobCore
-from storage.records import Device
 from storage.rows import Tx
 
 log = logging.getLogger("edge.jobs")
@@ -53,9 +53,19 @@ class Told:
     """What a commit tells, gathered in its transaction: the devices' next executions and
     the jobs' progress; the devices `later` are read after the commit, in chunks."""
 
-    devices: list[tuple[Device, views.Row | None]] = field(default_factory=list)
+    devices: list[tuple[Placement, views.Row | None]] = field(default_factory=list)
     progress: list[JobProgress] = field(default_factory=list)
     later: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Known:
+    """What the transaction that gathers has read already and not changed since: the
+    devices by ID and the jobs (without targets), so `gather` does not read them again
+    (a device's update reads its device and its job anyway)."""
+
+    devices: dict[str, Placement] = field(default_factory=dict)
+    jobs: Jobs = field(default_factory=dict)
 
 
 class Notices:
@@ -72,13 +82,15 @@ class Notices:
         events = self._db.read(lambda c: self._events(c, changes.jobs))
         await self.send(Told(progress=events, later=sorted(changes.devices)))
 
-    def gather(self, conn: Tx, changes: Changes) -> Told:
+    def gather(self, conn: Tx, changes: Changes, known: Known | None = None) -> Told:
         """Inside the transaction that made `changes`: what to tell after its commit (see
         `send`), read on the writer's connection rather than the loop's."""
+        seen = Known() if known is None else known
         devices = sorted(changes.devices)
         if len(devices) > CHUNK:
-            return Told(progress=self._events(conn, changes.jobs), later=devices)
-        return Told(self._chunk(devices, {})(conn), self._events(conn, changes.jobs))
+            return Told(progress=self._events(conn, changes.jobs, seen.jobs), later=devices)
+        told = self._chunk(devices, seen.jobs, seen.devices)(conn)
+        return Told(told, self._events(conn, changes.jobs, seen.jobs))
 
     async def send(self, told: Told) -> None:
         """After the commit: publish what `gather` found, read the devices it left."""
@@ -99,14 +111,16 @@ class Notices:
             await asyncio.sleep(0)
 
     def _chunk(
-        self, device_ids: list[str], jobs: Jobs
-    ) -> Callable[[Tx], list[tuple[Device, views.Row | None]]]:
-        """A read of the active devices among these, each with its next execution."""
+        self, device_ids: list[str], jobs: Jobs, devices: dict[str, Placement] | None = None
+    ) -> Callable[[Tx], list[tuple[Placement, views.Row | None]]]:
+        """A read of the active devices among these (those in `devices` already read),
+        each with its next execution."""
+        read_already = devices or {}
 
-        def read(conn: Tx) -> list[tuple[Device, views.Row | None]]:
+        def read(conn: Tx) -> list[tuple[Placement, views.Row | None]]:
             out = []
             for device_id in device_ids:
-                device = device_store.get(conn, device_id)
+                device = read_already.get(device_id) or device_store.placement(conn, device_id)
                 if device is not None and device.is_active:
                     out.append((device, self.next_view(conn, device_id, jobs)))
             return out
@@ -123,7 +137,7 @@ class Notices:
         device, body = found[0]
         return self._publish(device, body, unless)
 
-    def _publish(self, device: Device, body: views.Row | None, unless: int | None) -> int:
+    def _publish(self, device: Placement, body: views.Row | None, unless: int | None) -> int:
         mark = (
             NOTHING if body is None else zlib.crc32(f"{body['job_id']}:{body['version']}".encode())
         )
@@ -145,11 +159,15 @@ class Notices:
         job = memo[job_id]
         return None if job is None else views.for_device(pending[0], job, self.url_of)
 
-    def _events(self, conn: Tx, job_ids: set[str]) -> list[JobProgress]:
-        """Each job's progress as `conn` sees it (the jobs deleted meanwhile left out)."""
+    def _events(self, conn: Tx, job_ids: set[str], jobs: Jobs | None = None) -> list[JobProgress]:
+        """Each job's progress as `conn` sees it (the jobs deleted meanwhile left out);
+        `jobs` holds those read already as they are."""
+        memo: Jobs = {} if jobs is None else jobs
         events = []
         for job_id in sorted(job_ids):
-            job = store.core(conn, job_id)
+            if job_id not in memo:
+                memo[job_id] = store.core(conn, job_id)
+            job = memo[job_id]
             if job is not None:
                 counts = store.counts(conn, job_id)
                 events.append(

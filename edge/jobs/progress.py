@@ -69,16 +69,15 @@ def end(
         changes["status_details"] = details
         changes["progress"] = 100 if state == "SUCCEEDED" else done
     changes["last_updated_date"] = now
-    if not store.move(conn, before, changes):
-        return None
-    return store.execution(conn, before.job_id, before.device_id)
+    return store.move(conn, before, changes)
 
 
-def settle(conn: Tx, job_id: str, now: str) -> Changes:
+def settle(conn: Tx, job_id: str, now: str, known: JobCore | None = None) -> Changes:
     """After executions of a running job changed: abort it past its failure threshold
     (its unfinished executions are CANCELED), or complete it when nothing is left. The
-    job is in the changes only when it ended here."""
-    job = store.core(conn, job_id)
+    job is in the changes only when it ended here. `known`: the job as this transaction
+    read it, when nothing changed its row since (not read again)."""
+    job = store.core(conn, job_id) if known is None else known
     told = Changes()
     if job is None or job.state not in store.RUNNING:
         return told

@@ -191,8 +191,14 @@ class Jobs:
         return store.visible(require_org(principal), projects, principal.actor)
 
     def get(self, principal: Principal, job_id: str) -> Row:
-        self._readable(principal, job_id)
-        return self._view(job_id)
+        """The job with its counts, read once: the read that checks the caller is the one
+        shown (the GET a console polls during a rollout)."""
+
+        def both(conn: Tx) -> tuple[Job | None, dict[str, int]]:
+            return store.get(conn, job_id), store.counts(conn, job_id)
+
+        job, counts = self._db.read(both)
+        return views.job(self._may_read(principal, job), counts)
 
     async def executions(self, principal: Principal, job_id: str, query: ListQuery) -> Page:
         self._readable(principal, job_id)
@@ -229,8 +235,11 @@ class Jobs:
         return True
 
     def _readable(self, principal: Principal, job_id: str) -> Job:
+        return self._may_read(principal, self._db.read(lambda c: store.get(c, job_id)))
+
+    def _may_read(self, principal: Principal, job: Job | None) -> Job:
+        """The job, when the caller may read it (else 404, as for a job that is not)."""
         caller = self._people(principal)
-        job = self._db.read(lambda c: store.get(c, job_id))
         if job is None or job.org_id != principal.org_id:
             raise NotFound("Job not found")
         if caller.is_org_admin:
@@ -258,10 +267,7 @@ class Jobs:
         return True
 
     def _view(self, job_id: str) -> Row:
-        def both(conn: Tx) -> tuple[Job | None, dict[str, int]]:
-            return store.get(conn, job_id), store.counts(conn, job_id)
-
-        job, counts = self._db.read(both)
+        job, counts = self._db.read(lambda c: (store.get(c, job_id), store.counts(c, job_id)))
         if job is None:
             raise NotFound("Job not found")
         return views.job(job, counts)

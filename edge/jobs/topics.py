@@ -23,13 +23,12 @@ import json
 from typing import Any
 
 from edge.devices import replies
-from edge.devices.topics import device_topic
-from storage.records import Device
+from edge.devices.topics import Placed, device_topic
 
 JOBS, NOTIFY_NEXT, GET, UPDATE = "jobs", "notify-next", "get", "update"
 
 
-def notify_topic(device: Device) -> str:
+def notify_topic(device: Placed) -> str:
     return device_topic(device, JOBS, NOTIFY_NEXT)
 
 

@@ -469,3 +469,26 @@ async def test_a_devices_executions_newest_first_paged_and_filtered(world: World
         "org_admin", "GET", f"/v2/devices/{device_id}/executions", params={"status": "x"}
     )
     assert status == 400 and "status" in reply["message"], reply
+
+
+@pytest.mark.parametrize("who", ["org_admin", "plain"])
+async def test_a_job_get_reads_the_job_once(
+    world: World, monkeypatch: pytest.MonkeyPatch, who: str
+) -> None:
+    """GET /v2/jobs/{id} reads the job once: the read that checks the caller is the one
+    shown (it read it twice, #31); who may not read it still gets a 404."""
+    job = await new_job(world, {"targets": {"device_ids": [world.id("device_member")]}})
+    read: list[str] = []
+    get = job_store.get
+
+    def counted(conn: Any, job_id: str) -> Any:
+        read.append(job_id)
+        return get(conn, job_id)
+
+    monkeypatch.setattr(job_store, "get", counted)
+    status, reply = await world.call(who, "GET", f"/v2/jobs/{job['id']}")
+    if who == "plain":
+        assert status == 404 and reply == {"message": "Job not found"}
+    else:
+        assert status == 200 and reply["job"]["counts"]["QUEUED"] == 1
+    assert read == [job["id"]]

@@ -11,12 +11,17 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from edge.jobs.progress import Changes
 from edge.kernel.errors import NotFound
 from embedded_broker import frames
+from storage import devices as device_store
+from storage import jobs as job_store
 from tests.embedded_broker.clients import Client
 from tests.embedded_broker.conftest import Device, Harness
 from tests.embedded_broker.test_twin_topics import SUBACK, _subscribe_flood
@@ -128,6 +133,51 @@ async def test_a_devices_update_costs_the_loop_no_read(
         replies = [await next_json(client) for _ in range(1 if state == "IN_PROGRESS" else 2)]
         assert f"{jobs(device)}/{job_id}/update/accepted" in dict(replies)
     assert made == []
+
+
+async def test_a_devices_update_reads_its_device_job_and_execution_once(
+    broker: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each of a device's updates reads its device, its job and its execution once, in its
+    one write: the execution moved is built from the move, and the device and the job
+    read to check the update are what notify-next and the progress hook tell (they read
+    each two or three times: CPU per execution, #31). Of the device, only where it is
+    and whether it is active are read, not the whole record with its JSON. The job has
+    another device, so it does not end here (a job that ends is read again, as it then
+    is)."""
+    device = await broker.device("pump")
+    job_id = await new_job(broker, device, await broker.device("other"))
+    client = await notified(broker, device)
+    await next_json(client)  # notify-next, on subscribing
+    monkeypatch.setattr(broker.site.services.job_scheduler, "tick", _no_tick)
+    reads: Counter[str] = Counter()
+    for name, module, function in (
+        ("device", device_store, "placement"),
+        ("whole device", device_store, "get"),
+        ("job", job_store, "core"),
+        ("execution", job_store, "execution"),
+    ):
+        monkeypatch.setattr(module, function, _counted(reads, name, getattr(module, function)))
+    for state in ("IN_PROGRESS", "SUCCEEDED"):
+        reads.clear()
+        await client.publish(f"{jobs(device)}/{job_id}/update", json.dumps({"state": state}), 1)
+        replies = dict([await next_json(client) for _ in range(1 if state == "IN_PROGRESS" else 2)])
+        assert replies[f"{jobs(device)}/{job_id}/update/accepted"]["state"] == state
+        assert reads == {"device": 1, "job": 1, "execution": 1}, state
+    status, reply = await broker.call("GET", f"/v2/jobs/{job_id}")
+    assert reply["job"]["counts"]["SUCCEEDED"] == 1
+
+
+async def _no_tick() -> Changes:
+    return Changes()
+
+
+def _counted(reads: Counter[str], name: str, read: Callable[..., Any]) -> Callable[..., Any]:
+    def counted(*args: Any) -> Any:
+        reads[name] += 1
+        return read(*args)
+
+    return counted
 
 
 async def test_a_tick_that_releases_costs_the_loop_no_read(
