@@ -244,7 +244,9 @@ def test_a_job_page_left_closes_its_stream(console: Console, live: LiveServer, o
     wait = WebDriverWait(console.driver, WAIT)
     for _ in range(7):
         console.visit("jobs", ops.job)
-        wait.until(lambda _: console.find("#job-page").get_attribute("data-live") == "open")
+        page = console.find("#job-page")
+        # the sixth and seventh too: the streams of the earlier visits were closed
+        assert wait.until(lambda _, page=page: page.get_attribute("data-live") == "open")
         console.visit("jobs")
 
 
