@@ -252,6 +252,10 @@ _IF_MATCH = {  # an extension (docs/data.md, "Conditional writes")
     " its revision and which incarnation of the entry); the write is made only while it is"
     " that entry at that revision, else 409",
 }
+# What the server takes (api/preconditions.py): the ETag, quoted, maybe weak, or `*`.
+_IF_MATCH_TYPE = {
+    "If-Match": {"type": "string", "pattern": r'^(\*|(W/)?"[0-9]{1,18}-[0-9a-f]{8}")$'}
+}
 _TAG = "data"
 ROUTES = [
     Route(
@@ -278,6 +282,7 @@ ROUTES = [
         query_types={"path": PATH},
         errors=(409,),
         headers=_IF_MATCH,
+        header_types=_IF_MATCH_TYPE,
     ),
     Route(
         "POST",
@@ -304,6 +309,7 @@ ROUTES = [
         query_types={"path": PATH},
         errors=(409,),
         headers=_IF_MATCH,
+        header_types=_IF_MATCH_TYPE,
     ),
     Route(
         "DELETE",
@@ -317,6 +323,7 @@ ROUTES = [
         query_types={"path": PATH},
         errors=(409,),
         headers=_IF_MATCH,
+        header_types=_IF_MATCH_TYPE,
     ),
     Route(
         "POST",

@@ -260,7 +260,12 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
         for name in query_names(route)
     )
     found.extend(
-        {"name": name, "in": "header", "description": text, "schema": TEXT}
+        {
+            "name": name,
+            "in": "header",
+            "description": text,
+            "schema": route.header_types.get(name, TEXT),
+        }
         for name, text in route.headers.items()
     )
     return found

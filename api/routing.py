@@ -85,6 +85,8 @@ class Route:
     errors: Sequence[int] = ()
     # Request headers the operation reads besides the credentials': name -> description.
     headers: Mapping[str, str] = field(default_factory=dict)
+    # Their schemas where a plain string does not say it (the document's header parameters).
+    header_types: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     # The handler answers `Expect: 100-continue` itself (bodies.go_on), once it has checked
     # what it can before the body: a refusal then reaches the client before its body goes.
     continue_later: bool = False
