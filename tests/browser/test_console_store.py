@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.browser.console import Console, LiveServer
+from tests.browser.console import PEOPLE, Console, LiveServer
 from tests.browser.store import (
     block,
     downloaded,
@@ -409,6 +409,43 @@ def test_an_upload_goes_on_after_the_page_was_lost(
     assert (requested(console, "part_number=1"), requested(console, "part_number=2")) == (0, 1)
     info = _file(live, store, "/lost.bin")
     assert (info["size"], info["etag"]) == (BIG, multipart_etag(_parts(content)))
+
+
+@pytest.mark.long
+def test_an_upload_left_at_sign_out_is_not_resumed_by_the_next_person(
+    fresh: Console, live: LiveServer, store: Store, tmp_path: Path, world_template: World
+) -> None:
+    """The org admin's upload fails at its second part and they sign out; the group admin
+    signs in at the same tab and uploads a file of the same name, size and date: theirs
+    goes whole, in two parts of their own, not onto the first person's upload."""
+    console = fresh
+    theirs, mine = os.urandom(BIG), os.urandom(BIG)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, second = tmp_path / "a" / "handover.bin", tmp_path / "b" / "handover.bin"
+    first.write_bytes(theirs)
+    second.write_bytes(mine)
+    os.utime(second, ns=(os.stat(first).st_atime_ns, os.stat(first).st_mtime_ns))
+    console.signed_in("org_admin")
+    console.visit("files", store.ward)
+    block(console, "*part_number=2*")
+    try:
+        assert upload(console, first).startswith("part 2 of 2 failed")
+    finally:
+        block(console)
+    kept = console.driver.execute_script("return Object.keys(sessionStorage)")
+    assert len(kept) == 1 and kept[0].startswith(f"edge-upload:{world_template.tenant.admin_id}:")
+
+    console.find("#sign-out").click()
+    console.wait_page("sign-in")
+    assert console.driver.execute_script("return sessionStorage.length") == 0
+    console.driver.execute_script("performance.clearResourceTimings()")  # count B's alone
+    console.enter(*PEOPLE["group_admin"])  # the address still names Ward's files
+    console.wait_page("files")
+    assert upload(console, second) == "Uploaded handover.bin (9.0 MiB) in 2 parts"
+    assert (requested(console, "part_number=1"), requested(console, "part_number=2")) == (1, 1)
+    info = _file(live, store, "/handover.bin")
+    assert (info["size"], info["etag"]) == (BIG, multipart_etag(_parts(mine)))
 
 
 @pytest.mark.long
