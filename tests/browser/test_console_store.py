@@ -449,6 +449,37 @@ def test_an_upload_left_at_sign_out_is_not_resumed_by_the_next_person(
 
 
 @pytest.mark.long
+@pytest.mark.parametrize("page", ["data", "files"])
+def test_dot_segments_in_the_address_send_no_request(
+    console: Console, live: LiveServer, store: Store, world_template: World, page: str
+) -> None:
+    """`#/data/<Ward>/entry/../../<Lab>/data/x` would read (and delete) Lab's entry on a
+    page naming Ward, as the browser resolves the dots in the request's URL: such an
+    address is refused with a message and nothing is asked of the server."""
+    lab = world_template.project_group_id
+    console.signed_in("org_admin")
+    where = {
+        "data": ["entry", "..", "..", lab, "data", "x"],
+        "files": ["..", "..", lab, "files", "in"],
+    }
+    for args in ([store.ward, *where[page]], [".", "x"], [store.ward, "%2E%2E", lab]):
+        console.visit(page, *args)
+        assert "names no group, folder or entry" in console.find("main p.error").text, args
+        assert not console.all("#entry-page, #files-page, #upload-form")
+    assert requested(console, lab) == 0
+
+
+@pytest.mark.long
+def test_a_new_entry_at_a_path_with_dots_is_refused(console: Console, store: Store) -> None:
+    console.signed_in("org_admin")
+    console.visit("data", store.ward)
+    console.type("#create-entry input[name=entry_path]", "/sensors/../../dotted")
+    console.find("#create-entry button[type=submit]").click()
+    assert "no part of it may be" in console.wait_for("#create-entry p.error:not(:empty)").text
+    assert requested(console, "dotted") == 0
+
+
+@pytest.mark.long
 def test_a_reader_of_files_may_download_only(
     console: Console, live: LiveServer, store: Store, tmp_path: Path
 ) -> None:
