@@ -235,6 +235,31 @@ def test_the_twin_editor_meets_a_version_conflict(
     assert console.find("#twin-conflict").text == ""
 
 
+def test_a_device_reporting_meanwhile_does_not_block_a_desired_save(
+    console: Console, live: LiveServer, world_template: World
+) -> None:
+    """The twin's version moves with `reported` too: a device that reported twice while the
+    person edited makes the save a 409 that is no conflict (`desired` is as they read it),
+    so the console sends the same change again at the new version; nothing reaches them."""
+    admin = live.token("org_admin")
+    name = "device_plain"
+    path = f"/v2/devices/{world_template.devices[name]}/twin"
+    before = live.call("GET", path, admin)["twin"]
+    console.signed_in("org_admin")
+    console.visit("devices", world_template.devices[name])
+    fill_json(console, "#twin-desired", {**before["desired"], "interval": 100})
+    for n in range(2):  # the device reports, as it does every few seconds
+        live.call("PATCH", path, world_template.keys[name], reported={"uptime": n})
+    console.find("#twin-editor button[type=submit]").click()
+    wait_attribute(console, "#twin", "data-version", str(before["version"] + 3))
+    assert live.call("GET", path, admin)["twin"]["desired"] == {
+        **before["desired"],
+        "interval": 100,
+    }
+    assert console.find("#twin-conflict").text == ""
+    assert '"interval": 100' in console.find("#twin-desired").get_attribute("value")
+
+
 @pytest.fixture
 def paho(live: LiveServer, world_template: World) -> Any:
     made: list[PahoDevice] = []
