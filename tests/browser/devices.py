@@ -106,3 +106,24 @@ def until(check: Callable[[], bool], what: str) -> None:
             return
         time.sleep(0.1)
     raise AssertionError(f"never: {what}")
+
+
+def hold_responses(console: Console, fragment: str) -> None:
+    """Make the page's answers to requests whose URL holds `fragment` wait (a busy server)
+    until `release`; `held` counts the answers waiting."""
+    console.driver.execute_script(
+        "const fragment = arguments[0], real = window.fetch; window.__held = [];"
+        "window.fetch = (url, opts) => String(url).includes(fragment)"
+        " ? real(url, opts).then((res) => new Promise((go) => window.__held.push(() => go(res))))"
+        " : real(url, opts);",
+        fragment,
+    )
+
+
+def held(console: Console) -> int:
+    return int(console.driver.execute_script("return (window.__held || []).length"))
+
+
+def release(console: Console) -> None:
+    """Let every held answer through."""
+    console.driver.execute_script("(window.__held || []).splice(0).forEach((go) => go())")

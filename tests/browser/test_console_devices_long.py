@@ -13,14 +13,17 @@ from typing import Any
 
 import pytest
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from edge.app import Site
-from tests.browser.console import PEOPLE, Console, LiveServer
+from tests.browser.console import PEOPLE, WAIT, Console, LiveServer
 from tests.browser.devices import (
     PahoDevice,
     fill_json,
+    held,
+    hold_responses,
     open_streams,
+    release,
     until,
     wait_attribute,
     wait_present,
@@ -258,6 +261,47 @@ def test_a_device_reporting_meanwhile_does_not_block_a_desired_save(
     }
     assert console.find("#twin-conflict").text == ""
     assert '"interval": 100' in console.find("#twin-desired").get_attribute("value")
+
+
+def dropped(console: Console, count: str) -> None:
+    """Wait until the router has dropped `count` pages that ended loading too late."""
+    WebDriverWait(console.driver, WAIT).until(
+        lambda d: console.find("main").get_attribute("data-dropped") == count
+    )
+
+
+def test_a_device_page_loading_at_sign_out_is_not_shown_after_it(
+    console: Console, world_template: World
+) -> None:
+    device_id = world_template.devices["device_loner"]
+    console.signed_in("org_admin")
+    hold_responses(console, f"{device_id}/twin")
+    console.driver.execute_script(f"location.hash = '#/devices/{device_id}'")
+    WebDriverWait(console.driver, WAIT).until(lambda d: held(console) == 1)
+    console.find("#sign-out").click()
+    console.wait_page("sign-in")
+    release(console)
+    dropped(console, "1")
+    assert console.all("#sign-in") and not console.all("#device-page")
+    assert console.find("main").get_attribute("data-page") == "sign-in"
+
+
+def test_a_device_page_loading_late_does_not_replace_the_next_one(
+    console: Console, world_template: World
+) -> None:
+    """Device A's page is slow, the person goes on to B: A's page, once loaded, is dropped,
+    not shown under B's address with its buttons acting on A."""
+    a, b = world_template.devices["device_loner"], world_template.devices["device_plain"]
+    console.signed_in("org_admin")
+    hold_responses(console, f"{a}/twin")
+    console.driver.execute_script(f"location.hash = '#/devices/{a}'")
+    WebDriverWait(console.driver, WAIT).until(lambda d: held(console) == 1)
+    console.visit("devices", b)
+    assert console.find("#device-page").get_attribute("data-device") == b
+    release(console)
+    dropped(console, "1")
+    assert [p.get_attribute("data-device") for p in console.all("#device-page")] == [b]
+    assert console.driver.execute_script("return location.hash") == f"#/devices/{b}"
 
 
 @pytest.fixture
