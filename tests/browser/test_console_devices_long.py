@@ -31,6 +31,7 @@ from tests.browser.devices import (
 )
 from tests.browser.world_devices import DESIRED, give_twin, many_devices
 from tests.ports import free_port
+from tests.tenants import PASSWORD
 from tests.world import World
 
 pytestmark = pytest.mark.long
@@ -302,6 +303,32 @@ def test_a_device_page_loading_late_does_not_replace_the_next_one(
     dropped(console, "1")
     assert [p.get_attribute("data-device") for p in console.all("#device-page")] == [b]
     assert console.driver.execute_script("return location.hash") == f"#/devices/{b}"
+
+
+def test_a_holder_of_device_permissions_in_a_group_may_update_its_device(
+    console: Console, live: LiveServer, world_template: World
+) -> None:
+    """group_device_perms holds every device permission on Ward, and device_member is in
+    Ward: the device's own answer names no groups, yet the console offers the update (the
+    twin's editor, commands) and the deletion, as the server allows them; device_loner, in
+    no group, it may only read."""
+    member, loner = world_template.devices["device_member"], world_template.devices["device_loner"]
+    token = live.token_for("clinic", "group_device_perms", PASSWORD)
+    assert live.status("GET", f"/v2/devices/{loner}", token) == 404
+    console.start()
+    console.enter("clinic", "group_device_perms", PASSWORD)
+    console.wait_page("overview")
+    console.visit("devices", member)
+    assert not console.all("#read-only")
+    assert offered(console) == ["delete-device", "reset-certificate", "reset-key"]
+    assert console.all("#twin-editor") and console.all("#send-command")
+    assert not console.all("#scopes-editor, #open-tunnel")  # admins only
+    path = f"/v2/devices/{member}/twin"
+    fill_json(console, "#twin-desired", {"held_by": "group"})
+    console.find("#twin-editor button[type=submit]").click()
+    until(
+        lambda: live.call("GET", path, token)["twin"]["desired"].get("held_by") == "group", "saved"
+    )
 
 
 @pytest.fixture
