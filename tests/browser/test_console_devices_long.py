@@ -19,6 +19,7 @@ from edge.app import Site
 from tests.browser.console import PEOPLE, WAIT, Console, LiveServer
 from tests.browser.devices import (
     PahoDevice,
+    asked,
     fill_json,
     held,
     hold_responses,
@@ -291,7 +292,8 @@ def test_a_device_page_loading_late_does_not_replace_the_next_one(
     console: Console, world_template: World
 ) -> None:
     """Device A's page is slow, the person goes on to B: A's page, once loaded, is dropped,
-    not shown under B's address with its buttons acting on A."""
+    not shown under B's address with its buttons acting on A, and opens no live stream
+    (one per dropped page would soon reach the account's events_max_streams)."""
     a, b = world_template.devices["device_loner"], world_template.devices["device_plain"]
     console.signed_in("org_admin")
     hold_responses(console, f"{a}/twin")
@@ -303,6 +305,8 @@ def test_a_device_page_loading_late_does_not_replace_the_next_one(
     dropped(console, "1")
     assert [p.get_attribute("data-device") for p in console.all("#device-page")] == [b]
     assert console.driver.execute_script("return location.hash") == f"#/devices/{b}"
+    assert asked(console, f"/v2/events?kinds=presence%2Ctwins&device_id={b}")
+    assert asked(console, f"device_id={a}") == []
 
 
 def test_a_holder_of_device_permissions_in_a_group_may_update_its_device(
