@@ -106,3 +106,34 @@ def until(check: Callable[[], bool], what: str) -> None:
             return
         time.sleep(0.1)
     raise AssertionError(f"never: {what}")
+
+
+def hold_responses(console: Console, fragment: str) -> None:
+    """Make the page's answers to requests whose URL holds `fragment` wait (a busy server)
+    until `release`; `held` counts the answers waiting, `asked` lists every URL fetched."""
+    console.driver.execute_script(
+        "const fragment = arguments[0], real = window.fetch;"
+        "window.__held = []; window.__asked = [];"
+        "window.fetch = (url, opts) => { window.__asked.push(String(url));"
+        " return String(url).includes(fragment)"
+        " ? real(url, opts).then((res) => new Promise((go) => window.__held.push(() => go(res))))"
+        " : real(url, opts); };",
+        fragment,
+    )
+
+
+def asked(console: Console, fragment: str) -> list[str]:
+    """The URLs fetched since `hold_responses` that hold `fragment`."""
+    found = console.driver.execute_script(
+        "return (window.__asked || []).filter((u) => u.includes(arguments[0]))", fragment
+    )
+    return [str(url) for url in found]
+
+
+def held(console: Console) -> int:
+    return int(console.driver.execute_script("return (window.__held || []).length"))
+
+
+def release(console: Console) -> None:
+    """Let every held answer through."""
+    console.driver.execute_script("(window.__held || []).splice(0).forEach((go) => go())")

@@ -13,14 +13,18 @@ from typing import Any
 
 import pytest
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from edge.app import Site
-from tests.browser.console import PEOPLE, Console, LiveServer
+from tests.browser.console import PEOPLE, WAIT, Console, LiveServer
 from tests.browser.devices import (
     PahoDevice,
+    asked,
     fill_json,
+    held,
+    hold_responses,
     open_streams,
+    release,
     until,
     wait_attribute,
     wait_present,
@@ -28,6 +32,7 @@ from tests.browser.devices import (
 )
 from tests.browser.world_devices import DESIRED, give_twin, many_devices
 from tests.ports import free_port
+from tests.tenants import PASSWORD
 from tests.world import World
 
 pytestmark = pytest.mark.long
@@ -233,6 +238,101 @@ def test_the_twin_editor_meets_a_version_conflict(
     wait_attribute(console, "#twin", "data-version", str(before["version"] + 2))
     assert live.call("GET", path, admin)["twin"]["desired"] == merged
     assert console.find("#twin-conflict").text == ""
+
+
+def test_a_device_reporting_meanwhile_does_not_block_a_desired_save(
+    console: Console, live: LiveServer, world_template: World
+) -> None:
+    """The twin's version moves with `reported` too: a device that reported twice while the
+    person edited makes the save a 409 that is no conflict (`desired` is as they read it),
+    so the console sends the same change again at the new version; nothing reaches them."""
+    admin = live.token("org_admin")
+    name = "device_plain"
+    path = f"/v2/devices/{world_template.devices[name]}/twin"
+    before = live.call("GET", path, admin)["twin"]
+    console.signed_in("org_admin")
+    console.visit("devices", world_template.devices[name])
+    fill_json(console, "#twin-desired", {**before["desired"], "interval": 100})
+    for n in range(2):  # the device reports, as it does every few seconds
+        live.call("PATCH", path, world_template.keys[name], reported={"uptime": n})
+    console.find("#twin-editor button[type=submit]").click()
+    wait_attribute(console, "#twin", "data-version", str(before["version"] + 3))
+    assert live.call("GET", path, admin)["twin"]["desired"] == {
+        **before["desired"],
+        "interval": 100,
+    }
+    assert console.find("#twin-conflict").text == ""
+    assert '"interval": 100' in console.find("#twin-desired").get_attribute("value")
+
+
+def dropped(console: Console, count: str) -> None:
+    """Wait until the router has dropped `count` pages that ended loading too late."""
+    WebDriverWait(console.driver, WAIT).until(
+        lambda d: console.find("main").get_attribute("data-dropped") == count
+    )
+
+
+def test_a_device_page_loading_at_sign_out_is_not_shown_after_it(
+    console: Console, world_template: World
+) -> None:
+    device_id = world_template.devices["device_loner"]
+    console.signed_in("org_admin")
+    hold_responses(console, f"{device_id}/twin")
+    console.driver.execute_script(f"location.hash = '#/devices/{device_id}'")
+    WebDriverWait(console.driver, WAIT).until(lambda d: held(console) == 1)
+    console.find("#sign-out").click()
+    console.wait_page("sign-in")
+    release(console)
+    dropped(console, "1")
+    assert console.all("#sign-in") and not console.all("#device-page")
+    assert console.find("main").get_attribute("data-page") == "sign-in"
+
+
+def test_a_device_page_loading_late_does_not_replace_the_next_one(
+    console: Console, world_template: World
+) -> None:
+    """Device A's page is slow, the person goes on to B: A's page, once loaded, is dropped,
+    not shown under B's address with its buttons acting on A, and opens no live stream
+    (one per dropped page would soon reach the account's events_max_streams)."""
+    a, b = world_template.devices["device_loner"], world_template.devices["device_plain"]
+    console.signed_in("org_admin")
+    hold_responses(console, f"{a}/twin")
+    console.driver.execute_script(f"location.hash = '#/devices/{a}'")
+    WebDriverWait(console.driver, WAIT).until(lambda d: held(console) == 1)
+    console.visit("devices", b)
+    assert console.find("#device-page").get_attribute("data-device") == b
+    release(console)
+    dropped(console, "1")
+    assert [p.get_attribute("data-device") for p in console.all("#device-page")] == [b]
+    assert console.driver.execute_script("return location.hash") == f"#/devices/{b}"
+    assert asked(console, f"/v2/events?kinds=presence%2Ctwins&device_id={b}")
+    assert asked(console, f"device_id={a}") == []
+
+
+def test_a_holder_of_device_permissions_in_a_group_may_update_its_device(
+    console: Console, live: LiveServer, world_template: World
+) -> None:
+    """group_device_perms holds every device permission on Ward, and device_member is in
+    Ward: the device's own answer names no groups, yet the console offers the update (the
+    twin's editor, commands) and the deletion, as the server allows them; device_loner, in
+    no group, it may only read."""
+    member, loner = world_template.devices["device_member"], world_template.devices["device_loner"]
+    token = live.token_for("clinic", "group_device_perms", PASSWORD)
+    assert live.status("GET", f"/v2/devices/{loner}", token) == 404
+    console.start()
+    console.enter("clinic", "group_device_perms", PASSWORD)
+    console.wait_page("overview")
+    console.visit("devices", member)
+    assert not console.all("#read-only")
+    assert offered(console) == ["delete-device", "reset-certificate", "reset-key"]
+    assert console.all("#twin-editor") and console.all("#send-command")
+    assert not console.all("#scopes-editor, #open-tunnel")  # admins only
+    path = f"/v2/devices/{member}/twin"
+    fill_json(console, "#twin-desired", {"held_by": "group"})
+    console.find("#twin-editor button[type=submit]").click()
+    until(
+        lambda: live.call("GET", path, token)["twin"]["desired"].get("held_by") == "group", "saved"
+    )
 
 
 @pytest.fixture

@@ -23,6 +23,15 @@ def test_the_console_signs_out_after_the_idle_minutes(console: Console, live: Li
     assert console.nav() == []
 
 
+def test_the_idle_sign_out_wipes_an_upload_kept_for_resuming(console: Console) -> None:
+    """An upload kept to resume (files_upload.js) is the person's: it goes at the idle
+    sign-out, or the next person in the tab would resume it under their own name."""
+    console.signed_in("member")
+    console.driver.execute_script("sessionStorage.setItem('edge-upload:someone:/f:1:2', '{}')")
+    console.wait_for("#signed-out-reason")
+    assert console.driver.execute_script("return sessionStorage.length") == 0
+
+
 def test_the_idle_sign_out_revokes_the_token(console: Console, live: LiveServer) -> None:
     """The token the console held (seen on its requests) no longer works once it is gone."""
     console.start()

@@ -113,6 +113,33 @@ def test_signing_out_forgets_the_session(console: Console) -> None:
     assert console.driver.execute_script("return sessionStorage.length + localStorage.length") == 0
 
 
+KEPT = "return Object.keys(sessionStorage).filter((k) => k.startsWith('edge-upload:'))"
+
+
+def test_an_upload_kept_for_resuming_is_wiped_when_the_server_ends_the_session(
+    console: Console, live: LiveServer
+) -> None:
+    """The session revoked elsewhere: the console's next call is a 401, and the upload the
+    person kept to resume (files_upload.js) goes with the session, as at any sign-out."""
+    console.start()
+    console.driver.execute_script(
+        "window.__seen = [];"
+        "const original = window.fetch;"
+        "window.fetch = (url, options) => {"
+        " if (options && options.headers && options.headers.Authorization)"
+        "  window.__seen.push(options.headers.Authorization);"
+        " return original(url, options); };"
+    )
+    console.enter("clinic", "member", PASSWORD)
+    console.wait_page("overview")
+    console.driver.execute_script("sessionStorage.setItem('edge-upload:someone:/f:1:2', '{}')")
+    token = console.driver.execute_script("return window.__seen[0]").split()[1]
+    live.call("PUT", "/v2/auth/token/revoke", token)
+    console.driver.execute_script("location.hash = '#/account'")
+    assert console.wait_for("#signed-out-reason").text == "Your session ended: sign in again."
+    assert console.driver.execute_script(KEPT) == []
+
+
 def test_a_wrong_password_is_told_on_the_form(console: Console) -> None:
     console.start()
     console.enter("clinic", "member", "not-the-password")

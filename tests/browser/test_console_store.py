@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.browser.console import Console, LiveServer
+from tests.browser.console import PEOPLE, Console, LiveServer
 from tests.browser.store import (
     block,
     downloaded,
@@ -431,6 +431,74 @@ def test_an_upload_goes_on_after_the_page_was_lost(
     assert (requested(console, "part_number=1"), requested(console, "part_number=2")) == (0, 1)
     info = _file(live, store, "/lost.bin")
     assert (info["size"], info["etag"]) == (BIG, multipart_etag(_parts(content)))
+
+
+@pytest.mark.long
+def test_an_upload_left_at_sign_out_is_not_resumed_by_the_next_person(
+    fresh: Console, live: LiveServer, store: Store, tmp_path: Path, world_template: World
+) -> None:
+    """The org admin's upload fails at its second part and they sign out; the group admin
+    signs in at the same tab and uploads a file of the same name, size and date: theirs
+    goes whole, in two parts of their own, not onto the first person's upload."""
+    console = fresh
+    theirs, mine = os.urandom(BIG), os.urandom(BIG)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, second = tmp_path / "a" / "handover.bin", tmp_path / "b" / "handover.bin"
+    first.write_bytes(theirs)
+    second.write_bytes(mine)
+    os.utime(second, ns=(os.stat(first).st_atime_ns, os.stat(first).st_mtime_ns))
+    console.signed_in("org_admin")
+    console.visit("files", store.ward)
+    block(console, "*part_number=2*")
+    try:
+        assert upload(console, first).startswith("part 2 of 2 failed")
+    finally:
+        block(console)
+    kept = console.driver.execute_script("return Object.keys(sessionStorage)")
+    assert len(kept) == 1 and kept[0].startswith(f"edge-upload:{world_template.tenant.admin_id}:")
+
+    console.find("#sign-out").click()
+    console.wait_page("sign-in")
+    assert console.driver.execute_script("return sessionStorage.length") == 0
+    console.driver.execute_script("performance.clearResourceTimings()")  # count B's alone
+    console.enter(*PEOPLE["group_admin"])  # the address still names Ward's files
+    console.wait_page("files")
+    assert upload(console, second) == "Uploaded handover.bin (9.0 MiB) in 2 parts"
+    assert (requested(console, "part_number=1"), requested(console, "part_number=2")) == (1, 1)
+    info = _file(live, store, "/handover.bin")
+    assert (info["size"], info["etag"]) == (BIG, multipart_etag(_parts(mine)))
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("page", ["data", "files"])
+def test_dot_segments_in_the_address_send_no_request(
+    console: Console, live: LiveServer, store: Store, world_template: World, page: str
+) -> None:
+    """`#/data/<Ward>/entry/../../<Lab>/data/x` would read (and delete) Lab's entry on a
+    page naming Ward, as the browser resolves the dots in the request's URL: such an
+    address is refused with a message and nothing is asked of the server."""
+    lab = world_template.project_group_id
+    console.signed_in("org_admin")
+    where = {
+        "data": ["entry", "..", "..", lab, "data", "x"],
+        "files": ["..", "..", lab, "files", "in"],
+    }
+    for args in ([store.ward, *where[page]], [".", "x"], [store.ward, "%2E%2E", lab]):
+        console.visit(page, *args)
+        assert "names no group, folder or entry" in console.find("main p.error").text, args
+        assert not console.all("#entry-page, #files-page, #upload-form")
+    assert requested(console, lab) == 0
+
+
+@pytest.mark.long
+def test_a_new_entry_at_a_path_with_dots_is_refused(console: Console, store: Store) -> None:
+    console.signed_in("org_admin")
+    console.visit("data", store.ward)
+    console.type("#create-entry input[name=entry_path]", "/sensors/../../dotted")
+    console.find("#create-entry button[type=submit]").click()
+    assert "no part of it may be" in console.wait_for("#create-entry p.error:not(:empty)").text
+    assert requested(console, "dotted") == 0
 
 
 @pytest.mark.long

@@ -37,6 +37,7 @@ export function link(text, name, ...args) {
 }
 
 let session = null;
+let showing = 0;  // the number of the latest show(): a page that ends loading later is dropped
 
 /** Start routing for this person; settles when the first page is shown, and fails (for
  * the caller to sign out) if the console cannot show one. */
@@ -48,6 +49,7 @@ export async function start(me) {
 
 export function stop() {
   session = null;
+  showing++;  // a page still loading is not shown over the sign-in form
   fill(document.getElementById("nav"));
 }
 
@@ -60,6 +62,7 @@ function renderNav() {
 }
 
 async function show() {
+  const mine = ++showing;
   const { name, args } = current();
   const page = visiblePages(session).find((p) => p.name === name) || visiblePages(session)[0];
   const main = document.getElementById("main");
@@ -70,16 +73,24 @@ async function show() {
   fill(main, h("h1", {}, page.title), h("p", { class: "muted" }, "Loading…"));
   try {
     const body = await page.render(session, args);
+    if (mine !== showing) return dropped(main);  // the person moved on or signed out meanwhile
     fill(main, h("h1", {}, page.heading ? page.heading(args) : page.title), body);
     await shown(body);
   } catch (error) {
+    if (mine !== showing) return dropped(main);
     fill(main, h("h1", {}, page.title), h("p", { class: "error", role: "alert" }, error.message));
   }
+  if (mine !== showing) return dropped(main);
   main.dataset.page = page.name;
   main.dataset.shown = String(Number(main.dataset.shown || 0) + 1);  // each view, counted
   main.dataset.ready = "1";
   // How long the page took to show, beside the document's Navigation Timing entry.
   performance.measure(`page:${page.name}`, `start:${page.name}`);
+}
+
+/** A page that ended loading after a later show() or the sign-out: not shown, counted. */
+function dropped(main) {
+  main.dataset.dropped = String(Number(main.dataset.dropped || 0) + 1);
 }
 
 /** Until every list of the page has its first page (each list's `ready`). */

@@ -2,13 +2,15 @@
 // the token's claims (kind, org), the session's permissions, and the caller's access
 // objects. The console hides what the person may not do; the server decides every call.
 // And the idle sign-out: after the configured minutes without input, the token is
-// revoked and forgotten.
+// revoked and forgotten. At every sign-out (manual, idle, forced by the server or a failed
+// sign-in) what pages keep in the tab for the person (an upload to resume) is wiped too.
 import * as api from "./api.js";
 
 export let me = null;
 let currentToken = "";
 let idleTimer = null;
 let signedOut = () => {};
+const wipes = [];
 
 const EVENTS = ["keydown", "pointerdown", "wheel", "touchstart"];
 
@@ -105,14 +107,26 @@ async function forget() {
   if (currentToken) {  // as an explicit bearer: a 401 here (revoked already) is no news
     try { await api.call("PUT", "/v2/auth/token/revoke", { bearer: currentToken }); } catch { /* gone already */ }
   }
+  dropCaller();
+}
+
+/** Forget the token and the person, and wipe what pages kept in the tab for them. */
+function dropCaller() {
   api.setToken(null);
   currentToken = "";
   me = null;
+  for (const wipe of wipes) wipe();
+}
+
+/** Run `wipe` at every sign-out: a page's traces of the person (in sessionStorage) must
+ * not pass to whoever signs in next in the same tab. */
+export function atSignOut(wipe) {
+  wipes.push(wipe);
 }
 
 export function onSignedOut(callback) {
   signedOut = callback;
-  api.whenSignedOut((reason) => { stopIdle(); api.setToken(null); me = null; callback(reason); });
+  api.whenSignedOut((reason) => { stopIdle(); dropCaller(); callback(reason); });
 }
 
 function idleMinutes() {

@@ -4,7 +4,7 @@
 import * as api from "../api.js";
 import { register, go } from "../router.js";
 import { h, field, form, notice } from "../dom.js";
-import { holdsGroups, groupPicker, groupOf, rightsIn, childrenPage, urlPath } from "./data_common.js";
+import { holdsGroups, groupPicker, groupOf, rightsIn, childrenPage, urlPath, plainArgs, plainPath } from "./data_common.js";
 import { entryPage, parseJson } from "./data_editor.js";
 
 register({
@@ -14,6 +14,7 @@ register({
   visible: (me) => holdsGroups(me, "data_paths"),
   render(me, args) {
     if (!args[0]) return h("div", {}, h("p", {}, "Choose a group to see its data."), groupPicker(me, "data", "data_paths"));
+    plainArgs(args);
     if (args[1] === "entry") return entryPage(me, args[0], `/${args.slice(2).join("/")}`);
     return groupData(me, args[0]);
   },
@@ -84,7 +85,7 @@ function createEntry(groupId) {
   return form({ class: "row", id: "create-entry" }, [path.el,
     h("div", {}, h("label", { for: value.id }, "Value (JSON)"), value),
     h("button", { type: "submit" }, "Create entry")], async () => {
-    const where = `/${path.input.value.trim().replace(/^\/+/, "")}`;
+    const where = plainPath(`/${path.input.value.trim().replace(/^\/+/, "")}`);
     await api.post(`${api.path`/v2/groups/${groupId}/data`}/${urlPath(where)}`, { value: parseJson(value.value) });
     notice("Entry created");
     go("data", groupId, "entry", ...where.split("/").filter(Boolean));

@@ -70,6 +70,21 @@ function longest(grants, path) {
   return best && best[1];
 }
 
+/** The arguments of a Data or Files address (`#/data/<group>/...`), refused when one of
+ * their segments is empty, "." or "..": the browser resolves dot segments in a request's
+ * URL (encoded or not), so the page would act on another group or path than it shows. */
+export function plainArgs(args) {
+  const bad = (segment) => segment === "" || segment === "." || segment === "..";
+  for (const arg of args) if (arg.split("/").some(bad)) throw new Error(`"${arg}" in the address names no group, folder or entry.`);
+  return args;
+}
+
+/** A path typed by the person, refused when a segment of it is "." or ".." (as above). */
+export function plainPath(path) {
+  if (path.split("/").some((segment) => segment === "." || segment === "..")) throw new Error(`"${path}" is not a path: no part of it may be "." or "..".`);
+  return path;
+}
+
 /** A path of a group, for a URL: each segment percent-encoded, '/' kept. */
 export function urlPath(path) {
   return path.split("/").filter(Boolean).map(encodeURIComponent).join("/");

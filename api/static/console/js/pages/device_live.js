@@ -3,18 +3,28 @@
 // browser's EventSource cannot send headers). A stream lives as long as the element it
 // serves: when the page is left or the person signs out, the element leaves the document
 // and the stream is closed (the server also ends it with `end` once the session is gone).
+// It opens once the element is in the page: a page the router dropped (it ended loading
+// after the person moved on) never opens one.
 import * as api from "../api.js";
 
 const RETRY_MS = 3000;  // a dropped or refused stream (429: the account's streams) is retried
 
 /** Read `kinds` (and one device's only, with `deviceId`) for as long as `owner` is in the
- * page, calling `onEvent({event, id, data})`; `owner.dataset.live` says "open" or "closed". */
+ * page (from when it enters it), calling `onEvent({event, id, data})`;
+ * `owner.dataset.live` says "open" or "closed". */
 export function watchLive(owner, { kinds, deviceId, onEvent }) {
   const controller = new AbortController();
   let seen = false;
+  const begin = () => {
+    seen = true;
+    run(owner, { kinds, device_id: deviceId }, controller.signal, (event) => {
+      if (event.event === "end") stop();  // the credentials no longer hold
+      else onEvent(event);
+    });
+  };
   const observer = new MutationObserver(() => {
-    if (owner.isConnected) seen = true;
-    else if (seen) stop();
+    if (owner.isConnected && !seen) begin();
+    else if (!owner.isConnected && seen) stop();
   });
   function stop() {
     observer.disconnect();
@@ -22,10 +32,7 @@ export function watchLive(owner, { kinds, deviceId, onEvent }) {
     owner.dataset.live = "closed";
   }
   observer.observe(document.getElementById("main"), { childList: true, subtree: true });
-  run(owner, { kinds, device_id: deviceId }, controller.signal, (event) => {
-    if (event.event === "end") stop();  // the credentials no longer hold
-    else onEvent(event);
-  });
+  if (owner.isConnected) begin();
   return stop;
 }
 

@@ -4,7 +4,7 @@
 import * as api from "../api.js";
 import { go, refresh } from "../router.js";
 import { h, fill, notice, table, yesNo } from "../dom.js";
-import { towardsDevice } from "./device_standing.js";
+import { towardsDevice, groupsHolding } from "./device_standing.js";
 import { onlineDot, markOnline, watchLive } from "./device_live.js";
 import { secretsView, doneButton, bundleButton } from "./device_secrets.js";
 import { scopesEditor } from "./device_scopes.js";
@@ -16,7 +16,7 @@ import { when, projectNamer } from "./device_format.js";
 
 export async function devicePage(me, id) {
   const { device } = await api.get(api.path`/v2/devices/${id}`);
-  const may = towardsDevice(me, device);
+  const may = towardsDevice(me, device, await groupsHolding(me, device));
   const twin = await twinView(device, may);
   const page = h("div", { id: "device-page", "data-device": device.id },
     h("p", {}, h("strong", { id: "device-name" }, device.name || device.username || device.id), " ", h("code", {}, device.id)),

@@ -1,12 +1,17 @@
 // A device's twin (docs/twins.md): `reported` beside `desired` leaf by leaf, with the time
 // each leaf was last set and whether it is still to be applied (the delta); and, for those
 // who may update the device, an editor of `desired`. The editor sends the change as a JSON
-// merge patch against the version it was read at: when the twin moved on meanwhile (409)
-// it shows the current document and puts the person's change onto it in the editor, to
-// check and save again. Nothing is ever overwritten without the person saving it.
+// merge patch against the version it was read at. The version moves with `reported` too,
+// so on a 409 whose `desired` is still the one the person edited from (a device reported
+// meanwhile) the same patch is sent again at the new version, a few times at most; when
+// `desired` itself changed meanwhile it shows the current document and puts the person's
+// change onto it in the editor, to check and save again. Nothing is ever overwritten
+// without the person saving it.
 import * as api from "../api.js";
 import { h, fill, form, notice } from "../dom.js";
 import { when } from "./device_format.js";
+
+const RESENDS = 3;  // a 409 caused by `reported` alone is retried this many times
 
 export async function twinView(device, may) {
   const path = api.path`/v2/devices/${device.id}/twin`;
@@ -72,17 +77,15 @@ function desiredEditor(path, twin, saved) {
     h("div", { class: "actions" }, h("button", { type: "submit" }, "Save desired state")),
   ], async () => {
     const patch = mergeDiff(state.base, parseObject(text.value));
-    try {
-      const { twin: next } = await api.patch(path, { desired: patch, version: state.version });
+    const asked = state.version;
+    const { twin: next, current } = await sendPatch(path, patch, state.base, asked);
+    if (next) {
       setBase(next);
       text.value = pretty(next.desired);
       fill(conflict);
       saved(next);
       notice("Desired state saved");
-    } catch (error) {
-      if (error.status !== 409) throw error;
-      const { twin: current } = await api.get(path);
-      const asked = state.version;
+    } else {
       setBase(current);
       text.value = pretty(mergePatch(current.desired, patch));
       saved(current);
@@ -99,6 +102,33 @@ function desiredEditor(path, twin, saved) {
     text.value = pretty(next.desired);
   };
   return { el, moved };
+}
+
+/** Send `patch` at `version`. On a 409 the twin is read again: when its `desired` is still
+ * `base` (only `reported` moved the version) the patch goes again at the new version, up
+ * to RESENDS times. Answers {twin} once saved, or {current} (the twin read last) when
+ * `desired` changed meanwhile or the tries ran out. */
+async function sendPatch(path, patch, base, version) {
+  for (let tries = 0; ; tries++) {
+    try {
+      return { twin: (await api.patch(path, { desired: patch, version })).twin };
+    } catch (error) {
+      if (error.status !== 409) throw error;
+    }
+    const { twin: current } = await api.get(path);
+    if (tries >= RESENDS || !sameJson(current.desired || {}, base || {})) return { current };
+    version = current.version;
+  }
+}
+
+/** Whether two JSON values are equal, whatever the order of their objects' keys. */
+function sameJson(a, b) {
+  if (isObject(a) && isObject(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => k in b && sameJson(a[k], b[k]));
+  }
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
+  return a === b;
 }
 
 function parseObject(text) {

@@ -5,7 +5,7 @@
 import * as api from "../api.js";
 import { register, link, refresh } from "../router.js";
 import { h, notice, fill } from "../dom.js";
-import { holdsGroups, groupPicker, groupOf, rightsIn, twoStep, urlPath, bytes } from "./data_common.js";
+import { holdsGroups, groupPicker, groupOf, rightsIn, twoStep, urlPath, bytes, plainArgs } from "./data_common.js";
 import { uploadForm } from "./files_upload.js";
 
 const PAGE = 50;
@@ -17,6 +17,7 @@ register({
   visible: (me) => holdsGroups(me, "file_paths"),
   render(me, args) {
     if (!args[0]) return h("div", {}, h("p", {}, "Choose a group to see its files."), groupPicker(me, "files", "file_paths"));
+    plainArgs(args);
     return folderPage(me, args[0], `/${args.slice(1).join("/")}`);
   },
 });

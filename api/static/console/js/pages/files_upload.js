@@ -2,12 +2,22 @@
 // interface's single-part presigned URL); above, the interface's multipart upload, in
 // parts of PART_BYTES, each PUT to its own presigned URL. The upload's ID, its part URLs
 // and the parts done are kept in sessionStorage (this tab only, gone when it closes) under
-// the file's group, path, size and date, so after a failed part or a dropped connection
-// "Resume" (or choosing the same file again, even after signing in again) goes on from
-// the first missing part. The bytes go with XMLHttpRequest, whose upload reports progress.
+// the signed-in person's ID and the file's group, path, size and date, so after a failed
+// part or a dropped connection "Resume" (or the same person choosing the same file again,
+// even after signing in again) goes on from the first missing part. Every sign-out wipes
+// them, and an upload stops at its next part when its person signed out: nobody resumes
+// (and completes under their own name) another person's upload. The bytes go with
+// XMLHttpRequest, whose upload reports progress.
 import * as api from "../api.js";
+import * as session from "../session.js";
 import { h, notice } from "../dom.js";
 import { urlPath, bytes } from "./data_common.js";
+
+const KEPT = "edge-upload:";  // the prefix of every upload kept in sessionStorage
+
+session.atSignOut(() => {
+  for (const key of Object.keys(sessionStorage)) if (key.startsWith(KEPT)) sessionStorage.removeItem(key);
+});
 
 export const MULTIPART_BYTES = 8 * 1024 * 1024;  // files larger than this go in parts
 export const PART_BYTES = 8 * 1024 * 1024;  // the interface asks at least 5 MiB a part
@@ -61,7 +71,11 @@ async function upload(route, folder, file, progress) {
     progress(file.size, `Uploaded ${file.name} (${bytes(file.size)})`);
     return;
   }
-  const key = `edge-upload:${where}:${file.size}:${file.lastModified}`;
+  const owner = session.me.id;
+  const key = `${KEPT}${owner}:${where}:${file.size}:${file.lastModified}`;
+  const stillOwner = () => {
+    if (session.me?.id !== owner) throw new Error("You signed out: the upload stopped. Sign in and choose the file again.");
+  };
   const count = Math.ceil(file.size / PART_BYTES);
   let saved = JSON.parse(sessionStorage.getItem(key) || "null");
   if (!saved) {
@@ -72,6 +86,7 @@ async function upload(route, folder, file, progress) {
   const done = () => Object.keys(saved.etags).reduce((n, part) => n + partOf(file, Number(part)).size, 0);
   for (let part = 1; part <= count; part++) {
     if (saved.etags[part]) continue;
+    stillOwner();
     const before = done();
     const label = `part ${part} of ${count}`;
     progress(before, `${bytes(before)} of ${bytes(file.size)}, ${label}`);
@@ -84,6 +99,7 @@ async function upload(route, folder, file, progress) {
       failed.resumable = Boolean(e.resumable);
       throw failed;
     }
+    stillOwner();
     sessionStorage.setItem(key, JSON.stringify(saved));
   }
   await api.call("PUT", where, { json: { completed_upload_id: saved.upload_id, etag_by_part: saved.etags } });
