@@ -4,7 +4,8 @@
                                              only what may be read); 308 with `redirect`
 - PUT    /v2/groups/{group_id}/files/{path}  token: can_write for a new path, can_update over
                                              a file (legacy: can_write), plus can_delete when
-                                             the group requires it; completing: the same
+                                             the group requires it; completing: the same,
+                                             and only by whoever started the upload
 - PATCH  /v2/groups/{group_id}/files/{path}  token: can_update (legacy: can_write)
 - DELETE /v2/groups/{group_id}/files/{path}  token: can_delete (cascade: on every path below)
 - PUT    /v2/presigned/groups/{group_id}/files/{path}  public: the URL's signature (an

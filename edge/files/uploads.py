@@ -249,11 +249,15 @@ class Uploads:
         return list(zip(names, [part.size for part in parts], strict=True))
 
     def _open_upload(self, where: GroupFiles, path: str, upload_id: Any) -> FileUpload:
+        """The caller's own upload in progress at this path. Another caller's is answered as
+        one that does not exist (before anything else about it is told): an upload ID that
+        leaked must not let anyone else publish its bytes, under their own name."""
         field = "completed_upload_id"
         found = None
         if isinstance(upload_id, str):
             found = self._db.read(lambda c: file_uploads.get(c, upload_id))
-        if found is None or (found.group_id, found.path) != (where.group.id, path):
+        here = found is not None and (found.group_id, found.path) == (where.group.id, path)
+        if found is None or not here or not _started_by(found, where.principal):
             raise ValidationError(field, NOT_IN_PROGRESS)
         if found.num_parts is None:
             raise ValidationError(field, "names a single-part upload: its own PUT completes it")
@@ -312,6 +316,13 @@ class Uploads:
             raise
         self._changes.emit(FileChanged(group.org_id, group.id, upload.path, "put"))
         await self._sweeps.collect()
+
+
+def _started_by(upload: FileUpload, principal: Principal) -> bool:
+    """Whether `principal` is the account that started the upload (any of its sessions or
+    keys). Admins and staff are no exception. A session with no `created_by` names no one,
+    so anyone it was always open to may complete it."""
+    return upload.created_by is None or upload.created_by == principal.actor
 
 
 def _fields(body: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,7 @@ to grants, with `file_paths` (the longest path decides), roles, and the legacy r
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
@@ -179,3 +179,88 @@ async def test_a_download_url_is_useless_for_any_other_file(files: World) -> Non
         path=parts.path.replace(files.files_group_id, files.strict_group_id)
     )
     assert (await files.fetch(another_group.geturl()))[0] == 403
+
+
+# -- completing a multipart upload: its starter alone ----------------------------------
+NOT_IN_PROGRESS = {"message": "completed_upload_id: is not an upload in progress at this path"}
+
+
+async def started(world: World, who: str, path: str, **body: Any) -> tuple[str, dict[str, str]]:
+    """A multipart upload of one part started by `who`, its part sent: its ID and ETags."""
+    status, reply = await world.files(who, "PUT", path, json={"num_parts": 1, **body})
+    assert status == 200, reply
+    status, etag, _ = await world.send(reply["urls"][0], path.encode())
+    assert status == 200
+    return reply["upload_id"], {"1": etag}
+
+
+WRITERS = [p for p in allowed("file_writer", "file_editor") if p.values[1] == 200]
+
+
+@pytest.mark.parametrize(("who", "expected"), WRITERS)
+async def test_who_may_complete_an_upload_file_editor_started(
+    world: World, who: str, expected: int
+) -> None:
+    """Everyone who may write the path may start an upload there, but only the account
+    that started one completes it (another session of it too: each call here is one):
+    staff and admins get the answer an unknown upload gets."""
+    upload_id, etags = await started(world, "file_editor", "mine.bin")
+    body = {"completed_upload_id": upload_id, "etag_by_part": etags}
+    got = await world.files(who, "PUT", "mine.bin", json=body)
+    if who == "file_editor":
+        assert got == (200, {"message": "Success"})
+        return
+    assert got == (400, NOT_IN_PROGRESS)
+    assert await world.stored("mine.bin") is None
+    assert await world.files("file_editor", "PUT", "mine.bin", json=body) == (
+        200,
+        {"message": "Success"},
+    )
+    stored = await world.stored("mine.bin")
+    assert stored is not None and stored["created_by"] == world.id("file_editor")
+
+
+async def test_another_callers_upload_is_told_nothing_of(world: World) -> None:
+    """Not its kind, not its expiry, not its parts: any ID another started is unknown, and
+    a caller without the right to write gets that answer too."""
+    single = await world.files("file_editor", "PUT", "one.txt", json={})
+    single_id = dict(parse_qsl(urlsplit(single[1]["url"]).query))["upload_id"]
+    upload_id, _ = await started(world, "file_editor", "m.bin")
+    for path, body in [
+        ("one.txt", {"completed_upload_id": single_id, "num_parts": 1}),
+        ("m.bin", {"completed_upload_id": upload_id, "num_parts": 2}),
+        ("m.bin", {"completed_upload_id": upload_id}),
+    ]:
+        for who in ("file_writer", "org_admin", "file_reader"):
+            assert await world.files(who, "PUT", path, json=body) == (400, NOT_IN_PROGRESS)
+
+
+async def test_the_starter_completes_what_another_started_at_the_same_path(world: World) -> None:
+    """Two uploads in progress at one path: each completes its own, never the other's."""
+    mine, my_etags = await started(world, "file_editor", "both.bin")
+    theirs, their_etags = await started(world, "file_writer", "both.bin")
+    theirs_body = {"completed_upload_id": theirs, "etag_by_part": their_etags}
+    assert await world.files("file_editor", "PUT", "both.bin", json=theirs_body) == (
+        400,
+        NOT_IN_PROGRESS,
+    )
+    assert (await world.files("file_writer", "PUT", "both.bin", json=theirs_body))[0] == 200
+    mine_body = {"completed_upload_id": mine, "etag_by_part": my_etags}
+    assert (await world.files("file_editor", "PUT", "both.bin", json=mine_body))[0] == 200
+    stored = await world.stored("both.bin")
+    assert stored is not None and stored["last_updated_by"] == world.id("file_editor")
+
+
+async def test_an_upload_with_no_starter_keeps_the_old_rule(world: World) -> None:
+    """A session whose `created_by` is empty names no one: whoever may write the path
+    completes it, as before the rule (the server records the starter of every upload)."""
+    upload_id, etags = await started(world, "file_editor", "old.bin")
+    await world.site.services.db.write(
+        lambda c: c.execute("UPDATE file_uploads SET created_by = NULL WHERE id = ?", (upload_id,))
+    )
+    body = {"completed_upload_id": upload_id, "etag_by_part": etags}
+    assert await world.files("file_reader", "PUT", "old.bin", json=body) == (
+        403,
+        {"message": "Not permitted to write files at /old.bin"},
+    )
+    assert (await world.files("file_writer", "PUT", "old.bin", json=body))[0] == 200
