@@ -17,8 +17,8 @@ around a tick that releases a job over DEVICES devices and each device's two upd
 (IN_PROGRESS, SUCCEEDED) through the service its MQTT and HTTP updates use, one write
 each (no group commit): a figure the machine's load hardly moves, for before/after.
 
-`--py-spy FILE` also records the server with py-spy (if installed in the venv) over the
-measured rounds, as a raw (collapsed stacks) profile.
+`--py-spy FILE` also records the server with py-spy (`.venv/bin/pip install -e .[profile]`)
+over the measured rounds, as a raw (collapsed stacks) profile.
 
 Run: .venv/bin/python -m bench.job_cpu [--devices 200] [--rounds 5] [--by tag]
      [--policy paced|none] [--py-spy /tmp/profile.txt]
