@@ -9,7 +9,8 @@
                                                       413 past the broker's message size
 - GET  /v2/devices/{device_id}/commands               the same callers; newest first,
                                                       without payloads (GET the one);
-                                                      the list conventions
+                                                      the list conventions, without
+                                                      `search` (a 400: no full-text index)
 - GET  /v2/devices/{device_id}/commands/{request_id}  the same callers
 """
 
@@ -26,7 +27,10 @@ from api.schemas import BOOL, INT, OBJECT, STR, Schema, integer, obj, text
 from edge.commands.messages import MAX_NAME, MAX_TIMEOUT, MAX_TTL
 from edge.commands.service import TABLE, Commands
 
-LISTABLE = listing.Listable("device_commands", TABLE.kinds(), table=TABLE, default_desc=True)
+# Commands have no full-text index: `?search=` is a 400, never an empty list.
+LISTABLE = listing.Listable(
+    "device_commands", TABLE.kinds(), table=TABLE, default_desc=True, searchable=False
+)
 SEND_COMMAND = obj(
     {
         "name": text(MAX_NAME),
@@ -123,7 +127,7 @@ ROUTES = [
         "token",
         "A device's commands, newest first",
         "devices",
-        query=("list", *LISTABLE.kinds),
+        query=(*LISTABLE.common(), *LISTABLE.kinds),
         query_types=LISTABLE.query_types(),
         responses={200: "CommandList"},
         extension=True,

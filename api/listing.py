@@ -47,6 +47,7 @@ COMMON = (
     "search_fields",
     "bust_cache",
 )
+SEARCH = ("search", "search_fields")
 MAX_PAGE = 1_000_000
 MAX_PATTERN = 256
 _INTEGER = re.compile(r"-?[0-9]+")
@@ -82,6 +83,14 @@ class Listable:
     default_order: str = "created_date"
     table: Table | None = None  # for the document: what it sorts by and searches
     default_desc: bool = False  # a list read newest first unless `desc=false`
+    # False where the rows have no full-text index: `search` is then refused as any unknown
+    # parameter is, never answered with an empty list as if nothing matched.
+    searchable: bool = True
+
+    def common(self) -> tuple[str, ...]:
+        """The list engine's parameters this list takes (a route's `query`, for the document
+        and for `parse`)."""
+        return COMMON if self.searchable else tuple(n for n in COMMON if n not in SEARCH)
 
     def query_types(self) -> dict[str, Schema]:
         """The filters on its fields, each operator as its own parameter (`name_gte`), and
@@ -89,7 +98,8 @@ class Listable:
         found = filter_types(self.kinds.items())
         if self.table is not None:
             found["order_by"] = order_by(sortable(self.table), self.table.json_columns)
-            found["search_fields"] = names_of(self.table.fts_columns)
+            if self.searchable:
+                found["search_fields"] = names_of(self.table.fts_columns)
         return found
 
 
@@ -136,12 +146,12 @@ def parse(
 ) -> tuple[ListQuery, dict[str, str]]:
     """Parse a list request; returns the query and the resource's own extra parameters."""
     single = params.single_values(query)
-    common = {k: v for k, v in single.items() if k in COMMON}
+    common = {k: v for k, v in single.items() if k in listable.common()}
     extras = {k: v for k, v in single.items() if k in listable.extras}
     filters = [
         _filter(k, v, listable)
         for k, v in single.items()
-        if k not in COMMON and k not in listable.extras
+        if k not in common and k not in listable.extras
     ]
     limit = (
         params.integer("limit", common["limit"], MIN_LIMIT, MAX_LIMIT)
@@ -216,6 +226,8 @@ def _filter(key: str, raw: str, listable: Listable) -> Filter:
     column = key.split(".", 1)[0]
     if column in listable.json_columns and "." in key:
         return _json_filter(key, raw)
+    if key in SEARCH:
+        raise ValidationError(key, "is not offered: this list has no full-text search")
     name, op = split_operator(key, listable.kinds)
     if name is None:
         raise ValidationError(key, "is not a query parameter of this list")

@@ -1,6 +1,6 @@
-"""Certificate signing requests for the provisioning tests, made as a device would make
-them: with `cryptography`, or with `openssl req` in a subprocess. The private key stays
-with the test, as it stays on a device."""
+"""Certificate signing requests for tests, made as a device would make them: with
+`cryptography` (a request object, its PEM or DER), or with `openssl req` in a subprocess.
+The private key stays with the test, as it stays on a device."""
 
 from __future__ import annotations
 
@@ -30,12 +30,39 @@ def ed25519_key() -> ed25519.Ed25519PrivateKey:
     return ed25519.Ed25519PrivateKey.generate()
 
 
-def csr_pem(key: CertificateIssuerPrivateKeyTypes, common_name: str | None = None) -> str:
+def request(
+    key: CertificateIssuerPrivateKeyTypes, common_name: str | None = None
+) -> x509.CertificateSigningRequest:
     """A PKCS#10 request signed by `key` (with no subject unless a common name is given)."""
     names = [x509.NameAttribute(NameOID.COMMON_NAME, common_name)] if common_name else []
     algorithm = None if isinstance(key, ed25519.Ed25519PrivateKey) else hashes.SHA256()
-    request = x509.CertificateSigningRequestBuilder().subject_name(x509.Name(names))
-    return request.sign(key, algorithm).public_bytes(serialization.Encoding.PEM).decode()
+    return x509.CertificateSigningRequestBuilder(x509.Name(names)).sign(key, algorithm)
+
+
+def csr_pem(key: CertificateIssuerPrivateKeyTypes, common_name: str | None = None) -> str:
+    """`request`'s PEM text, as a device posts it."""
+    return pem(request(key, common_name))
+
+
+def pem(csr: x509.CertificateSigningRequest) -> str:
+    return csr.public_bytes(serialization.Encoding.PEM).decode()
+
+
+def der(csr: x509.CertificateSigningRequest) -> bytes:
+    return csr.public_bytes(serialization.Encoding.DER)
+
+
+def key_pem(key: CertificateIssuerPrivateKeyTypes) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+
+
+def bad_signature(csr: x509.CertificateSigningRequest) -> str:
+    """The request with one byte of its signature changed: it no longer verifies."""
+    raw = bytearray(der(csr))
+    raw[-3] ^= 0x01
+    return pem(x509.load_der_x509_csr(bytes(raw)))
 
 
 def tampered(pem: str, before: str, after: str) -> str:

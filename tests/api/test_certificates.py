@@ -21,7 +21,7 @@ from edge.accounts.device_certificates import DeviceCertificates
 from edge.certificates import issuing
 from edge.kernel import clock
 from edge.ops import check
-from tests import csr, csrs
+from tests import csrs
 from tests.api.test_metrics import scrape, value
 from tests.ports import free_port
 from tests.world import World, table
@@ -179,8 +179,8 @@ async def test_a_reset_supersedes_the_certificate_before(world: World) -> None:
 
 async def test_a_device_renews_its_own_certificate_with_its_api_key(world: World) -> None:
     old = _serial((await _issue(world))["certificate"])
-    key = csr.new_key()
-    body = {"csr": csr.pem(csr.request(key, world.id("device_member")))}
+    key = csrs.ec_key()
+    body = {"csr": csrs.pem(csrs.request(key, world.id("device_member")))}
     status, reply = await world.call("device_member", "POST", "/v2/provisioning/renew", json=body)
     assert status == 201, reply
     renewed = x509.load_pem_x509_certificate(reply["certificate"]["certificate"].encode())
@@ -195,26 +195,26 @@ async def test_a_device_renews_its_own_certificate_with_its_api_key(world: World
 
 
 def _bad_requests(device_id: str) -> dict[str, tuple[str, str]]:
-    good = csr.request(csr.new_key(), device_id)
+    good = csrs.request(csrs.ec_key(), device_id)
     one = "csr: must be one PEM certificate signing request (PKCS#10)"
     return {
         "not a request": ("hello", one),
-        "two requests": (csr.pem(good) + csr.pem(csr.request(csr.new_key(), device_id)), one),
-        "trailing junk": (csr.pem(good) + "junk\n", one),
+        "two requests": (csrs.pem(good) + csrs.pem(csrs.request(csrs.ec_key(), device_id)), one),
+        "trailing junk": (csrs.pem(good) + "junk\n", one),
         "bad signature": (
-            csr.tampered(good),
+            csrs.bad_signature(good),
             "csr: its signature does not match its key (bad signature)",
         ),
         "small RSA key": (
-            csr.pem(csr.request(rsa.generate_private_key(65537, 1024), device_id)),
+            csrs.pem(csrs.request(rsa.generate_private_key(65537, 1024), device_id)),
             f"csr: its key is RSA of 1024 bits; allowed: {issuing.ALLOWED}",
         ),
         "curve P-521": (
-            csr.pem(csr.request(ec.generate_private_key(ec.SECP521R1()), device_id)),
+            csrs.pem(csrs.request(ec.generate_private_key(ec.SECP521R1()), device_id)),
             f"csr: its key is EC on secp521r1; allowed: {issuing.ALLOWED}",
         ),
         "another device": (
-            csr.pem(csr.request(csr.new_key(), "someone-else")),
+            csrs.pem(csrs.request(csrs.ec_key(), "someone-else")),
             "csr: its subject names another device (leave the subject empty)",
         ),
     }
@@ -270,7 +270,7 @@ async def test_renewal_meets_the_hardened_rules_of_enrollment(
 
 
 async def test_a_request_without_a_subject_is_taken(world: World) -> None:
-    body = {"csr": csr.pem(csr.request(csr.new_key(), None))}
+    body = {"csr": csrs.pem(csrs.request(csrs.ec_key(), None))}
     status, reply = await world.call("device_loner", "POST", "/v2/provisioning/renew", json=body)
     assert status == 201, reply
 
@@ -284,7 +284,7 @@ async def test_a_request_without_a_subject_is_taken(world: World) -> None:
     ],
 )
 async def test_only_a_device_renews(world: World, who: str, expected: tuple[int, str]) -> None:
-    body = {"csr": csr.pem(csr.request(csr.new_key(), None))}
+    body = {"csr": csrs.pem(csrs.request(csrs.ec_key(), None))}
     status, reply = await world.call(who, "POST", "/v2/provisioning/renew", json=body)
     assert (status, reply) == (expected[0], {"message": expected[1]})
 
@@ -468,7 +468,7 @@ async def test_a_device_renews_at_most_once_a_minute(world: World) -> None:
     """Each renewal is a registry row and a CRL entry: a device renewing in a loop would
     grow both without bound."""
     await _issue(world)
-    body = {"csr": csr.pem(csr.request(csr.new_key(), None))}
+    body = {"csr": csrs.pem(csrs.request(csrs.ec_key(), None))}
     renew = ("device_member", "POST", "/v2/provisioning/renew")
     status, reply = await world.call(*renew, json=body)
     assert status == 429, reply
@@ -484,7 +484,7 @@ async def test_renewals_sent_together_get_one_certificate(world: World) -> None:
     cannot all pass it before any is recorded."""
     await _issue(world)
     clock.advance(timedelta(seconds=61))
-    bodies = [{"csr": csr.pem(csr.request(csr.new_key(), None))} for _ in range(4)]
+    bodies = [{"csr": csrs.pem(csrs.request(csrs.ec_key(), None))} for _ in range(4)]
     answers = await asyncio.gather(
         *(world.call("device_member", "POST", "/v2/provisioning/renew", json=b) for b in bodies)
     )

@@ -169,6 +169,28 @@ async def test_the_list_pages_newest_first(world: World, devices: AnsweringDevic
     assert status == 400 and "payload" in reply["message"], reply
 
 
+async def test_search_is_a_400_naming_it_not_an_empty_list(
+    world: World, devices: AnsweringDevices
+) -> None:
+    """Commands have no full-text index: `?search=` answered an empty list, as if nothing
+    matched, though a command of that name was there. It and `search_fields` are now a 400
+    naming the parameter, and the OpenAPI document does not offer them."""
+    device = path(world, "device_member")
+    status, body = await world.call("org_admin", "POST", device, json={"name": "reboot"})
+    assert status == 200, body
+    for params in ({"search": "reboot"}, {"search_fields": "name"}, {"search": ""}):
+        status, reply = await world.call("org_admin", "GET", device, params=params)
+        assert status == 400, (params, reply)
+        assert set(reply) == {"message"} and next(iter(params)) in reply["message"], reply
+    status, reply = await world.call("org_admin", "GET", device, params={"name_contains": "boo"})
+    assert status == 200 and [c["name"] for c in reply["commands"]] == ["reboot"], reply
+    status, document = await world.call("anonymous", "GET", "/v2/openapi.json")
+    assert status == 200, document
+    operation = document["paths"]["/v2/devices/{device_id}/commands"]["get"]
+    names = {p["name"] for p in operation["parameters"]}
+    assert {"limit", "order_by", "name"} <= names and not names & {"search", "search_fields"}
+
+
 async def test_the_rate_limit_is_per_minute_and_per_device(
     world: World, devices: AnsweringDevices
 ) -> None:

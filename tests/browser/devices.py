@@ -137,3 +137,8 @@ def held(console: Console) -> int:
 def release(console: Console) -> None:
     """Let every held answer through."""
     console.driver.execute_script("(window.__held || []).splice(0).forEach((go) => go())")
+
+
+def release_first(console: Console) -> None:
+    """Let the answer held longest through, alone (those held after it wait on)."""
+    console.driver.execute_script("(window.__held || []).splice(0, 1).forEach((go) => go())")

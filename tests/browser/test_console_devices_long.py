@@ -8,6 +8,7 @@ the server, and the denials (a plain user, another org's device)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from tests.browser.devices import (
     hold_responses,
     open_streams,
     release,
+    release_first,
     until,
     wait_attribute,
     wait_present,
@@ -240,18 +242,27 @@ def test_the_twin_editor_meets_a_version_conflict(
     assert console.find("#twin-conflict").text == ""
 
 
+def open_twin(
+    console: Console, live: LiveServer, world: World, name: str
+) -> tuple[str, str, dict[str, Any]]:
+    """The org admin's token, the device's twin path and its twin as read now, with the
+    org admin's console on the device's page."""
+    admin = live.token("org_admin")
+    path = f"/v2/devices/{world.devices[name]}/twin"
+    before = live.call("GET", path, admin)["twin"]
+    console.signed_in("org_admin")
+    console.visit("devices", world.devices[name])
+    return admin, path, before
+
+
 def test_a_device_reporting_meanwhile_does_not_block_a_desired_save(
     console: Console, live: LiveServer, world_template: World
 ) -> None:
     """The twin's version moves with `reported` too: a device that reported twice while the
     person edited makes the save a 409 that is no conflict (`desired` is as they read it),
     so the console sends the same change again at the new version; nothing reaches them."""
-    admin = live.token("org_admin")
     name = "device_plain"
-    path = f"/v2/devices/{world_template.devices[name]}/twin"
-    before = live.call("GET", path, admin)["twin"]
-    console.signed_in("org_admin")
-    console.visit("devices", world_template.devices[name])
+    admin, path, before = open_twin(console, live, world_template, name)
     fill_json(console, "#twin-desired", {**before["desired"], "interval": 100})
     for n in range(2):  # the device reports, as it does every few seconds
         live.call("PATCH", path, world_template.keys[name], reported={"uptime": n})
@@ -263,6 +274,40 @@ def test_a_device_reporting_meanwhile_does_not_block_a_desired_save(
     }
     assert console.find("#twin-conflict").text == ""
     assert '"interval": 100' in console.find("#twin-desired").get_attribute("value")
+
+
+def test_a_device_that_keeps_reporting_is_said_so_when_the_resends_run_out(
+    console: Console, live: LiveServer, world_template: World
+) -> None:
+    """Every answer to the twin is held until the device has reported once more, so each
+    of the save's tries (the first and its three resends) is a 409 from `reported` alone.
+    The console said "The twin changed meanwhile" then, though `desired` had not changed:
+    it says the device kept reporting and nothing was saved, and keeps the change. (A
+    device reporting on a timer, every 100 ms, would not force it: four tries over loopback
+    can all fit between two reports.)"""
+    name = "device_plain"
+    admin, path, before = open_twin(console, live, world_template, name)
+    wait_attribute(console, "#twin", "data-version", str(before["version"]))
+    hold_responses(console, path)
+    edited = {**before["desired"], "interval": 250}
+    fill_json(console, "#twin-desired", edited)
+    live.call("PATCH", path, world_template.keys[name], reported={"uptime": -1})
+    console.find("#twin-editor button[type=submit]").click()
+    conflict = "#twin-conflict"
+    for n in range(100):  # each answer was read before this report: the next try is stale
+        WebDriverWait(console.driver, WAIT).until(
+            lambda d: held(console) or console.find(conflict).text
+        )
+        if console.find(conflict).text:
+            break
+        live.call("PATCH", path, world_template.keys[name], reported={"uptime": n})
+        release_first(console)
+    release(console)
+    message = console.find(conflict).text
+    assert "The device kept reporting" in message and "Nothing was saved" in message
+    assert "try again" in message and "changed meanwhile" not in message
+    assert live.call("GET", path, admin)["twin"]["desired"] == before["desired"]
+    assert json.loads(console.find("#twin-desired").get_attribute("value")) == edited
 
 
 def dropped(console: Console, count: str) -> None:

@@ -24,7 +24,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from edge.ops import tls
-from tests import csr
+from tests import csrs
 from tests.edge_agent.processes import AgentProcess, Bench, until
 from tests.embedded_broker.clients import Client
 from tests.ports import free_port
@@ -116,7 +116,7 @@ class Device:
     async def renew_elsewhere(self) -> str:
         """A renewal by the device's API key whose answer the agent never saw (as when it
         was killed before writing it): the serial of the certificate it would have had."""
-        body = {"csr": csr.pem(csr.request(csr.new_key(), self.id))}
+        body = {"csr": csrs.pem(csrs.request(csrs.ec_key(), self.id))}
         api_key = (self.bench.state / "api_key").read_text().strip()
         headers = {"Authorization": f"Bearer {api_key}"}
         url = self.bench.served.base + "/v2/provisioning/renew"

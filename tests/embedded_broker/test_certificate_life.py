@@ -43,7 +43,7 @@ from edge.kernel import clock
 from edge.ops import tls
 from edge.provisioning.enrollment import BLOCKED
 from edge.provisioning.enrollment import REFUSED as CLAIM_REFUSED
-from tests import csr, csrs
+from tests import csrs
 from tests.embedded_broker.conftest import Device, Harness
 from tests.ports import free_port
 
@@ -147,8 +147,8 @@ async def test_without_a_client_certificate_https_asks_for_a_credential(https: H
 
 
 def _renewal(device: Device) -> tuple[Any, dict[str, str]]:
-    key = csr.new_key()
-    return key, {"csr": csr.pem(csr.request(key, device.id))}
+    key = csrs.ec_key()
+    return key, {"csr": csrs.pem(csrs.request(key, device.id))}
 
 
 async def test_a_device_renews_before_expiry_over_https_with_its_certificate(
@@ -174,7 +174,7 @@ async def test_a_device_renews_before_expiry_over_https_with_its_certificate(
     device.cert_file = old[0].with_name(f"{device.id}-renewed.pem")
     device.key_file = old[1].with_name(f"{device.id}-renewed.key")
     device.cert_file.write_text(new_pem)
-    device.key_file.write_bytes(csr.key_pem(key))
+    device.key_file.write_bytes(csrs.key_pem(key))
     assert (await broker.client("t2", "mqtt-tls", tls=broker.tls(device)).connect())[0] == 0
     status, _, _ = await https.call("GET", "/v2/devices", https.context(device))
     assert status == 200
@@ -233,7 +233,7 @@ async def test_a_certificate_revoked_while_the_renewal_body_arrives_renews_nothi
     is recorded: revoked after the guard took it, before the body came, it issues none."""
     device = await broker.device("dev1")
     renewal = json.dumps(_renewal(device)[1]).encode()
-    reenroll = base64.encodebytes(csr.der(csr.request(csr.new_key(), None)))
+    reenroll = base64.encodebytes(csrs.der(csrs.request(csrs.ec_key(), None)))
     for head, body in ((RENEW_HEAD % b"", renewal), (REENROLL_HEAD, reenroll)):
         await broker.reset_certificate(device)
         answer = await _held_request(
@@ -316,7 +316,7 @@ async def test_a_suspended_organizations_devices_get_no_new_credentials(
         "POST",
         "/.well-known/est/simplereenroll",
         https.context(device),
-        data=base64.b64encode(csr.der(csr.request(csr.new_key(), None))),
+        data=base64.b64encode(csrs.der(csrs.request(csrs.ec_key(), None))),
         headers={"Content-Type": "application/pkcs10"},
     )
     assert (status, reply) == (401, {"message": ORG_SUSPENDED})
@@ -343,7 +343,7 @@ def _files(folder: Path, certificate: str, key: Any) -> tuple[Path, Path]:
     """The certificate and key files of a device that enrolled, for a TLS client."""
     cert_file, key_file = folder / "enrolled.pem", folder / "enrolled.key"
     cert_file.write_text(certificate)
-    key_file.write_bytes(csr.key_pem(key))
+    key_file.write_bytes(csrs.key_pem(key))
     return cert_file, key_file
 
 
@@ -353,11 +353,11 @@ async def test_an_enrolled_devices_certificate_is_recorded_as_every_other(
     """It lasts `device_certificate_days` (20 here, not the CA's ten years), is in the
     registry with its fingerprint and validity, listed, and once revoked is refused by
     MQTT over TLS."""
-    claim, key = await _claim(broker), csr.new_key()
+    claim, key = await _claim(broker), csrs.ec_key()
     body = {
         "claim_id": claim["id"],
         "secret": claim["secret"],
-        "csr": csr.pem(csr.request(key, None)),
+        "csr": csrs.pem(csrs.request(key, None)),
     }
     status, enrolled = await broker.app_api.call("POST", "/v2/provisioning/enroll", json=body)
     assert status == 201, enrolled
@@ -480,8 +480,8 @@ async def test_est_reenroll_with_cryptography(broker: Harness, https: Https) -> 
     assert status == 200
     (ca_cert,) = pkcs7.load_der_pkcs7_certificates(base64.b64decode(body))
     assert ca_cert == broker.site.services.site_ca.cert
-    key = csr.new_key()
-    request = base64.b64encode(csr.der(csr.request(key, None)))
+    key = csrs.ec_key()
+    request = base64.b64encode(csrs.der(csrs.request(key, None)))
     headers = {"Content-Type": "application/pkcs10"}
     status, body, seen = await https.call(
         "POST",
@@ -499,14 +499,14 @@ async def test_est_reenroll_with_cryptography(broker: Harness, https: Https) -> 
 
 async def test_est_refusals(broker: Harness, https: Https) -> None:
     device = await broker.device("dev1")
-    good = base64.b64encode(csr.der(csr.request(csr.new_key(), device.id)))
+    good = base64.b64encode(csrs.der(csrs.request(csrs.ec_key(), device.id)))
     pkcs10 = {"Content-Type": "application/pkcs10"}
     path = "/.well-known/est/simplereenroll"
     status, body, seen = await https.call("POST", path, https.context(), data=good, headers=pkcs10)
     assert status == 401 and "current client certificate" in body["message"]
     assert "WWW-Authenticate" not in seen  # no HTTP scheme carries a client certificate
-    pem = csr.pem(csr.request(csr.new_key(), device.id)).encode()
-    for junk in (pem + b"junk\n", pem + csr.pem(csr.request(csr.new_key(), None)).encode()):
+    pem = csrs.pem(csrs.request(csrs.ec_key(), device.id)).encode()
+    for junk in (pem + b"junk\n", pem + csrs.pem(csrs.request(csrs.ec_key(), None)).encode()):
         status, body, _ = await https.call(
             "POST", path, https.context(device), data=junk, headers=pkcs10
         )
@@ -530,7 +530,7 @@ async def test_est_refusals(broker: Harness, https: Https) -> None:
         "POST", path, https.context(device), data=b"!!", headers=pkcs10
     )
     assert (status, body) == (400, {"message": "csr: must be base64 of a DER request"})
-    other = base64.b64encode(csr.der(csr.request(csr.new_key(), "another")))
+    other = base64.b64encode(csrs.der(csrs.request(csrs.ec_key(), "another")))
     status, body, _ = await https.call(
         "POST", path, https.context(device), data=other, headers=pkcs10
     )
@@ -602,12 +602,12 @@ async def test_est_enroll_with_cryptography(broker: Harness, https: Https) -> No
     """The same enrollment as REST (audited, the claim's template given), the certificate
     for the device's own key."""
     claim = await _claim(broker, template={"tags": ["est"]})
-    key = csr.new_key()
+    key = csrs.ec_key()
     status, body, seen = await https.call(
         "POST",
         "/.well-known/est/simpleenroll",
         https.context(),
-        data=base64.b64encode(csr.der(csr.request(key, None))),
+        data=base64.b64encode(csrs.der(csrs.request(key, None))),
         headers=_basic(claim["id"], claim["secret"]),
     )
     assert status == 200, body
@@ -629,7 +629,7 @@ async def test_est_enroll_refusals(broker: Harness, https: Https) -> None:
     is REST's 400 and spends no use."""
     claim = await _claim(broker)
     path, pkcs10 = "/.well-known/est/simpleenroll", {"Content-Type": "application/pkcs10"}
-    good = base64.b64encode(csr.der(csr.request(csr.new_key(), None)))
+    good = base64.b64encode(csrs.der(csrs.request(csrs.ec_key(), None)))
 
     async def send(data: bytes, headers: dict[str, str]) -> tuple[int, Any, str]:
         status, body, seen = await https.call(
@@ -649,7 +649,7 @@ async def test_est_enroll_refusals(broker: Harness, https: Https) -> None:
     status, events = await broker.call("GET", "/v2/audit?action=enrollment_failed")
     assert [e["details"]["reason"] for e in events["audit_events"]] == ["wrong_secret"]
     right = _basic(claim["id"], claim["secret"])
-    exponent_3 = csr.der(x509.load_pem_x509_csr(csrs.csr_pem(csrs.rsa_key(2048, 3)).encode()))
+    exponent_3 = csrs.der(x509.load_pem_x509_csr(csrs.csr_pem(csrs.rsa_key(2048, 3)).encode()))
     status, body, _ = await send(base64.b64encode(exponent_3), right)
     assert (status, body) == (
         400,
@@ -668,7 +668,7 @@ async def test_est_enroll_is_throttled_with_rest_enrollment(broker: Harness, htt
     after five, the right secret over EST waits too (a 429 with Retry-After)."""
     clock.freeze()
     claim = await _claim(broker)
-    good = base64.b64encode(csr.der(csr.request(csr.new_key(), None)))
+    good = base64.b64encode(csrs.der(csrs.request(csrs.ec_key(), None)))
     wrong = {"claim_id": claim["id"], "secret": "ecs_guess", "csr": "x"}
     for _ in range(3):
         status, _ = await broker.app_api.call("POST", "/v2/provisioning/enroll", json=wrong)

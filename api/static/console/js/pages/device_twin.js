@@ -78,13 +78,19 @@ function desiredEditor(path, twin, saved) {
   ], async () => {
     const patch = mergeDiff(state.base, parseObject(text.value));
     const asked = state.version;
-    const { twin: next, current } = await sendPatch(path, patch, state.base, asked);
+    const { twin: next, current, busy } = await sendPatch(path, patch, state.base, asked);
     if (next) {
       setBase(next);
       text.value = pretty(next.desired);
       fill(conflict);
       saved(next);
       notice("Desired state saved");
+    } else if (busy) {
+      setBase(current);
+      saved(current);
+      fill(conflict, h("p", { class: "error" }, `The device kept reporting while this was saved: its version moved on each of ${RESENDS + 1} tries (now ${current.version}). Nothing was saved.`),
+        h("p", {}, "Its desired state is still the one you edited from, and your change is still in the editor above: try again."));
+      text.focus();
     } else {
       setBase(current);
       text.value = pretty(mergePatch(current.desired, patch));
@@ -106,8 +112,9 @@ function desiredEditor(path, twin, saved) {
 
 /** Send `patch` at `version`. On a 409 the twin is read again: when its `desired` is still
  * `base` (only `reported` moved the version) the patch goes again at the new version, up
- * to RESENDS times. Answers {twin} once saved, or {current} (the twin read last) when
- * `desired` changed meanwhile or the tries ran out. */
+ * to RESENDS times. Answers {twin} once saved, {current} (the twin read last) when
+ * `desired` changed meanwhile, or {current, busy: true} when the tries ran out on a
+ * device that kept reporting (no conflict for the person to resolve). */
 async function sendPatch(path, patch, base, version) {
   for (let tries = 0; ; tries++) {
     try {
@@ -116,7 +123,8 @@ async function sendPatch(path, patch, base, version) {
       if (error.status !== 409) throw error;
     }
     const { twin: current } = await api.get(path);
-    if (tries >= RESENDS || !sameJson(current.desired || {}, base || {})) return { current };
+    if (!sameJson(current.desired || {}, base || {})) return { current };
+    if (tries >= RESENDS) return { current, busy: true };
     version = current.version;
   }
 }
