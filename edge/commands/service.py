@@ -224,13 +224,18 @@ class Commands:
             self._again.add(device_id)
             return
         self._draining.add(device_id)
-        task = asyncio.ensure_future(self._deliver_waiting(device_id))
-        task.add_done_callback(lambda t: self._drained(device_id, t))
+        asyncio.ensure_future(self._drain(device_id)).add_done_callback(_report_failure)
 
-    def _drained(self, device_id: str, task: asyncio.Future[None]) -> None:
-        self._draining.discard(device_id)
-        self._again.discard(device_id)
-        _report_failure(task)
+    async def _drain(self, device_id: str) -> None:
+        """One delivery, and its end marked in the same step as its last look at `_again`:
+        marked in the task's done callback (a step later), news that came in between was
+        told to a delivery that had already ended, and what it made deliverable stayed
+        queued with no later news to send it (a session's room, lost under load)."""
+        try:
+            await self._deliver_waiting(device_id)
+        finally:
+            self._draining.discard(device_id)
+            self._again.discard(device_id)
 
     async def _deliver_waiting(self, device_id: str) -> None:
         """Deliver in batches of DELIVERY_BATCH, each within the room the device's sessions

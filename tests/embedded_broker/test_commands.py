@@ -296,6 +296,32 @@ async def test_what_a_full_session_refused_goes_out_once_it_has_room(
         writer.close()
 
 
+async def test_news_of_room_as_a_delivery_ends_starts_another(
+    broker: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session's news of room that comes after a delivery's last look but before its
+    task's callbacks ran was told to the ended delivery and lost: what it made deliverable
+    stayed queued (the full-session test above failed so, once, in a loaded full run)."""
+    device = await broker.device("pump")
+    service = broker.site.services.commands
+    real, runs = service._deliver_waiting, []
+
+    async def delivering(device_id: str) -> None:
+        runs.append(device_id)
+        await real(device_id)
+        if len(runs) == 1:  # the news, right as this delivery ends
+            asyncio.get_running_loop().call_soon(service.offer_queued, device_id)
+
+    monkeypatch.setattr(service, "_deliver_waiting", delivering)
+    service.offer_queued(device.id)
+
+    async def told_again() -> bool:
+        return len(runs) == 2
+
+    await eventually(told_again)
+    assert runs == [device.id, device.id]
+
+
 async def test_a_queued_command_survives_a_restart(broker: Harness, aiohttp_client: Any) -> None:
     device = await broker.device("pump")
     await away_with_a_session(broker, device)
