@@ -321,3 +321,23 @@ def each_console(server: LiveServer) -> Iterator[Console]:
         yield console
     finally:
         console.close()
+
+
+def watch_tokens(console: Console, before: str = "") -> None:
+    """Keep the bearer token of every request the page makes (`seen_token`): the console
+    holds it in memory alone, so a test that must use or revoke it reads it off the wire.
+    `before`: more script run on each request first (e.g. to fail one)."""
+    console.driver.execute_script(
+        "window.__seen = [];"
+        "const original = window.fetch;"
+        "window.fetch = (url, options) => {"
+        " if (options && options.headers && options.headers.Authorization)"
+        "  window.__seen.push(options.headers.Authorization);"
+        f"{before}"
+        " return original(url, options); };"
+    )
+
+
+def seen_token(console: Console) -> str:
+    """The first token `watch_tokens` saw."""
+    return str(console.driver.execute_script("return window.__seen[0]")).split()[1]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.browser.console import WAIT, Console, LiveServer
+from tests.browser.console import WAIT, Console, LiveServer, seen_token, watch_tokens
 from tests.tenants import PASSWORD
 
 SERVER_SETTINGS = {"console_idle_minutes": 0.1}
@@ -35,17 +35,10 @@ def test_the_idle_sign_out_wipes_an_upload_kept_for_resuming(console: Console) -
 def test_the_idle_sign_out_revokes_the_token(console: Console, live: LiveServer) -> None:
     """The token the console held (seen on its requests) no longer works once it is gone."""
     console.start()
-    console.driver.execute_script(
-        "window.__seen = [];"
-        "const original = window.fetch;"
-        "window.fetch = (url, options) => {"
-        " if (options && options.headers && options.headers.Authorization)"
-        "  window.__seen.push(options.headers.Authorization);"
-        " return original(url, options); };"
-    )
+    watch_tokens(console)
     console.enter("clinic", "member", PASSWORD)
     console.wait_page("overview")
-    token = console.driver.execute_script("return window.__seen[0]").split()[1]
+    token = seen_token(console)
     assert live.call("GET", "/v2/summary", token)["summary"]  # the console's own token
     console.wait_for("#signed-out-reason")
     status = live.status("GET", "/v2/summary", token)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pyotp
 
 from storage.rows import Tx, update
-from tests.browser.console import Console, LiveServer
+from tests.browser.console import Console, LiveServer, seen_token, watch_tokens
 from tests.sign_in import enroll_sms, enroll_software, last_sms, require_mfa, totp
 from tests.tenants import PASSWORD
 from tests.world import World
@@ -122,18 +122,11 @@ def test_an_upload_kept_for_resuming_is_wiped_when_the_server_ends_the_session(
     """The session revoked elsewhere: the console's next call is a 401, and the upload the
     person kept to resume (files_upload.js) goes with the session, as at any sign-out."""
     console.start()
-    console.driver.execute_script(
-        "window.__seen = [];"
-        "const original = window.fetch;"
-        "window.fetch = (url, options) => {"
-        " if (options && options.headers && options.headers.Authorization)"
-        "  window.__seen.push(options.headers.Authorization);"
-        " return original(url, options); };"
-    )
+    watch_tokens(console)
     console.enter("clinic", "member", PASSWORD)
     console.wait_page("overview")
     console.driver.execute_script("sessionStorage.setItem('edge-upload:someone:/f:1:2', '{}')")
-    token = console.driver.execute_script("return window.__seen[0]").split()[1]
+    token = seen_token(console)
     live.call("PUT", "/v2/auth/token/revoke", token)
     console.driver.execute_script("location.hash = '#/account'")
     assert console.wait_for("#signed-out-reason").text == "Your session ended: sign in again."
@@ -168,19 +161,14 @@ def test_a_failure_after_the_token_is_issued_revokes_it(console: Console, live: 
     """The token is issued, then reading who the person is fails (the network, here): the
     console stays on the sign-in form with the error, and the token no longer works."""
     console.start()
-    console.driver.execute_script(
-        "window.__seen = [];"
-        "const original = window.fetch;"
-        "window.fetch = (url, options) => {"
-        " if (options && options.headers && options.headers.Authorization)"
-        "  window.__seen.push(options.headers.Authorization);"
+    watch_tokens(
+        console,
         " if (String(url).startsWith('/v2/summary'))"
-        "  return Promise.reject(new TypeError('offline'));"
-        " return original(url, options); };"
+        "  return Promise.reject(new TypeError('offline'));",
     )
     console.enter("clinic", "member", PASSWORD)
     alert = console.wait_for("#sign-in p.error:not(:empty)")
     assert alert.text == "offline" and console.nav() == []
-    token = console.driver.execute_script("return window.__seen[0]").split()[1]
+    token = seen_token(console)
     # The error is shown once the revocation was answered (session.js, settle).
     assert live.status("GET", "/v2/account/access/current-session", token) == 401
