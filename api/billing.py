@@ -43,8 +43,10 @@ CREATE = obj(
 PATCH = obj({"description": DESCRIPTION, "tags": TAG_LIST}, title="PatchBillingPointBody")
 RATES = obj({meter: integer(0, MAX_RATE) for meter in METERS}, title="PatchBillingRatesBody")
 SUMMARY_QUERY = ("period", "from", "to")
+# Points and meters, no text worth a full-text index: `search` is a 400
+# (`description_contains` filters the one text an entry has).
 LISTABLE = listing.Listable(
-    "billing_points", TABLE.kinds(), table=TABLE, default_order="created_date"
+    "billing_points", TABLE.kinds(), table=TABLE, default_order="created_date", searchable=False
 )
 
 _ENTRY: Schema = obj(
@@ -201,7 +203,7 @@ ROUTES = [
         BASE,
         list_entries,
         "List an organization's billing point entries",
-        query=("list", *LISTABLE.kinds),
+        query=(*LISTABLE.common(), *LISTABLE.kinds),
         query_types=LISTABLE.query_types(),
         responses={200: "BillingPointList"},
         operation_id="get_billing_points",

@@ -44,8 +44,13 @@ from edge.services import Services
 
 JOB_STATES = ("SCHEDULED", "IN_PROGRESS", "COMPLETED", "CANCELED", "ABORTED")
 LISTABLE = listing.Listable("jobs", TABLE.kinds(), table=TABLE)
+# Executions are states and numbers, no text: `search` is a 400 on both lists of them.
 EXECUTIONS = listing.Listable(
-    "job_executions", EXECUTION_TABLE.kinds(), table=EXECUTION_TABLE, default_order="queued_date"
+    "job_executions",
+    EXECUTION_TABLE.kinds(),
+    table=EXECUTION_TABLE,
+    default_order="queued_date",
+    searchable=False,
 )
 DEVICE_EXECUTIONS = listing.Listable(
     "device_job_executions",
@@ -53,6 +58,7 @@ DEVICE_EXECUTIONS = listing.Listable(
     table=DEVICE_EXECUTION_TABLE,
     default_order="queued_date",
     default_desc=True,
+    searchable=False,
 )
 _COUNT: Schema = integer(0, rules.MAX_RATE)
 _ID: Schema = {"type": "string", "minLength": 1}
@@ -333,7 +339,7 @@ ROUTES = [
         "token",
         "List a job's executions, one per target device",
         "jobs",
-        query=("list", *EXECUTIONS.kinds),
+        query=(*EXECUTIONS.common(), *EXECUTIONS.kinds),
         query_types=EXECUTIONS.query_types(),
         responses={200: "JobExecutionList"},
         extension=True,
@@ -378,7 +384,7 @@ ROUTES = [
         "token",
         "A device's job executions, newest first, of the jobs the caller may list",
         "jobs",
-        query=("list", *DEVICE_EXECUTIONS.kinds),
+        query=(*DEVICE_EXECUTIONS.common(), *DEVICE_EXECUTIONS.kinds),
         query_types=DEVICE_EXECUTIONS.query_types(),
         responses={200: "DeviceExecutionList"},
         extension=True,

@@ -87,6 +87,12 @@ class Listable:
     # parameter is, never answered with an empty list as if nothing matched.
     searchable: bool = True
 
+    def __post_init__(self) -> None:
+        """A list that offers `search` must have one: declared wrong, the server does not
+        start (tests/api/test_search_everywhere.py walks every list)."""
+        if self.searchable and (self.table is None or self.table.fts is None):
+            raise TypeError(f"{self.resource}: offers search without a full-text index")
+
     def common(self) -> tuple[str, ...]:
         """The list engine's parameters this list takes (a route's `query`, for the document
         and for `parse`)."""

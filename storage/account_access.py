@@ -7,10 +7,10 @@ target's table, so the list engine filters and sorts on them like on any column.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
+from typing import Any
 
-from storage.listing import NOTHING, Field, Scope, Table
+from storage.listing import Field, Scope, Table
 from storage.records import ACCESS
 from storage.rows import Row, Tx, many
 
@@ -68,6 +68,16 @@ def _described(kind: str) -> dict[str, Field]:
     }
 
 
+def _search(kind: str, *columns: str) -> dict[str, Any]:
+    """An access object is searched by its target: the words of the target's own index
+    (name, description, tags; a project's alias too), those its `<kind>_name` filters."""
+    return {
+        "fts": f"{TARGET_TABLES[kind]}_fts",
+        "fts_columns": ("name", *columns, "description", "tags"),
+        "fts_join": ("access.target_id", "id"),
+    }
+
+
 GROUPS = Table(
     "access",
     {
@@ -77,11 +87,13 @@ GROUPS = Table(
         **_blocks("user", "device", "role"),
     },
     codec=ACCESS,
+    **_search("group"),
 )
 PROJECTS = Table(
     "access",
     {**_COMMON, **_described("project"), **_blocks("user", "device", "group", "role")},
     codec=ACCESS,
+    **_search("project", "alias"),
 )
 ROLES = Table(
     "access",
@@ -93,6 +105,7 @@ ROLES = Table(
         **_blocks("user", "device"),
     },
     codec=ACCESS,
+    **_search("role"),
 )
 
 
@@ -125,18 +138,6 @@ def role_holds_group(group_id: str) -> Scope:
         " AND is_active = 1 AND target_id = ?)",
         (group_id,),
     )
-
-
-def search(kind: str, text: str, fields: Sequence[str] = ()) -> Scope:
-    """Full-text search over the targets (name, description, tags): every word a prefix."""
-    terms = re.findall(r"\w+", text)
-    if not terms:
-        return NOTHING
-    fts = f"{TARGET_TABLES[kind]}_fts"
-    match = " ".join('"' + t.replace('"', '""') + '"*' for t in terms)
-    if fields:
-        match = "{" + " ".join(fields) + "} : (" + match + ")"
-    return Scope(f"access.target_id IN (SELECT id FROM {fts} WHERE {fts} MATCH ?)", (match,))
 
 
 def targets(conn: Tx, kind: str, target_ids: Sequence[str]) -> dict[str, Row]:

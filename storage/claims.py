@@ -25,6 +25,8 @@ LIST = Table(
         "created_by": column(_T, "id", "created_by"),
     },
     codec=CLAIMS,
+    fts=f"{_T}_fts",  # a claim's name (migration 0036)
+    fts_columns=("name",),
 )
 
 

@@ -218,4 +218,8 @@ LIST = Table(
         **{f"number_{n}": _field("number", f"number_{n}") for n in range(1, 3)},
     },
     codec=FILES,
+    # `search` looks in the path (each of its names), the file name and the text index
+    # fields (migration 0036): what data's search looks in, for data.
+    fts="files_fts",
+    fts_columns=("path", "filename", *(f"unicode_{n}" for n in range(1, 7))),
 )

@@ -144,6 +144,8 @@ LIST = Table(
         },
     ),
     codec=JOBS,
+    fts="jobs_fts",  # a job's one text: its description (migration 0036)
+    fts_columns=("description",),
 )
 EXECUTION_LIST = Table(
     "job_executions",

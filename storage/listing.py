@@ -84,8 +84,14 @@ class Field:
 class Table:
     name: str
     fields: dict[str, Field]
+    # Its full-text search: an FTS5 table and the columns a search may name. None: the list
+    # has no search, and the engine refuses one (never an empty page as if nothing matched).
     fts: str | None = None
     fts_columns: tuple[str, ...] = ()
+    # Which FTS rows a listed row is found by: (the listed row's expression, the FTS
+    # table's column it equals). By default the row's own (`rowid`); an access object is
+    # found by its target's row in the target's index (`access.target_id`, `id`).
+    fts_join: tuple[str, str] | None = None
     json_columns: tuple[str, ...] = ()
     # Pages of records (storage/records.py) rather than dictionaries of every column.
     codec: Codec[Any] | None = None
@@ -343,16 +349,19 @@ def _add_tags(where: _Where, sql: str, item: Filter) -> None:
 
 
 def _add_search(where: _Where, table: Table, text: str, fields: tuple[str, ...]) -> None:
+    """Every word a prefix of a word of the searched columns (FTS5, case-insensitive). A
+    table without an index raises: an empty page would tell the caller nothing matched."""
+    if table.fts is None:
+        raise LookupError(f"{table.name}: this list has no full-text search")
     unknown = [name for name in fields if name not in table.fts_columns]
     if unknown:
         raise KeyError(unknown[0])
     terms = re.findall(r"\w+", text)
-    if table.fts is None or not terms:
+    if not terms:  # no word to look for: nothing is found
         where.add("0")
         return
     match = " ".join('"' + t.replace('"', '""') + '"*' for t in terms)
     if fields:
         match = "{" + " ".join(fields) + "} : (" + match + ")"
-    where.add(
-        f"{table.name}.rowid IN (SELECT rowid FROM {table.fts} WHERE {table.fts} MATCH ?)", match
-    )
+    row, key = table.fts_join or (f"{table.name}.rowid", "rowid")
+    where.add(f"{row} IN (SELECT {key} FROM {table.fts} WHERE {table.fts} MATCH ?)", match)

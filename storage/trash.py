@@ -254,6 +254,8 @@ LIST = Table(
         "deleted_by": Field("id", "trash.deleted_by"),
         "purge_after": Field("datetime", "trash.purge_after", not_null=True),
     },
+    fts="trash_fts",  # what was deleted: its name and kind (migration 0036)
+    fts_columns=("name", "kind"),
 )
 
 

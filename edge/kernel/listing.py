@@ -116,7 +116,8 @@ def _pattern_budget() -> PatternBudget:
 
 
 def check_query(table: Table, query: ListQuery) -> None:
-    """Reject a sort, filter or search field the resource does not offer, naming it.
+    """Reject a sort, filter or search field the resource does not offer, naming it, and
+    a search of a list that has none (a 400, never an empty page as if nothing matched).
 
     Whatever passes here is known to the storage engine, so a bad name is a 400, never
     a KeyError deep in the query builder.
@@ -126,6 +127,8 @@ def check_query(table: Table, query: ListQuery) -> None:
     for item in query.filters:
         if item.op not in OPS_BY_KIND[_kind(table, item.field)]:
             raise ValidationError(item.field, f"'{item.op}' does not apply to {item.field}")
+    if (query.search or query.search_fields) and table.fts is None:
+        raise ValidationError("search", "is not offered: this list has no full-text search")
     for name in query.search_fields:
         if name not in table.fts_columns:
             choices = ", ".join(table.fts_columns) or "nothing"

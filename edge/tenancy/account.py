@@ -23,16 +23,11 @@ from storage import account_access as store
 from storage import dashboards
 from storage import users as user_store
 from storage.database import Database
-from storage.listing import Scope, Table
+from storage.listing import Table
 from storage.records import Access
 
 Row = dict[str, Any]
 TABLES: dict[str, Table] = {"group": store.GROUPS, "project": store.PROJECTS, "role": store.ROLES}
-SEARCH_FIELDS = {
-    "group": ("name", "description", "tags"),
-    "project": ("name", "alias", "description", "tags"),
-    "role": ("name", "description", "tags"),
-}
 MAX_WIDGETS = 200
 ORDER_RANGE = (-(2**31), 2**31 - 1)  # a widget's order: a signed 32-bit integer
 
@@ -74,7 +69,6 @@ class Account:
             scope &= store.target_in_project(kind, principal.project_id)
         if options.group_id:
             scope &= store.role_holds_group(options.group_id)
-        query, scope = _search_in_scope(kind, query, scope)
         table = TABLES[kind]
         if options.ids_only:  # a target held directly and through a role: its ID once
             table = replace(table, one_per="access.target_id")
@@ -125,20 +119,6 @@ def _user(principal: Principal) -> str:
     if principal.kind != "user":
         raise Denied("Only user accounts have a dashboard")
     return principal.account_id
-
-
-def _search_in_scope(kind: str, query: ListQuery, scope: Scope) -> tuple[ListQuery, Scope]:
-    """Search runs over the targets' full-text index (name, description, tags)."""
-    if not query.search:
-        return query, scope
-    allowed = SEARCH_FIELDS[kind]
-    for name in query.search_fields:
-        if name not in allowed:
-            raise ValidationError(
-                "search_fields", f"'{name}' is not searchable (choose from {', '.join(allowed)})"
-            )
-    scope &= store.search(kind, query.search, query.search_fields)
-    return replace(query, search=None, search_fields=()), scope
 
 
 def _no_access(org_id: str, account_id: str, created: str) -> Access:

@@ -20,7 +20,6 @@ edge/access/standing.py):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import Any
 
 from edge.access import values as access_values
@@ -191,9 +190,6 @@ class Roles:
         self._open(principal, role_id).require("read")
         org_id = require_org(principal)
         scope = held_store.held_by(org_id, kind, [role_id])
-        if query.search:
-            scope &= held_store.search(kind, query.search, query.search_fields)
-            query = replace(query, search=None, search_fields=())
         page = await fetch(self._db, HELD_TABLES[kind], query, *scope)
         wanted = [access.target_id for access in page.rows]
         targets = self._db.read(lambda c: held_store.targets(c, kind, wanted))

@@ -238,6 +238,37 @@ def test_search_and_search_fields(conn: apsw.Connection) -> None:
     assert ids(conn, search="!!!") == []
 
 
+def test_a_table_without_search_refuses_one_rather_than_find_nothing(
+    conn: apsw.Connection,
+) -> None:
+    """It added `WHERE 0`: an empty page, as if nothing had matched."""
+    bare = replace(TABLE, fts=None, fts_columns=())
+    with pytest.raises(LookupError, match="no full-text search"):
+        fetch(conn, bare, ListQuery(search="oslo"))
+    for query in (ListQuery(search="oslo"), ListQuery(search_fields=("name",))):
+        with pytest.raises(ValidationError, match="search: is not offered"):
+            check_query(bare, query)
+    with pytest.raises(TypeError, match="things: offers search without a full-text index"):
+        Listable("things", bare.kinds(), table=bare)
+    assert (
+        not Listable("things", bare.kinds(), table=bare, searchable=False).common().count("search")
+    )
+
+
+def test_a_row_is_found_through_another_tables_index(conn: apsw.Connection) -> None:
+    """`fts_join`: an index row names the listed row by a column of its own (an access
+    object is found by its target's name)."""
+    conn.execute(
+        "CREATE VIRTUAL TABLE places_fts USING fts5 (id UNINDEXED, place);"
+        " INSERT INTO places_fts (id, place) VALUES ('r2', 'harbour'), ('r4', 'harbour hill');"
+    )
+    joined = replace(TABLE, fts="places_fts", fts_columns=("place",), fts_join=("things.id", "id"))
+    page = fetch(conn, joined, ListQuery(search="harb"))
+    assert [row["id"] for row in page.rows] == ["r2", "r4"]
+    page = fetch(conn, joined, ListQuery(search="harbour hil", search_fields=("place",)))
+    assert [row["id"] for row in page.rows] == ["r4"]
+
+
 def test_object_count_respects_filters(conn: apsw.Connection) -> None:
     query = ListQuery(filters=(Filter("custom_attributes.age", "eq", 30),), object_count=True)
     page = fetch(conn, TABLE, query)
@@ -362,7 +393,7 @@ def test_check_query_accepts_what_the_engine_offers() -> None:
 
 
 # -- api.listing.parse with JSON columns ----------------------------------------------------
-LISTABLE = Listable("things", TABLE.kinds(), json_columns=("custom_attributes",))
+LISTABLE = Listable("things", TABLE.kinds(), json_columns=("custom_attributes",), table=TABLE)
 CODEC = CursorCodec(b"k" * 32)
 
 

@@ -258,3 +258,62 @@ def test_0034_keeps_each_jobs_targets_in_their_own_table(tmp_path: Path) -> None
         assert conn.execute("SELECT count(*) FROM job_targets").fetchone() == (0,)
     finally:
         conn.close()
+
+
+def test_0036_indexes_the_files_jobs_trash_and_claims_stored_before_it(tmp_path: Path) -> None:
+    """What was stored before 0036 is found by a search after it, and a change of a
+    searched column is found by its new words only."""
+    db = tmp_path / "edge.db"
+    migrate.apply_pending(db, upto=35)
+    seed(db, 35)
+    conn = apsw.Connection(str(db))
+    org, day = "org0000000000001", "2026-01-01T00:00:00.000000Z"
+    conn.execute(
+        "INSERT INTO files (id, org_id, group_id, path, filename, size, etag, unicode_3,"
+        " revision, uploaded_date, updated_by_list, updated_date_list, created_date,"
+        " last_updated_date) VALUES ('file1', ?, 'grp1', '/scans/knee.png', 'knee.png', 1,"
+        " 'e', 'Left side', 1, ?, '[]', '[]', ?, ?)",
+        (org, day, day, day),
+    )
+    conn.execute(
+        "INSERT INTO jobs (id, org_id, description, document, continuous, policy, state,"
+        " window_start, created_date, created_by, last_updated_date, target_limit)"
+        " VALUES ('job1', ?, 'Firmware for pumps', '{}', 0, '{}', 'SCHEDULED', 'w', ?, 'u', ?,"
+        " 10)",
+        (org, day, day),
+    )
+    conn.execute(
+        "INSERT INTO trash (id, kind, org_id, name, deleted_date, purge_after, payload)"
+        " VALUES ('gone1', 'group', ?, 'Night team', ?, ?, '{}')",
+        (org, day, day),
+    )
+    conn.execute(
+        "INSERT INTO provisioning_claims (id, org_id, name, secret_hash, max_uses,"
+        " expires_date, created_date) VALUES ('claim1', ?, 'Line 4', 'h', 1, ?, ?)",
+        (org, day, day),
+    )
+    conn.close()
+    migrate.apply_pending(db)
+    conn = apsw.Connection(str(db))
+    try:
+        for table, words, row_id in (
+            ("files", "scans knee left", "file1"),
+            ("jobs", "firmware pump", "job1"),
+            ("trash", "night group", "gone1"),
+            ("provisioning_claims", "line 4", "claim1"),
+        ):
+            match = " ".join(f'"{w}"*' for w in words.split())
+            found = conn.execute(
+                f"SELECT id FROM {table} WHERE rowid IN"
+                f" (SELECT rowid FROM {table}_fts WHERE {table}_fts MATCH ?)",
+                (match,),
+            ).fetchall()
+            assert found == [(row_id,)], table
+        conn.execute("UPDATE files SET unicode_3 = 'Right side', revision = 2")
+        matches = "SELECT count(*) FROM files_fts WHERE files_fts MATCH ?"
+        assert conn.execute(matches, ('"left"',)).fetchone() == (0,)
+        assert conn.execute(matches, ('"right"',)).fetchone() == (1,)
+        conn.execute("DELETE FROM files")
+        assert conn.execute("SELECT count(*) FROM files_fts").fetchone() == (0,)
+    finally:
+        conn.close()
