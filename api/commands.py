@@ -63,7 +63,9 @@ _COMMAND: Schema = obj(
     {
         **_FIELDS,
         "payload": OBJECT,
-        "reply": obj({"status": INT, "payload": OBJECT}, ("status", "payload")),
+        "reply": obj(
+            {"status": INT, "payload": OBJECT, "payload_dropped": BOOL}, ("status", "payload")
+        ),
     },
     (*_REQUIRED, "payload"),
     title="Command",

@@ -185,6 +185,11 @@ def member_names(values: Sequence[str]) -> list[str]:
     return names
 
 
+def has_path_parameter(path: str) -> bool:
+    """Whether a route's path takes a parameter (which a client may spell as it likes)."""
+    return _PATH_PARAM.search(path) is not None
+
+
 def canonical(path: str) -> str:
     """A route's path as documented: `{path:.*}` (a parameter that spans slashes) is `{path}`."""
     return _PATH_PARAM.sub(lambda m: "{" + m.group(1) + "}", path)
@@ -316,7 +321,9 @@ def errors(route: Route) -> list[int]:
         codes |= {400, 406, 408, 413}
     if route.query or (route.method in WRITES and route.auth != "public"):  # api/routing.py
         codes.add(400)
-    if _PATH_PARAM.search(route.path) and route.auth != "public":
+    if has_path_parameter(route.path):  # api/middleware.py, `utf8_escapes`: `%FF` in it
+        codes.add(400)
+    if has_path_parameter(route.path) and route.auth != "public":
         codes.add(404)
     if route.method not in ("GET", "HEAD"):
         codes.add(507)

@@ -263,7 +263,9 @@ ROUTES = [
         "WebSocket: one stream through a tunnel (Bearer: the tunnel's client access token)",
         "tunnels",
         query=("service",),
-        responses={101: "WebSocket", 400: "ServiceRefused"},
+        # ServiceRefused: the service asked for is not the tunnel's; Status: any other 400
+        # (a tunnel ID spelled with an escape that is not UTF-8, api/middleware.py)
+        responses={101: "WebSocket", 400: "ServiceRefused | Status"},
         operation_id="connect_tunnel",
         extension=True,
         errors=(401,),

@@ -9,7 +9,10 @@
   some topics are the server's alone (it publishes there, e.g. tunnel notices) and some
   accept publishes from that device's own sessions only (its requests to the server),
   whatever another client's rights say. `RESERVED` is the table: one line per topic
-  pattern, relative to the namespace, as an MQTT filter.
+  pattern, relative to the namespace, as an MQTT filter whose `+` (a request or job ID)
+  never matches an empty level. So the device's own lines are exactly the topics the
+  server's inboxes take: `commands//reply` is no request (no inbox takes it) and falls to
+  the server's line below, instead of being routed to subscribers and retained.
 - Data changes: `<org_id>/groups/` and everything below it (and `<org>/<project>/groups/`,
   so neither reading of the root slips past) is the server's alone. Any account of the
   org may subscribe under `<org_id>/groups/`: what each session then receives is filtered
@@ -110,7 +113,7 @@ def _reserved_refusal(
     readings are checked, so neither can be used to slip past the other."""
     for device_id, rest in _namespaces(topic, split):
         for pattern, owner in table:
-            if _matches(_pattern_levels(pattern), rest):
+            if _reserves(_pattern_levels(pattern), rest):
                 if owner == SERVER:
                     return "reserved for the server"
                 if client.kind != "device" or client.account_id != device_id:
@@ -127,7 +130,7 @@ def reserved_owner(topic: str) -> str | None:
         return SERVER
     for _, rest in _namespaces(topic):
         for pattern, owner in RESERVED:
-            if _matches(_pattern_levels(pattern), rest):
+            if _reserves(_pattern_levels(pattern), rest):
                 return owner
     return None
 
@@ -151,6 +154,14 @@ def filter_matches(topic_filter: str, topic: str) -> bool:
 def _pattern_levels(pattern: str) -> tuple[str, ...]:
     """A reserved line's levels, split once (the table is fixed; tests pass their own)."""
     return tuple(pattern.split("/"))
+
+
+def _reserves(pattern: Sequence[str], levels: list[str]) -> bool:
+    """A reserved line matches these levels: as an MQTT filter, but its `+` stands for an
+    ID and matches no empty level."""
+    return _matches(pattern, levels) and all(
+        levels[at] for at, want in enumerate(pattern) if want == "+"
+    )
 
 
 def _matches(pattern: Sequence[str], levels: list[str]) -> bool:

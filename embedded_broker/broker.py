@@ -39,6 +39,7 @@ from amqtt.contexts import ListenerConfig, ListenerType
 from amqtt.mqtt.connack import (
     IDENTIFIER_REJECTED,
     NOT_AUTHORIZED,
+    SERVER_UNAVAILABLE,
     UNACCEPTABLE_PROTOCOL_VERSION,
     ConnackPacket,
 )
@@ -55,10 +56,12 @@ from embedded_broker.links import TcpReader, TcpWriter, WsReader, WsWriter
 from embedded_broker.listeners import websocket_bounds
 from embedded_broker.router import REFUSED, Router
 from embedded_broker.sessions import ClientSession
+from embedded_broker.turns import Turn, Turns
 from storage.mqtt_sessions import StoredSession
 
 KEY = "edge.session"  # our state in amqtt's Session.attributes
 CONNECT_SECONDS = 10.0
+TAKEOVER_SECONDS = CONNECT_SECONDS  # a CONNECT's wait for its client ID's holder to end
 log = logging.getLogger("edge.mqtt")
 
 
@@ -81,6 +84,8 @@ class EdgeBroker(Broker):
         self.presence = presence  # told of devices' connections opening and closing
         self.sockets = dict(sockets or {})
         self.live = 0
+        self.turns = Turns()  # one CONNECT at a time per client ID (turns.py)
+        self.connections: set[EdgeHandler] = set()  # every live connection (for `recheck`)
         self._stopping = False
 
     # Connections
@@ -163,19 +168,24 @@ class EdgeBroker(Broker):
             if verdict.credentials:
                 self.directory.refused(remote_address, incoming.username)
             await self._refuse(writer, verdict, incoming, address)
-        key = f"{verdict.account_id}:{incoming.client_id}"
+        key = f"{verdict.account_id}:{incoming.client_id or gen_client_id()}"
         if not incoming.clean_session and not self.router.accounts.may_keep_session(
             verdict.account_id, key
         ):
             over = Refusal(IDENTIFIER_REJECTED, "the account keeps its most persistent sessions")
             await self._refuse(writer, over, incoming, address)
-        session = await self._take_session(incoming, verdict)
-        if self.directory.epoch() != epoch and not self.directory.still_allowed(verdict):
-            revoked = Refusal(NOT_AUTHORIZED, "revoked while connecting")
-            await self._refuse(writer, revoked, incoming, address)
+        turn = await self._turn(key, writer, incoming, address)
+        try:
+            session = await self._take_session(key, incoming, verdict)
+            if self.directory.epoch() != epoch and not self.directory.still_allowed(verdict):
+                revoked = Refusal(NOT_AUTHORIZED, "revoked while connecting")
+                await self._refuse(writer, revoked, incoming, address)
+        except BaseException:
+            turn.release()
+            raise
         state = state_of(session)
         assert state is not None
-        handler.prepare(self.router, state, self.directory)
+        handler.prepare(self.router, state, self.directory, turn)
         self.router.stats.connects += 1
         self.directory.seen(verdict.account_id)
         return handler, session
@@ -225,14 +235,32 @@ class EdgeBroker(Broker):
         await writer.close()
         raise connections.Refused(f"connection refused: {refusal.reason}")
 
-    async def _take_session(self, incoming: Session, client: MqttClient) -> Session:
+    async def _turn(self, key: str, writer: WriterAdapter, incoming: Session, address: str) -> Turn:
+        """This CONNECT's turn at its client ID (embedded_broker/turns.py), the live
+        connection holding the ID closed. Both within TAKEOVER_SECONDS: past it the CONNECT
+        is refused (CONNACK 3), so no connection waits for a holder forever."""
+        try:
+            return await asyncio.wait_for(self._hold(key), TAKEOVER_SECONDS)
+        except TimeoutError:
+            late = Refusal(SERVER_UNAVAILABLE, "the connection holding the client ID did not end")
+            await self._refuse(writer, late, incoming, address)
+
+    async def _hold(self, key: str) -> Turn:
+        turn = await self.turns.take(key)
+        try:
+            held = self._sessions.get(key)
+            if held is not None:
+                await self._take_over(held[1])
+        except BaseException:
+            turn.release()
+            raise
+        return turn
+
+    async def _take_session(self, key: str, incoming: Session, client: MqttClient) -> Session:
         """The session this connection continues (clean session false) or starts, keyed by
-        account and client ID; a live connection with the same key is closed first."""
-        key = f"{client.account_id}:{incoming.client_id or gen_client_id()}"
+        account and client ID; taken in the key's turn, once no live connection holds it."""
         incoming.client_id = key
         old = self._sessions.get(key)
-        if old is not None:
-            await self._take_over(old[1])
         if incoming.clean_session or old is None:
             if old is not None:
                 await self._delete_session(key)
@@ -267,7 +295,7 @@ class EdgeBroker(Broker):
         if not isinstance(handler, EdgeHandler) or not hasattr(handler, "finished"):
             return
         handler.end("taken over by a new connection with the same client ID", TAKEN_OVER)
-        await handler.finished.wait()
+        await handler.finished.wait()  # bounded by the caller (_turn)
 
     async def _authenticate(self, session: Session, _: ListenerConfig) -> bool:
         return True  # done in _initialize_client_session, before any session was touched
@@ -286,12 +314,15 @@ class EdgeBroker(Broker):
         client_id = (client_session.client_id or "").split(":", 1)[-1]
         address = f"{client_session.remote_address}:{client_session.remote_port}"
         connections.connected(state.client, client_id, address)
-        handler.on_attached = lambda: self._presence(state.client, None)
+        handler.on_attached = lambda: self._attached(handler, state.client)
+        self.connections.add(handler)
         try:
             await super()._handle_client_session(
                 reader, writer, client_session, handler, server, listener_name
             )
         finally:
+            handler.turn.release()  # never attached (a failed CONNACK)
+            self.connections.discard(handler)
             reason = handler.end_reason or self._ended_by_broker(state)
             connections.disconnected(state.client, client_id, address, reason)
             if handler.attached:  # online only once attached (EdgeHandler.on_attached)
@@ -299,6 +330,12 @@ class EdgeBroker(Broker):
             handler.finished.set()
             if state.revoked:
                 await self._delete_session(client_session.client_id)
+
+    def _attached(self, handler: EdgeHandler, client: MqttClient) -> None:
+        """The connection holds its client ID (amqtt registered it in `_sessions` before
+        its CONNACK): the next CONNECT with the ID may now look at who holds it."""
+        handler.turn.release()
+        self._presence(client, None)
 
     def _presence(self, client: MqttClient, closed: str | None) -> None:
         """A device's connection opened (`closed` None) or closed, for the reason given."""
@@ -447,22 +484,38 @@ class EdgeBroker(Broker):
     # Revocation
 
     def recheck(self) -> int:
-        """Ask the registry about every session; drop those no longer allowed (their will
-        is not sent, their session is deleted). Returns how many were dropped."""
+        """Ask the registry about every session and every live connection; drop those no
+        longer allowed (their will is not sent, their session is deleted). Live
+        connections are walked too: the session table holds one per client ID, and a
+        connection outside it must not outlive its credentials. Returns how many were
+        dropped."""
         dropped = 0
         for key, (session, _) in list(self._sessions.items()):
             state = state_of(session)
-            if state is None or state.revoked or self.directory.still_allowed(state.client):
-                continue
-            state.revoked, session.will_flag = True, False
-            self.router.stats.revoked += 1
-            dropped += 1
-            log.warning("mqtt client %s no longer allowed: disconnected", key)
-            if state.link is not None:
-                state.link.abort()
-            else:
-                asyncio.ensure_future(self._delete_session(key))
+            if state is not None and self._revoke(state, session):
+                dropped += 1
+                if state.link is None:
+                    asyncio.ensure_future(self._delete_session(key))
+        for handler in list(self.connections):
+            state = handler.client_session
+            dropped += self._revoke(state, handler.session)
+            if state.revoked:
+                handler.end("no longer allowed", REVOKED)
         return dropped
+
+    def _revoke(self, state: ClientSession, session: Session | None) -> bool:
+        """Mark a session no longer allowed (its will is not sent) and drop its
+        connection; False when it is still allowed, or was already revoked."""
+        if state.revoked or self.directory.still_allowed(state.client):
+            return False
+        state.revoked = True
+        if session is not None:
+            session.will_flag = False
+        self.router.stats.revoked += 1
+        log.warning("mqtt client %s no longer allowed: disconnected", state.key)
+        if state.link is not None:
+            state.link.abort()
+        return True
 
     async def close_listeners(self) -> None:
         """After a failed start: amqtt leaves the listeners it had opened open."""

@@ -21,13 +21,16 @@ from embedded_broker.inbound import Inbound
 from embedded_broker.links import ChunkReader, Link
 from embedded_broker.router import Router
 from embedded_broker.sessions import ClientSession
+from embedded_broker.turns import Turn
 
 KEEPALIVE_GRACE = 1.5  # MQTT-3.1.2-24: one and a half keep-alive periods
 log = logging.getLogger("edge.mqtt")
 
 
 class EdgeHandler(BrokerProtocolHandler):
-    def prepare(self, router: Router, session: ClientSession, directory: ClientDirectory) -> None:
+    def prepare(
+        self, router: Router, session: ClientSession, directory: ClientDirectory, turn: Turn
+    ) -> None:
         self.router = router
         self.client_session = session
         self.directory = directory
@@ -40,6 +43,16 @@ class EdgeHandler(BrokerProtocolHandler):
         # then, so what is sent on that news finds the session attached, not away).
         self.on_attached: Callable[[], None] = lambda: None
         self.attached = False
+        self.turn = turn  # its client ID's turn, given back once attached (turns.py)
+
+    async def start(self) -> None:
+        """amqtt makes its disconnect waiter only once its reader has started: a
+        connection that ended before that (a client that closed its socket while its
+        CONNECT waited for a takeover, a connection taken over as soon as it attached) was
+        never seen to end, and its task held a connection slot for good."""
+        await super().start()
+        if self._reader_stopped.is_set():
+            await self.handle_connection_closed()
 
     async def _reader_loop(self) -> None:
         """Replaces amqtt's: same contract (ready, then closed, then stopped)."""

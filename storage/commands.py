@@ -111,10 +111,16 @@ def delivered(conn: Tx, command_ids: list[str], now: str) -> None:
 
 
 def answered(
-    conn: Tx, device_id: str, command_id: str, now: str, status: int, payload: dict[str, Any]
+    conn: Tx,
+    device_id: str,
+    command_id: str,
+    now: str,
+    status: int,
+    payload: dict[str, Any] | None,
 ) -> Command | None:
     """Record the reply of a command still waiting and not expired; None when there is
-    none (unknown, another device's, answered already, timed out, expired)."""
+    none (unknown, another device's, answered already, timed out, expired). A payload of
+    None: the reply's payload was dropped (past the device's budget), its status kept."""
     conn.execute(
         "UPDATE device_commands SET state = 'answered', ended_date = ?, reply_status = ?,"
         f" reply_payload = ? WHERE id = ? AND device_id = ? AND {_WAITING}"

@@ -101,11 +101,17 @@ class Documented:
         """An error body holds only what its model lists: models stay open to fields added
         later, so the schema alone would let a refusal's extra field (a tunnel's
         `services`) go undocumented."""
-        ref = schema.get("$ref", "") if isinstance(schema, dict) else ""
-        model = self.components["schemas"].get(ref.rsplit("/", 1)[-1], schema)
-        extra = sorted(set(body) - set(model.get("properties", {})))
+        either = schema.get("anyOf", [schema]) if isinstance(schema, dict) else [schema]
+        listed = {name for each in either for name in self._properties(each)}
+        extra = sorted(set(body) - listed)
         if extra:
             self.problems.append(f"{where}: {', '.join(extra)}: not in the documented model")
+
+    def _properties(self, schema: Any) -> dict[str, Any]:
+        """The fields a model (or a schema that names one) lists."""
+        ref = schema.get("$ref", "") if isinstance(schema, dict) else ""
+        model = self.components["schemas"].get(ref.rsplit("/", 1)[-1], schema)
+        return model.get("properties", {}) if isinstance(model, dict) else {}
 
     def _validator(self, key: tuple[str, str, str], schema: dict[str, Any]) -> Draft202012Validator:
         found = self._validators.get(key)

@@ -127,5 +127,11 @@ def view(command: Command, whole: bool = True) -> Row:
     if command.reply_status is not None:
         out["reply"] = {"status": command.reply_status}
         if whole:
-            out["reply"]["payload"] = command.reply_payload or {}
+            out["reply"].update(_reply_payload(command.reply_payload))
     return out
+
+
+def _reply_payload(kept: Row | None) -> Row:
+    """An answered command's reply payload; None kept: it was dropped, past the device's
+    `command_device_bytes` (the service's `_keep_reply`), which the view says."""
+    return {"payload": kept} if kept is not None else {"payload": {}, "payload_dropped": True}

@@ -148,15 +148,22 @@ class Commands:
         """The device's commands keep at most `device_bytes` of payloads and replies (a
         caller, the device itself included, cannot fill the disk through them); they
         free as commands end and are swept."""
-        budget, size = self.limits.device_bytes, len(json.dumps(command.payload).encode())
-        kept = store.kept_bytes(conn, command.device_id)
-        if kept + size > budget:
+        over = self._over_budget(conn, command.device_id, command.payload)
+        if over is not None:
+            kept, size = over
             raise TooManyAttempts(
                 f"Too many command bytes: the device's commands keep {kept} bytes of"
                 f" payloads and replies, and this one's {size} would pass its budget of"
-                f" {budget} (command_device_bytes); they free as commands end",
+                f" {self.limits.device_bytes} (command_device_bytes); they free as"
+                " commands end",
                 retry_after=3600,
             )
+
+    def _over_budget(self, conn: Tx, device_id: str, value: Row) -> tuple[int, int] | None:
+        """(bytes kept, bytes of `value`) when keeping `value` too would pass the device's
+        budget; None when it fits. Read in the write that would keep it."""
+        kept, size = store.kept_bytes(conn, device_id), len(json.dumps(value).encode())
+        return (kept, size) if kept + size > self.limits.device_bytes else None
 
     async def _call(self, device: Device, command: Command, timeout: int) -> Command:
         future: asyncio.Future[Command] = asyncio.get_running_loop().create_future()
@@ -295,7 +302,7 @@ class Commands:
     async def _answered(self, device_id: str, request_id: str, status: int, body: Row) -> None:
         now = clock.now_iso()
         done = await self._db.write(
-            lambda c: store.answered(c, device_id, request_id, now, status, body)
+            lambda c: self._keep_reply(c, device_id, request_id, now, status, body)
         )
         if done is None:
             log.info("command %s: a reply from device %s came too late", request_id, device_id)
@@ -304,6 +311,27 @@ class Commands:
         future = self._caller(device_id, request_id)
         if future is not None:
             future.set_result(done)
+
+    def _keep_reply(
+        self, conn: Tx, device_id: str, request_id: str, now: str, status: int, body: Row
+    ) -> Command | None:
+        """The reply, recorded; its payload only within the device's budget (replies
+        count against it as payloads do): past it, the command is answered with its
+        status and without the payload, which the view marks as dropped."""
+        over = self._over_budget(conn, device_id, body)
+        if over is not None:
+            kept, size = over
+            log.warning(
+                "command %s: the reply of device %s keeps its status, not its payload:"
+                " %d bytes would pass the device's %d (command_device_bytes; %d kept)",
+                request_id,
+                device_id,
+                size,
+                self.limits.device_bytes,
+                kept,
+            )
+        payload = body if over is None else None
+        return store.answered(conn, device_id, request_id, now, status, payload)
 
     def _caller(self, device_id: str, request_id: str) -> asyncio.Future[Command] | None:
         """The future of the caller still waiting for this device's command, if any."""

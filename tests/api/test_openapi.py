@@ -299,10 +299,12 @@ def test_the_tunnel_connect_refusal_documents_the_services_it_carries(
 ) -> None:
     """Its 400 carries `services` beside the Status message (edge tunnel connect reads
     them): the document names a model that lists it (tests/documented.py checks every
-    error body against its model's fields)."""
+    error body against its model's fields), beside the Status every path ID's 400 is."""
     connect = document["paths"]["/v2/tunnels/{tunnel_id}/connect"]["get"]["responses"]
     schema = connect["400"]["content"]["application/json"]["schema"]
-    model = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[-1]]
+    refs = [each["$ref"].rsplit("/", 1)[-1] for each in schema["anyOf"]]
+    assert refs == ["ServiceRefused", "Status"]
+    model = document["components"]["schemas"][refs[0]]
     assert set(model["required"]) == {"message", "services"}
     assert model["properties"]["services"] == {"type": "array", "items": {"type": "string"}}
 

@@ -10,8 +10,12 @@ neighbour (docs/files.md and docs/data.md, "Paths").
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from api import openapi
+from edge.app import ROUTES
 from tests.world import World
 
 pytestmark = pytest.mark.world("content")
@@ -64,3 +68,20 @@ async def test_spaces_at_the_ends_of_a_data_path_are_kept(world: World) -> None:
     _, spaced = await world.data("org_admin", "GET", "note ")
     assert (plain["data"]["value"], spaced["data"]["value"]) == (1, 2)
     assert spaced["data"]["path"] == "/note "
+
+
+ROUTED_BY_ID = [r for r in ROUTES if "{" in r.path]
+
+
+async def test_every_route_with_a_path_parameter_documents_the_escape_400(world: World) -> None:
+    """Every operation with a path parameter answers an escape that is not UTF-8 with the
+    400 above, whatever its parameter names (a device, a command's request ID), and its
+    OpenAPI entry lists that 400 (the suite's responses_as_documented check; #29: the
+    twin's and a command's GETs did not)."""
+    for route in ROUTED_BY_ID:
+        path = openapi.canonical(route.path)
+        odd = re.sub(r"{\w+}", "%ff", path)
+        kwargs = {"json": {}} if route.method in ("POST", "PUT", "PATCH") else {}
+        got = await world.call("org_admin", route.method, odd, **kwargs)
+        body = None if route.method == "HEAD" else NOT_UTF8
+        assert got == (400, body), f"{route.method} {path}: {got}"

@@ -17,6 +17,7 @@ from edge.commands import inbox
 from edge.commands import service as command_service
 from edge.kernel import clock
 from embedded_broker import acl, sessions
+from storage import commands as command_store
 from tests.embedded_broker import packets
 from tests.embedded_broker.clients import WAIT, Client
 from tests.embedded_broker.conftest import Device, Harness, start
@@ -392,6 +393,39 @@ async def test_commands_past_the_rate_limit_are_refused(broker: Harness) -> None
     assert status == 429 and "at most 2 per device per minute" in refused["message"]
     listed = (await broker.call("GET", commands(device)))[1]["commands"]
     assert len(listed) == 2  # the refused one was not recorded
+
+
+@pytest.mark.world(command_device_bytes=64 * 1024)
+async def test_replies_keep_within_the_devices_byte_budget(
+    broker: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """command_device_bytes holds for replies too: tiny queued commands (each passed the
+    check when it was sent) answered with 60 KiB each kept 737,448 bytes against 65,536
+    (#29). A reply past the budget is recorded with its status, its payload dropped and
+    marked so; the device's PUBACK still comes (the reply was taken)."""
+    device = await broker.device("pump")
+    client = await listening(broker, device, clean=False)
+    sent = []
+    for i in range(3):
+        body = {"name": f"c{i}", "queue": True, "ttl": 3600}
+        status, queued = await broker.call("POST", commands(device), json=body)
+        assert status == 202, queued
+        sent.append(queued["command"]["request_id"])
+    blob = "x" * (60 * 1024)
+    with caplog.at_level(logging.WARNING, "edge.commands"):
+        for _ in sent:  # each reply is recorded before its PUBACK
+            await answer(client, 200, blob=blob)
+    kept = broker.site.services.db.read(lambda c: command_store.kept_bytes(c, device.id))
+    assert kept <= 64 * 1024
+    replies = []
+    for request_id in sent:
+        found = (await broker.call("GET", commands(device, f"/{request_id}")))[1]["command"]
+        replies.append((found["state"], found["reply"]))
+    assert replies[0] == ("answered", {"status": 200, "payload": {"blob": blob}})
+    dropped = {"status": 200, "payload": {}, "payload_dropped": True}
+    assert replies[1:] == [("answered", dropped)] * 2
+    assert caplog.text.count("command_device_bytes") == 2
+    assert blob not in caplog.text
 
 
 @pytest.mark.world(mqtt_max_message_bytes=1024)

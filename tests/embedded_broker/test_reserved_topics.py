@@ -89,3 +89,48 @@ def test_the_table_decides_by_pattern_and_by_who_publishes(
 ) -> None:
     topic = f"{root}/devices/{DEVICE}/{rest}"
     assert acl._reserved_refusal(client(kind, account_id), topic, TABLE) == refused
+
+
+def device_lines() -> list[str]:
+    """Topics below a device's namespace near each of the device's own RESERVED lines:
+    each `+` as an ID and as an empty level, one level more, one level less."""
+    tails = []
+    for pattern, owner in acl.RESERVED:
+        if owner == acl.DEVICE:
+            for level in ("r1", ""):
+                tail = pattern.replace("+", level)
+                tails += [tail, f"{tail}/x", tail.rsplit("/", 1)[0]]
+    return tails + ["jobs/notify-next", "twin/update/accepted", "commands/r1", "x"]
+
+
+async def test_the_devices_own_lines_are_exactly_what_the_inboxes_take(
+    broker: Harness,
+) -> None:
+    """A topic the ACL calls the device's own request is one an inbox answers, and the
+    other way round: an empty request ID (`commands//reply`) passed the ACL as a request,
+    no inbox took it, and it was routed to subscribers and retained (#29)."""
+    device = await broker.device("target", EVERYTHING)
+    await broker.connected(device, "d")
+    state = broker.session(device.id, "d")
+    assert state is not None
+    base = f"{device.root}/devices/{device.id}"
+    for tail in device_lines():
+        topic = f"{base}/{tail}"
+        taken = broker.mqtt.router.inboxes.taking(state.client, topic) is not None
+        assert (acl.reserved_owner(topic) == acl.DEVICE) == taken, topic
+
+
+async def test_an_empty_request_id_is_neither_routed_nor_retained(broker: Harness) -> None:
+    device = await broker.device("target", EVERYTHING)
+    base = f"{device.root}/devices/{device.id}"
+    listener = await broker.connected(await broker.device("listener", EVERYTHING), "l")
+    assert await listener.subscribe(f"{base}/#", 1) == 1
+    sender = await broker.connected(device, "d")
+    spoof = b'{"status": 200, "payload": {"spoof": true}}'
+    for tail in ("commands//reply", "jobs//get", "jobs//update"):
+        await sender.publish(f"{base}/{tail}", spoof, 1, retain=True)  # acknowledged...
+    await sender.publish(f"{base}/inbox", b"after", 1)
+    got = await listener.next_message()  # ...and never delivered: the next one comes first
+    assert (got.topic, got.payload) == (f"{base}/inbox", b"after")
+    assert broker.stats.refused_publishes == 3
+    assert broker.mqtt.router.retained.held(f"{base}/commands//reply")[0] is None
