@@ -23,7 +23,7 @@ register({
 
 function jobsPage() {
   return h("div", {}, createJob(), listView({
-    path: "/v2/jobs", key: "jobs", caption: "Jobs you may read", search: false, params: { desc: "true", order_by: "created_date" },
+    path: "/v2/jobs", key: "jobs", caption: "Jobs you may read", params: { desc: "true", order_by: "created_date" },
     filters: [{ name: "state", label: "State", options: [["", "All"], ...JOB_STATES.map((s) => [s, s])] }],
     columns: [
       ["Job", (j) => link(j.description || j.id, "jobs", j.id)],
