@@ -18,7 +18,7 @@ register({
   heading: (args) => (args[0] ? "Job" : "Jobs"),
   // who may make a job (update devices) or read one (org and project admins, its maker)
   visible: (me) => me.inOrg && (me.isOrgAdmin || me.isProjectAdmin || me.may("device", "update")),
-  render: (me, args) => (args[0] ? jobPage(args[0]) : jobsPage()),
+  render: (me, args, life) => (args[0] ? jobPage(args[0], life) : jobsPage()),
 });
 
 function jobsPage() {
