@@ -142,3 +142,29 @@ def release(console: Console) -> None:
 def release_first(console: Console) -> None:
     """Let the answer held longest through, alone (those held after it wait on)."""
     console.driver.execute_script("(window.__held || []).splice(0, 1).forEach((go) => go())")
+
+
+def watch_running(console: Console) -> None:
+    """From now on, keep what the page sets running that only ending it stops: each
+    MutationObserver while it observes (until `disconnect`), each interval until it is
+    cleared. Read with `running`."""
+    console.driver.execute_script(
+        "const seen = window.__running = {observers: new Set(), intervals: new Set()};"
+        "const Observer = window.MutationObserver;"
+        "window.MutationObserver = class extends Observer {"
+        " observe(...a) { seen.observers.add(this); return super.observe(...a); }"
+        " disconnect() { seen.observers.delete(this); return super.disconnect(); } };"
+        "const every = window.setInterval, clear = window.clearInterval;"
+        "window.setInterval = (...a) => {"
+        " const id = every(...a); seen.intervals.add(id); return id; };"
+        "window.clearInterval = (id) => { seen.intervals.delete(id); return clear(id); };"
+    )
+
+
+def running(console: Console) -> dict[str, int]:
+    """How many observers observe and intervals run since `watch_running`."""
+    found = console.driver.execute_script(
+        "const seen = window.__running;"
+        "return {observers: seen.observers.size, intervals: seen.intervals.size}"
+    )
+    return {name: int(count) for name, count in found.items()}

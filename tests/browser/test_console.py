@@ -4,10 +4,15 @@ serious or critical axe-core violation and no error in the browser's log."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from selenium.webdriver.common.keys import Keys
 
+import api
 from tests.browser.console import PAGES, Console, LiveServer
+
+SCRIPTS = Path(api.__file__).parent / "static" / "console" / "js"
 
 # The pages each kind of caller is shown in the nav, in order.
 NAV = {
@@ -63,6 +68,36 @@ def test_each_caller_signs_in_and_walks_the_pages(console: Console, who: str) ->
         assert main.find_element("css selector", "h1").text
         assert console.violations() == [], (who, title)
     assert console.errors() == []
+
+
+def test_sizes_are_written_by_one_module(console: Console, live: LiveServer) -> None:
+    """`bytes()` lives in js/format.js alone, which the pages load: the Overview's file
+    bytes read as its answer for the server's count (the Files pages import it too)."""
+    defining = sorted(
+        str(path.relative_to(SCRIPTS))
+        for path in SCRIPTS.rglob("*.js")
+        if "function bytes(" in path.read_text("utf-8")
+    )
+    assert defining == ["format.js"]
+    console.signed_in("org_admin")
+    loaded = console.driver.execute_script(
+        "return performance.getEntriesByType('resource').map(e => new URL(e.name).pathname)"
+    )
+    assert "/console/js/format.js" in loaded  # imported by the pages, not only by this test
+    sizes = [0, 1023, 1536, 5 * 1024**3, 3 * 1024**5]
+    written = console.driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "import('/console/js/format.js').then((m) => done(arguments[0].map(m.bytes)));",
+        sizes,
+    )
+    assert written == ["0 B", "1023 B", "1.5 KiB", "5.0 GiB", "3072.0 TiB"]
+    count = live.call("GET", "/v2/summary", live.token("org_admin"))["summary"]["file_bytes"]
+    shown = console.find("[data-count=file_bytes] .figure").text
+    assert shown == console.driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "import('/console/js/format.js').then((m) => done(m.bytes(arguments[0])));",
+        count,
+    )
 
 
 def test_the_console_is_served_with_a_strict_policy(live: LiveServer) -> None:

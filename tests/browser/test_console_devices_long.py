@@ -4,7 +4,8 @@ device (its key shown once, then gone), resetting the key, suspending, deleting,
 scopes editor (the server's 400, then a save), the twin's editor through a version
 conflict, commands answered (and not) by a real paho-mqtt device, the tunnel line,
 presence moving live, the stream closed when the page is left and at sign-out, paging on
-the server, and the denials (a plain user, another org's device)."""
+the server, the standing of a nameless device in a group of a thousand read in one request,
+and the denials (a plain user, another org's device)."""
 
 from __future__ import annotations
 
@@ -39,9 +40,10 @@ from tests.world import World
 
 pytestmark = pytest.mark.long
 MANY = 10_000
+WARD_MANY = 1_000  # devices in Ward before the nameless one: more than a page of 1,000
 FIRST_VIEW_MS = 1000
 SERVER_SETTINGS = {"mqtt_port": free_port(), "mqtt_tls_port": free_port()}  # TLS: the bundle
-ELSEWHERE: dict[str, str] = {}  # a device of Other, the second organization
+ELSEWHERE: dict[str, str] = {}  # a device of Other, the second organization; Ward's nameless
 # Who sees Devices, whether they may create one, and a device they may read
 SEES = {
     "staff_in_clinic": (True, "device_plain"),
@@ -53,9 +55,13 @@ ACTIONS = ["delete-device", "reset-certificate", "reset-key", "suspend-device"] 
 
 
 def seed(site: Site, world: World) -> None:
-    """10,000 more devices in Clinic, and one in Other, straight to storage."""
-    many_devices(site, world.tenant.org_id, MANY)
+    """10,000 more devices in Clinic, and one in Other, straight to storage; 1,000 more
+    in Ward, then one with no name (an empty one) in Ward, made last."""
+    org_id, ward = world.tenant.org_id, world.org_group_id
+    many_devices(site, org_id, MANY)
     ELSEWHERE["device"] = many_devices(site, world.other.org_id, 1)[0]
+    many_devices(site, org_id, WARD_MANY, ward)
+    ELSEWHERE["nameless"] = many_devices(site, org_id, 1, ward, names=[""])[0]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -378,6 +384,27 @@ def test_a_holder_of_device_permissions_in_a_group_may_update_its_device(
     until(
         lambda: live.call("GET", path, token)["twin"]["desired"].get("held_by") == "group", "saved"
     )
+
+
+def test_a_nameless_device_in_a_large_group_costs_one_request_to_stand_towards(
+    console: Console, live: LiveServer
+) -> None:
+    """group_device_perms holds device permissions in Ward, which holds 1,001 devices
+    before the nameless one: whether it is in Ward is asked by its ID, one request (the
+    group's list read by name read every page of the group when there was no name)."""
+    nameless = ELSEWHERE["nameless"]
+    token = live.token_for("clinic", "group_device_perms", PASSWORD)
+    assert live.call("GET", f"/v2/devices/{nameless}", token)["device"]["name"] == ""
+    console.start()
+    console.enter("clinic", "group_device_perms", PASSWORD)
+    console.wait_page("overview")
+    hold_responses(console, "/no-such-path/")  # holds nothing: records what is asked
+    console.visit("devices", nameless)
+    standing = asked(console, "group_id=")
+    assert len(standing) == 1, standing
+    assert f"&id={nameless}" in standing[0]
+    assert not console.all("#read-only")  # the answer was right: Ward's rights reach it
+    assert offered(console) == ["delete-device", "reset-certificate", "reset-key"]
 
 
 @pytest.fixture

@@ -12,6 +12,8 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import re
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -85,7 +87,90 @@ def test_each_caller_sees_the_ops_pages_they_may_use(console: Console, ops: Ops,
     assert console.errors() == []
 
 
+def rows_shown(console: Console) -> list[str]:
+    """The first column of the page's list, each row's."""
+    return [td.text for td in console.all("main section.list tbody tr td:first-child")]
+
+
+@pytest.mark.parametrize(
+    ("page", "route", "text", "words"),
+    [
+        ("jobs", "/v2/jobs", "description", "pump"),
+        ("claims", "/v2/provisioning/claims", "name", "spare"),
+    ],
+)
+def test_jobs_and_claims_are_searched_on_the_server(
+    console: Console, live: LiveServer, ops: Ops, page: str, route: str, text: str, words: str
+) -> None:
+    """The Jobs and Claims lists have the search box of the other searchable lists, and
+    what it finds is the server's `?search=` answer (jobs by description, claims by name);
+    a word nothing holds finds nothing."""
+    console.signed_in("org_admin")
+    console.visit(page)
+    query = {"search": words, "limit": "25"}
+    if page == "jobs":
+        query |= {"desc": "true", "order_by": "created_date"}
+    answer = live.call("GET", f"{route}?{urllib.parse.urlencode(query)}", live.token("org_admin"))
+    found = [item[text] for item in answer[page]]
+    assert found
+    for typed, shown in ((words, found), ("zebra", [])):
+        console.type(f"#{page}-search", typed)
+        console.after_list_loads(
+            lambda: console.find("main form[role=search] button[type=submit]").click()
+        )
+        assert rows_shown(console) == shown, typed
+        assert f"{len(shown)} in all" in console.find("main .pager").text
+
+
 # -- the full matrix (make test-long) ---------------------------------------------------------
+@pytest.mark.long
+def test_each_list_shows_a_search_box_exactly_where_its_route_takes_search(
+    console: Console, live: LiveServer, ops: Ops, world_template: World
+) -> None:
+    """Every list of the console, on every page that has one, against the OpenAPI
+    document: a route that takes `search` gets a box, one that refuses it (a 400) none."""
+    takes = searchable_routes(live)
+    pump, ward = ops.devices["pump-1"]["id"], world_template.org_group_id
+    pages = [("orgs",), ("users",), ("groups",), ("groups", ward), ("data",), ("roles",),
+             ("devices",), ("devices", pump), ("claims",), ("jobs",), ("jobs", ops.job),
+             ("audit",)]  # fmt: skip
+    console.signed_in("staff_in_clinic")  # staff in Clinic: every page, the orgs' list too
+    seen: dict[str, bool] = {}
+    for page in pages:
+        console.visit(*page)
+        for section in console.all("main section.list"):
+            route = route_of(takes, str(section.get_attribute("data-path")))
+            boxes = section.find_elements("css selector", "input[type=search]")
+            seen[route] = bool(boxes)
+            assert bool(boxes) == takes[route], (page, route)
+    assert set(seen) == set(LISTS), seen
+
+
+# Every route the console lists (list.js's listView): the sweep above must meet them all.
+LISTS = (
+    "/v2/orgs", "/v2/projects", "/v2/users", "/v2/groups", "/v2/roles", "/v2/devices",
+    "/v2/devices/{device_id}/commands", "/v2/devices/{device_id}/executions",
+    "/v2/provisioning/claims", "/v2/jobs", "/v2/jobs/{job_id}/executions", "/v2/audit",
+)  # fmt: skip
+
+
+def searchable_routes(live: LiveServer) -> dict[str, bool]:
+    """Each GET route of the OpenAPI document: whether it takes `search`."""
+    paths = live.call("GET", "/v2/openapi.json")["paths"]
+    return {
+        path: any(p.get("name") == "search" for p in methods["get"].get("parameters", []))
+        for path, methods in paths.items()
+        if "get" in methods
+    }
+
+
+def route_of(routes: dict[str, bool], path: str) -> str:
+    """The route template a request path is one of (the most literal when several are)."""
+    matching = [r for r in routes if re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", r), path)]
+    assert matching, path
+    return min(matching, key=lambda r: r.count("{"))
+
+
 @pytest.mark.long
 @pytest.mark.parametrize("who", list(SEES))
 def test_each_ops_page_passes_axe_and_hides_what_the_caller_may_not_do(

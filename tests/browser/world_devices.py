@@ -1,18 +1,20 @@
 """What the Devices pages of the console need in the world of tests/world.py: a twin with
 both sections on a device (set over HTTP, the desired state by Clinic's admin and the
 reported state by the device with its own key, as they would be), and many devices of
-Clinic at once, straight to storage (the list of a site of 10,000 devices)."""
+Clinic at once, straight to storage (the list of a site of 10,000 devices; a group of a
+thousand devices)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from edge.access import values
 from edge.accounts.device_kind import new_device
 from edge.app import Site
 from edge.devices import credentials
 from edge.kernel import ids
-from storage import devices
+from storage import access, devices
 from storage.rows import Tx
 from tests.browser.console import Console, LiveServer
 from tests.world import World
@@ -31,16 +33,24 @@ def give_twin(live: LiveServer, world: World, name: str = TWIN_DEVICE) -> dict[s
     return reply["twin"]  # type: ignore[no-any-return]
 
 
-def many_devices(site: Site, org_id: str, count: int) -> list[str]:
-    """`count` org-level devices of the org in one write (names `d<id>`), no access."""
-    made = [
-        new_device(org_id, "", {"name": "d" + ids.new_id(), "api_key_hash": _key_hash()})
-        for _ in range(count)
+def many_devices(
+    site: Site, org_id: str, count: int, group_id: str = "", names: list[str] | None = None
+) -> list[str]:
+    """`count` org-level devices of the org in one write (names `d<id>`, or `names`), no
+    access; with `group_id`, each a member of that group (a plain group access)."""
+    chosen = names or ["d" + ids.new_id() for _ in range(count)]
+    made = [new_device(org_id, "", {"name": name, "api_key_hash": _key_hash()}) for name in chosen]
+    grants = [
+        values.new_access("group", group_id, d.id, "device", org_id, "", {})
+        for d in made
+        if group_id
     ]
 
     def write(conn: Tx) -> None:
         for device in made:
             devices.create(conn, device)
+        for grant in grants:
+            access.create(conn, grant)
 
     site.services.db.write_sync(write)
     return [d.id for d in made]

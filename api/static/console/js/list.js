@@ -5,7 +5,9 @@ import * as api from "./api.js";
 import { h, fill, table } from "./dom.js";
 
 /** A paged list of `path` (the body's list under `key`), with `columns` as in dom.table.
- * `filters`: [{name, label, options: [[value, text]]}]; `params`: fixed query params. */
+ * `filters`: [{name, label, options: [[value, text]]}]; `params`: fixed query params;
+ * `search: false` for a route that refuses `search` (a 400: the audit log, executions,
+ * commands), which then shows no search box. The section names its route (`data-path`). */
 export function listView({ path, key, columns, caption, params = {}, filters = [], search = true, limit = 25 }) {
   const state = { query: {}, keys: [], next: null };
   const body = h("div", {});
@@ -53,7 +55,7 @@ export function listView({ path, key, columns, caption, params = {}, filters = [
   }
 
   const asks = search || filters.length;  // with nothing to choose, no Search button
-  const el = h("section", { class: "list" }, asks ? controls : null, body, pager);
+  const el = h("section", { class: "list", "data-path": path }, asks ? controls : null, body, pager);
   el.ready = load(null).catch((error) => fill(body, h("p", { class: "error", role: "alert" }, error.message)));
   return el;
 }

@@ -1,7 +1,9 @@
 // The one router: pages register themselves (pages/index.js imports each), the nav shows
 // those the signed-in person may use, and `#/name/arg` opens one. A page is
-// {name, title, visible(me), render(main, me, args)}; part 2's pages register the same way.
+// {name, title, visible(me), render(me, args, life)}; `life` (life.js) ends when the page
+// is left or dropped, and whatever the page keeps running is tied to it.
 import { h, fill } from "./dom.js";
+import { PageLife } from "./life.js";
 
 const pages = [];
 
@@ -38,6 +40,7 @@ export function link(text, name, ...args) {
 
 let session = null;
 let showing = 0;  // the number of the latest show(): a page that ends loading later is dropped
+let life = null;  // the lifetime of the page shown, or loading, last
 
 /** Start routing for this person; settles when the first page is shown, and fails (for
  * the caller to sign out) if the console cannot show one. */
@@ -50,6 +53,7 @@ export async function start(me) {
 export function stop() {
   session = null;
   showing++;  // a page still loading is not shown over the sign-in form
+  endLife();
   fill(document.getElementById("nav"));
 }
 
@@ -63,6 +67,7 @@ function renderNav() {
 
 async function show() {
   const mine = ++showing;
+  const own = nextLife();
   const { name, args } = current();
   const page = visiblePages(session).find((p) => p.name === name) || visiblePages(session)[0];
   const main = document.getElementById("main");
@@ -72,9 +77,10 @@ async function show() {
   document.title = `${page.title} · edge console`;
   fill(main, h("h1", {}, page.title), h("p", { class: "muted" }, "Loading…"));
   try {
-    const body = await page.render(session, args);
+    const body = await page.render(session, args, own);
     if (mine !== showing) return dropped(main);  // the person moved on or signed out meanwhile
     fill(main, h("h1", {}, page.heading ? page.heading(args) : page.title), body);
+    own.shown();
     await shown(body);
   } catch (error) {
     if (mine !== showing) return dropped(main);
@@ -86,6 +92,18 @@ async function show() {
   main.dataset.ready = "1";
   // How long the page took to show, beside the document's Navigation Timing entry.
   performance.measure(`page:${page.name}`, `start:${page.name}`);
+}
+
+/** The previous page's life ended (it is left, or dropped while loading), a new one begun. */
+function nextLife() {
+  endLife();
+  life = new PageLife();
+  return life;
+}
+
+function endLife() {
+  life?.end();
+  life = null;
 }
 
 /** A page that ended loading after a later show() or the sign-out: not shown, counted. */

@@ -34,7 +34,7 @@ async function projectOptions() {
 
 function claimsList(reload, projectNames) {
   return listView({
-    path: "/v2/provisioning/claims", key: "claims", caption: "Claims you manage", search: false,
+    path: "/v2/provisioning/claims", key: "claims", caption: "Claims you manage",
     columns: [
       ["Name", (c) => c.name],
       ["State", (c) => h("span", { class: `state state-${c.state}` }, c.state)],

@@ -1,48 +1,41 @@
 // Live changes for the device pages: the live-changes stream (GET /v2/events, docs/events.md)
 // read with `fetch` and the token in the Authorization header (never in the URL: the
-// browser's EventSource cannot send headers). A stream lives as long as the element it
-// serves: when the page is left or the person signs out, the element leaves the document
-// and the stream is closed (the server also ends it with `end` once the session is gone).
-// It opens once the element is in the page: a page the router dropped (it ended loading
-// after the person moved on) never opens one.
+// browser's EventSource cannot send headers). A stream lives as long as the page it serves
+// (life.js): it opens once the page is shown, so a page the router dropped (it ended
+// loading after the person moved on) never opens one, and it is closed when the page is
+// left or the person signs out (the server also ends it with `end` once the session is
+// gone). Nothing watches the document for this: the router ends the page's life.
 import * as api from "../api.js";
 
 const RETRY_MS = 3000;  // a dropped or refused stream (429: the account's streams) is retried
 
-/** Read `kinds` (and one device's only, with `deviceId`) for as long as `owner` is in the
- * page (from when it enters it), calling `onEvent({event, id, data})`;
- * `owner.dataset.live` says "open" or "closed". */
-export function watchLive(owner, { kinds, deviceId, onEvent }) {
+/** Read `kinds` (and one device's only, with `deviceId`) while the page of `life` is shown,
+ * calling `onEvent({event, id, data})`, and `onOpen()` each time the stream opens;
+ * `owner.dataset.live` says "open" or "closed". Answers a function that closes it sooner. */
+export function watchLive(life, owner, { kinds, deviceId, onEvent, onOpen = () => {} }) {
   const controller = new AbortController();
-  let seen = false;
-  const begin = () => {
-    seen = true;
-    run(owner, { kinds, device_id: deviceId }, controller.signal, (event) => {
-      if (event.event === "end") stop();  // the credentials no longer hold
-      else onEvent(event);
-    });
-  };
-  const observer = new MutationObserver(() => {
-    if (owner.isConnected && !seen) begin();
-    else if (!owner.isConnected && seen) stop();
-  });
-  function stop() {
-    observer.disconnect();
+  const stop = () => {
     controller.abort();
     owner.dataset.live = "closed";
-  }
-  observer.observe(document.getElementById("main"), { childList: true, subtree: true });
-  if (owner.isConnected) begin();
+  };
+  life.signal.addEventListener("abort", stop, { once: true });
+  const marks = {
+    opened: () => { owner.dataset.live = "open"; onOpen(); },
+    closed: () => { owner.dataset.live = "closed"; },
+    handle: (event) => (event.event === "end" ? stop() : onEvent(event)),  // end: the credentials no longer hold
+  };
+  life.whenShown(() => run({ kinds, device_id: deviceId }, controller.signal, marks));
   return stop;
 }
 
-async function run(owner, query, signal, handle) {
+/** The stream, read again after a drop, until `signal` aborts or the session is over. */
+async function run(query, signal, { opened, closed, handle }) {
   let lastId = null;
   while (!signal.aborted) {
     try {
       const headers = lastId ? { "Last-Event-ID": lastId } : {};
       const response = await api.raw("/v2/events", { query, signal, headers, accept: "text/event-stream" });
-      owner.dataset.live = "open";
+      opened();
       await readEvents(response.body, signal, (event) => {
         if (event.id) lastId = event.id;
         handle(event);
@@ -50,7 +43,7 @@ async function run(owner, query, signal, handle) {
     } catch (error) {
       if (signal.aborted || error.status === 401) break;  // left, or signed out
     }
-    if (!signal.aborted) owner.dataset.live = "closed";
+    if (!signal.aborted) closed();
     await pause(RETRY_MS, signal);
   }
 }

@@ -14,7 +14,7 @@ import { tunnelsView } from "./device_tunnels.js";
 import { jobsView } from "./device_jobs.js";
 import { when, projectNamer } from "./device_format.js";
 
-export async function devicePage(me, id) {
+export async function devicePage(me, id, life) {
   const { device } = await api.get(api.path`/v2/devices/${id}`);
   const may = towardsDevice(me, device, await groupsHolding(me, device));
   const twin = await twinView(device, may);
@@ -29,7 +29,7 @@ export async function devicePage(me, id) {
     may.update ? [h("h2", {}, "Commands"), commandsView(device)] : null,
     may.tunnels ? [h("h2", {}, "Tunnels"), tunnelsView(device)] : null,
     h("h2", {}, "Jobs"), jobsView(device));
-  watchLive(page, {
+  watchLive(life, page, {
     kinds: "presence,twins",
     deviceId: device.id,
     onEvent: ({ event, data }) => {

@@ -17,10 +17,10 @@ register({
   title: "Devices",
   heading: (args) => (args[0] ? "Device" : "Devices"),
   visible: (me) => me.inOrg && (me.summary.devices > 0 || creatableIn(me).any),
-  render: (me, args) => (args[0] ? devicePage(me, args[0]) : devicesPage(me)),
+  render: (me, args, life) => (args[0] ? devicePage(me, args[0], life) : devicesPage(me, life)),
 });
 
-function devicesPage(me) {
+function devicesPage(me, life) {
   const where = creatableIn(me);
   const projectName = projectNamer();
   const page = h("div", { id: "devices-page" });
@@ -35,7 +35,7 @@ function devicesPage(me) {
       ["Suspended", (d) => ("is_active" in d ? yesNo(!d.is_active) : "")],
     ],
   });
-  watchLive(page, {
+  watchLive(life, page, {
     kinds: "presence",
     onEvent: ({ event, data }) => {
       if (event === "presence") markOnline(page, data.device_id, data.online);

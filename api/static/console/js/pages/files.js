@@ -5,7 +5,8 @@
 import * as api from "../api.js";
 import { register, link, refresh } from "../router.js";
 import { h, notice, fill } from "../dom.js";
-import { holdsGroups, groupPicker, groupOf, rightsIn, twoStep, urlPath, bytes, plainArgs } from "./data_common.js";
+import { holdsGroups, groupPicker, groupOf, rightsIn, twoStep, urlPath, plainArgs } from "./data_common.js";
+import { bytes } from "../format.js";
 import { uploadForm } from "./files_upload.js";
 
 const PAGE = 50;

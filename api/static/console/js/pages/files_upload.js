@@ -11,7 +11,8 @@
 import * as api from "../api.js";
 import * as session from "../session.js";
 import { h, notice } from "../dom.js";
-import { urlPath, bytes } from "./data_common.js";
+import { urlPath } from "./data_common.js";
+import { bytes } from "../format.js";
 
 const KEPT = "edge-upload:";  // the prefix of every upload kept in sessionStorage
 

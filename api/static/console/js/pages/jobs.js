@@ -18,12 +18,12 @@ register({
   heading: (args) => (args[0] ? "Job" : "Jobs"),
   // who may make a job (update devices) or read one (org and project admins, its maker)
   visible: (me) => me.inOrg && (me.isOrgAdmin || me.isProjectAdmin || me.may("device", "update")),
-  render: (me, args) => (args[0] ? jobPage(args[0]) : jobsPage()),
+  render: (me, args, life) => (args[0] ? jobPage(args[0], life) : jobsPage()),
 });
 
 function jobsPage() {
   return h("div", {}, createJob(), listView({
-    path: "/v2/jobs", key: "jobs", caption: "Jobs you may read", search: false, params: { desc: "true", order_by: "created_date" },
+    path: "/v2/jobs", key: "jobs", caption: "Jobs you may read", params: { desc: "true", order_by: "created_date" },
     filters: [{ name: "state", label: "State", options: [["", "All"], ...JOB_STATES.map((s) => [s, s])] }],
     columns: [
       ["Job", (j) => link(j.description || j.id, "jobs", j.id)],

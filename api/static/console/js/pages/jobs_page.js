@@ -13,7 +13,8 @@ import { when } from "./claims.js";
 
 const RUNNING = ["SCHEDULED", "IN_PROGRESS"];
 
-export async function jobPage(id) {
+/** The page of job `id`; its live progress and pending reads end with `life`. */
+export async function jobPage(id, life) {
   const { job } = await api.get(api.path`/v2/jobs/${id}`);
   const state = h("strong", { id: "job-state" }, job.state);
   const reason = h("span", { id: "job-reason" }, job.reason ? ` (${job.reason})` : "");
@@ -34,13 +35,15 @@ export async function jobPage(id) {
     table("Targets and rollout policy", [["Rule", ([k]) => k], ["Value", ([, v]) => v]], rules(job)),
     h("h2", {}, "Executions"),
     executions);
-  let pending = null;  // a burst of changes (a large release) reads the executions once
+  let pending = false;  // a burst of changes (a large release) reads the executions once
   const show = (data) => {
     state.textContent = data.state;
     progress.update(data.counts);
-    pending = pending || setTimeout(() => { pending = null; showExecutions(); }, 500);
+    if (pending) return;
+    pending = true;
+    life.after(500, () => { pending = false; showExecutions(); });
   };
-  followJob(el, job.id, {
+  followJob(life, el, job.id, {
     onChange: show,
     // read again (a gone job, or a failed read, leaves the page as it is)
     onReload: () => api.get(api.path`/v2/jobs/${job.id}`).then(({ job: again }) => show(again), () => {}),

@@ -3,6 +3,7 @@
 import * as api from "../api.js";
 import { register } from "../router.js";
 import { h, table } from "../dom.js";
+import { bytes } from "../format.js";
 
 const NAMES = {
   orgs: "Organizations", projects: "Projects", users: "Users", groups: "Groups", roles: "Roles",
@@ -27,10 +28,3 @@ register({
       table(`Checked ${health.checked || ""}`, [["Part", ([name]) => name], ["State", ([, state]) => h("span", { class: state === "ok" ? "ok" : "error" }, state)]], parts));
   },
 });
-
-function bytes(n) {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let i = 0;
-  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
-  return `${i ? n.toFixed(1) : n} ${units[i]}`;
-}

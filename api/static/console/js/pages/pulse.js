@@ -23,7 +23,7 @@ register({
   name: "pulse",
   title: "Pulse",
   visible: (me) => me.isStaff || me.isOrgAdmin,
-  async render(me, args) {
+  async render(me, args, life) {
     stylesheet();
     const orgId = me.isStaff ? args[0] : undefined;
     const pulse = (await api.get("/v2/pulse", { org_id: orgId })).pulse;
@@ -36,7 +36,7 @@ register({
     root.append(charts, h("details", { id: "pulse-table" }, h("summary", {}, "The figures as a table"), figures));
     const view = { charts: [], shown, chartsEl: charts, figures };
     root.ready = new Promise((resolve) => requestAnimationFrame(() => { draw(view, pulse); resolve(); }));
-    keepFresh(root, view, orgId);
+    keepFresh(life, view, orgId);
     return root;
   },
 });
@@ -125,12 +125,11 @@ function reading(series, sample) {
   return value == null ? "not known" : series.text(value);
 }
 
-/** Each minute while the page is shown; stops once it is left. */
-function keepFresh(root, view, orgId) {
-  const timer = setInterval(async () => {
-    if (!root.isConnected) { clearInterval(timer); return; }
+/** Each minute while the page lives; stops once it is left (or dropped). */
+function keepFresh(life, view, orgId) {
+  life.every(REFRESH_MS, async () => {
     try {
       draw(view, (await api.get("/v2/pulse", { org_id: orgId })).pulse);
     } catch { /* the next minute tries again; a 401 signs out through the client */ }
-  }, REFRESH_MS);
+  });
 }
