@@ -171,7 +171,7 @@ class _Sink:
 
     def finish(self) -> None:
         """Flush and close the file. A stream cancelled while its finish waited for a thread
-        is aborted on the event loop, which may take the lock first: the descriptor is then
+        is aborted on another thread, which may take the lock first: the descriptor is then
         closed, and its number may already be another file's (or socket's), which an fsync
         and a close here would flush and close under its owner's feet."""
         with self._lock, space.refusals(self._store.refusal):
@@ -184,6 +184,8 @@ class _Sink:
             self._closed = True
 
     def abort(self) -> None:
+        """Close and remove the file. Blocking: the lock waits out a write (or a finish's
+        fsync) under way, so the event loop hands this to a worker thread (`_abort_soon`)."""
         with self._lock:
             if not self._closed:
                 self._end_flush(wait=False)
@@ -265,7 +267,27 @@ class _Lane:
 
 def _abort_made(making: asyncio.Future[_Sink]) -> None:
     if not making.cancelled() and making.exception() is None:
-        making.result().abort()
+        _abort_soon(making.result())
+
+
+def _abort_soon(sink: _Sink) -> Future[None] | None:
+    """Abort a sink on the store's threads, never on the event loop: the abort waits for the
+    sink's lock, which a write holds for the length of a write and a finish across an fsync.
+    Once the store's threads are gone (it is closing), nothing can hold the lock: at once."""
+    try:
+        return sink._store.submit_blocking(sink.abort)
+    except RuntimeError:  # cannot schedule new futures after shutdown
+        sink.abort()
+        return None
+
+
+async def _aborted(sink: _Sink, cause: BaseException) -> None:
+    """Abort a failed stream's sink off the loop and wait for it, so that the temporary file
+    is gone when the stream's error is raised. A second cancel does not call the abort off;
+    a coroutine closed unfinished (GeneratorExit) may not wait: it only starts the abort."""
+    aborting = _abort_soon(sink)
+    if aborting is not None and not isinstance(cause, GeneratorExit):
+        await asyncio.shield(asyncio.wrap_future(aborting))
 
 
 def _settle(future: asyncio.Future[None], exc: BaseException | None) -> None:
@@ -319,12 +341,12 @@ class BlobStore:
             while in_flight:
                 await in_flight.popleft()
             await self.run(sink.finish)
-        except BaseException:
+        except BaseException as exc:
             for waiting in in_flight:  # their outcome no longer matters (nor is it logged)
                 if waiting.done() and not waiting.cancelled():
                     waiting.exception()
                 waiting.cancel()
-            sink.abort()
+            await _aborted(sink, exc)
             raise
         return Received(sink.path, size, sink.md5.digest())
 

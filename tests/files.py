@@ -3,7 +3,6 @@ file's bytes are on disk. The callers and groups are the world's (tests/world.py
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from pathlib import Path
 from typing import Any
@@ -18,19 +17,6 @@ PART = 1024  # the smallest multipart part the files tests' config allows (defau
 def relative(url: str) -> str:
     """The test client takes paths: a presigned URL without its scheme and host."""
     return str(URL(url, encoded=True).raw_path_qs)
-
-
-async def raw_status(world: Any, request: str) -> bytes:
-    """A request written as given (a framing the test client does not send), on a
-    connection of its own: the status line it is answered."""
-    server = world.api.client.server if world.api else None
-    assert server is not None
-    reader, writer = await asyncio.open_connection(server.host, server.port)
-    try:
-        writer.write(request.encode())
-        return await reader.readline()
-    finally:
-        writer.close()
 
 
 def md5(data: bytes) -> str:

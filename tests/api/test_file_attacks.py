@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from storage import blobs
+from tests import wire
 from tests.files import PART, relative
 from tests.world import World
 
@@ -73,20 +74,14 @@ async def test_a_part_number_is_ascii_digits(world: World, key: str, message: st
 async def as_sent(world: World, method: str, raw: str, body: bytes = b"") -> tuple[int, Any]:
     """A call with its path exactly as written: HTTP client libraries resolve dot segments
     (also percent-encoded ones) before they send a request."""
-    server = world.api.client.server if world.api else None
-    assert server is not None
     token = await world.token("file_editor")
-    reader, writer = await asyncio.open_connection(server.host, server.port)
     head = (
         f"{method} /v2/groups/{world.files_group_id}/files/{raw} HTTP/1.1\r\n"
         f"Host: edge\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
-    writer.write(head.encode() + body)
-    reply = await reader.read()
-    writer.close()
-    status_line, _, rest = reply.partition(b"\r\n")
-    return int(status_line.split()[1]), json.loads(rest.partition(b"\r\n\r\n")[2])
+    status, reply = wire.status_and_body(await wire.reply(world.api, head.encode() + body))
+    return status, json.loads(reply)
 
 
 @pytest.mark.parametrize("raw", ["%2e%2e", "a/%2E/b", "a/%2e%2e/b", "%2e%2e/%2e%2e/x"])
@@ -209,16 +204,11 @@ async def test_an_upload_whose_bytes_stop_coming_is_408(
     services = world.site.services
     monkeypatch.setattr(services, "config", replace(services.config, body_timeout=0.5))
     status, reply = await world.files("file_editor", "PUT", "slow.bin", json={})
-    server = world.api.client.server if world.api else None
-    assert status == 200 and server is not None
-    reader, writer = await asyncio.open_connection(server.host, server.port)
+    assert status == 200
     target = relative(reply["url"])
-    writer.write(f"PUT {target} HTTP/1.1\r\nHost: edge\r\nContent-Length: 100\r\n\r\nabc".encode())
-    try:
-        async with asyncio.timeout(10):
-            status_line = await reader.readline()
-    finally:
-        writer.close()
+    status_line = await wire.status_line(
+        world.api, f"PUT {target} HTTP/1.1\r\nHost: edge\r\nContent-Length: 100\r\n\r\nabc".encode()
+    )
     assert status_line.split()[1] == b"408", status_line
     assert await world.stored("slow.bin") is None
     assert not list(services.blobs.tmp.iterdir())
@@ -232,9 +222,7 @@ async def test_a_part_that_arrives_after_its_upload_completed_leaves_nothing(
     status, started = await world.files("file_editor", "PUT", "late.bin", json={"num_parts": 2})
     assert status == 200
     assert (await world.send(started["urls"][0], b"first"))[0] == 200
-    server = world.api.client.server if world.api else None
-    assert server is not None
-    reader, writer = await asyncio.open_connection(server.host, server.port)
+    reader, writer = await wire.connect(world.api)
     target = relative(started["urls"][1])
     writer.write(f"PUT {target} HTTP/1.1\r\nHost: edge\r\nContent-Length: 6\r\n\r\nsec".encode())
     await writer.drain()
@@ -261,9 +249,8 @@ async def trickle(world: World, name: str, body_min_rate: int) -> bytes:
     config = replace(services.config, body_timeout=0.5, body_min_rate=body_min_rate)
     services.config = config
     status, reply = await world.files("file_editor", "PUT", name, json={})
-    server = world.api.client.server if world.api else None
-    assert status == 200 and server is not None
-    reader, writer = await asyncio.open_connection(server.host, server.port)
+    assert status == 200
+    reader, writer = await wire.connect(world.api)
     target = relative(reply["url"])
     writer.write(f"PUT {target} HTTP/1.1\r\nHost: edge\r\nContent-Length: 6\r\n\r\n".encode())
     try:
@@ -309,9 +296,8 @@ async def test_a_client_that_hangs_up_at_once_leaves_no_temporary_file(
     handler, as a shutdown does) and its temporary file goes at once, not at the next start.
     Nothing of it is held: the same URL then takes the file, an empty one at that."""
     status, reply = await world.files("file_editor", "PUT", "gone.bin", json={})
-    server = world.api.client.server if world.api else None
-    assert status == 200 and server is not None
-    reader, writer = await asyncio.open_connection(server.host, server.port)
+    assert status == 200
+    reader, writer = await wire.connect(world.api)
     target = relative(reply["url"])
     length = f"Content-Length: {sent + 5}"
     writer.write(f"PUT {target} HTTP/1.1\r\nHost: edge\r\n{length}\r\n\r\n".encode())
@@ -338,15 +324,11 @@ async def test_a_refused_head_sends_no_body(world: World, header: str, status: b
     """A body after a HEAD's headers would be read as the start of the next response on the
     same connection."""
     target = relative(await download_url(world))
-    server = world.api.client.server if world.api else None
-    assert server is not None
-    reader, writer = await asyncio.open_connection(server.host, server.port)
-    writer.write(
+    reply = await wire.reply(
+        world.api,
         f"HEAD {target} HTTP/1.1\r\nHost: edge\r\n{header}\r\n\r\n"
-        f"GET {target} HTTP/1.1\r\nHost: edge\r\nConnection: close\r\n\r\n".encode()
+        f"GET {target} HTTP/1.1\r\nHost: edge\r\nConnection: close\r\n\r\n".encode(),
     )
-    reply = await reader.read()
-    writer.close()
     first, _, rest = reply.partition(b"\r\n\r\n")
     assert first.split()[1] == status
     assert rest.startswith(b"HTTP/1.1 200 "), rest[:80]
@@ -365,9 +347,7 @@ async def test_a_number_filter_is_finite(world: World, value: str) -> None:
 # -- Expect: 100-continue ------------------------------------------------------------------------
 async def expecting(world: World, url: str, length: int) -> tuple[bytes, asyncio.StreamReader, Any]:
     """A PUT that waits for `100 Continue` before its body: the first status line back."""
-    server = world.api.client.server if world.api else None
-    assert server is not None
-    reader, writer = await asyncio.open_connection(server.host, server.port)
+    reader, writer = await wire.connect(world.api)
     writer.write(
         f"PUT {relative(url)} HTTP/1.1\r\nHost: edge\r\nContent-Length: {length}\r\n"
         "Expect: 100-continue\r\n\r\n".encode()

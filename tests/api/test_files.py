@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.files import PART, blob_paths, md5, multipart_etag, raw_status, relative
+from tests import wire
+from tests.files import PART, blob_paths, md5, multipart_etag, relative
 from tests.world import World
 
 pytestmark = pytest.mark.world("content", files_min_part_bytes=PART)
@@ -84,7 +85,7 @@ async def test_every_empty_upload_is_answered_not_only_the_first(world: World) -
             status, reply = await world.files("file_editor", "PUT", name, json={})
             assert status == 200, reply
             head = f"PUT {relative(reply['url'])} HTTP/1.1\r\nHost: edge\r\n"
-            status_line = await raw_status(world, head + framing)
+            status_line = await wire.status_line(world.api, (head + framing).encode())
             assert status_line.split()[1] == b"200", (name, status_line)
             entry, got = await read_back(world, name)
             assert (got, entry["size"], entry["revision"]) == (b"", 0, revision)

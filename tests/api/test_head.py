@@ -5,13 +5,13 @@ that names GET; so is a GET that issues something each time (a device's bundle).
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 
 from api.routing import Route
 from edge.app import ROUTES
+from tests import wire
 from tests.api.test_conventions import concrete
 from tests.conftest import Api
 
@@ -61,14 +61,11 @@ async def test_a_signed_in_head_has_the_gets_length(api: Api, staff_token: str) 
 async def test_no_body_follows_a_head_on_the_wire(api: Api) -> None:
     """A body after a HEAD's headers would be read as the start of the next answer on the
     same connection."""
-    server = api.client.server
-    reader, writer = await asyncio.open_connection(server.host, server.port)
-    writer.write(
+    reply = await wire.reply(
+        api,
         b"HEAD /v2/version HTTP/1.1\r\nHost: edge\r\n\r\n"
-        b"GET /v2/version HTTP/1.1\r\nHost: edge\r\nConnection: close\r\n\r\n"
+        b"GET /v2/version HTTP/1.1\r\nHost: edge\r\nConnection: close\r\n\r\n",
     )
-    reply = await reader.read()
-    writer.close()
     first, _, rest = reply.partition(b"\r\n\r\n")
     assert first.startswith(b"HTTP/1.1 200 ") and b"Content-Length: " in first
     assert rest.startswith(b"HTTP/1.1 200 "), rest[:80]

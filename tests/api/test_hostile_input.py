@@ -4,7 +4,6 @@ and bytes that are not UTF-8 in headers."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 from typing import Any
@@ -14,6 +13,7 @@ import pytest
 from edge.app import Site
 from edge.kernel import json_text
 from storage.rows import scalar
+from tests import wire
 from tests.conftest import Api
 from tests.tenants import Tenant
 
@@ -124,14 +124,7 @@ async def test_a_lone_surrogate_in_a_form_field_is_400(api: Api) -> None:
 
 async def raw_request(api: Api, head: bytes) -> tuple[int, bytes]:
     """Send bytes that no HTTP client library would send; the status and the body back."""
-    server = api.client.server
-    reader, writer = await asyncio.open_connection(server.host, server.port)
-    writer.write(head + b"Connection: close\r\n\r\n")
-    await writer.drain()
-    reply = await reader.read()
-    writer.close()
-    status_line, _, rest = reply.partition(b"\r\n")
-    return int(status_line.split()[1]), rest.partition(b"\r\n\r\n")[2]
+    return wire.status_and_body(await wire.reply(api, head + b"Connection: close\r\n\r\n"))
 
 
 @pytest.mark.parametrize(
@@ -176,10 +169,5 @@ async def test_sign_in_with_non_utf8_headers_is_answered(api: Api) -> None:
         b"Content-Type: application/x-www-form-urlencoded\r\n"
         b"Content-Length: " + str(len(form)).encode() + b"\r\n"
     )
-    server = api.client.server
-    reader, writer = await asyncio.open_connection(server.host, server.port)
-    writer.write(head + b"Connection: close\r\n\r\n" + form)
-    await writer.drain()
-    reply = await reader.read()
-    writer.close()
+    reply = await wire.reply(api, head + b"Connection: close\r\n\r\n" + form)
     assert reply.startswith(b"HTTP/1.1 400"), reply

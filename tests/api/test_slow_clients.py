@@ -22,6 +22,7 @@ import aiohttp
 import pytest
 
 from edge.app import Sockets, start
+from tests import wire
 from tests.conftest import make_config
 from tests.factory import new_site
 
@@ -133,15 +134,13 @@ async def test_a_body_that_does_not_arrive_is_408(server: Served) -> None:
 async def test_a_request_aiohttp_cannot_read_gets_the_status_payload_and_no_traceback(
     server: Served, request_bytes: bytes, caplog: pytest.LogCaptureFixture
 ) -> None:
-    reader, writer = await server.open(request_bytes)
-    reply = await asyncio.wait_for(reader.read(), BOUND)
+    reply = await wire.reply(server, request_bytes)
     head, _, body = reply.partition(b"\r\n\r\n")
     assert re.match(rb"HTTP/1\.[01] 400 ", head), reply
     assert b"application/json" in head and b"\r\nServer: edge\r\n" in head
     assert b"aiohttp" not in head.lower()
     assert json.loads(body)["message"].startswith("The request could not be read: ")
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
-    writer.close()
 
 
 async def test_one_address_may_hold_only_so_many_connections(data_dir: Path) -> None:

@@ -5,6 +5,7 @@ serious or critical axe-core violation and no error in the browser's log."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from selenium.webdriver.common.keys import Keys
@@ -98,6 +99,57 @@ def test_sizes_are_written_by_one_module(console: Console, live: LiveServer) -> 
         "import('/console/js/format.js').then((m) => done(m.bytes(arguments[0])));",
         count,
     )
+
+
+def format_js(console: Console, call: str, *args: object) -> Any:
+    """`call` (an expression over `m`, format.js, and `args`) as the browser answers it."""
+    return console.driver.execute_async_script(
+        "const done = arguments[arguments.length - 1], args = arguments[0];"
+        f"import('/console/js/format.js').then((m) => done({call}));",
+        list(args),
+    )
+
+
+def test_times_and_typed_json_are_written_by_one_module(console: Console, live: LiveServer) -> None:
+    """`when()` and `parseJson()` were written twice each, and the two `when`s differed (no
+    time was "" on the Claims, Jobs and Audit pages, "never" on the device pages): now both
+    live in js/format.js alone. No time reads "never" (a device not yet seen), a time the
+    same way everywhere; JSON that does not parse names its box."""
+    defining = {
+        name: sorted(
+            str(path.relative_to(SCRIPTS))
+            for path in SCRIPTS.rglob("*.js")
+            if f"function {name}(" in path.read_text("utf-8")
+        )
+        for name in ("when", "parseJson")
+    }
+    assert defining == {"when": ["format.js"], "parseJson": ["format.js"]}
+    assert format_js(console, "args.map(m.when)", None, "", "2026-11-27T20:01:02.123456Z") == [
+        "never",
+        "never",
+        "2026-11-27 20:01:02 UTC",
+    ]
+    parsed = (
+        "args.map((t) => { try { return m.parseJson(t, 'Template'); }"
+        " catch (e) { return e.message; } })"
+    )
+    good, bad = format_js(console, parsed, '{"a": [1]}', "{")
+    assert good == {"a": [1]} and bad.startswith("Template is not JSON: ")
+    optional = "args.map((t) => m.optionalJson(t, 'Document') ?? 'unset')"
+    assert format_js(console, optional, "", "  ", "2") == ["unset", "unset", 2]
+    console.signed_in("org_admin")
+    devices = live.call("GET", "/v2/devices?limit=100", live.token("org_admin"))["devices"]
+    console.visit("devices")
+    shown = {
+        row.find_element("css selector", "td:first-child").text: row.find_element(
+            "css selector", "td:nth-child(3)"
+        ).text
+        for row in console.all("main section.list tbody tr")
+    }
+    expected = format_js(console, "args.map((d) => [d.name, m.when(d.last_seen)])", *devices)
+    assert shown and shown == dict(expected)
+    assert "never" in shown.values()
+    assert console.errors() == []
 
 
 def test_the_console_is_served_with_a_strict_policy(live: LiveServer) -> None:

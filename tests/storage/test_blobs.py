@@ -3,9 +3,11 @@ together in the kernel or, failing that, in user space; a full database is DiskF
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import hashlib
 import os
+import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -132,8 +134,39 @@ async def test_a_broken_stream_leaves_nothing(store: BlobStore) -> None:
     assert list(store.tmp.iterdir()) == []
 
 
+async def test_an_abort_waits_for_a_write_off_the_event_loop(store: BlobStore) -> None:
+    """A write holds the sink's lock (here: held in it until the test lets go); the stream
+    fails meanwhile. Its abort waits for the lock on a worker thread: the loop goes on
+    answering (this test runs on it) and the stream's error comes once the write is done,
+    with nothing left behind. On the loop, the abort would hold it until the write ended
+    (the hook gives up after a while, so that such a failure is a failure, not a hang)."""
+    in_write, let_go, failing = threading.Event(), threading.Event(), asyncio.Event()
+    gave_up: list[int] = []
+
+    def held(size: int) -> None:
+        in_write.set()
+        if not let_go.wait(timeout=20):
+            gave_up.append(size)
+
+    async def breaks_mid_write() -> AsyncIterator[bytes]:
+        yield os.urandom(blobs.CHUNK)
+        await asyncio.get_running_loop().run_in_executor(None, in_write.wait)
+        failing.set()
+        raise ConnectionResetError
+
+    store.before_write = held
+    receiving = asyncio.ensure_future(store.receive(breaks_mid_write(), 1 << 30))
+    await failing.wait()  # the stream failed and its abort started, the write still held
+    await asyncio.sleep(0)
+    assert gave_up == [] and not receiving.done()  # the loop answers; the abort waits
+    let_go.set()
+    with pytest.raises(ConnectionResetError):
+        await receiving
+    assert gave_up == [] and list(store.tmp.iterdir()) == []
+
+
 def test_a_finish_that_comes_after_the_abort_leaves_other_files_alone(store: BlobStore) -> None:
-    """A stream cancelled while its finish waited for a thread is aborted on the event loop,
+    """A stream cancelled while its finish waited for a thread is aborted on another thread,
     which may take the file before the finish does; by then the descriptor's number may be
     another file's, which the finish flushed and closed."""
     sink = blobs._Sink(store)

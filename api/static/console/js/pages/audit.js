@@ -6,7 +6,7 @@ import { register } from "../router.js";
 import { h, fill, field, notice } from "../dom.js";
 import { listView } from "../list.js";
 import { allEvents, toCsv, fileName, download } from "./audit_csv.js";
-import { when } from "./claims.js";
+import { when } from "../format.js";
 
 register({
   name: "audit",

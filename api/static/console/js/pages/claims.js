@@ -6,6 +6,7 @@ import * as api from "../api.js";
 import { register } from "../router.js";
 import { h, fill, field, form, notice } from "../dom.js";
 import { listView } from "../list.js";
+import { when } from "../format.js";
 import { claimBody } from "./claims_body.js";
 
 register({
@@ -99,8 +100,4 @@ function showOnce(shown, claim) {
     h("img", { class: "qr", id: "claim-qr", src: claim.qr_code, alt: `QR code of the claim ${claim.name} and its secret` }),
     h("div", { class: "actions" }, done)));
   done.focus();
-}
-
-export function when(date) {
-  return date ? date.replace("T", " ").replace(/\.\d+/, "").replace("Z", " UTC") : "";
 }

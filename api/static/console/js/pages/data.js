@@ -5,7 +5,8 @@ import * as api from "../api.js";
 import { register, go } from "../router.js";
 import { h, field, form, notice } from "../dom.js";
 import { holdsGroups, groupPicker, groupOf, rightsIn, childrenPage, urlPath, plainArgs, plainPath } from "./data_common.js";
-import { entryPage, parseJson } from "./data_editor.js";
+import { parseJson } from "../format.js";
+import { entryPage } from "./data_editor.js";
 
 register({
   name: "data",
@@ -86,7 +87,7 @@ function createEntry(groupId) {
     h("div", {}, h("label", { for: value.id }, "Value (JSON)"), value),
     h("button", { type: "submit" }, "Create entry")], async () => {
     const where = plainPath(`/${path.input.value.trim().replace(/^\/+/, "")}`);
-    await api.post(`${api.path`/v2/groups/${groupId}/data`}/${urlPath(where)}`, { value: parseJson(value.value) });
+    await api.post(`${api.path`/v2/groups/${groupId}/data`}/${urlPath(where)}`, { value: parseJson(value.value, "The value") });
     notice("Entry created");
     go("data", groupId, "entry", ...where.split("/").filter(Boolean));
   });

@@ -8,19 +8,11 @@
 import * as api from "../api.js";
 import { go, refresh } from "../router.js";
 import { h, form, notice, table } from "../dom.js";
+import { parseJson } from "../format.js";
 import { groupOf, rightsIn, twoStep, urlPath } from "./data_common.js";
 
 const UNICODE = Array.from({ length: 10 }, (_, i) => `unicode_${i + 1}`);
 const NUMBERS = ["number_1", "number_2"];
-
-/** The JSON a person typed, or an error saying where it is not JSON. */
-export function parseJson(text) {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new Error(`The value is not JSON: ${error.message}`);
-  }
-}
 
 /** The entry and the ETag its GET answered (the version a conditional write names). */
 async function readEntry(where) {
@@ -45,7 +37,7 @@ export async function entryPage(me, groupId, path) {
   const index = indexFields(entry, !saves);
   const conflict = h("section", { id: "conflict", class: "conflict", hidden: true, "aria-live": "assertive" });
   const save = async (version) => {
-    const body = { value: parseJson(value.value), ...index.value() };
+    const body = { value: parseJson(value.value, "The value"), ...index.value() };
     try {
       await api.call("PUT", where, { json: body, headers: { "If-Match": version } });
     } catch (error) {

@@ -6,7 +6,7 @@
 import * as api from "../api.js";
 import { h, field, checkbox, fill, form } from "../dom.js";
 import { listView } from "../list.js";
-import { when } from "./device_format.js";
+import { when } from "../format.js";
 
 const RECENT = 10;
 const STATES = ["sent", "queued", "delivered", "answered", "timed_out", "expired"];

@@ -1,12 +1,7 @@
-// How the device pages show a time and a project (shared by the list and the device page).
+// How the device pages show a project (shared by the list and the device page); a time is
+// format.js's `when`.
 import * as api from "../api.js";
 import { h } from "../dom.js";
-
-/** A time as the server gave it, shorter: "2026-11-27 20:01:02 UTC". */
-export function when(iso) {
-  if (!iso) return "never";
-  return `${iso.replace("T", " ").replace(/\.\d+/, "").replace(/Z$/, "")} UTC`;
-}
 
 /** A function showing a project's name, read once per project for one page (the ID until
  * it is known, or when the caller may not read the project). */

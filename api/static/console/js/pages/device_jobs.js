@@ -7,7 +7,7 @@ import * as api from "../api.js";
 import { link } from "../router.js";
 import { h } from "../dom.js";
 import { listView } from "../list.js";
-import { when } from "./device_format.js";
+import { when } from "../format.js";
 
 const STATES = ["QUEUED", "IN_PROGRESS", "SUCCEEDED", "FAILED", "REJECTED", "TIMED_OUT", "CANCELED", "REMOVED"];
 

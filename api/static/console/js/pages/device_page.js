@@ -12,7 +12,8 @@ import { twinView } from "./device_twin.js";
 import { commandsView } from "./device_commands.js";
 import { tunnelsView } from "./device_tunnels.js";
 import { jobsView } from "./device_jobs.js";
-import { when, projectNamer } from "./device_format.js";
+import { when } from "../format.js";
+import { projectNamer } from "./device_format.js";
 
 export async function devicePage(me, id, life) {
   const { device } = await api.get(api.path`/v2/devices/${id}`);

@@ -5,7 +5,7 @@
 import * as api from "../api.js";
 import { h, field, fill, form, notice, table } from "../dom.js";
 import { secretsView, doneButton } from "./device_secrets.js";
-import { when } from "./device_format.js";
+import { when } from "../format.js";
 
 const FIRST_PORT = 2222;
 

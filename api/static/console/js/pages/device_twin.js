@@ -9,7 +9,7 @@
 // without the person saving it.
 import * as api from "../api.js";
 import { h, fill, form, notice } from "../dom.js";
-import { when } from "./device_format.js";
+import { when } from "../format.js";
 
 const RESENDS = 3;  // a 409 caused by `reported` alone is retried this many times
 

@@ -10,7 +10,8 @@ import { onlineDot, markOnline, watchLive } from "./device_live.js";
 import { creatableIn } from "./device_standing.js";
 import { secretsView, bundleButton } from "./device_secrets.js";
 import { devicePage } from "./device_page.js";
-import { when, projectNamer } from "./device_format.js";
+import { when } from "../format.js";
+import { projectNamer } from "./device_format.js";
 
 register({
   name: "devices",

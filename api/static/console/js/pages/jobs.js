@@ -8,7 +8,7 @@ import { listView } from "../list.js";
 import { progressBar } from "./jobs_progress.js";
 import { jobBody, POLICY } from "./jobs_body.js";
 import { jobPage } from "./jobs_page.js";
-import { when } from "./claims.js";
+import { when } from "../format.js";
 
 const JOB_STATES = ["SCHEDULED", "IN_PROGRESS", "COMPLETED", "CANCELED", "ABORTED"];
 

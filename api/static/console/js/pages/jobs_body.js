@@ -2,7 +2,7 @@
 // the document, the firmware artifact by group and path, the rollout policy. Left empty,
 // a rule is not sent (the server's default applies); the server judges the rest and its
 // 400s are shown as they come.
-import { parseJson } from "./claims_body.js";
+import { optionalJson } from "../format.js";
 
 export const POLICY = [
   ["max_per_minute", "Most released a minute"],
@@ -17,7 +17,7 @@ export const POLICY = [
 export function jobBody(values) {
   const body = { targets: targets(values.target_kind, values.target.trim()) };
   if (values.description.trim()) body.description = values.description.trim();
-  body.document = parseJson(values.document, "Document") ?? {};
+  body.document = optionalJson(values.document, "Document") ?? {};
   if (values.continuous) body.continuous = true;
   if (values.artifact_group.trim() || values.artifact_path.trim()) {
     body.artifact = { group_id: values.artifact_group.trim(), path: values.artifact_path.trim() };

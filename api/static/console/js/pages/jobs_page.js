@@ -9,7 +9,7 @@ import { h, fill, checkbox, notice, table } from "../dom.js";
 import { listView } from "../list.js";
 import { progressBar } from "./jobs_progress.js";
 import { followJob } from "./jobs_live.js";
-import { when } from "./claims.js";
+import { when } from "../format.js";
 
 const RUNNING = ["SCHEDULED", "IN_PROGRESS"];
 
