@@ -11,7 +11,7 @@ from edge.access.engine import Caller
 from edge.accounts.kind import Kind
 from edge.kernel import fields
 from edge.kernel.errors import Denied, ValidationError
-from edge.kernel.listing import Filter, ListQuery, check_search_fields
+from edge.kernel.listing import Filter, ListQuery
 from storage import presence
 from storage import user_scopes as scopes
 from storage.listing import Scope
@@ -94,7 +94,6 @@ def normalized(kind: Kind[Any], query: ListQuery, scope: Scope) -> tuple[ListQue
             "search_fields",
             f"'{unknown[0]}' is not searchable (choose from {', '.join(searchable)})",
         )
-    check_search_fields(query.search, query.search_fields)
     if query.search:
         fts = [n for n in chosen if n in table.fts_columns]
         json_columns = [n for n in chosen if n in table.json_columns]

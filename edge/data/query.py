@@ -14,13 +14,7 @@ from typing import Any
 
 from edge.kernel import clock, numbers, patterns
 from edge.kernel.errors import ValidationError
-from edge.kernel.listing import (
-    DEFAULT_LIMIT,
-    MAX_LIMIT,
-    MIN_LIMIT,
-    check_search_fields,
-    split_operator,
-)
+from edge.kernel.listing import DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT, split_operator
 from storage.data import NUMBER_FIELDS as NUMBER_FIELDS  # api/data.py documents these
 from storage.data import UNICODE_FIELDS as UNICODE_FIELDS
 from storage.data_walks import WALKS as WALKS
@@ -81,17 +75,14 @@ def parse(params: Mapping[str, Any]) -> DataQuery:
         else:
             filters.append(_filter(key, raw))
     values.pop("bust_cache", None)  # accepted and ignored: reads are never cached
-    search = _text("search", values.get("search")) or None
-    search_fields = _fields(values.get("search_fields"))
-    check_search_fields(search, search_fields)
     return DataQuery(
         **{k: v for k, v in values.items() if k in FLAGS},
         limit=_limit(values.get("limit")),
         order_by=_order(values.get("order_by")),
         key=_key(values.get("last_evaluated_key")),
         path_filter=_pattern(values.get("path_filter")),
-        search=search,
-        search_fields=search_fields,
+        search=_text("search", values.get("search")) or None,
+        search_fields=_fields(values.get("search_fields")),
         filters=tuple(filters),
     )
 

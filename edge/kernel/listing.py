@@ -32,7 +32,6 @@ __all__ = [
     "MAX_LIMIT",
     "DEFAULT_LIMIT",
     "check_query",
-    "check_search_fields",
     "split_operator",
 ]
 
@@ -136,16 +135,6 @@ def check_query(table: Table, query: ListQuery) -> None:
             raise ValidationError(
                 "search_fields", f"'{name}' is not searchable (choose from {choices})"
             )
-    check_search_fields(query.search, query.search_fields)
-
-
-def check_search_fields(search: str | None, search_fields: tuple[str, ...]) -> None:
-    """`search_fields` only narrows a search: alone (no `search`, or a blank one) it was
-    ignored, and the whole list answered a caller who most likely forgot `search`. The SDK
-    sends it only when its caller gives it. Checked after the names, so that a misspelt
-    field is told as such."""
-    if search_fields and not search:
-        raise ValidationError("search_fields", "narrows a search: send search with it")
 
 
 def _kind(table: Table, name: str) -> str:

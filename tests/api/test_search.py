@@ -14,12 +14,11 @@ takes it, and every other list refuses it.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import pytest
 
-from api.openapi import query_names, query_type
+from api.openapi import query_names
 from edge.app import ROUTES, Site
 from tests.api.test_tenant_isolation import concrete, populate
 from tests.conftest import Api
@@ -27,7 +26,6 @@ from tests.files import PART
 from tests.world import World
 
 REFUSED = "search: is not offered: this list has no full-text search"
-ALONE = "search_fields: narrows a search: send search with it"
 
 
 def found(body: dict[str, Any], key: str, field: str = "id") -> list[Any]:
@@ -277,31 +275,3 @@ async def test_every_list_takes_search_exactly_where_the_document_offers_it(
             assert status == 200, (route.path, status, body)
         else:
             assert (status, body) == (400, {"message": REFUSED}), route.path
-
-
-def a_search_field(route: Any) -> str:
-    """The first field a list's `search_fields` may name, as its document gives them."""
-    found = re.search(r"\(([a-z0-9_]+)[|)]", query_type(route, "search_fields")["pattern"])
-    assert found, route.path
-    return found[1]
-
-
-async def test_search_fields_without_a_search_is_a_400_on_every_list(site: Site, api: Api) -> None:
-    """`search_fields` alone (no `search`, or a blank one) was accepted and ignored: the
-    whole list answered a caller who most likely forgot `search`. On every list that offers
-    it, it is a 400 saying so; with a search it is answered. (The SDK sends it only when its
-    caller gives it.)"""
-    org = await populate(site, api, "Narrowers", "narrowers")
-    searched = [r for r in GETS if "search" in query_names(r)]
-    assert len(searched) > 10
-    for route in searched:
-        token = org.tokens["staff" if route.auth == "staff" else "org_admin"]
-        path = concrete(route.path, org.ids)
-        given = {"search_fields": a_search_field(route)}
-        if "{path" in route.path:
-            given["cascade"] = "true"
-        for search in ({}, {"search": " "}):
-            status, body = await api.call("GET", path, token, params={**given, **search})
-            assert (status, body) == (400, {"message": ALONE}), (route.path, search)
-        status, body = await api.call("GET", path, token, params={**given, "search": "narrow"})
-        assert status == 200, (route.path, body)
