@@ -44,6 +44,11 @@ class Link(Protocol):
         """Drop the connection now, without flushing (a slow or revoked client)."""
         ...
 
+    def flush(self) -> None:
+        """Hand what is gathered to the socket now, not at the end of the loop's round: a
+        server notice someone waits for (embedded_broker/router.py, `route_to_device`)."""
+        ...
+
 
 class _Gather:
     """The gathering buffer both kinds of link share."""
@@ -59,7 +64,7 @@ class _Gather:
         self._size += len(data)
         if not self._scheduled:
             self._scheduled = True
-            self._loop.call_soon(self._flush)
+            self._loop.call_soon(self.flush)
 
     def _take(self) -> bytes:
         data = b"".join(self._parts)
@@ -68,7 +73,7 @@ class _Gather:
         self._scheduled = False
         return data
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
         raise NotImplementedError
 
 
@@ -105,11 +110,11 @@ class TcpWriter(StreamWriterAdapter, _Gather):
         self._transport.abort()
 
     async def drain(self) -> None:
-        self._flush()
+        self.flush()
         await super().drain()
 
     async def close(self) -> None:
-        self._flush()
+        self.flush()
         try:
             await super().close()
         except (ConnectionError, OSError):
@@ -117,7 +122,7 @@ class TcpWriter(StreamWriterAdapter, _Gather):
         finally:
             self._transport.close()
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
         data = self._take()
         if data and not self.is_closed and not self._transport.is_closing():
             self._transport.write(data)
@@ -166,7 +171,7 @@ class WsWriter(WebSocketsWriter, _Gather):
         self._connection.transport.abort()
 
     async def drain(self) -> None:
-        self._flush()
+        self.flush()
         if self._sending is not None:
             with contextlib.suppress(ConnectionClosed):
                 await asyncio.shield(self._sending)
@@ -176,7 +181,7 @@ class WsWriter(WebSocketsWriter, _Gather):
         self._closed = True
         await self._connection.close()
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
         if self._sending is None or self._sending.done():
             self._sending = asyncio.ensure_future(self._send_all())
 

@@ -110,14 +110,21 @@ class Router:
         same topic do not get it), with `connected` only to those whose client is here
         now (a persistent session that is away would get it too late for anyone waiting),
         with `spare` only to those with room for it (ClientSession.offer). Returns how many
-        sessions took it (sent or queued), not how many were offered it."""
+        sessions took it (sent or queued), not how many were offered it.
+
+        Someone waits for each such notice (a twin's delta after its PATCH, a command's
+        caller, a tunnel's opener), so it goes to the socket now: gathered until the end of
+        the loop's round, a delta waited for the PATCH's whole HTTP answer (#29)."""
         qos, count = message.qos, 0
         for session, granted in self.tree.match(message.topic):
             client = session.client
-            if connected and session.link is None:
+            link = session.link
+            if connected and link is None:
                 continue
             if client.kind == "device" and client.account_id == device_id:
                 count += session.offer(message, qos if qos < granted else granted, spare=spare)
+                if link is not None:
+                    link.flush()
         self._journaled = []  # stored in the background; no publisher waits for a notice
         return count
 

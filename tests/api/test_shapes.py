@@ -115,3 +115,17 @@ def test_unknown_keywords_leave_it_to_jsonschema() -> None:
     schema = {"type": "object", "patternProperties": {"^x": {"type": "string"}}}
     assert not shapes.fits(schema, {"x1": "a"})
     assert not shapes.fits({"type": "integer"}, 1.0)  # an integral float: jsonschema decides
+
+
+def test_rules_of_keys_that_report_no_shape_error_keep_the_quick_check() -> None:
+    """A twin PATCH's `propertyNames` (its keys' lengths, which the service checks) sent
+    every twin PATCH to jsonschema, some 20 us of its round trip (#29); rules of keys that
+    could report a shape error still do."""
+    from api.twins import PATCH_TWIN
+
+    assert shapes.fits(PATCH_TWIN, {"desired": {"speed": 3}})
+    assert shapes.fits(PATCH_TWIN, {"reported": None, "version": 4})
+    assert not shapes.fits(PATCH_TWIN, {"desired": 3})
+    assert not shapes.fits(PATCH_TWIN, {"desired": {}, "colour": "red"})
+    typed = {"type": "object", "propertyNames": {"type": "string"}}
+    assert not shapes.fits(typed, {"a": 1})

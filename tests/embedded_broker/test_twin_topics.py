@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
+from edge.twins.twins import Update
 from embedded_broker import frames, inbound
+from storage import devices as device_store
 from tests.embedded_broker import packets
 from tests.embedded_broker.clients import Client
 from tests.embedded_broker.conftest import Device, Harness
@@ -198,6 +200,41 @@ async def test_only_the_device_itself_asks_and_only_the_server_answers(
     assert topic == f"{base}/get/accepted"
     assert client.messages.empty()
     assert tool.messages.empty()  # the request and its answer are the device's alone
+
+
+def _subscribed(port: int, login: dict[str, str], topic: str) -> socket.socket:
+    """A raw client (a blocking socket), connected and subscribed to `topic` at QoS 1."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=15)
+    sock.sendall(packets.connect("raw", login["username"], login["password"]))
+    assert sock.recv(4)[:2] == b"\x20\x02"
+    sock.sendall(packets.subscribe(1, [(topic, 1)]))
+    assert sock.recv(5) == b"\x90\x03\x00\x01\x01"
+    return sock
+
+
+async def test_the_delta_is_on_the_wire_before_the_update_returns(broker: Harness) -> None:
+    """An accepted update of `desired` hands its delta to the device's socket before its
+    caller (the PATCH's handler) goes on: the socket has it while the event loop is
+    still held here. The broker gathered it until the end of the loop's round, so the
+    delta left after the PATCH's whole HTTP answer had been made and written (#29)."""
+    device = await broker.device("pump")
+    delta = f"{twin(device)}/update/delta"
+    sock = await asyncio.to_thread(_subscribed, broker.ports["mqtt"], device.login, delta)
+    services = broker.site.services
+    record = services.db.read(lambda c: device_store.get(c, device.id))
+    assert record is not None
+    with sock:
+        await services.twins.apply(record, Update({"desired": {"speed": 3}}, None))
+        sock.settimeout(5)  # the loop does not turn while this waits: only what was written
+        assert sock.recv(1) == b"\x32"  # PUBLISH at QoS 1
+        length, shift, digit = 0, 0, 0x80
+        while digit & 0x80:
+            digit = sock.recv(1)[0]
+            length, shift = length | (digit & 0x7F) << shift, shift + 7
+        body = sock.recv(length, socket.MSG_WAITALL)
+    size = int.from_bytes(body[:2], "big")
+    assert body[2 : 2 + size].decode() == delta
+    assert json.loads(body[4 + size :])["delta"] == {"speed": 3}
 
 
 def _subscribe_flood(port: int, login: dict[str, str], topic: str, count: int) -> list[int]:

@@ -234,3 +234,25 @@ async def test_closing_right_after_a_read_still_cuts_the_wal(
     assert db.read(lambda c: c.execute("SELECT count(*) FROM t").fetchone()) == (1,)
     db.close()
     assert blocked == [0]
+
+
+async def test_a_load_without_pauses_keeps_the_wal_from_growing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past WAL_RESTART_PAGES a checkpoint runs at once, and the writer copies what came in
+    meanwhile, so SQLite starts the WAL over and commits overwrite it rather than make the
+    file longer (which costs each commit's fsync a journal commit of the file system: #29).
+    Before, a writer never idle grew the WAL for five seconds at a time, whatever its size."""
+    monkeypatch.setattr("storage.writer.IDLE_CHECKPOINT_SECONDS", 3600.0)
+    monkeypatch.setattr("storage.writer.BUSY_CHECKPOINT_SECONDS", 3600.0)
+    monkeypatch.setattr("storage.writer.WAL_RESTART_PAGES", 40)
+    database = Database.open(tmp_path / "edge.db")
+    database.write_sync(lambda c: c.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)"))
+    page = database.read(lambda c: c.execute("PRAGMA page_size").fetchone()[0])
+    row = b"x" * page  # two pages at least per write: 1,200 pages in all
+    for i in range(600):
+        await database.write(lambda c, i=i: c.execute("INSERT INTO t VALUES (?, ?)", (i, row)))
+    wal = (tmp_path / "edge.db-wal").stat().st_size
+    assert wal < 400 * page  # a third of what was written: started over, again and again
+    assert database.read(lambda c: c.execute("SELECT count(*) FROM t").fetchone()) == (600,)
+    database.close()
