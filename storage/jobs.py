@@ -117,7 +117,6 @@ JOBS.select = JOBS.select.replace(
 )
 CORES = Codec(JobCore, "jobs")
 EXECUTIONS = Codec(Execution, "job_executions")
-_INSERTED = tuple(c for c in EXECUTIONS.columns if c != "id")
 
 
 def _fields(table: str, names: dict[str, str]) -> dict[str, Field]:
@@ -304,37 +303,39 @@ def names(conn: Tx, job_ids: Sequence[str]) -> dict[str, JobName]:
 
 # -- executions ----------------------------------------------------------------------------
 def add_executions(conn: Tx, job: Job, device_ids: Sequence[str], now: str) -> None:
-    columns = ", ".join(_INSERTED)
-    marks = ", ".join("?" for _ in _INSERTED)
-    sql = f"INSERT OR IGNORE INTO job_executions ({columns}) VALUES ({marks})"
-    conn.executemany(sql, [_new_row(job, d, now) for d in device_ids])
+    """A QUEUED execution of the job for each device (one already there is left as it
+    is), in one statement: the device IDs go in as one JSON array, not a row each."""
+    ids = json.dumps(list(device_ids))
+    conn.execute(_ADD, {"job": job.id, "org": job.org_id, "now": now, "ids": ids})
 
 
-def _new_row(job: Job, device_id: str, now: str) -> tuple[Any, ...]:
-    values: dict[str, Any] = {
-        "job_id": job.id,
-        "device_id": device_id,
-        "org_id": job.org_id,
-        "state": "QUEUED",
-        "removed_from": None,
-        "released": 0,
-        "status_details": "{}",
-        "progress": 0,
-        "version": 1,
-        "attempts": 0,
-        "queued_date": now,
-        "ready_date": now,
-        "released_date": None,
-        "started_date": None,
-        "last_updated_date": now,
-        "finished_date": None,
-        "deadline": None,
-    }
-    return tuple(values[c] for c in _INSERTED)
+_ADD = (  # a fresh execution's columns, in the list's order (json_each keeps it)
+    "INSERT OR IGNORE INTO job_executions (job_id, device_id, org_id, state, released,"
+    " status_details, progress, version, attempts, queued_date, ready_date, last_updated_date)"
+    " SELECT :job, value, :org, 'QUEUED', 0, '{}', 0, 1, 0, :now, :now, :now"
+    " FROM json_each(:ids) ORDER BY key"
+)
 
 
 def execution(conn: Tx, job_id: str, device_id: str) -> Execution | None:
     return record(conn, EXECUTIONS, "job_id = ? AND device_id = ?", (job_id, device_id))
+
+
+def next_released(conn: Tx, device_id: str) -> Execution | None:
+    """The device's next execution (what notify-next tells): of its released, unfinished
+    ones, the first released (then queued, then by job). A device has one or two of those
+    at most, so they are read unordered and the first picked here: SQLite's sorter cost a
+    read three times its lookup, and each device's update and release makes this read."""
+    sql = (
+        f"SELECT {EXECUTIONS.select} FROM job_executions"
+        f" WHERE device_id = ? AND {_UNFINISHED} AND released = 1"
+    )
+    pending = records(conn, EXECUTIONS, sql, (device_id,))
+    return min(pending, key=_queue_place, default=None)
+
+
+def _queue_place(execution: Execution) -> tuple[str, str, str]:
+    return execution.released_date or "", execution.queued_date, execution.job_id
 
 
 def of_device(conn: Tx, device_id: str, released_only: bool) -> list[Execution]:
@@ -407,12 +408,13 @@ def move(conn: Tx, before: Execution, changes: dict[str, Any]) -> Execution | No
 def end_unfinished(
     conn: Tx, job_id: str, states: Sequence[str], to: str, details: dict[str, Any], now: str
 ) -> list[str]:
-    """Move every execution of the job in `states` to `to`; the devices moved."""
+    """Move every execution of the job in `states` to `to`; the devices of those that
+    had been released (offered to their device: the others were never its to know of)."""
     marks = ", ".join("?" for _ in states)
     rows = conn.execute(
         f"UPDATE job_executions SET state = ?, status_details = ?, finished_date = ?,"
         f" last_updated_date = ?, version = version + 1, deadline = NULL"
-        f" WHERE job_id = ? AND state IN ({marks}) RETURNING device_id",
+        f" WHERE job_id = ? AND state IN ({marks}) RETURNING device_id, released",
         (
             to,
             EXECUTIONS.changes({"status_details": details})["status_details"],
@@ -422,7 +424,7 @@ def end_unfinished(
             *states,
         ),
     )
-    return [str(r[0]) for r in rows]
+    return [str(device) for device, released in list(rows) if released]
 
 
 def released_devices(conn: Tx, job_id: str) -> list[str]:

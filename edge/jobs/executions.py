@@ -79,9 +79,17 @@ class DeviceJobs:
 
         def write(conn: Tx) -> tuple[Execution, JobCore, Told]:
             device = _active(conn, device_id)
-            execution, job, changes = _apply(conn, device_id, job_id, change, now)
+            before, job = _released(conn, job_id, device_id)
+            execution = _apply(conn, before, job, change, now)
+            counts = store.counts(conn, job_id)  # after the move: settled and told
+            changes = progress.Changes()
+            if change["state"] != "IN_PROGRESS":  # ended (or queued again to retry)
+                changes = progress.follow(conn, job, counts, now)
+                changes.reported.add(device_id)
             # What this transaction read and left as it was is not read again.
-            known = Known({device_id: device}, {} if job.id in changes.jobs else {job.id: job})
+            known = Known({device_id: device})
+            if job.id not in changes.jobs:
+                known.jobs[job.id], known.counts[job.id] = job, counts
             changes.jobs.add(job.id)
             return execution, job, self._notices.gather(conn, changes, known)
 
@@ -133,12 +141,9 @@ def _released(conn: Tx, job_id: str, device_id: str) -> tuple[Execution, JobCore
     return execution, job
 
 
-def _apply(
-    conn: Tx, device_id: str, job_id: str, change: Row, now: str
-) -> tuple[Execution, JobCore, progress.Changes]:
-    """Move the execution; the changes name the job only when its own row changed here
-    (it ended), the caller adds it for its progress either way."""
-    before, job = _released(conn, job_id, device_id)
+def _apply(conn: Tx, before: Execution, job: JobCore, change: Row, now: str) -> Execution:
+    """The execution moved as the device asks (a 409 when it is not at the version the
+    device expects, has ended, or another writer moved it first)."""
     expected = change.get("expected_version")
     current = {"version": before.version}
     if expected is not None and expected != before.version:
@@ -159,12 +164,8 @@ def _apply(
             "last_updated_date": now,
         }
         after = store.move(conn, before, moved)
-        if after is None:
-            raise Conflict("The execution changed meanwhile: try again", extension=current)
-        return after, job, progress.Changes()
-    ended = progress.end(conn, job, before, state, details, now, change.get("progress"))
-    if ended is None:
+    else:
+        after = progress.end(conn, job, before, state, details, now, change.get("progress"))
+    if after is None:
         raise Conflict("The execution changed meanwhile: try again", extension=current)
-    changes = progress.settle(conn, job_id, now, job)
-    changes.devices.add(device_id)
-    return ended, job, changes
+    return after

@@ -2,6 +2,12 @@
 changed gets `notify-next` on its own sessions (QoS 1), and each job whose executions
 moved is told on the progress hook (`JobProgress`), which the live feed carries on.
 
+A notice carries something new or is not sent: a device is told when work is released
+to it, and when the server ends or takes back an execution it was offered (a timeout, a
+retry, a cancel, an abort); an execution ended before it was released is no news to its
+device (it never heard of it), and a device whose own update ended its execution learnt
+that from the update's answer, so it is told only of a next execution, never `{}`.
+
 Nothing here is told before the commit that makes it true; a notice lost to a crash is
 sent again when the device subscribes or reconnects (edge/jobs/inbox.py). A write that
 moves executions gathers what it will tell inside its own transaction (`gather`, on the
@@ -15,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 
 from edge.devices.topics import Notify
@@ -27,7 +33,7 @@ from storage import devices as device_store
 from storage import jobs as store
 from storage.database import Database
 from storage.devices import Placement
-from storage.jobs import JobCore
+from storage.jobs import Execution, JobCore
 from storage.rows import Tx
 
 log = logging.getLogger("edge.jobs")
@@ -51,21 +57,25 @@ class JobProgress:
 @dataclass
 class Told:
     """What a commit tells, gathered in its transaction: the devices' next executions and
-    the jobs' progress; the devices `later` are read after the commit, in chunks."""
+    the jobs' progress; the devices `later` are read after the commit, in chunks (those
+    `quiet` told only of a next execution)."""
 
     devices: list[tuple[Placement, views.Row | None]] = field(default_factory=list)
     progress: list[JobProgress] = field(default_factory=list)
     later: list[str] = field(default_factory=list)
+    quiet: set[str] = field(default_factory=set)
 
 
 @dataclass
 class Known:
     """What the transaction that gathers has read already and not changed since: the
-    devices by ID and the jobs (without targets), so `gather` does not read them again
-    (a device's update reads its device and its job anyway)."""
+    devices by ID, the jobs (without targets) and their counts, so `gather` does not
+    read them again (a device's update reads its device, its job, and the job's counts
+    to settle it, anyway)."""
 
     devices: dict[str, Placement] = field(default_factory=dict)
     jobs: Jobs = field(default_factory=dict)
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 class Notices:
@@ -79,50 +89,60 @@ class Notices:
     async def tell(self, changes: Changes) -> None:
         """Tell, after a commit that did not `gather`, what it changed: each changed job's
         progress read in one read, every device in chunks."""
-        events = self._db.read(lambda c: self._events(c, changes.jobs))
-        await self.send(Told(progress=events, later=sorted(changes.devices)))
+        events = self._db.read(lambda c: self._events(c, changes.jobs, Known()))
+        later = sorted(changes.devices | changes.reported)
+        await self.send(Told(progress=events, later=later, quiet=_quiet(changes)))
 
     def gather(self, conn: Tx, changes: Changes, known: Known | None = None) -> Told:
         """Inside the transaction that made `changes`: what to tell after its commit (see
         `send`), read on the writer's connection rather than the loop's."""
         seen = Known() if known is None else known
-        devices = sorted(changes.devices)
+        devices, quiet = sorted(changes.devices | changes.reported), _quiet(changes)
+        events = self._events(conn, changes.jobs, seen)
         if len(devices) > CHUNK:
-            return Told(progress=self._events(conn, changes.jobs, seen.jobs), later=devices)
-        told = self._chunk(devices, seen.jobs, seen.devices)(conn)
-        return Told(told, self._events(conn, changes.jobs, seen.jobs))
+            return Told(progress=events, later=devices, quiet=quiet)
+        return Told(self._chunk(devices, seen.jobs, quiet, seen.devices)(conn), events)
 
     async def send(self, told: Told) -> None:
         """After the commit: publish what `gather` found, read the devices it left."""
         for device, body in told.devices:
             self._publish(device, body, None)
-        await self._tell_devices(told.later)
+        await self._tell_devices(told.later, told.quiet)
         for event in told.progress:
             self.progress.emit(event)
 
-    async def _tell_devices(self, devices: list[str]) -> None:
+    async def _tell_devices(self, devices: list[str], quiet: set[str]) -> None:
         """Tell these devices their next execution, `CHUNK` devices per read (each job
         read once for the whole batch), yielding the loop between chunks so a release of
         thousands never holds it."""
         jobs: Jobs = {}
         for start in range(0, len(devices), CHUNK):
-            for device, body in self._db.read(self._chunk(devices[start : start + CHUNK], jobs)):
+            chunk = devices[start : start + CHUNK]
+            for device, body in self._db.read(self._chunk(chunk, jobs, quiet)):
                 self._publish(device, body, None)
             await asyncio.sleep(0)
 
     def _chunk(
-        self, device_ids: list[str], jobs: Jobs, devices: dict[str, Placement] | None = None
+        self,
+        device_ids: list[str],
+        jobs: Jobs,
+        quiet: Set[str] = frozenset(),
+        devices: dict[str, Placement] | None = None,
     ) -> Callable[[Tx], list[tuple[Placement, views.Row | None]]]:
         """A read of the active devices among these (those in `devices` already read),
-        each with its next execution."""
+        each with its next execution; those `quiet` only when they have one."""
         read_already = devices or {}
 
         def read(conn: Tx) -> list[tuple[Placement, views.Row | None]]:
             out = []
             for device_id in device_ids:
                 device = read_already.get(device_id) or device_store.placement(conn, device_id)
-                if device is not None and device.is_active:
-                    out.append((device, self.next_view(conn, device_id, jobs)))
+                if device is None or not device.is_active:
+                    continue
+                execution = store.next_released(conn, device_id)
+                body = None if execution is None else self._view(conn, execution, jobs)
+                if body is not None or device_id not in quiet:
+                    out.append((device, body))
             return out
 
         return read
@@ -146,33 +166,36 @@ class Notices:
             self.notify(device.id, topics.notify_topic(device), payload)
         return mark
 
-    def next_view(self, conn: Tx, device_id: str, jobs: Jobs | None = None) -> views.Row | None:
-        """The view of the device's next released execution; `jobs` remembers the jobs
+    def _view(self, conn: Tx, execution: Execution, jobs: Jobs) -> views.Row | None:
+        """What notify-next carries of a released execution; `jobs` remembers the jobs
         read (without their targets) for the rest of a batch."""
-        pending = store.of_device(conn, device_id, released_only=True)
-        if not pending:
-            return None
-        memo: Jobs = {} if jobs is None else jobs
-        job_id = pending[0].job_id
-        if job_id not in memo:
-            memo[job_id] = store.core(conn, job_id)
-        job = memo[job_id]
-        return None if job is None else views.for_device(pending[0], job, self.url_of)
+        job_id = execution.job_id
+        if job_id not in jobs:
+            jobs[job_id] = store.core(conn, job_id)
+        job = jobs[job_id]
+        return None if job is None else views.for_device(execution, job, self.url_of)
 
-    def _events(self, conn: Tx, job_ids: set[str], jobs: Jobs | None = None) -> list[JobProgress]:
+    def _events(self, conn: Tx, job_ids: set[str], known: Known) -> list[JobProgress]:
         """Each job's progress as `conn` sees it (the jobs deleted meanwhile left out);
-        `jobs` holds those read already as they are."""
-        memo: Jobs = {} if jobs is None else jobs
+        `known` holds the jobs and counts read already as they are."""
         events = []
         for job_id in sorted(job_ids):
-            if job_id not in memo:
-                memo[job_id] = store.core(conn, job_id)
-            job = memo[job_id]
+            if job_id not in known.jobs:
+                known.jobs[job_id] = store.core(conn, job_id)
+            job = known.jobs[job_id]
             if job is not None:
-                counts = store.counts(conn, job_id)
+                counts = known.counts.get(job_id)
+                if counts is None:
+                    counts = store.counts(conn, job_id)
                 events.append(
                     JobProgress(
                         job.org_id, job.project_id, job.id, job.created_by, job.state, counts
                     )
                 )
         return events
+
+
+def _quiet(changes: Changes) -> set[str]:
+    """The devices told only of a next execution: those whose own update ended theirs
+    (and nothing else changed their work)."""
+    return changes.reported - changes.devices

@@ -26,10 +26,14 @@ RETRIED = ("FAILED", "TIMED_OUT")  # a device that REJECTS a job is not asked ag
 class Changes:
     devices: set[str] = field(default_factory=set)
     jobs: set[str] = field(default_factory=set)
+    # Devices whose own update ended their execution: the update's answer told them so,
+    # so notify-next tells them only of a next execution, never that none is left.
+    reported: set[str] = field(default_factory=set)
 
     def add(self, other: Changes) -> None:
         self.devices |= other.devices
         self.jobs |= other.jobs
+        self.reported |= other.reported
 
 
 def policy_of(job: JobCore) -> Policy:
@@ -72,31 +76,38 @@ def end(
     return store.move(conn, before, changes)
 
 
-def settle(conn: Tx, job_id: str, now: str, known: JobCore | None = None) -> Changes:
+def settle(conn: Tx, job_id: str, now: str) -> Changes:
     """After executions of a running job changed: abort it past its failure threshold
     (its unfinished executions are CANCELED), or complete it when nothing is left. The
-    job is in the changes only when it ended here. `known`: the job as this transaction
-    read it, when nothing changed its row since (not read again)."""
-    job = store.core(conn, job_id) if known is None else known
-    told = Changes()
+    job is in the changes only when it ended here."""
+    job = store.core(conn, job_id)
     if job is None or job.state not in store.RUNNING:
+        return Changes()
+    return follow(conn, job, store.counts(conn, job_id), now)
+
+
+def follow(conn: Tx, job: JobCore, counts: dict[str, int], now: str) -> Changes:
+    """`settle`, given the job as this transaction read it (nothing changed its row
+    since) and its counts as they are now: a device's update reads the counts once, for
+    this and for the progress it tells."""
+    told = Changes()
+    if job.state not in store.RUNNING:
         return told
-    counts = store.counts(conn, job_id)
     finished = sum(counts.get(s, 0) for s in FINISHED)
     failed = sum(counts.get(s, 0) for s in FAILED)
     if policy_of(job).should_abort(finished, failed):
         reason = f"{failed} of {finished} finished executions failed"
-        store.finish(conn, job_id, "ABORTED", reason, now)
-        told.jobs.add(job_id)
+        store.finish(conn, job.id, "ABORTED", reason, now)
+        told.jobs.add(job.id)
         details = {"reason": "job_aborted"}
         told.devices |= set(
-            store.end_unfinished(conn, job_id, store.UNFINISHED, "CANCELED", details, now)
+            store.end_unfinished(conn, job.id, store.UNFINISHED, "CANCELED", details, now)
         )
         return told
     left = counts.get("QUEUED", 0) + counts.get("IN_PROGRESS", 0)
     if left == 0 and not job.continuous and job.state == "IN_PROGRESS":
-        store.finish(conn, job_id, "COMPLETED", None, now)
-        told.jobs.add(job_id)
+        store.finish(conn, job.id, "COMPLETED", None, now)
+        told.jobs.add(job.id)
     return told
 
 

@@ -2,8 +2,9 @@
 `<root>/devices/<device_id>/jobs/` (docs/jobs.md, beside AWS IoT Jobs' names):
 
 - `notify-next` (the server, QoS 1): the device's next execution, with its document, or
-  `{}` when none is left; sent when it changes and again when the device subscribes or
-  comes back holding the subscription;
+  `{}` when none is left; sent when it may have changed and tells the device something
+  new (edge/jobs/notices.py), and again when the device subscribes or comes back holding
+  the subscription;
 - `get` (the device) -> `get/accepted` (`{"jobs": [...]}`: its pending executions) or
   `get/rejected`;
 - `<job_id>/get` (the device) -> `<job_id>/get/accepted` (the execution, with its

@@ -9,11 +9,13 @@ tool), notify-next and the replies to the device itself.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 
@@ -80,11 +82,63 @@ async def test_released_work_is_notified_and_done_over_mqtt(broker: Harness) -> 
     assert body["code"] == 409 and body["version"] == 2  # the current version
     done = {"state": "SUCCEEDED", "expected_version": 2}
     await client.publish(f"{jobs(device)}/{job_id}/update", json.dumps(done).encode(), 1)
-    told = dict([await next_json(client) for _ in range(2)])
-    assert set(told) == {f"{jobs(device)}/notify-next", f"{jobs(device)}/{job_id}/update/accepted"}
-    assert "execution" not in told[f"{jobs(device)}/notify-next"]  # nothing left to do
+    topic, body = await next_json(client)  # no `{}` on notify-next: the answer told it
+    assert topic == f"{jobs(device)}/{job_id}/update/accepted" and body["state"] == "SUCCEEDED"
+    await client.publish(f"{jobs(device)}/get", b"", 1)
+    assert await next_json(client) == (f"{jobs(device)}/get/accepted", {"jobs": []})
     status, reply = await broker.call("GET", f"/v2/jobs/{job_id}")
     assert reply["job"]["state"] == "COMPLETED"
+
+
+async def test_a_device_that_ends_its_execution_is_told_only_of_a_next_one(
+    broker: Harness,
+) -> None:
+    """notify-next carries something new or is not sent (#31): a device whose own update
+    ended its execution learnt that from the answer, so it is told its next execution
+    when one waits, and nothing (no `{}`) when none does."""
+    device = await broker.device("pump")
+    first = await new_job(broker, device)
+    second = await new_job(broker, device)
+    client = await notified(broker, device)
+    topic, body = await next_json(client)  # on subscribing: the older of the two
+    assert topic.endswith("/notify-next") and body["execution"]["job_id"] == first
+    for job_id, then in ((first, second), (second, None)):
+        done = json.dumps({"state": "SUCCEEDED"}).encode()
+        await client.publish(f"{jobs(device)}/{job_id}/update", done, 1)
+        told = dict([await next_json(client) for _ in range(1 if then is None else 2)])
+        assert told[f"{jobs(device)}/{job_id}/update/accepted"]["state"] == "SUCCEEDED"
+        if then is not None:
+            assert told[f"{jobs(device)}/notify-next"]["execution"]["job_id"] == then
+    await client.publish(f"{jobs(device)}/get", b"", 1)  # nothing came before its answer
+    assert await next_json(client) == (f"{jobs(device)}/get/accepted", {"jobs": []})
+
+
+async def test_a_cancel_tells_the_devices_it_was_released_to_only(broker: Harness) -> None:
+    """A job canceled (with force: its execution in progress too) tells `{}` to the device
+    whose work it takes back; a device whose execution was never released never heard of
+    it, and is told nothing (a cancel of a job over 10,000 devices told them all)."""
+    pump, tank = await broker.device("pump"), await broker.device("tank")
+    job_id = await new_job(broker, pump, tank, policy={"max_in_progress": 1})
+    clients = {d.id: await notified(broker, d, d.id) for d in (pump, tank)}
+    states = {}
+    for device in (pump, tank):
+        status, found = await broker.call("GET", f"/v2/jobs/{job_id}/executions/{device.id}")
+        states[device.id] = "released_date" in found["execution"]
+    (working,) = [d for d in (pump, tank) if states[d.id]]
+    (waiting,) = [d for d in (pump, tank) if not states[d.id]]
+    topic, body = await next_json(clients[working.id])  # on subscribing
+    assert body["execution"]["job_id"] == job_id
+    started = json.dumps({"state": "IN_PROGRESS"}).encode()
+    await clients[working.id].publish(f"{jobs(working)}/{job_id}/update", started, 1)
+    assert (await next_json(clients[working.id]))[0].endswith("/update/accepted")
+    status, _ = await broker.call("POST", f"/v2/jobs/{job_id}/cancel", json={"force": True})
+    assert status == 200
+    assert await next_json(clients[working.id]) == (
+        f"{jobs(working)}/notify-next",
+        {"timestamp": ANY},
+    )
+    await clients[waiting.id].publish(f"{jobs(waiting)}/get", b"", 1)
+    assert await next_json(clients[waiting.id]) == (f"{jobs(waiting)}/get/accepted", {"jobs": []})
 
 
 async def test_the_device_lists_its_pending_jobs(broker: Harness) -> None:
@@ -130,42 +184,51 @@ async def test_a_devices_update_costs_the_loop_no_read(
     made = jobs_reads_on_the_loop(broker, monkeypatch)
     for state in ("IN_PROGRESS", "SUCCEEDED"):
         await client.publish(f"{jobs(device)}/{job_id}/update", json.dumps({"state": state}), 1)
-        replies = [await next_json(client) for _ in range(1 if state == "IN_PROGRESS" else 2)]
-        assert f"{jobs(device)}/{job_id}/update/accepted" in dict(replies)
+        topic, _ = await next_json(client)
+        assert topic == f"{jobs(device)}/{job_id}/update/accepted"
     assert made == []
 
 
-async def test_a_devices_update_reads_its_device_job_and_execution_once(
+async def test_a_devices_update_reads_its_device_job_execution_and_counts_once(
     broker: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each of a device's updates reads its device, its job and its execution once, in its
-    one write: the execution moved is built from the move, and the device and the job
-    read to check the update are what notify-next and the progress hook tell (they read
-    each two or three times: CPU per execution, #31). Of the device, only where it is
-    and whether it is active are read, not the whole record with its JSON. The job has
-    another device, so it does not end here (a job that ends is read again, as it then
-    is)."""
+    """Each of a device's updates is one write that reads its device, its job and its
+    execution once each, moves the execution, and reads the job's counts once after the
+    move, for settling the job and for the progress told (on SUCCEEDED they were read
+    twice); then the device's next execution, unsorted by SQLite (CPU per execution, #31).
+    Of the device, only where it is and whether it is active are read, not the whole
+    record with its JSON. The job has another device, so it does not end here (a job
+    that ends is read again, as it then is)."""
     device = await broker.device("pump")
     job_id = await new_job(broker, device, await broker.device("other"))
     client = await notified(broker, device)
     await next_json(client)  # notify-next, on subscribing
     monkeypatch.setattr(broker.site.services.job_scheduler, "tick", _no_tick)
-    reads: Counter[str] = Counter()
-    for name, module, function in (
-        ("device", device_store, "placement"),
-        ("whole device", device_store, "get"),
-        ("job", job_store, "core"),
-        ("execution", job_store, "execution"),
+    calls = _storage_calls(monkeypatch)
+    read = {"placement": 1, "execution": 1, "core": 1, "move": 1, "counts": 1}
+    for state, expected in (
+        ("IN_PROGRESS", read),
+        ("SUCCEEDED", {**read, "next_released": 1}),
     ):
-        monkeypatch.setattr(module, function, _counted(reads, name, getattr(module, function)))
-    for state in ("IN_PROGRESS", "SUCCEEDED"):
-        reads.clear()
+        calls.clear()
         await client.publish(f"{jobs(device)}/{job_id}/update", json.dumps({"state": state}), 1)
-        replies = dict([await next_json(client) for _ in range(1 if state == "IN_PROGRESS" else 2)])
-        assert replies[f"{jobs(device)}/{job_id}/update/accepted"]["state"] == state
-        assert reads == {"device": 1, "job": 1, "execution": 1}, state
+        topic, reply = await next_json(client)
+        assert topic == f"{jobs(device)}/{job_id}/update/accepted" and reply["state"] == state
+        assert calls == expected, state
     status, reply = await broker.call("GET", f"/v2/jobs/{job_id}")
     assert reply["job"]["counts"]["SUCCEEDED"] == 1
+
+
+def _storage_calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Every call of a public function of storage/jobs.py and storage/devices.py from now
+    on, by name."""
+    calls: Counter[str] = Counter()
+    for module in (job_store, device_store):
+        for name, function in vars(module).items():
+            ours = inspect.isfunction(function) and function.__module__ == module.__name__
+            if ours and not name.startswith("_"):
+                monkeypatch.setattr(module, name, _counted(calls, name, function))
+    return calls
 
 
 async def _no_tick() -> Changes:

@@ -200,7 +200,7 @@ def test_the_tick_and_the_notices_never_read_a_jobs_targets(conn: apsw.Connectio
     clock.freeze()
     with conn:
         released = scheduler.step(conn, clock.now())
-        assert notices.next_view(conn, sorted(released.devices)[0]) is not None
+        assert notices.gather(conn, released).progress  # the devices' next, the job's progress
     clock.advance(timedelta(seconds=2))
     with conn:
         assert scheduler.step(conn, clock.now()).devices == released.devices  # timed out
@@ -227,6 +227,30 @@ def test_a_tick_releases_within_the_rate_and_the_in_progress_limit(conn: apsw.Co
     clock.advance(timedelta(minutes=1))
     with conn:
         assert len(scheduler.step(conn, clock.now()).devices) == 1  # in progress: 3 again
+
+
+def test_executions_are_released_in_the_order_the_job_lists_its_devices(
+    conn: apsw.Connection,
+) -> None:
+    """The executions are written in one statement (a JSON array of the devices, not a
+    row each: CPU per execution, #31), in the job's order, which is its queue's."""
+    clock.freeze()
+    devices = ["d-3", "d-1", "d-2", "d-0"]
+    job = a_job("job", Policy(max_in_progress=1), devices)
+    with conn:
+        store.create(conn, job)
+        store.add_executions(conn, job, devices, job.created_date)
+        store.add_executions(conn, job, ["d-1", "d-9"], job.created_date)  # d-1 kept
+    assert store.counts(conn, "job")["QUEUED"] == 5
+    released = []
+    for _ in range(5):
+        with conn:
+            (device,) = scheduler.step(conn, clock.now()).devices
+            before = store.execution(conn, "job", device)
+            assert before is not None and before.version == 1
+            store.move(conn, before, {"state": "SUCCEEDED", "deadline": None})
+        released.append(device)
+    assert released == [*devices, "d-9"]
 
 
 def test_policy_abort_rule() -> None:
