@@ -196,7 +196,9 @@ async def test_a_maker_who_lost_the_rights_no_longer_reads_nor_cancels(world: Wo
     status, _ = await world.call("group_admin", "POST", f"{path}/cancel", json={})
     assert status == 404
     status, reply = await world.call("org_admin", "GET", path)
-    assert status == 200 and reply["job"]["state"] == "SCHEDULED"
+    # Not canceled: still waiting, or started by the scheduler meanwhile (it wakes every
+    # quarter second, so which of the two is a matter of timing).
+    assert status == 200 and reply["job"]["state"] in ("SCHEDULED", "IN_PROGRESS"), reply
 
 
 @pytest.mark.parametrize(("who", "reaches"), [("project_admin", False), ("org_admin", True)])
