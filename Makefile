@@ -33,7 +33,8 @@ test: $(DEV_STAMP) browser
 	$(call suite,test,not long)
 
 # The slow but thorough runs, and only those (`-m long`): schemathesis' coverage phase, the
-# property tests with many more examples; later the browser matrix and the PostgreSQL suite.
+# property tests with many more examples, the executable's build and tests, the crash test's
+# five kills, the browser matrix; later the PostgreSQL suite (docs/testing.md lists them).
 # Under 25 minutes on two cores, so that `make test` and this fit CI's 90 (docs/testing.md).
 test-long: $(DEV_STAMP) browser
 	$(call suite,test-long,long)

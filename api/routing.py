@@ -214,12 +214,36 @@ async def _reset_token_field(request: web.Request, route: Route) -> str | None:
     return form.get("reset_token") or None
 
 
+Expect = Callable[[web.Request], Awaitable[None]]
+Prepared = list[tuple[str, str, Handler, Expect | None]]
+# What `register` adds for a route table, by the table's id, with the routes it held then:
+# the handlers hold no application (they find it on the request), so every application
+# built from the same routes shares them.
+_PREPARED: dict[int, tuple[tuple[Route, ...], Prepared]] = {}
+
+
 def register(app: web.Application, routes: Sequence[Route]) -> None:
-    for route in with_heads(routes):
+    for method, path, handler, expect in _prepared(routes):
+        app.router.add_route(method, path, handler, expect_handler=expect)
+
+
+def _prepared(routes: Sequence[Route]) -> Prepared:
+    """Each route's method, path, guarded handler and expect handler, made once a process
+    for a table (the server builds one application; the test suite thousands), and again
+    when the table's routes are no longer the very ones it was made from."""
+    held = tuple(routes)
+    found = _PREPARED.get(id(routes))
+    if found is not None and len(found[0]) == len(held):
+        if all(a is b for a, b in zip(found[0], held, strict=True)):
+            return found[1]
+    prepared: Prepared = []
+    for route in with_heads(held):
         route = _query_checked(route)
         handler = route.handler if route.auth == "public" else _guard(route)
         expect = _continue_later if route.continue_later else None
-        app.router.add_route(route.method, route.path, handler, expect_handler=expect)
+        prepared.append((route.method, route.path, handler, expect))
+    _PREPARED[id(routes)] = (held, prepared)
+    return prepared
 
 
 def with_heads(routes: Sequence[Route]) -> Iterator[Route]:

@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -49,10 +50,9 @@ class DatabaseClosed(Exception):
     pass
 
 
-def _snapshot_before_upgrade(path: Path) -> Path | None:
-    if not path.exists() or path.stat().st_size == 0:
-        return None
-    current, latest = snapshot.schema_version(path), migrate.latest_version()
+def _snapshot_before_upgrade(path: Path, current: int, latest: int) -> Path | None:
+    """Called by the migration with the database's version and the one it is about to reach,
+    only when there is something to apply (an idle start probes nothing more)."""
     if current == 0 or current >= latest:
         return None
     folder = path.parent / layout.BACKUPS_DIR
@@ -124,8 +124,7 @@ class Database:
         An existing database that needs migrating is first copied to `backups/` beside it,
         so an upgrade can always be undone by putting the old executable and that copy back.
         """
-        _snapshot_before_upgrade(path)
-        migrate.apply_pending(path)
+        migrate.apply_pending(path, before=partial(_snapshot_before_upgrade, path))
         db = cls(path, refusal)
         db._writer.start()
         return db

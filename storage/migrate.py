@@ -7,7 +7,9 @@ so a failed upgrade leaves the database exactly as it was and names the failing 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -32,12 +34,19 @@ class Migration:
 
 
 def available() -> list[Migration]:
+    return list(_shipped())
+
+
+@cache
+def _shipped() -> tuple[Migration, ...]:
+    """The migrations folder, listed and read once a process: it is part of the program and
+    does not change while it runs (a test opens thousands of sites, each asking again)."""
     found = []
     for entry in resources.files("storage.migrations").iterdir():
         match = _NAME.match(entry.name)
         if match:
             found.append(Migration(int(match.group(1)), entry.name, entry.read_text("utf-8")))
-    return sorted(found, key=lambda m: m.version)
+    return tuple(sorted(found, key=lambda m: m.version))
 
 
 def latest_version() -> int:
@@ -54,23 +63,32 @@ def current_version(conn: apsw.Connection) -> int:
     return int(row[0] or 0) if row else 0
 
 
-def apply_pending(path: Path, *, upto: int | None = None) -> list[str]:
-    """Apply every migration newer than the database's version (or up to `upto`)."""
+Before = Callable[[int, int], object]  # (the database's version, the version it will reach)
+
+
+def apply_pending(
+    path: Path, *, upto: int | None = None, before: Before | None = None
+) -> list[str]:
+    """Apply every migration newer than the database's version (or up to `upto`), first
+    calling `before` when there is one to apply (storage/database.py copies the database
+    there): the version is read once, on the connection that migrates."""
     conn = apsw.Connection(str(path))
     try:
         configure(conn, writer=True)
-        return _apply(conn, upto)
+        return _apply(conn, upto, before)
     finally:
         conn.close()
 
 
-def _apply(conn: apsw.Connection, upto: int | None) -> list[str]:
+def _apply(conn: apsw.Connection, upto: int | None, before: Before | None = None) -> list[str]:
     version = current_version(conn)
     pending = [
         m for m in available() if m.version > version and (upto is None or m.version <= upto)
     ]
     if not pending:
         return []
+    if before is not None:
+        before(version, pending[-1].version)
     conn.execute("BEGIN IMMEDIATE")
     try:
         _ensure_table(conn)

@@ -66,17 +66,38 @@ def schema_version(path: Path) -> int:
         conn.close()
 
 
+class Reading:
+    """A read-only connection, opened at the first read and shared by the reads after it,
+    for a caller that asks several things (`read` opens one a call, a few milliseconds
+    each: SQLite reads the schema anew). Unreadable as `read`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn: apsw.Connection | None = None
+
+    def read(self, fn: Callable[[apsw.Connection], T]) -> T:
+        try:
+            if self._conn is None:
+                self._conn = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READONLY)
+                self._conn.set_busy_timeout(5000)
+            return fn(self._conn)
+        except apsw.Error as exc:
+            raise Unreadable(str(exc)) from None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
 def read(path: Path, fn: Callable[[apsw.Connection], T]) -> T:
     """Run a query function on a read-only connection of its own (for `edge check`, which
     may run beside a server). Unreadable when the database (or the table) is not there."""
-    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    reading = Reading(path)
     try:
-        conn.set_busy_timeout(5000)
-        return fn(conn)
-    except apsw.Error as exc:
-        raise Unreadable(str(exc)) from None
+        return reading.read(fn)
     finally:
-        conn.close()
+        reading.close()
 
 
 def checkpoint(path: Path) -> None:

@@ -17,9 +17,11 @@ from the CA and issued again when it is missing or damaged (edge/certificates/ca
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from cryptography import x509
 from cryptography.fernet import Fernet, InvalidToken
@@ -30,6 +32,7 @@ from edge.data.signing import DataSigner
 from edge.kernel.errors import EdgeError
 from storage import data, layout, mfa, migrate, snapshot
 
+T = TypeVar("T")
 RAW_KEY_BYTES = 32
 RESTORE = (
     "restore it from a backup: copy the file back from a folder made by `edge backup`, or"
@@ -50,7 +53,54 @@ class Fault:
         return f"{self.name} {self.problem}"
 
 
-Verify = Callable[[Path, bytes], None]  # (data folder, the file's bytes); ValueError if bad
+@dataclass
+class Folder:
+    """The data folder being checked, and its database read on one read-only connection,
+    opened when a check first asks and shared by every check of one `faults` call (each
+    check opened its own, a few milliseconds apiece at every start and every test)."""
+
+    data_dir: Path
+    _db: snapshot.Reading | None = field(default=None, init=False)
+
+    def stored(self, read: Callable[..., str | None]) -> str | None:
+        """`read` on the database; None without a database, or one it cannot read (an
+        older schema without the table, or a database edge check faults)."""
+        try:
+            return self._read(read, None)
+        except snapshot.Unreadable:
+            return None
+
+    def schema(self) -> int:
+        """The schema of the site's database as it is now (0: no site yet). A database that
+        cannot be read counts as the newest: its keys must not be made again over it."""
+        try:
+            return self._read(migrate.current_version, 0)
+        except snapshot.Unreadable:
+            return migrate.latest_version()
+
+    def _read(self, read: Callable[..., T], without: T) -> T:
+        path = layout.database_path(self.data_dir)
+        if not path.is_file() or path.stat().st_size == 0:
+            return without
+        if self._db is None:
+            self._db = snapshot.Reading(path)
+        return self._db.read(read)
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+
+
+@contextmanager
+def _folder(data_dir: Path) -> Iterator[Folder]:
+    folder = Folder(data_dir)
+    try:
+        yield folder
+    finally:
+        folder.close()
+
+
+Verify = Callable[[Folder, bytes], None]  # (the folder, the file's bytes); ValueError if bad
 
 
 @dataclass(frozen=True)
@@ -67,7 +117,7 @@ def _ec_private(raw: bytes) -> ec.EllipticCurvePrivateKey:
     return key
 
 
-def _signing_key(data_dir: Path, raw: bytes) -> None:
+def _signing_key(folder: Folder, raw: bytes) -> None:
     _ec_private(raw)
 
 
@@ -76,13 +126,13 @@ def _raw(raw: bytes) -> None:
         raise ValueError(f"holds {len(raw)} bytes, not {RAW_KEY_BYTES}")
 
 
-def _hmac_key(data_dir: Path, raw: bytes) -> None:
+def _hmac_key(folder: Folder, raw: bytes) -> None:
     _raw(raw)
 
 
-def _mfa_key(data_dir: Path, raw: bytes) -> None:
+def _mfa_key(folder: Folder, raw: bytes) -> None:
     fernet = Fernet(raw)  # ValueError when it is not a Fernet key
-    stored = _stored(data_dir, mfa.any_secret)
+    stored = folder.stored(mfa.any_secret)
     if stored is None:
         return
     try:
@@ -91,40 +141,30 @@ def _mfa_key(data_dir: Path, raw: bytes) -> None:
         raise ValueError("does not open the stored TOTP secrets: it is another key") from None
 
 
-def _data_key(data_dir: Path, raw: bytes) -> None:
+def _data_key(folder: Folder, raw: bytes) -> None:
     _raw(raw)
-    stored = _stored(data_dir, data.any_signature)
+    stored = folder.stored(data.any_signature)
     if stored is not None and not stored.startswith(f"{DataSigner(raw).key_id}."):
         raise ValueError("did not sign the stored data entries: it is another key")
 
 
-def _files_key(data_dir: Path, raw: bytes) -> None:
+def _files_key(folder: Folder, raw: bytes) -> None:
     _raw(raw)
 
 
-def _ca_key(data_dir: Path, raw: bytes) -> None:
+def _ca_key(folder: Folder, raw: bytes) -> None:
     _ec_private(raw)
 
 
-def _ca_cert(data_dir: Path, raw: bytes) -> None:
+def _ca_cert(folder: Folder, raw: bytes) -> None:
     cert = x509.load_pem_x509_certificate(raw)
-    key_path = data_dir / layout.CA_DIR / layout.CA_KEY_FILE
+    key_path = folder.data_dir / layout.CA_DIR / layout.CA_KEY_FILE
     try:
         key = _ec_private(key_path.read_bytes())
     except (OSError, ValueError):
         return  # the key's own fault is reported
     if cert.public_key() != key.public_key():
         raise ValueError(f"does not belong to {layout.CA_DIR}/{layout.CA_KEY_FILE}")
-
-
-def _stored(data_dir: Path, read: Callable[..., str | None]) -> str | None:
-    path = layout.database_path(data_dir)
-    if not path.is_file() or path.stat().st_size == 0:
-        return None
-    try:
-        return snapshot.read(path, read)
-    except snapshot.Unreadable:
-        return None  # an older schema without the table, or a database edge check faults
 
 
 KEYS = (
@@ -140,13 +180,14 @@ SIGNING_KEYS = f"{layout.KEYS_DIR}/{layout.SIGNING_KEY_PREFIX}*.pem"
 
 def faults(data_dir: Path) -> list[Fault]:
     """Each key the site depends on that is missing, and each key present that is damaged."""
-    schema = site_schema(data_dir)
-    found = _signing_faults(data_dir, schema)
-    for key in _required_keys(data_dir, schema):
-        fault = _fault(data_dir, key.name, key.verify)
-        if fault is not None:
-            found.append(fault)
-    return found
+    with _folder(data_dir) as folder:
+        schema = folder.schema()
+        found = _signing_faults(folder, schema)
+        for key in _required_keys(data_dir, schema):
+            fault = _fault(folder, key.name, key.verify)
+            if fault is not None:
+                found.append(fault)
+        return found
 
 
 def require(data_dir: Path) -> None:
@@ -160,13 +201,8 @@ def require(data_dir: Path) -> None:
 def site_schema(data_dir: Path) -> int:
     """The schema of the site's database as it is now (0: no site yet). A database that
     cannot be read counts as the newest: its keys must not be made again over it."""
-    path = layout.database_path(data_dir)
-    if not path.is_file() or path.stat().st_size == 0:
-        return 0
-    try:
-        return snapshot.schema_version(path)
-    except snapshot.Unreadable:
-        return migrate.latest_version()
+    with _folder(data_dir) as folder:
+        return folder.schema()
 
 
 def _required_keys(data_dir: Path, schema: int) -> list[Key]:
@@ -183,16 +219,16 @@ def _required_keys(data_dir: Path, schema: int) -> list[Key]:
     ]
 
 
-def _signing_faults(data_dir: Path, schema: int) -> list[Fault]:
-    paths = sorted(data_dir.glob(SIGNING_KEYS))
+def _signing_faults(folder: Folder, schema: int) -> list[Fault]:
+    paths = sorted(folder.data_dir.glob(SIGNING_KEYS))
     if not paths:
         return [Fault(SIGNING_KEYS, "is missing: no token signing key")] if schema >= 1 else []
-    named = (str(p.relative_to(data_dir)) for p in paths)
-    return [f for f in (_fault(data_dir, name, _signing_key) for name in named) if f]
+    named = (str(p.relative_to(folder.data_dir)) for p in paths)
+    return [f for f in (_fault(folder, name, _signing_key) for name in named) if f]
 
 
-def _fault(data_dir: Path, name: str, verify: Verify) -> Fault | None:
-    path = data_dir / name
+def _fault(folder: Folder, name: str, verify: Verify) -> Fault | None:
+    path = folder.data_dir / name
     if not path.exists():
         return Fault(name, "is missing")
     try:
@@ -202,7 +238,7 @@ def _fault(data_dir: Path, name: str, verify: Verify) -> Fault | None:
     if not raw.strip():
         return Fault(name, "is empty")
     try:
-        verify(data_dir, raw)
+        verify(folder, raw)
     except (ValueError, TypeError) as exc:
         return Fault(name, _problem(exc))
     return None

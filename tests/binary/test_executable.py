@@ -31,7 +31,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "binary-staff-pass"
 # Building the executable takes a minute or two on an idle box, longer on a busy one: the
 # suite-wide 120 s limit would stop the build (which has its own 900 s limit) half-way.
-pytestmark = pytest.mark.timeout(900)
+# The build alone was a sixth of `make test`'s time, so these run in `make test-long`
+# (docs/testing.md): what they alone catch is the packaging (a module or data file the
+# executable leaves out), which a change to packaging/ or to imports can break.
+pytestmark = [pytest.mark.long, pytest.mark.timeout(900)]
 
 
 @pytest.fixture(scope="session")

@@ -65,7 +65,16 @@ def test_a_damaged_key_fails_check_and_the_site_does_not_open(
     assert sorted(p.name for p in path.parent.iterdir()) == before  # nothing made over it
 
 
-@pytest.mark.parametrize("name", KEY_FILES)
+# `edge serve` as a process, once for each kind of damage in `make test` (a second each);
+# every other key in `make test-long`: what each key's damage says is checked for every key
+# and every damage above, through the same refusal `edge init` gives.
+SERVED = [
+    pytest.param(name, marks=[pytest.mark.long] if i >= len(DAMAGE) else [])
+    for i, name in enumerate(KEY_FILES)
+]
+
+
+@pytest.mark.parametrize("name", SERVED)
 def test_serve_refuses_with_one_line_naming_the_key(name: str, data_dir: Path) -> None:
     path = key_path(data_dir, name)
     damage = list(DAMAGE)[KEY_FILES.index(name) % len(DAMAGE)]

@@ -112,6 +112,27 @@ def test_failed_migration_names_its_file_and_changes_nothing(
     assert version(db) == LATEST
 
 
+def test_before_is_told_only_of_an_upgrade_with_something_to_apply(tmp_path: Path) -> None:
+    """Database.open copies the database there: an up-to-date one is opened once, and
+    not probed again."""
+    db, told = tmp_path / "edge.db", []
+
+    def before(current: int, target: int) -> None:
+        told.append((current, target, version(db)))  # the database as it was
+
+    migrate.apply_pending(db, upto=18, before=before)
+    migrate.apply_pending(db, upto=18, before=before)
+    migrate.apply_pending(db, before=before)
+    migrate.apply_pending(db, before=before)
+    assert told == [(0, 18, 0), (18, LATEST, 18)]
+
+
+def test_the_migrations_are_read_once_and_handed_out_as_copies() -> None:
+    first = migrate.available()
+    first.clear()
+    assert [m.version for m in migrate.available()][-1] == LATEST
+
+
 def test_database_is_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
     from storage.database import Database
 
