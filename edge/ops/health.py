@@ -24,8 +24,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from edge.kernel import clock
@@ -128,7 +130,7 @@ class Probe:
         next probe (a disk hanging on fsync) is `stalled`, and no second one is started."""
         if self._storage_check is not None and not self._storage_check.done():
             return STALLED
-        check = asyncio.ensure_future(asyncio.to_thread(space.check_writable, self._folder))
+        check = _on_own_thread(space.check_writable, self._folder)
         check.add_done_callback(_retrieved)
         self._storage_check = check
         try:
@@ -176,3 +178,32 @@ def _retrieved(check: asyncio.Future[None]) -> None:
     """Take a late check's outcome, so that its error is not reported as never retrieved."""
     if not check.cancelled():
         check.exception()
+
+
+def _on_own_thread(check: Callable[[Path], None], folder: Path) -> asyncio.Future[None]:
+    """`check(folder)` on a thread of its own, not the loop's default executor: a pool busy
+    with other work (pictures decoded, files read) made the probe wait its turn and call
+    a sound disk `stalled`. The probe measures the disk, so only the disk may delay it; a
+    check that hangs holds just its own thread, and no second one starts while it does."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def settle(error: BaseException | None) -> None:
+        if done.done():
+            return
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)
+
+    def run() -> None:
+        error: BaseException | None = None
+        try:
+            check(folder)
+        except BaseException as exc:  # handed to the probe, which judges it
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop closed while the disk hung
+            loop.call_soon_threadsafe(settle, error)
+
+    threading.Thread(target=run, name="edge-health-storage", daemon=True).start()
+    return done

@@ -3,10 +3,14 @@ shape, and what a change of health logs."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from edge.ops import health as health_module
 from edge.ops.health import Health, Probe
 from tests.edge.rooms import Room
 
@@ -96,3 +100,26 @@ async def test_a_first_reading_that_finds_a_part_failing_is_a_warning(
     assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
         (logging.WARNING, "health changed: database ok, writer ok, storage ok, mqtt not listening")
     ]
+
+
+async def test_a_busy_default_pool_does_not_make_a_sound_disk_stalled(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every thread of the loop's default executor is held by other work (pictures decoded,
+    files read): the storage check still runs, on its own thread, and finds the disk ok.
+    On the shared pool it waited behind that work until STORAGE_SECONDS ran out."""
+    monkeypatch.setattr(health_module, "STORAGE_SECONDS", 2.0)
+    loop = asyncio.get_running_loop()
+    pool = ThreadPoolExecutor(1)
+    loop.set_default_executor(pool)
+    release = threading.Event()
+    held = loop.run_in_executor(None, release.wait, 30)
+    try:
+        health = Health()
+        await Probe(room.services.db, health).once()
+        assert health.components["storage"] == "ok", health.components
+        assert not held.done()  # the pool was busy the whole time
+    finally:
+        release.set()
+        await held
+        pool.shutdown()
