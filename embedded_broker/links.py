@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Protocol
 
 from amqtt.adapters import (
@@ -53,18 +54,19 @@ class Link(Protocol):
 class _Gather:
     """The gathering buffer both kinds of link share."""
 
-    def __init__(self) -> None:
+    def __init__(self, flush: Callable[[], None]) -> None:
         self._parts: list[bytes] = []
         self._size = 0
         self._scheduled = False
         self._loop = asyncio.get_running_loop()
+        self._flush_at_round_end = flush  # the link's own way to hand a round's bytes on
 
     def _add(self, data: bytes) -> None:
         self._parts.append(data)
         self._size += len(data)
         if not self._scheduled:
             self._scheduled = True
-            self._loop.call_soon(self.flush)
+            self._loop.call_soon(self._flush_at_round_end)
 
     def _take(self) -> bytes:
         data = b"".join(self._parts)
@@ -72,9 +74,6 @@ class _Gather:
         self._size = 0
         self._scheduled = False
         return data
-
-    def flush(self) -> None:
-        raise NotImplementedError
 
 
 class TcpReader(StreamReaderAdapter):
@@ -92,7 +91,7 @@ class TcpReader(StreamReaderAdapter):
 class TcpWriter(StreamWriterAdapter, _Gather):
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         StreamWriterAdapter.__init__(self, writer)
-        _Gather.__init__(self)
+        _Gather.__init__(self, self.flush)
         self._transport = writer.transport
 
     def send(self, data: bytes) -> None:
@@ -150,7 +149,7 @@ class WsWriter(WebSocketsWriter, _Gather):
 
     def __init__(self, connection: ServerConnection) -> None:
         WebSocketsWriter.__init__(self, connection)
-        _Gather.__init__(self)
+        _Gather.__init__(self, self.flush)
         self._connection = connection
         self._sending: asyncio.Task[None] | None = None
         self._closed = False
@@ -182,8 +181,12 @@ class WsWriter(WebSocketsWriter, _Gather):
         await self._connection.close()
 
     def flush(self) -> None:
-        if self._sending is None or self._sending.done():
-            self._sending = asyncio.ensure_future(self._send_all())
+        if self._sending is not None and not self._sending.done():
+            return  # the frame being sent takes what is gathered when it is done
+        if not self._parts:
+            self._scheduled = False  # an earlier flush took it all: no task for nothing
+            return
+        self._sending = asyncio.ensure_future(self._send_all())
 
     async def _send_all(self) -> None:
         while self._parts and not self._closed:
