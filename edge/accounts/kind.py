@@ -10,23 +10,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from edge.devices.topics import Placed
 from edge.kernel.listing import Table
 from storage.listing import Scope
 
 Row = dict[str, Any]
 
 
-class Account(Protocol):
-    """What every account record has (storage/records.py `User` and `Device`)."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def org_id(self) -> str: ...
-
-    @property
-    def project_id(self) -> str | None: ...
+class Account(Placed, Protocol):
+    """What every account record has (storage/records.py `User` and `Device`): where it is
+    placed, as a device's topics need it, and whether it is active."""
 
     @property
     def is_active(self) -> bool: ...
