@@ -18,6 +18,7 @@ from edge.devices.last_seen import LastSeen
 from edge.kernel.errors import Unauthenticated
 from storage import devices as device_store
 from tests.conftest import Api, make_config
+from tests.spies import calls_of
 from tests.world import World
 
 
@@ -53,14 +54,7 @@ async def test_the_key_path_verifies_no_token_and_is_cached(
         raise AssertionError("an API key must not go through token verification")
 
     monkeypatch.setattr(world.site.services.tokens, "verify", no_tokens)
-    lookups: list[str] = []
-    original = device_store.by_key_hash
-
-    def counted(conn: Any, digest: str) -> Any:
-        lookups.append(digest)
-        return original(conn, digest)
-
-    monkeypatch.setattr(device_store, "by_key_hash", counted)
+    lookups = calls_of(monkeypatch, device_store, "by_key_hash")
     path = f"/v2/devices/{world.id('device_member')}"
     for _ in range(5):
         status, _ = await as_key(world, world.keys["device_member"], path)

@@ -23,6 +23,7 @@ from edge.jobs.progress import Changes
 from edge.jobs.scheduler import Scheduler
 from edge.kernel import clock
 from storage import jobs as job_store
+from tests.spies import calls_of
 from tests.sse import end_streams, stream_of
 from tests.world import World
 
@@ -411,14 +412,7 @@ async def test_notices_read_each_job_once_per_batch(
     pumps = await devices(world, 5)
     job = await new_job(world, {"targets": {"device_ids": pumps}})
     await scheduler(world).tick()
-    read: list[str] = []
-    core = job_store.core
-
-    def counted(conn: Any, job_id: str) -> Any:
-        read.append(job_id)
-        return core(conn, job_id)
-
-    monkeypatch.setattr(job_store, "core", counted)
+    read = calls_of(monkeypatch, job_store, "core")
     await world.site.services.jobs.notices.tell(Changes(devices=set(pumps)))
     assert read == [job["id"]]
 
@@ -478,14 +472,7 @@ async def test_a_job_get_reads_the_job_once(
     """GET /v2/jobs/{id} reads the job once: the read that checks the caller is the one
     shown (it read it twice, #31); who may not read it still gets a 404."""
     job = await new_job(world, {"targets": {"device_ids": [world.id("device_member")]}})
-    read: list[str] = []
-    get = job_store.get
-
-    def counted(conn: Any, job_id: str) -> Any:
-        read.append(job_id)
-        return get(conn, job_id)
-
-    monkeypatch.setattr(job_store, "get", counted)
+    read = calls_of(monkeypatch, job_store, "get")
     status, reply = await world.call(who, "GET", f"/v2/jobs/{job['id']}")
     if who == "plain":
         assert status == 404 and reply == {"message": "Job not found"}
