@@ -253,6 +253,9 @@ async def test_a_load_without_pauses_keeps_the_wal_from_growing(
     for i in range(600):
         await database.write(lambda c, i=i: c.execute("INSERT INTO t VALUES (?, ?)", (i, row)))
     wal = (tmp_path / "edge.db-wal").stat().st_size
-    assert wal < 400 * page  # a third of what was written: started over, again and again
+    # Started over, again and again: under two thirds of what was written (the old writer
+    # left it longer than all of it, 1,880 pages; a loaded machine lets the checkpointer lag
+    # a few hundred pages behind, 484 in one clean-clone run, so a third was too tight).
+    assert wal < 800 * page
     assert database.read(lambda c: c.execute("SELECT count(*) FROM t").fetchone()) == (600,)
     database.close()
