@@ -1,8 +1,8 @@
 """What a person does on the Data and Files pages (part "store" of #35), for the tests of
 tests/browser/test_console_store.py: open a folder of the data tree, choose a file to
 upload and wait for the upload's end, make the browser drop the requests of one part
-(Chrome's own request blocking, through the DevTools protocol), and receive downloads in
-a folder."""
+(Chrome's own request blocking, through the DevTools protocol) or slow its uploads, and
+receive downloads in a folder."""
 
 from __future__ import annotations
 
@@ -51,6 +51,32 @@ def block(console: Console, *patterns: str) -> None:
     let them all through again), as a dropped connection would."""
     console.driver.execute_cdp_cmd("Network.enable", {})
     console.driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": list(patterns)})
+
+
+def throttle(console: Console, upload_bytes_per_second: int | None) -> None:
+    """Make the browser send request bodies at most this fast (None: as fast as it can),
+    as a slow link would (Chrome's own network emulation, through the DevTools protocol)."""
+    console.driver.execute_cdp_cmd("Network.enable", {})
+    console.driver.execute_cdp_cmd(
+        "Network.emulateNetworkConditions",
+        {
+            "offline": False,
+            "latency": 0,
+            "downloadThroughput": -1,
+            "uploadThroughput": upload_bytes_per_second or -1,
+        },
+    )
+
+
+def asks_before_closing(console: Console) -> bool:
+    """Whether closing or reloading the tab now would ask first: a `beforeunload` the page
+    cancels (the event the browser sends, made here so no dialog has to be answered)."""
+    return bool(
+        console.driver.execute_script(
+            "const e = new Event('beforeunload', {cancelable: true});"
+            " window.dispatchEvent(e); return e.defaultPrevented"
+        )
+    )
 
 
 def requested(console: Console, fragment: str) -> int:

@@ -15,14 +15,17 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.browser.console import PEOPLE, Console, LiveServer
+from tests.browser.console import PEOPLE, WAIT, Console, LiveServer
 from tests.browser.store import (
+    asks_before_closing,
     block,
     downloaded,
     downloads_into,
     open_folder,
     requested,
+    throttle,
     tree_paths,
     unreached_by_tab,
     upload,
@@ -431,6 +434,35 @@ def test_an_upload_goes_on_after_the_page_was_lost(
     assert (requested(console, "part_number=1"), requested(console, "part_number=2")) == (0, 1)
     info = _file(live, store, "/lost.bin")
     assert (info["size"], info["etag"]) == (BIG, multipart_etag(_parts(content)))
+
+
+@pytest.mark.long
+def test_leaving_the_page_stops_its_upload_at_once(
+    fresh: Console, live: LiveServer, store: Store, tmp_path: Path
+) -> None:
+    """While an upload runs, closing the tab asks first; opening another page stops it: its
+    request is aborted, so the server drops the part it was filling (at 256 KiB/s the part
+    would take 32 s more), nothing is stored, and the tab no longer asks before closing."""
+    console = fresh
+    source = tmp_path / "left.bin"
+    source.write_bytes(os.urandom(BIG))
+    console.signed_in("org_admin")
+    console.visit("files", store.ward)
+    arriving = live.site.services.blobs.tmp
+    assert not asks_before_closing(console)
+    throttle(console, 256 * 1024)
+    try:
+        console.find("#upload-file").send_keys(str(source))
+        console.find("#upload-form button[type=submit]").click()
+        WebDriverWait(console.driver, WAIT).until(lambda d: list(arriving.iterdir()))
+        assert asks_before_closing(console)
+        console.visit("overview")
+        WebDriverWait(console.driver, 10).until(lambda d: not list(arriving.iterdir()))
+    finally:
+        throttle(console, None)
+    assert not asks_before_closing(console)
+    where = f"/v2/groups/{store.ward}/files/left.bin?info_only=true"
+    assert live.status("GET", where, store.admin_token) == 404
 
 
 @pytest.mark.long

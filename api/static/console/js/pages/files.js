@@ -16,14 +16,14 @@ register({
   title: "Files",
   heading: (args) => (args[0] ? "Group files" : "Files"),
   visible: (me) => holdsGroups(me, "file_paths"),
-  render(me, args) {
+  render(me, args, life) {
     if (!args[0]) return h("div", {}, h("p", {}, "Choose a group to see its files."), groupPicker(me, "files", "file_paths"));
     plainArgs(args);
-    return folderPage(me, args[0], `/${args.slice(1).join("/")}`);
+    return folderPage(me, args[0], `/${args.slice(1).join("/")}`, life);
   },
 });
 
-async function folderPage(me, groupId, folder) {
+async function folderPage(me, groupId, folder, life) {
   const group = await groupOf(me, groupId);
   const rights = rightsIn(me, group, "file_paths");
   const route = api.path`/v2/groups/${groupId}/files`;
@@ -32,7 +32,7 @@ async function folderPage(me, groupId, folder) {
   const body = h("div", { id: "files-page", "data-group": groupId, "data-folder": folder },
     h("p", {}, "Group ", link(group.name, "files", groupId), " ", h("code", {}, groupId)),
     crumbs(groupId, folder),
-    rights.at(folder).write ? uploadForm(route, folder, () => reload()) : null,
+    rights.at(folder).write ? uploadForm(route, folder, () => reload(), life) : null,
     h("table", { id: "files-table" }, h("caption", { class: "muted" }, `Files in ${folder}`),
       h("thead", {}, h("tr", {}, ["Name", "Size", "Uploaded", "Type", "Actions"].map((c) => h("th", { scope: "col" }, c)))), rows),
     more);

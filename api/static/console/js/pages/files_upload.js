@@ -8,6 +8,11 @@
 // them, and an upload stops at its next part when its person signed out: nobody resumes
 // (and completes under their own name) another person's upload. The bytes go with
 // XMLHttpRequest, whose upload reports progress.
+//
+// An upload belongs to its page (life.js): leaving the page (another page, a sign-out)
+// stops it at once, its request aborted, so nothing goes on unseen and no later "done"
+// reloads a page nobody sees; the parts already sent stay kept, and choosing the same file
+// again goes on from there. Closing or reloading the tab while an upload runs asks first.
 import * as api from "../api.js";
 import * as session from "../session.js";
 import { h, notice } from "../dom.js";
@@ -23,8 +28,9 @@ session.atSignOut(() => {
 export const MULTIPART_BYTES = 8 * 1024 * 1024;  // files larger than this go in parts
 export const PART_BYTES = 8 * 1024 * 1024;  // the interface asks at least 5 MiB a part
 
-/** The upload form of a folder: `route` is the group's files route, `done` runs after an upload. */
-export function uploadForm(route, folder, done) {
+/** The upload form of a folder: `route` is the group's files route, `done` runs after an
+ * upload, `life` is the page's lifetime (an upload stops when it ends). */
+export function uploadForm(route, folder, done, life) {
   const input = h("input", { type: "file", id: "upload-file", name: "file" });
   const start = h("button", { type: "submit" }, "Upload");
   const resume = h("button", { type: "button", id: "upload-resume", hidden: true }, "Resume upload");
@@ -38,8 +44,9 @@ export function uploadForm(route, folder, done) {
     resume.hidden = true;
     start.disabled = true;
     box.hidden = false;
+    window.addEventListener("beforeunload", askFirst);
     try {
-      await upload(route, folder, file, (sent, text) => { bar.max = file.size || 1; bar.value = sent; status.textContent = text; });
+      await upload(route, folder, file, (sent, text) => { bar.max = file.size || 1; bar.value = sent; status.textContent = text; }, life.signal);
       bar.max = 1; bar.value = 1;
       notice(`${file.name} uploaded`);
       done();
@@ -47,6 +54,7 @@ export function uploadForm(route, folder, done) {
       error.textContent = e.message;
       resume.hidden = !e.resumable;
     } finally {
+      window.removeEventListener("beforeunload", askFirst);
       start.disabled = false;
     }
   };
@@ -62,13 +70,19 @@ export function uploadForm(route, folder, done) {
   return el;
 }
 
-async function upload(route, folder, file, progress) {
+/** The browser's "leave site?" question: the tab is closing or reloading mid-upload. */
+function askFirst(event) {
+  event.preventDefault();
+  event.returnValue = "";  // what older browsers look for
+}
+
+async function upload(route, folder, file, progress, signal) {
   const path = `${folder === "/" ? "" : folder}/${file.name}`;
   const where = `${route}/${urlPath(path)}`;
   const start = { content_type: file.type || undefined };
   if (file.size <= MULTIPART_BYTES) {
     const { url } = await api.call("PUT", where, { json: start });
-    await send(url, file, (n) => progress(n, `${bytes(n)} of ${bytes(file.size)}`));
+    await send(url, file, (n) => progress(n, `${bytes(n)} of ${bytes(file.size)}`), signal);
     progress(file.size, `Uploaded ${file.name} (${bytes(file.size)})`);
     return;
   }
@@ -76,6 +90,7 @@ async function upload(route, folder, file, progress) {
   const key = `${KEPT}${owner}:${where}:${file.size}:${file.lastModified}`;
   const stillOwner = () => {
     if (session.me?.id !== owner) throw new Error("You signed out: the upload stopped. Sign in and choose the file again.");
+    if (signal.aborted) throw left();
   };
   const count = Math.ceil(file.size / PART_BYTES);
   let saved = JSON.parse(sessionStorage.getItem(key) || "null");
@@ -92,8 +107,9 @@ async function upload(route, folder, file, progress) {
     const label = `part ${part} of ${count}`;
     progress(before, `${bytes(before)} of ${bytes(file.size)}, ${label}`);
     try {
-      saved.etags[part] = await send(saved.urls[part - 1], partOf(file, part), (n) => progress(before + n, `${bytes(before + n)} of ${bytes(file.size)}, ${label}`));
+      saved.etags[part] = await send(saved.urls[part - 1], partOf(file, part), (n) => progress(before + n, `${bytes(before + n)} of ${bytes(file.size)}, ${label}`), signal);
     } catch (e) {
+      if (e.left) throw e;
       if (e.status === 403 || e.status === 404) sessionStorage.removeItem(key);  // expired or gone: start again
       else e.resumable = true;
       const failed = new Error(`${label} failed: ${e.message}${e.resumable ? ". Resume goes on from this part." : ". Upload the file again."}`);
@@ -103,6 +119,7 @@ async function upload(route, folder, file, progress) {
     stillOwner();
     sessionStorage.setItem(key, JSON.stringify(saved));
   }
+  stillOwner();
   await api.call("PUT", where, { json: { completed_upload_id: saved.upload_id, etag_by_part: saved.etags } });
   sessionStorage.removeItem(key);
   progress(file.size, `Uploaded ${file.name} (${bytes(file.size)}) in ${count} parts`);
@@ -112,10 +129,21 @@ function partOf(file, part) {
   return file.slice((part - 1) * PART_BYTES, Math.min(part * PART_BYTES, file.size));
 }
 
-/** PUT bytes to a presigned URL (no token: the URL carries its signature); its ETag. */
-function send(url, blob, onProgress) {
+/** The error of an upload stopped because its page was left (it is kept to resume). */
+function left() {
+  return Object.assign(new Error("You left the page: the upload stopped. Choose the file again to go on."), { left: true, resumable: true });
+}
+
+/** PUT bytes to a presigned URL (no token: the URL carries its signature); its ETag.
+ * Aborted when `signal` is (the page was left). */
+function send(url, blob, onProgress, signal) {
   return new Promise((resolve, reject) => {
+    if (signal.aborted) { reject(left()); return; }
     const xhr = new XMLHttpRequest();
+    const stop = () => xhr.abort();
+    signal.addEventListener("abort", stop, { once: true });
+    xhr.addEventListener("loadend", () => signal.removeEventListener("abort", stop));
+    xhr.addEventListener("abort", () => reject(left()));
     xhr.open("PUT", url);
     xhr.upload.addEventListener("progress", (event) => onProgress(event.loaded));
     xhr.addEventListener("load", () => {
