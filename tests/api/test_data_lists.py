@@ -172,7 +172,7 @@ async def test_path_filter_pages_hold_limit_matches_and_miss_none(world: World) 
 async def test_a_hostile_pattern_is_a_400_within_the_budget(world: World) -> None:
     who = "org_admin"
     await seed(world, ["/x/" + "a" * 40 + "!" + str(i) for i in range(50)])
-    began = time.monotonic()
+    began = time.process_time()  # CPU time (the server is in this process): not the load
     status, body = await world.data(
         who, "GET", "x", params={"cascade": "", "path_filter": r"^/x/(a|aa)+$"}
     )
@@ -180,7 +180,7 @@ async def test_a_hostile_pattern_is_a_400_within_the_budget(world: World) -> Non
         400,
         {"message": "path_filter: took too long to match; simplify the pattern"},
     )
-    assert time.monotonic() - began < 5
+    assert time.process_time() - began < 5  # far from the minutes the pattern alone takes
 
 
 async def test_an_invalid_pattern_is_a_400(world: World) -> None:

@@ -20,6 +20,7 @@ from edge.kernel.errors import Unauthenticated
 from storage import devices as device_store
 from tests.conftest import Api, make_config
 from tests.spies import calls_of
+from tests.waiting import eventually
 from tests.world import World
 
 
@@ -149,11 +150,10 @@ async def test_the_flusher_runs_on_a_timer_and_once_more_on_stop(world: World) -
     stop = asyncio.Event()
     task = asyncio.create_task(last_seen.run(stop))
     last_seen.seen(world.id("device_member"))
-    for _ in range(100):
-        await asyncio.sleep(0.01)
-        if db.read(lambda c: device_store.last_seen(c, [world.id("device_member")])):
-            break
-    assert db.read(lambda c: device_store.last_seen(c, [world.id("device_member")]))
+    await eventually(  # the timer's flush, without a stop (a flush at stop alone fails here)
+        lambda: db.read(lambda c: device_store.last_seen(c, [world.id("device_member")])),
+        "the timer flushed last_seen",
+    )
     last_seen.seen(world.id("device_loner"))
     last_seen.seen("an-id-of-no-device")  # skipped, not an error
     stop.set()

@@ -243,10 +243,12 @@ async def test_a_part_that_arrives_after_its_upload_completed_leaves_nothing(
 
 
 async def trickle(world: World, name: str, body_min_rate: int) -> bytes:
-    """An upload of 6 bytes, one every 0.25 s (1.5 s in all, never 0.5 s without a byte:
-    4 bytes a second), with `body_timeout` 0.5 s: the status line it is answered."""
+    """An upload of 6 bytes, one every 0.25 s (1.5 s in all, 4 bytes a second), with
+    `body_timeout` 1 s: the status line it is answered. The upload outlasts body_timeout,
+    and a loaded machine may stretch a gap between two bytes by up to 0.75 s before the
+    server sees a stop (with body_timeout 0.5 s, a gap of 0.25 s too many was a 408)."""
     services = world.site.services
-    config = replace(services.config, body_timeout=0.5, body_min_rate=body_min_rate)
+    config = replace(services.config, body_timeout=1.0, body_min_rate=body_min_rate)
     services.config = config
     status, reply = await world.files("file_editor", "PUT", name, json={})
     assert status == 200

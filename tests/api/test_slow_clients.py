@@ -25,6 +25,7 @@ from edge.app import Sockets, start
 from tests import wire
 from tests.conftest import make_config
 from tests.factory import new_site
+from tests.waiting import eventually_async
 
 BOUND = 30  # seconds: a safety net, never the thing tested
 PARTIAL = b"GET /v2/health HTTP/1.1\r\nHost: x\r\nX-Slow: "
@@ -154,15 +155,14 @@ async def test_one_address_may_hold_only_so_many_connections(data_dir: Path) -> 
         first.close()
         await first.wait_closed()
         async with aiohttp.ClientSession() as session:
-            for _ in range(100):  # until the server has seen the close
+
+            async def served_again(served: Served = served) -> bool:  # the close seen
                 try:
-                    if await health(session, served) == 200:
-                        break
+                    return await health(session, served) == 200
                 except aiohttp.ClientError:
-                    pass
-                await asyncio.sleep(0.01)
-            else:
-                pytest.fail("a freed slot was never reused")
+                    return False
+
+            await eventually_async(served_again, "a freed slot was reused")
         for _, other in held:
             other.close()
 

@@ -225,7 +225,7 @@ def test_a_busy_port_leaves_nothing_behind(tmp_path: Path) -> None:
         port = str(busy.getsockname()[1])
         command = [sys.executable, "-m", "edge", "serve", "--data-dir", str(tmp_path / "data")]
         done = subprocess.run(
-            [*command, "--port", port], capture_output=True, text=True, timeout=20
+            [*command, "--port", port], capture_output=True, text=True, timeout=60
         )
     assert done.returncode == 1 and "in use" in done.stderr
     assert not (tmp_path / "data").exists()

@@ -5,9 +5,6 @@ cannot be queued (the outbox is in the database), so it goes straight to the SMT
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-
 import pytest
 from aiohttp import web
 
@@ -18,16 +15,11 @@ from tests.edge.delivery.test_delivery import MAIL, Inbox, inbox  # noqa: F401
 from tests.faults.disk import FULL, READ_ONLY, Disk, disk  # noqa: F401
 from tests.faults.test_alerts_while_disk_refuses import queued
 from tests.faults.test_disk_faults import admin_of, data
+from tests.waiting import eventually
 from tests.world import World
 
 # The faulty disk is under the site from its first connection on; mail goes to the inbox.
 pytestmark = [pytest.mark.usefixtures("disk"), pytest.mark.world(**MAIL)]
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    async with asyncio.timeout(10):
-        while not condition():
-            await asyncio.sleep(0.005)
 
 
 @pytest.mark.parametrize(
@@ -49,12 +41,13 @@ async def test_a_refusing_database_fails_health_and_its_alert_is_mailed_directly
     call = await admin_of(world)
     disk.sqlite_only, disk.fault = True, fault
     assert (await call("PUT", data(world, "a"), json={"value": 1}))[0] == status
-    await until(lambda: len(inbox.received) == 1)
+    await eventually(lambda: len(inbox.received) == 1, "len(inbox.received) == 1")
     mail = inbox.message()
     assert str(mail["Subject"]).startswith(f"edge: {status} on PUT /v2/groups/")
     assert mail["From"] == "edge@clinic.test" and b"sent directly" in mail.get_payload(decode=True)
-    await until(lambda: alerts.sent_directly == 1)  # counted once the SMTP send returns,
-    assert alerts.held == []  # which is after the inbox has the message
+    # counted once the SMTP send returns, which is after the inbox has the message
+    await eventually(lambda: alerts.sent_directly == 1, "alerts.sent_directly == 1")
+    assert alerts.held == []
     await app[PROBE].once()
     _, body = await api.call("GET", "/v2/health")
     assert (body["status"], body["writer"]) == ("degraded", state)
@@ -79,9 +72,9 @@ async def test_an_alert_the_smtp_server_refuses_too_is_held_then_queued(
     call = await admin_of(world)
     disk.fault = FULL
     assert (await call("PUT", data(world, "a"), json={"value": 1}))[0] == 507
-    await until(lambda: len(alerts.held) == 1)
+    await eventually(lambda: len(alerts.held) == 1, "len(alerts.held) == 1")
     assert inbox.refused == 1 and alerts.sent_directly == 0
     disk.fault = None
-    await until(lambda: not alerts.held)
+    await eventually(lambda: not alerts.held, "not alerts.held")
     [mail] = queued(world.site)
     assert str(mail["subject"]).startswith("edge: 507 on PUT /v2/groups/")

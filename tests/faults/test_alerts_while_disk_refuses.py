@@ -5,9 +5,6 @@ one still held when the server stops is logged whole."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-
 import pytest
 
 from edge.app import Site
@@ -16,16 +13,11 @@ from edge.delivery.alerts import PURPOSE
 from storage import outbox
 from tests.faults.disk import FULL, READ_ONLY, Disk, disk  # noqa: F401
 from tests.faults.test_disk_faults import admin_of, data
+from tests.waiting import eventually
 from tests.world import World
 
 # The faulty disk is under the site from its first connection on.
 pytestmark = pytest.mark.usefixtures("disk")
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    async with asyncio.timeout(10):
-        while not condition():
-            await asyncio.sleep(0.005)
 
 
 def queued(site: Site) -> list[dict[str, object]]:
@@ -43,13 +35,14 @@ async def test_the_alert_of_a_refused_write_is_held_then_queued_once_the_disk_is
     call = await admin_of(world)
     disk.fault = FULL
     assert (await call("PUT", data(world, "a"), json={"value": 1}))[0] == 507
-    await until(lambda: len(alerts.held) == 1)
+    await eventually(lambda: len(alerts.held) == 1, "len(alerts.held) == 1")
     assert "operator alert held in memory" in caplog.text
     refused = disk.refused
-    await until(lambda: disk.refused > refused)  # tried again, and refused again
+    # tried again, and refused again
+    await eventually(lambda: disk.refused > refused, "disk.refused > refused")
     assert queued(world.site) == [] and len(alerts.held) == 1
     disk.fault = None  # space returns: the next try queues it
-    await until(lambda: not alerts.held)
+    await eventually(lambda: not alerts.held, "not alerts.held")
     [mail] = queued(world.site)
     assert str(mail["subject"]).startswith("edge: 507 on PUT /v2/groups/")
     assert "waited in memory" in str(mail["body_text"])
@@ -68,7 +61,9 @@ async def test_held_alerts_are_bounded(
     disk.fault = READ_ONLY
     for n in range(5):
         alerts.report(503, "PUT", f"/v2/route-{n}", f"req-{n}")
-    await until(lambda: len(alerts.held) + alerts.dropped == 5)
+    await eventually(
+        lambda: len(alerts.held) + alerts.dropped == 5, "len(alerts.held) + alerts.dropped == 5"
+    )
     # The five refusals come back from the writer in any order: two are held, three dropped.
     subjects = {f"edge: 503 on PUT /v2/route-{n}" for n in range(5)}
     held = {str(m["subject"]) for m in alerts.held}
@@ -90,7 +85,7 @@ async def test_an_alert_still_held_when_the_server_stops_is_logged_whole(
     alerts = site.services.alerts
     disk.fault = FULL
     alerts.report(507, "PUT", "/v2/groups/{group_id}/data/{path}", "req-lost")
-    await until(lambda: len(alerts.held) == 1)
+    await eventually(lambda: len(alerts.held) == 1, "len(alerts.held) == 1")
     await alerts.drain()  # the server stops with the disk still full
     assert "operator alert lost" in caplog.text
     assert "edge: 507 on PUT /v2/groups/{group_id}/data/{path}" in caplog.text

@@ -27,10 +27,10 @@ async def test_a_retained_message_that_cannot_be_stored_is_not_acknowledged(
     topic = f"{device.root}/sensors/kept"
     disk.fault = FULL
     info = publisher.paho.publish(topic, b"while full", 1, retain=True)
-    assert await _wait(publisher.gone.wait, 15)  # closed, with no PUBACK
+    assert await _wait(publisher.gone.wait, 30)  # closed, with no PUBACK
     await asyncio.sleep(0.2)
     assert not info.is_published() and retained(broker) == []
     disk.fault = None  # paho connects again and sends the message again
-    await _wait(info.wait_for_publish, 15)
+    await _wait(info.wait_for_publish, 30)  # paho waits 1 s, then 2, 4... to connect again
     assert info.is_published()
     assert retained(broker) == [(topic, b"while full")]

@@ -61,7 +61,7 @@ def _mqtt_tls_handshake(port: int, name: str, ca_file: Path) -> set[str]:
     """The names of the broker's certificate, after a handshake that checked it for `name`
     (as a device given that broker host does)."""
     context = ssl.create_default_context(cafile=str(ca_file))
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
         with context.wrap_socket(raw, server_hostname=name) as tls_sock:
             der = tls_sock.getpeercert(binary_form=True)
     assert der is not None

@@ -11,6 +11,7 @@ import pytest
 
 from storage.database import Database
 from storage.writer import Writer
+from tests.waiting import eventually
 
 
 @pytest.fixture
@@ -151,7 +152,7 @@ async def test_a_cancelled_write_does_not_stop_the_writer(db: Database) -> None:
         await doomed  # the cancellation has now reached the writer's future
     release.set()
     assert await first == "slow"
-    assert await asyncio.wait_for(db.write(insert("later", 2)), timeout=5) == "later"
+    assert await asyncio.wait_for(db.write(insert("later", 2)), timeout=30) == "later"
     keys = db.read(lambda c: c.execute("SELECT k FROM t ORDER BY k").fetchall())
     assert keys == [("later",)]  # the cancelled job never ran
     db.close()
@@ -209,8 +210,13 @@ async def test_a_load_without_pauses_still_checkpoints(
             lambda c, i=i: c.execute("INSERT INTO t VALUES (?, ?)", (i, b"x" * 65536))
         )
         await asyncio.sleep(0.05)
-    # The database file holds the rows although the writer was never idle.
-    assert (tmp_path / "edge.db").stat().st_size > before + 256 * 1024
+    # The database file holds the rows although the writer was never idle for its idle
+    # checkpoint (an hour here): the busy checkpointer's thread copied them, by its own
+    # clock, which a loaded machine may let run late (the idle-only writer never copies).
+    await eventually(
+        lambda: (tmp_path / "edge.db").stat().st_size > before + 256 * 1024,
+        "the busy checkpointer copied the rows into the database",
+    )
     database.close()
 
 

@@ -108,7 +108,9 @@ async def test_a_busy_default_pool_does_not_make_a_sound_disk_stalled(
     """Every thread of the loop's default executor is held by other work (pictures decoded,
     files read): the storage check still runs, on its own thread, and finds the disk ok.
     On the shared pool it waited behind that work until STORAGE_SECONDS ran out."""
-    monkeypatch.setattr(health_module, "STORAGE_SECONDS", 2.0)
+    # Time enough for a loaded machine's fsync, and still less than the pool is held (30 s):
+    # a check queued behind that work is stalled.
+    monkeypatch.setattr(health_module, "STORAGE_SECONDS", 10.0)
     loop = asyncio.get_running_loop()
     pool = ThreadPoolExecutor(1)
     loop.set_default_executor(pool)

@@ -5,6 +5,7 @@ a live tunnel is not taken for closed."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -12,13 +13,19 @@ from aiohttp import web
 
 from edge.tunnel_clients.connector import Connect, Connector, Refused
 from tests.ports import free_port
+from tests.waiting import eventually
+
+Answer = Callable[[], web.Response]
 
 
-def proxy(answers: list[web.Response]) -> web.Application:
-    """Answers the tunnel's check with each of `answers` in turn, then the last for ever."""
+def proxy(answers: list[Answer], asked: list[int]) -> web.Application:
+    """Answers the tunnel's check with each of `answers` in turn, then the last for ever
+    (each a new response: a response sent once is never sent again, its client waits);
+    `asked` grows by one at each check."""
 
     async def check(request: web.Request) -> web.Response:
-        return answers.pop(0) if len(answers) > 1 else answers[0]
+        asked.append(len(asked))
+        return (answers.pop(0) if len(answers) > 1 else answers[0])()
 
     app = web.Application()
     app.router.add_get("/v2/tunnels/{tunnel_id}/connect", check)
@@ -34,8 +41,10 @@ def offers_echo() -> web.Response:
     return web.json_response(body, status=400)
 
 
-async def connector(aiohttp_server: Any, answers: list[web.Response]) -> Connector:
-    server = await aiohttp_server(proxy(answers))
+async def connector(
+    aiohttp_server: Any, answers: list[Answer], asked: list[int] | None = None
+) -> Connector:
+    server = await aiohttp_server(proxy(answers, [] if asked is None else asked))
     config = Connect(
         str(server.make_url("")), "t1", "etc_x", "ECHO", port=free_port(), check_every=0.05
     )
@@ -43,7 +52,7 @@ async def connector(aiohttp_server: Any, answers: list[web.Response]) -> Connect
 
 
 async def test_an_html_error_page_at_start_is_one_refusal(aiohttp_server: Any) -> None:
-    made = await connector(aiohttp_server, [html_502()])
+    made = await connector(aiohttp_server, [html_502])
     with pytest.raises(Refused) as refused:
         await made.run(asyncio.Event())
     assert refused.value.code == 1 and "unexpected answer from the server (502)" in str(
@@ -56,10 +65,13 @@ async def test_an_html_error_page_later_does_not_close_the_tunnel(
 ) -> None:
     """Open at start, then the proxy's 502 for every later check: the helper keeps
     listening (it used to print "closed or expired" and exit) until it is stopped."""
-    made = await connector(aiohttp_server, [offers_echo(), html_502()])
+    asked: list[int] = []
+    made = await connector(aiohttp_server, [offers_echo, html_502], asked)
     stop = asyncio.Event()
     running = asyncio.create_task(made.run(stop))
-    await asyncio.sleep(0.5)  # about ten checks, each answered by the 502 page
+    # Ten checks answered by the 502 page, however long a loaded machine takes to make
+    # them (a fixed half second may have seen none): the helper still runs.
+    await eventually(lambda: len(asked) > 10 or running.done(), "ten checks after the first")
     assert not running.done()
     stop.set()
     await running
@@ -72,7 +84,7 @@ async def test_the_services_are_read_from_their_field_not_the_message(
     """The message is for people and may be reworded or translated: the helper reads the
     Status payload's `services` (a reworded message once made it refuse a good tunnel)."""
     reworded = {"message": "service: one of ECHO; DEBUG", "services": ["ECHO", "DEBUG"]}
-    made = await connector(aiohttp_server, [web.json_response(reworded, status=400)])
+    made = await connector(aiohttp_server, [lambda: web.json_response(reworded, status=400)])
     stop = asyncio.Event()
     running = asyncio.create_task(made.run(stop))
     while "ECHO on" not in capsys.readouterr().out:  # listening: the tunnel was accepted
