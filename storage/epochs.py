@@ -30,5 +30,7 @@ class Epochs(NamedTuple):
 
 
 def read(conn: Tx) -> Epochs:
-    auth, access, users = conn.execute(_ALL).fetchone()
+    row = conn.execute(_ALL).fetchone()  # one row, whatever the tables hold
+    assert row is not None
+    auth, access, users = row
     return Epochs(int(auth or 0), int(access or 0), int(users or 0))
