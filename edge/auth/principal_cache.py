@@ -11,8 +11,9 @@ lookups (100+ us). The cache maps the token to the principal it proved, bounded 
   or deleted or a user is suspended, deleted or given a new password. The cache reads it
   (with the other epochs, in one statement per snapshot: storage/epochs.py; a few us) at
   most every `recheck` seconds and clears itself when it moved, so a revocation made
-  elsewhere stops a cached token within `recheck` seconds. The default, 0, reads it on every use: no stale window at all, for a
-  few us of the 100+ us saved. A positive `recheck` trades that bound for those us;
+  elsewhere stops a cached token within `recheck` seconds. The default, 0, reads it on
+  every use: no stale window at all, for a few us of the 100+ us saved. A positive
+  `recheck` trades that bound for those us;
 - after `ttl` seconds whatever happens, and the token's own expiry is checked on every use.
 """
 
