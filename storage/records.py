@@ -56,8 +56,18 @@ class Codec(Generic[R]):
         return self.cls(*out)
 
     def encode(self, record: R) -> dict[str, Any]:
-        """Every column of a record, ready for INSERT."""
-        return self.changes({name: getattr(record, name) for name in self.columns})
+        """Every column of a record, ready for INSERT: as `changes` would give them, in one
+        pass over the columns (no intermediate dict, no check for columns the record
+        cannot lack); every write encodes a record or two."""
+        out: dict[str, Any] = {}
+        for name in self.columns:
+            value = getattr(record, name)
+            if value is not None and name in self.json:
+                value = json.dumps(value)
+            elif name in self.bools:
+                value = int(bool(value))
+            out[name] = value
+        return out
 
     def changes(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """Named columns, ready for UPDATE: JSON columns dumped, flags as integers."""

@@ -31,6 +31,7 @@ from edge.access.paths import PathGrants
 from edge.kernel.errors import Denied
 from edge.kernel.principal import Principal
 from storage import access as store
+from storage import epochs
 from storage import groups as group_store
 from storage import orgs as org_store
 from storage import projects as project_store
@@ -172,7 +173,7 @@ class Permissions:
         self._db = db
         self.cache: EpochCache[Caller] | None = None
         if cache:
-            self.cache = EpochCache(lambda: db.read_memo("access_epoch", store.epoch))
+            self.cache = EpochCache(lambda: db.read_memo(epochs.KEY, epochs.read).access)
 
     def caller(self, principal: Principal) -> Caller:
         key = principal  # per session: a project-scoped session stands apart

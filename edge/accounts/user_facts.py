@@ -26,7 +26,7 @@ from edge.access import holdings
 from edge.access.cache import EpochCache
 from edge.access.holdings import Holdings
 from edge.kernel.principal import Principal
-from storage import access as access_store
+from storage import epochs
 from storage import users as store
 from storage.database import Database
 from storage.records import User
@@ -85,10 +85,8 @@ class UserFacts:
         return shown
 
     def _epochs(self) -> tuple[int, int]:
-        return (
-            self._db.read_memo("access_epoch", access_store.epoch),
-            self._db.read_memo("users_epoch", store.epoch),
-        )
+        read = self._db.read_memo(epochs.KEY, epochs.read)
+        return read.access, read.users
 
 
 def _size(held: Holdings) -> int:

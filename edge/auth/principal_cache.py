@@ -9,10 +9,11 @@ lookups (100+ us). The cache maps the token to the principal it proved, bounded 
 - for everything else, including writes by other processes or straight to the database,
   through the auth epoch (migration 0006): triggers bump it whenever a session is revoked
   or deleted or a user is suspended, deleted or given a new password. The cache reads it
-  (one point read of a one-row table, a few us) at most every `recheck` seconds and
-  clears itself when it moved, so a revocation made elsewhere stops a cached token within
-  `recheck` seconds. The default, 0, reads it on every use: no stale window at all, for a
-  few us of the 100+ us saved. A positive `recheck` trades that bound for those us;
+  (with the other epochs, in one statement per snapshot: storage/epochs.py; a few us) at
+  most every `recheck` seconds and clears itself when it moved, so a revocation made
+  elsewhere stops a cached token within `recheck` seconds. The default, 0, reads it on
+  every use: no stale window at all, for a few us of the 100+ us saved. A positive
+  `recheck` trades that bound for those us;
 - after `ttl` seconds whatever happens, and the token's own expiry is checked on every use.
 """
 

@@ -22,7 +22,7 @@ from edge.auth.principal_cache import PrincipalCache
 from edge.kernel import audit, clock, ids
 from edge.kernel.errors import Denied, Unauthenticated, ValidationError
 from edge.kernel.principal import Kind, Principal
-from storage import credentials, orgs, sessions, staff, users
+from storage import epochs, orgs, sessions, staff, users
 from storage.database import Database
 from storage.records import AuditEvent
 from storage.rows import Tx
@@ -65,7 +65,7 @@ class Tokens:
         self._keys = keys
         self.cache: PrincipalCache | None = None
         if cache:
-            self.cache = PrincipalCache(lambda: db.read_memo("auth_epoch", credentials.auth_epoch))
+            self.cache = PrincipalCache(lambda: db.read_memo(epochs.KEY, epochs.read).auth)
 
     async def open_session(
         self,

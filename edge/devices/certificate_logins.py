@@ -20,9 +20,9 @@ from edge.devices.last_seen import LastSeen
 from edge.kernel import clock
 from edge.kernel.errors import Unauthenticated
 from edge.kernel.principal import Principal
-from storage import credentials as auth_store
 from storage import device_certificates as registry
 from storage import devices as store
+from storage import epochs
 from storage.database import Database
 from storage.records import Device
 
@@ -87,7 +87,7 @@ class CertificateLogins:
         return Accepted(device, serial, cert.not_valid_before_utc, cert.not_valid_after_utc)
 
     def _sync(self) -> None:
-        epoch = self._db.read_memo("auth_epoch", auth_store.auth_epoch)
+        epoch = self._db.read_memo(epochs.KEY, epochs.read).auth
         if epoch != self._epoch:
             self._known.clear()
             self._epoch = epoch

@@ -18,8 +18,8 @@ from edge.devices import credentials
 from edge.devices.last_seen import LastSeen
 from edge.kernel.errors import Unauthenticated
 from edge.kernel.principal import Principal
-from storage import credentials as auth_store
 from storage import devices as store
+from storage import epochs
 from storage.database import Database
 from storage.records import Device
 
@@ -32,7 +32,7 @@ class DeviceKeys:
         self._last_seen = last_seen
         self.cache: PrincipalCache | None = None
         if cache:
-            self.cache = PrincipalCache(lambda: db.read_memo("auth_epoch", auth_store.auth_epoch))
+            self.cache = PrincipalCache(lambda: db.read_memo(epochs.KEY, epochs.read).auth)
 
     def verify(self, key: str) -> Principal:
         """The principal of an active device holding this key, or Unauthenticated. Each

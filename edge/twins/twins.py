@@ -28,7 +28,6 @@ from edge.kernel.events import Hook
 from edge.kernel.principal import Principal
 from edge.twins import document, topics
 from edge.twins.document import SECTIONS, JsonObject, Limits
-from storage import devices as device_store
 from storage import twins as store
 from storage.database import Database
 from storage.records import AuditEvent, Device
@@ -135,9 +134,10 @@ class Twins:
         self.notify(device.id, topics.delta_topic(device), topics.delta_payload(twin, difference))
 
     def _write(self, conn: Tx, device_id: str, update: Update, now: str) -> Twin:
-        if device_store.get(conn, device_id) is None:
+        exists, found = store.of_device(conn, device_id)
+        if not exists:
             raise NotFound("Device not found")
-        before = store.get(conn, device_id) or empty(device_id)
+        before = found or empty(device_id)
         if update.version is not None and update.version != before.version:
             raise Conflict(
                 f"version: the twin is at version {before.version}, not {update.version}"

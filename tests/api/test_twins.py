@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from edge.twins.twins import TwinChanged, Twins
+from edge.kernel.errors import NotFound
+from edge.twins.twins import TwinChanged, Twins, Update
 from tests.api.test_devices import READ, UPDATE
 from tests.world import DEVICE_TARGETS, Notices, World, target_table
 
@@ -227,6 +228,21 @@ async def test_the_twin_goes_to_the_trash_and_comes_back_with_its_device(world: 
     status, body = await world.call("org_admin", "POST", f"/v2/trash/{device_id}/restore")
     assert status == 200, body
     assert twins(world).current(device_id) == before
+
+
+async def test_an_update_whose_device_went_after_its_check_is_refused(world: World) -> None:
+    """The write reads the device's row and its twin's in one probe (storage/twins.py):
+    a device with no twin yet is found and gets version 1, one with a twin gets the next,
+    and one deleted between the handler's check and the write is a 404 that writes
+    nothing."""
+    device = world.device("device_loner")
+    assert (await twins(world).apply(device, Update({"desired": {"a": 1}}, None))).version == 1
+    assert (await twins(world).apply(device, Update({"desired": {"a": 2}}, 1))).version == 2
+    status, body = await world.call("org_admin", "DELETE", f"/v2/devices/{device.id}")
+    assert status == 200, body
+    with pytest.raises(NotFound):
+        await twins(world).apply(device, Update({"desired": {"a": 3}}, None))
+    assert twins(world).current(device.id).version == 0
 
 
 async def test_the_twin_goes_and_comes_back_with_its_project(world: World) -> None:
