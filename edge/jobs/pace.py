@@ -5,7 +5,9 @@ A job is up to 32 KiB of document and an execution per target, and an ended job 
 for jobs_retention_days: without a pace, one caller making and canceling jobs in a loop
 grows the database for everyone. The count is of jobs made, deleted ones included (so a
 make-and-delete loop is held too), and a place is taken when a creation starts and given
-back if it fails, so concurrent requests of one caller cannot pass the limit together.
+back only if it is refused (a 400, 403, 404, 409), so concurrent requests of one caller
+cannot pass the limit together; a request cut off midway keeps its place, as its job may
+have been written.
 Refused with 429 and a Retry-After of the seconds until the oldest of the hour's
 creations leaves the window. Kept in memory: a restart forgets it, which is one hour's
 worth at most.
@@ -20,7 +22,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from edge.kernel import clock
-from edge.kernel.errors import TooManyAttempts
+from edge.kernel.errors import EdgeError, TooManyAttempts
 
 WINDOW = timedelta(hours=1)
 
@@ -32,11 +34,12 @@ class Pace:
 
     @contextmanager
     def turn(self, who: str) -> Iterator[None]:
-        """A place in `who`'s hour for one creation, kept if it succeeds (else a 429)."""
+        """A place in `who`'s hour for one creation, given back if it is refused (none
+        left: a 429)."""
         stamp = self._take(who)
         try:
             yield
-        except BaseException:
+        except EdgeError:
             self._give_back(who, stamp)
             raise
 
