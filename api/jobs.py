@@ -2,7 +2,9 @@
 
 - POST   /v2/jobs                                 users (and scoped staff) who may update
                                                   every target device and read the artifact;
-                                                  409 past jobs_max_running
+                                                  409 past a running-job share (the org's,
+                                                  the maker's, the project's, the admins'
+                                                  reserve), 429 past jobs_create_per_hour
 - GET    /v2/jobs                                 the jobs the caller may read (the shared
                                                   list conventions)
 - GET    /v2/jobs/{job_id}                        org admins, admins of its project, its
@@ -307,7 +309,7 @@ ROUTES = [
         "jobs",
         body=CREATE_JOB,
         responses={201: "JobInfo"},
-        errors=(404, 409),
+        errors=(404, 409, 429),
         extension=True,
     ),
     Route(

@@ -293,9 +293,10 @@ async def _background(app: web.Application) -> AsyncIterator[None]:
 async def _sweep(services: Services, stop: asyncio.Event) -> None:
     """Hourly, until asked to stop: forget sessions whose refresh tokens have expired,
     expired challenge sessions, sign-in failure counts idle for a day, deleted records
-    whose time in the trash is over, and audit events past their retention. A sweep the
-    disk refuses (or any failed one) is logged and the next hour's runs: the loop ending
-    would stop every later sweep, and raise again when the server stops."""
+    whose time in the trash is over, and audit events, ended commands and ended jobs past
+    their retention. A sweep the disk refuses (or any failed one) is logged and the next
+    hour's runs: the loop ending would stop every later sweep, and raise again when the
+    server stops."""
     while not stop.is_set():
         try:
             await sweep_once(services)
@@ -314,6 +315,7 @@ async def sweep_once(services: Services) -> None:
 
     await services.db.write(purge)
     await services.commands.sweep()
+    await services.job_retention.sweep()
 
 
 def _purge(conn: Tx) -> None:

@@ -44,8 +44,10 @@ from edge.files.uploads import Limits, Uploads
 from edge.jobs.artifacts import Artifacts
 from edge.jobs.executions import DeviceJobs
 from edge.jobs.notices import Notices as JobNotices
+from edge.jobs.retention import Retention as JobRetention
 from edge.jobs.scheduler import Scheduler
 from edge.jobs.service import JobLimits, Jobs
+from edge.jobs.shares import Shares as JobShares
 from edge.kernel import clock, storage_errors
 from edge.kernel.audit import Audit
 from edge.kernel.config import Config
@@ -131,6 +133,7 @@ class Services:
     jobs: Jobs
     device_jobs: DeviceJobs
     job_scheduler: Scheduler
+    job_retention: JobRetention
     live: Live
     billing: Billing
     meter: Meter
@@ -228,7 +231,7 @@ class Services:
         twins = Twins(db, devices, TwinLimits(config.twin_max_bytes))
         artifacts = Artifacts(db, file_rights, blobs, signer, config.base_url)
         job_notices = JobNotices(db, artifacts.url)
-        job_limits = JobLimits(config.jobs_max_targets, config.jobs_max_running)
+        job_limits = _job_limits(config)
         jobs = Jobs(db, permissions, devices, artifacts, job_notices, job_limits)
         scheduler = Scheduler(db, job_notices, config.jobs_tick_seconds)
         jobs.wake = scheduler.wake
@@ -300,6 +303,7 @@ class Services:
             jobs=jobs,
             device_jobs=DeviceJobs(db, devices, job_notices),
             job_scheduler=scheduler,
+            job_retention=JobRetention(db, config.jobs_retention_days),
             live=live,
             billing=Billing(db, cursors, orgs),
             meter=Meter(db),
@@ -359,6 +363,16 @@ def _pulse_sampler(config: Config, db: Database, presence: Presence, signin: Sig
     return Sampler(
         db, counters, lambda: space.free_bytes(config.data_dir), config.pulse_retention_hours
     )
+
+
+def _job_limits(config: Config) -> JobLimits:
+    shares = JobShares(
+        config.jobs_max_running,
+        config.jobs_max_running_per_user,
+        config.jobs_max_running_per_project,
+        config.jobs_admin_reserve,
+    )
+    return JobLimits(config.jobs_max_targets, shares, config.jobs_create_per_hour)
 
 
 def _tunnel_hub(config: Config, db: Database) -> Hub:

@@ -250,10 +250,53 @@ def running(conn: Tx, limit: int) -> list[JobCore]:
     return found
 
 
-def running_in_org(conn: Tx, org_id: str) -> int:
-    """How many of the org's jobs are running (the index of migration 0030)."""
-    sql = "SELECT count(*) FROM jobs WHERE org_id = ? AND state IN ('SCHEDULED', 'IN_PROGRESS')"
-    return int(scalar(conn, sql, (org_id,)))
+@dataclass(frozen=True, slots=True)
+class Running:
+    """How many of an org's jobs run: all of them, one maker's, one project's."""
+
+    org: int
+    maker: int
+    project: int
+
+
+def running_in_org(conn: Tx, org_id: str, maker: str, project_id: str | None) -> Running:
+    """The org's running jobs counted, in one pass over its running jobs (the partial index
+    of migration 0030: at most jobs_max_running rows, whatever the org keeps)."""
+    org, mine, project = next(
+        conn.execute(
+            "SELECT count(*), total(created_by = ?), total(project_id = ?) FROM jobs"
+            " INDEXED BY jobs_running_by_org"
+            " WHERE org_id = ? AND state IN ('SCHEDULED', 'IN_PROGRESS')",
+            (maker, project_id, org_id),
+        )
+    )
+    return Running(int(org), int(mine), int(project))
+
+
+_ENDED_BEFORE = (  # the oldest ended jobs past the cutoff (the partial index of 0039)
+    "SELECT id FROM jobs INDEXED BY jobs_ended WHERE state IN ('COMPLETED', 'CANCELED',"
+    " 'ABORTED') AND completed_date < :before ORDER BY completed_date LIMIT :jobs"
+)
+
+
+def purge_ended(conn: Tx, before: str, jobs: int, executions: int) -> int:
+    """One batch of the retention sweep: up to `executions` executions of the `jobs`
+    oldest jobs ended before `before`, then those of these jobs left with none; how many
+    rows went (0: nothing is left to purge). A job over 10,000 devices goes over several
+    batches, so no transaction holds the writer long."""
+    values = {"before": before, "jobs": jobs, "executions": executions}
+    conn.execute(
+        "DELETE FROM job_executions WHERE rowid IN (SELECT rowid FROM job_executions"
+        f" WHERE job_id IN ({_ENDED_BEFORE}) LIMIT :executions)",
+        values,
+    )
+    gone = conn.changes()
+    conn.execute(
+        f"DELETE FROM jobs WHERE id IN ({_ENDED_BEFORE}) AND NOT EXISTS"
+        " (SELECT 1 FROM job_executions WHERE job_executions.job_id = jobs.id)",
+        values,
+    )
+    return gone + conn.changes()
 
 
 def counts(conn: Tx, job_id: str) -> dict[str, int]:

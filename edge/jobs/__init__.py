@@ -6,9 +6,11 @@ followed to its end.
 What lives here: what a job is asked to be (`rules.py`, pure), its artifact (`artifacts.py`:
 pinning, SHA-256, presigned URLs), the views (`views.py`), how executions end and what
 follows for their job (`progress.py`), the service people call and who may
-(`service.py`), a device's own executions over HTTP and MQTT (`executions.py`), the
-scheduler (`scheduler.py`), what is told after a commit (`notices.py`: notify-next, the
-progress hook) and the MQTT topics and server inbox (`topics.py`, `inbox.py`).
+(`service.py`), the running-job shares (`shares.py`) and the pace of making jobs
+(`pace.py`), the sweep of ended jobs (`retention.py`), a device's own executions over
+HTTP and MQTT (`executions.py`), the scheduler (`scheduler.py`), what is told after a
+commit (`notices.py`: notify-next, the progress hook) and the MQTT topics and server inbox
+(`topics.py`, `inbox.py`).
 
 May import `edge.accounts` (the devices and how the caller stands towards them),
 `edge.devices` (topics, MQTT clients, replies), `edge.files` (rights, presigned URLs),

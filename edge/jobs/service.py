@@ -10,7 +10,9 @@ Who may:
   devices of its project, only up to jobs_max_targets, and a device that is itself an
   admin only when an org admin made the job: so its maker must be an admin of its scope,
   its project (a project admin) or the org when it has none (an org admin), whoever
-  matches now. An org may have jobs_max_running jobs running (409 past).
+  matches now. An org may have jobs_max_running jobs running, and a maker who is not an
+  org admin a share of them (edge/jobs/shares.py: 409 past), made at a pace
+  (edge/jobs/pace.py: 429 past).
 - read, list, cancel, delete: org admins; admins of the job's project; whoever made it,
   while they still hold the rights it took (`_still_may`). Anyone else of the org gets a
   404, as does another org; a device a 403.
@@ -28,9 +30,10 @@ from typing import Any
 from edge.access.engine import Caller, Permissions
 from edge.access.standing import GroupStanding, project_standing
 from edge.accounts.devices import Devices
-from edge.jobs import progress, rules, views
+from edge.jobs import progress, rules, shares, views
 from edge.jobs.artifacts import Artifacts, Pinned
 from edge.jobs.notices import Notices
+from edge.jobs.pace import Pace
 from edge.kernel import audit, clock
 from edge.kernel.errors import Conflict, Denied, NotFound, ValidationError
 from edge.kernel.ids import new_id
@@ -55,7 +58,8 @@ UNSEEN = "targets: a target device was not found"  # one message, naming no devi
 @dataclass(frozen=True)
 class JobLimits:
     max_targets: int  # devices per job (jobs_max_targets)
-    max_running: int  # running jobs per org (jobs_max_running)
+    shares: shares.Shares  # running jobs per org, maker, project
+    create_per_hour: int  # jobs one maker (not an org admin) may make per hour
 
 
 class Jobs:
@@ -74,12 +78,20 @@ class Jobs:
         self._artifacts = artifacts
         self.notices = notices
         self.limits = limits
+        self._pace = Pace(limits.create_per_hour)
         self.wake: Callable[[], None] = lambda: None  # the scheduler's, set when it runs
 
     # -- creating ----------------------------------------------------------------------------
     async def create(self, principal: Principal, body: Row) -> Row:
         caller = self._people(principal)
         asked = rules.parse(body, self.limits.max_targets)
+        if caller.is_org_admin:
+            return await self._create(caller, asked)
+        with self._pace.turn(principal.actor):
+            return await self._create(caller, asked)
+
+    async def _create(self, caller: Caller, asked: rules.Request) -> Row:
+        principal = caller.principal
         org_id = require_org(principal)
         project_id = self._project(caller, org_id, asked.project_id)
         if asked.targets.group_id is not None:
@@ -87,7 +99,9 @@ class Jobs:
             project_id = _group_scope(group, project_id)
         if asked.continuous:
             _may_cover(caller, asked.targets, project_id)
-        self._db.read(lambda c: self._room(c, org_id))  # before the checks of every target
+        maker = shares.Maker(org_id, principal.actor, project_id, caller.is_org_admin)
+        room = self.limits.shares
+        self._db.read(lambda c: shares.check(c, room, maker))  # before every target's checks
         device_ids = self._targets(caller, asked, project_id)
         if not device_ids and not asked.continuous:
             raise NotFound("targets: no device matches")
@@ -109,21 +123,13 @@ class Jobs:
         )
 
         def write(conn: Tx) -> None:
-            self._room(conn, org_id)  # again in the write: two makers never both pass
+            shares.check(conn, room, maker)  # again in the write: two never both pass
             store.create(conn, job)
             store.add_executions(conn, job, device_ids, job.created_date)
 
         await self._db.write(audit.along(write, made))
         self.wake()
         return self._view(job.id)
-
-    def _room(self, conn: Tx, org_id: str) -> None:
-        """A 409 when the org runs jobs_max_running jobs already."""
-        if store.running_in_org(conn, org_id) >= self.limits.max_running:
-            raise Conflict(
-                f"The organization has {self.limits.max_running} jobs running, the most it"
-                " may: cancel one, or wait for one to end"
-            )
 
     def _people(self, principal: Principal) -> Caller:
         if principal.kind == "device":

@@ -524,6 +524,36 @@ class Config:
         "Most jobs one organization may have running (scheduled or in progress); more are"
         " refused with 409",
     )
+    jobs_max_running_per_user: int = _setting(
+        10,
+        _int_range(1, 100000),
+        "Most running jobs one maker may have in an organization (org admins are not held to"
+        " it); more are refused with 409",
+    )
+    jobs_max_running_per_project: int = _setting(
+        50,
+        _int_range(1, 100000),
+        "Most running jobs of one project, whoever made them (org admins are not held to it);"
+        " more are refused with 409",
+    )
+    jobs_admin_reserve: int = _setting(
+        10,
+        _int_range(0, 100000),
+        "Running-job places of an organization kept for its org admins: others' jobs are"
+        " refused with 409 once the org runs jobs_max_running minus this",
+    )
+    jobs_create_per_hour: int = _setting(
+        60,
+        _int_range(1, 100000),
+        "Jobs one maker (not an org admin) may make per hour; more are refused with 429 and"
+        " Retry-After",
+    )
+    jobs_retention_days: int = _setting(
+        30,
+        _int_range(1, 36500),
+        "Days an ended job (completed, canceled, aborted) is kept with its executions before"
+        " the hourly sweep deletes it",
+    )
     events_window_seconds: int = _setting(
         300,
         _int_range(300, 86400),
