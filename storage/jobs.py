@@ -273,7 +273,7 @@ def running_in_org(conn: Tx, org_id: str, maker: str, project_id: str | None) ->
     return Running(int(org), int(mine), int(project))
 
 
-_ENDED_BEFORE = (  # the oldest ended jobs past the cutoff (the partial index of 0039)
+_ENDED_BEFORE = (  # the oldest ended jobs past the cutoff (the partial index of 0037)
     "SELECT id FROM jobs INDEXED BY jobs_ended WHERE state IN ('COMPLETED', 'CANCELED',"
     " 'ABORTED') AND completed_date < :before ORDER BY completed_date LIMIT :jobs"
 )
