@@ -75,10 +75,14 @@ class Devices(Accounts[Device]):
 
     # -- what the device kind supplies ---------------------------------------------------
     def _found(self, device_id: str, org_id: str | None) -> tuple[Device, Holdings] | None:
-        device = self._db.read(lambda c: store.get(c, device_id))
-        if device is None or device.org_id != org_id:
+        device = self._row(device_id, org_id)
+        if device is None:
             return None
         return device, holdings.of_account(self._db, device.org_id, device_id)
+
+    def _row(self, device_id: str, org_id: str | None) -> Device | None:
+        device = self._db.read(lambda c: store.get(c, device_id))
+        return device if device is not None and device.org_id == org_id else None
 
     def _relation(self, grants: Caller, device: Device, held: Holdings, memo: Memo) -> Relation:
         """The setting that makes owners admins is read only when the caller is the owner."""

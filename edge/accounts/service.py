@@ -83,6 +83,10 @@ class Accounts(ABC, Generic[A]):
         """The account of this org and what it holds, or None."""
 
     @abstractmethod
+    def _row(self, account_id: str, org_id: str | None) -> A | None:
+        """The account of this org alone, or None: a point query, whatever it holds."""
+
+    @abstractmethod
     def _relation(self, grants: Caller, row: A, held: Holdings, memo: Memo) -> Relation:
         """How the caller stands towards it (`memo`: what may be kept for one page)."""
 
@@ -108,7 +112,13 @@ class Accounts(ABC, Generic[A]):
         return Target(grants, row, held, self._relation(grants, row, held, {}))
 
     def readable(self, grants: Caller, account_id: str) -> bool:
-        """Whether the caller may read this account (its GET is not a 404)."""
+        """Whether the caller may read this account (its GET is not a 404).
+
+        An org admin is an admin over every account of its org (edge/accounts/standing.py),
+        so for one the row alone answers, and what the account holds is not read: every
+        grant asks this of its grantee, and a user of 4,000 groups took 0.35 s to read."""
+        if grants.is_org_admin:
+            return self._row(account_id, grants.principal.org_id) is not None
         found = self._found(account_id, grants.principal.org_id)
         return found is not None and self._relation(grants, *found, {}).read
 

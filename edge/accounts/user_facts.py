@@ -62,7 +62,7 @@ class UserFacts:
 
     def of(self, user_id: str) -> Facts | None:
         """The user and what they hold, or None when no user has this ID."""
-        found = self.cache.get(user_id) if self.cache is not None else None
+        found = self._kept(user_id)
         if found is not None:
             return found
         user = self._db.read(lambda c: store.get(c, user_id))
@@ -72,6 +72,17 @@ class UserFacts:
         if self.cache is not None and _size(made.held) <= MAX_HELD:
             self.cache.put(user_id, made)
         return made
+
+    def user_of(self, user_id: str) -> User | None:
+        """The user's row alone: the kept one, or a point query (what they hold is not
+        read, nor kept: a user of thousands of groups is never kept)."""
+        found = self._kept(user_id)
+        if found is not None:
+            return found.user
+        return self._db.read(lambda c: store.get(c, user_id))
+
+    def _kept(self, user_id: str) -> Facts | None:
+        return self.cache.get(user_id) if self.cache is not None else None
 
     def shown(self, facts: Facts) -> tuple[Row | None, str | None]:
         """The user's picture (or None) and last sign-in (or None)."""

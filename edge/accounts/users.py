@@ -59,6 +59,10 @@ class Users(Accounts[User]):
         facts = self._facts(user_id, org_id)
         return None if facts is None else (facts.user, facts.held)
 
+    def _row(self, user_id: str, org_id: str | None) -> User | None:
+        user = self.facts.user_of(user_id)
+        return user if user is not None and user.org_id == org_id else None
+
     def _facts(self, user_id: str, org_id: str | None) -> Facts | None:
         facts = self.facts.of(user_id)
         return facts if facts is not None and facts.user.org_id == org_id else None
