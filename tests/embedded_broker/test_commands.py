@@ -411,11 +411,13 @@ async def test_replies_keep_within_the_devices_byte_budget(
         status, queued = await broker.call("POST", commands(device), json=body)
         assert status == 202, queued
         sent.append(queued["command"]["request_id"])
+    sent_by = queued["command"]["created_by"]
     blob = "x" * (60 * 1024)
     with caplog.at_level(logging.WARNING, "edge.commands"):
         for _ in sent:  # each reply is recorded before its PUBACK
             await answer(client, 200, blob=blob)
-    kept = broker.site.services.db.read(lambda c: command_store.kept_bytes(c, device.id))
+    holder = broker.site.services.commands.holder(sent_by)
+    kept = broker.site.services.db.read(lambda c: command_store.kept_bytes(c, device.id, holder))
     assert kept <= 64 * 1024
     replies = []
     for request_id in sent:
