@@ -192,7 +192,8 @@ class Commands:
             f" {kept} bytes of payloads and replies, and this one's {size} would pass its"
             f" budget of {budget} (command_device_bytes); they free as commands expire,"
             " are canceled, or are swept after they end",
-            retry_after=_seconds(timedelta(seconds=wait if wait is not None else 60)),
+            # all that is held frees in time, and size <= budget: wait is never None
+            retry_after=_seconds(timedelta(seconds=wait or 0)),
         )
 
     def holder(self, by: str) -> store.Holder:

@@ -210,7 +210,7 @@ async def test_a_queued_command_reaches_a_device_that_comes_back_with_a_clean_se
     assert sent["request_id"] == queued["command"]["request_id"]
 
 
-@pytest.mark.world(command_rate_limit=1000, mqtt_queue_messages=10)
+@pytest.mark.world(command_rate_limit=1000, command_caller_rate_limit=1000, mqtt_queue_messages=10)
 async def test_a_backlog_past_the_session_queue_is_delivered_whole_and_in_order(
     broker: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -255,7 +255,7 @@ async def _next_publish(reader: asyncio.StreamReader) -> tuple[bytes, dict[str, 
             return body[end : end + 2], json.loads(body[end + 2 :])
 
 
-@pytest.mark.world(command_rate_limit=1000, mqtt_queue_messages=2)
+@pytest.mark.world(command_rate_limit=1000, command_caller_rate_limit=1000, mqtt_queue_messages=2)
 async def test_what_a_full_session_refused_goes_out_once_it_has_room(
     broker: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
