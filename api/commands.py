@@ -12,6 +12,12 @@
                                                       the list conventions, without
                                                       `search` (a 400: no full-text index)
 - GET  /v2/devices/{device_id}/commands/{request_id}  the same callers
+- POST /v2/devices/{device_id}/commands/{request_id}/cancel
+                                                      the same callers: a queued command
+                                                      still waiting ends `canceled`, its
+                                                      bytes freed; 409 in any other state
+                                                      (a POST, not a DELETE: the command is
+                                                      kept, readable, until the sweep)
 """
 
 from __future__ import annotations
@@ -49,7 +55,15 @@ _FIELDS: dict[str, Schema] = {
     "name": STR,
     "state": {
         "type": "string",
-        "enum": ["sent", "queued", "delivered", "answered", "timed_out", "expired"],
+        "enum": [
+            "sent",
+            "queued",
+            "delivered",
+            "answered",
+            "timed_out",
+            "expired",
+            "canceled",
+        ],
     },
     "queued": BOOL,
     "created_date": _DATE,
@@ -109,6 +123,13 @@ async def get_command(request: web.Request) -> web.Response:
     return json_response(found)
 
 
+async def cancel_command(request: web.Request) -> web.Response:
+    info = request.match_info
+    commands = _commands(request)
+    found = await commands.cancel(principal(request), info["device_id"], info["request_id"])
+    return json_response(found)
+
+
 ROUTES = [
     Route(
         "POST",
@@ -142,6 +163,17 @@ ROUTES = [
         "One command of a device, with its reply once answered",
         "devices",
         responses={200: "CommandInfo"},
+        extension=True,
+    ),
+    Route(
+        "POST",
+        "/v2/devices/{device_id}/commands/{request_id}/cancel",
+        cancel_command,
+        "token",
+        "Cancel a queued command still waiting for its device or its reply",
+        "devices",
+        responses={200: "CommandInfo"},
+        errors=(409,),
         extension=True,
     ),
 ]

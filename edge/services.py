@@ -241,6 +241,7 @@ class Services:
             config.command_retention_hours,
             config.mqtt_max_message_bytes,
             config.command_device_bytes,
+            config.command_caller_rate_limit,
         )
         return cls(
             config=config,

@@ -3,8 +3,9 @@
 A command's `state` moves one way: `sent` (the device's sessions got it, its caller waits)
 or `queued` (waiting for the device) -> `delivered` -> `answered`; or it ends `timed_out`
 (no reply in time) or `expired` (never delivered, or not answered, before its
-`expires_date`). Every change of state is one conditional UPDATE, so a reply that comes
-after the command timed out finds nothing to change.
+`expires_date`), or, queued and not yet answered, `canceled` by a caller. Every change
+of state is one conditional UPDATE, so a reply that comes after the command timed out (or
+was canceled) finds nothing to change.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from storage.listing import Scope, Table, column
 from storage.records import Codec, Record
-from storage.rows import Tx, insert_record, record, records, scalar
+from storage.rows import Tx, insert_record, one, record, records, scalar
 
 WAITING = ("sent", "queued", "delivered")  # states a command can still leave
 
@@ -76,20 +77,77 @@ def of_device(device_id: str) -> Scope:
     return Scope("device_commands.device_id = ?", (device_id,))
 
 
-def kept_bytes(conn: Tx, device_id: str) -> int:
-    """The bytes of payloads and replies the device's commands keep (its budget)."""
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """Whose view of a device's byte budget: `by`'s, at `now`; finished commands are
+    kept `retention_hours` after they ended (the sweep's), so from `kept_since` on."""
+
+    by: str
+    now: str
+    kept_since: str
+    retention_hours: int
+
+
+_BYTES = "length(CAST(payload AS BLOB)) + coalesce(length(CAST(reply_payload AS BLOB)), 0)"
+# What holds bytes against `by`'s budget: every command still waiting for its device or
+# its reply (anyone's), and `by`'s own until the sweep deletes them. Others' finished
+# commands, expired ones included, hold nothing against `by`.
+_HELD = (
+    f"device_id = :device AND (({_WAITING} AND expires_date > :now)"
+    " OR (created_by = :by AND coalesce(ended_date, expires_date) > :kept_since))"
+)
+# When a held command stops holding: another's at its expiry, `by`'s own once swept.
+_RELEASE = (
+    "CASE WHEN created_by = :by"
+    " THEN julianday(coalesce(ended_date, expires_date)) + :hours / 24.0"
+    " ELSE julianday(expires_date) END"
+)
+
+
+def _held(device_id: str, holder: Holder) -> dict[str, str | int]:
+    return {
+        "device": device_id,
+        "now": holder.now,
+        "by": holder.by,
+        "kept_since": holder.kept_since,
+        "hours": holder.retention_hours,
+    }
+
+
+def kept_bytes(conn: Tx, device_id: str, holder: Holder) -> int:
+    """The bytes of payloads and replies that count against `holder`'s share of the
+    device's budget (_HELD)."""
+    sql = f"SELECT coalesce(sum({_BYTES}), 0) FROM device_commands WHERE {_HELD}"
+    return int(scalar(conn, sql, _held(device_id, holder)))
+
+
+def frees_in(conn: Tx, device_id: str, holder: Holder, needed: int) -> float | None:
+    """Seconds until at least `needed` of the bytes held against `holder` are freed, as
+    the held commands expire or are swept (sooner when some are canceled or answered);
+    None when they never would be."""
     sql = (
-        "SELECT coalesce(sum(length(CAST(payload AS BLOB))"
-        " + coalesce(length(CAST(reply_payload AS BLOB)), 0)), 0)"
-        " FROM device_commands WHERE device_id = ?"
+        f"SELECT (release - julianday(:now)) * 86400.0 FROM"
+        f" (SELECT release, sum(bytes) OVER (ORDER BY release ROWS UNBOUNDED PRECEDING)"
+        f" AS freed FROM (SELECT {_BYTES} AS bytes, {_RELEASE} AS release"
+        f" FROM device_commands WHERE {_HELD}))"
+        " WHERE freed >= :needed ORDER BY release LIMIT 1"
     )
-    return int(scalar(conn, sql, (device_id,)))
+    found = scalar(conn, sql, {**_held(device_id, holder), "needed": needed})
+    return None if found is None else float(found)
 
 
-def sent_since(conn: Tx, device_id: str, since: str) -> int:
-    """How many commands were sent to the device from `since` on (the rate limit)."""
-    sql = "SELECT count(*) FROM device_commands WHERE device_id = ? AND created_date >= ?"
-    return int(scalar(conn, sql, (device_id, since)))
+def sent_since(conn: Tx, device_id: str, since: str, by: str | None = None) -> tuple[int, str]:
+    """How many commands were sent to the device from `since` on (by `by` alone, when
+    given), and when the first of them was (the rate limits; '' when none was)."""
+    sql = (
+        "SELECT count(*) AS n, coalesce(min(created_date), '') AS first FROM device_commands"
+        " WHERE device_id = ? AND created_date >= ?"
+    )
+    args: tuple[str, ...] = (device_id, since)
+    if by is not None:
+        sql, args = sql + " AND created_by = ?", (*args, by)
+    found = one(conn, sql, args) or {"n": 0, "first": ""}
+    return int(found["n"]), str(found["first"])
 
 
 def waiting_for(conn: Tx, device_id: str, now: str, limit: int) -> list[Command]:
@@ -154,6 +212,19 @@ def expire(conn: Tx, now: str) -> int:
         (now,),
     )
     return conn.changes()
+
+
+def cancel(conn: Tx, device_id: str, command_id: str, now: str) -> bool:
+    """End a queued command still waiting for its device or its reply as `canceled`,
+    its payload dropped (its bytes free at once); whether there was one. A reply that
+    comes later finds nothing to answer, and a delivery nothing to mark."""
+    conn.execute(
+        "UPDATE device_commands SET state = 'canceled', ended_date = ?, payload = '{}'"
+        " WHERE id = ? AND device_id = ? AND queued = 1"
+        " AND state IN ('queued', 'delivered') AND expires_date > ?",
+        (now, command_id, device_id, now),
+    )
+    return conn.changes() == 1
 
 
 def purge_ended_before(conn: Tx, before: str) -> int:

@@ -16,8 +16,15 @@ which answers on the command's reply topic.
   there); the first valid reply of a command still waiting is kept, later ones ignored.
 - A command's MQTT message is at most the broker's `mqtt_max_message_bytes` (413 past it):
   what no client may send, no device is sent either.
-- At most `rate_per_minute` commands per device per minute, counted in the write that
-  records the command, so two callers at once cannot both take the last one.
+- At most `rate_per_minute` commands per device per minute, and of them at most
+  `caller_rate_per_minute` from one caller (the device itself included), counted in the
+  write that records the command, so two callers at once cannot both take the last one
+  and one caller cannot take the device's whole minute from its admins.
+- A caller's commands count against the device's `device_bytes` with every command still
+  waiting (anyone's) and the caller's own finished ones until they are swept: one caller
+  cannot lock the others out with what it keeps, and the disk stays bounded per caller.
+  A queued command not yet answered may be canceled (`cancel`): its bytes free at once.
+  A refusal's Retry-After is when room frees (the counted commands' ends).
 - Finished commands are kept `retention_hours`; `sweep` (hourly) ends the expired and
   deletes the old: a backstop for the record only, since an expired command is never
   read for delivery whether or not the sweep has marked it.
@@ -28,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -59,6 +67,7 @@ Row = dict[str, Any]
 TABLE = store.LIST
 log = logging.getLogger("edge.commands")
 DELIVERY_BATCH = 100  # queued commands read and offered at a time
+MINUTE = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,7 @@ class CommandLimits:
     retention_hours: int
     max_message_bytes: int = 256 * 1024  # the broker's mqtt_max_message_bytes
     device_bytes: int = 4 * 1024 * 1024  # command_device_bytes
+    caller_rate_per_minute: int = 20  # command_caller_rate_limit
 
 
 class Commands:
@@ -135,34 +145,68 @@ class Commands:
         await self._db.write(audit.along(lambda c: self._insert(c, command), sent))
 
     def _insert(self, conn: Tx, command: Command) -> None:
-        since = clock.iso(clock.now() - timedelta(minutes=1))
-        if store.sent_since(conn, command.device_id, since) >= self.limits.rate_per_minute:
-            limit = self.limits.rate_per_minute
-            raise TooManyAttempts(
-                f"Too many commands: at most {limit} per device per minute", retry_after=60
-            )
+        self._within_rate(conn, command)
         self._within_budget(conn, command)
         store.create(conn, command)
 
-    def _within_budget(self, conn: Tx, command: Command) -> None:
-        """The device's commands keep at most `device_bytes` of payloads and replies (a
-        caller, the device itself included, cannot fill the disk through them); they
-        free as commands end and are swept."""
-        over = self._over_budget(conn, command.device_id, command.payload)
-        if over is not None:
-            kept, size = over
-            raise TooManyAttempts(
-                f"Too many command bytes: the device's commands keep {kept} bytes of"
-                f" payloads and replies, and this one's {size} would pass its budget of"
-                f" {self.limits.device_bytes} (command_device_bytes); they free as"
-                " commands end",
-                retry_after=3600,
-            )
+    def _within_rate(self, conn: Tx, command: Command) -> None:
+        """At most `rate_per_minute` commands to the device a minute from all callers, and
+        `caller_rate_per_minute` from one (so no caller, nor the device itself, takes the
+        whole of it from the others). Retry-After: when the first command counted
+        turns a minute old, which frees one."""
+        now = clock.now()
+        since = clock.iso(now - MINUTE)
+        caller = self.limits.caller_rate_per_minute
+        for by, limit, whose in (
+            (None, self.limits.rate_per_minute, "per device per minute"),
+            (command.created_by, caller, "per caller per device per minute"),
+        ):
+            count, first = store.sent_since(conn, command.device_id, since, by)
+            if count >= limit:
+                setting = " (command_caller_rate_limit)" if by else ""
+                raise TooManyAttempts(
+                    f"Too many commands: at most {limit} {whose}{setting}",
+                    retry_after=_seconds(clock.parse(first) + MINUTE - now),
+                )
 
-    def _over_budget(self, conn: Tx, device_id: str, value: Row) -> tuple[int, int] | None:
-        """(bytes kept, bytes of `value`) when keeping `value` too would pass the device's
-        budget; None when it fits. Read in the write that would keep it."""
-        kept, size = store.kept_bytes(conn, device_id), len(json.dumps(value).encode())
+    def _within_budget(self, conn: Tx, command: Command) -> None:
+        """What the device's commands keep counts against `device_bytes` (a caller, the
+        device itself included, cannot fill the disk through them): every command still
+        waiting, and the caller's own until swept (`holder`). Retry-After: when enough of
+        that frees, as the commands counted expire or are swept. A command larger than
+        the whole budget never fits: a 413, not a wait."""
+        budget = self.limits.device_bytes
+        size = _size(command.payload)
+        if size > budget:
+            raise TooLarge(
+                f"payload: {size} bytes, over the device's whole budget of {budget}"
+                " (command_device_bytes)"
+            )
+        holder = self.holder(command.created_by)
+        kept = store.kept_bytes(conn, command.device_id, holder)
+        if kept + size <= budget:
+            return
+        wait = store.frees_in(conn, command.device_id, holder, kept + size - budget)
+        raise TooManyAttempts(
+            f"Too many command bytes: the device's commands waiting and yours kept hold"
+            f" {kept} bytes of payloads and replies, and this one's {size} would pass its"
+            f" budget of {budget} (command_device_bytes); they free as commands expire,"
+            " are canceled, or are swept after they end",
+            # all that is held frees in time, and size <= budget: wait is never None
+            retry_after=_seconds(timedelta(seconds=wait or 0)),
+        )
+
+    def holder(self, by: str) -> store.Holder:
+        """`by`'s view of a device's byte budget, now."""
+        now = clock.now()
+        hours = self.limits.retention_hours
+        return store.Holder(by, clock.iso(now), clock.iso(now - timedelta(hours=hours)), hours)
+
+    def _over_budget(self, conn: Tx, device_id: str, by: str, value: Row) -> tuple[int, int] | None:
+        """(bytes kept against `by`, bytes of `value`) when keeping `value` too would pass
+        the device's budget; None when it fits. Read in the write that would keep it."""
+        kept = store.kept_bytes(conn, device_id, self.holder(by))
+        size = _size(value)
         return (kept, size) if kept + size > self.limits.device_bytes else None
 
     async def _call(self, device: Device, command: Command, timeout: int) -> Command:
@@ -318,7 +362,9 @@ class Commands:
         """The reply, recorded; its payload only within the device's budget (replies
         count against it as payloads do): past it, the command is answered with its
         status and without the payload, which the view marks as dropped."""
-        over = self._over_budget(conn, device_id, body)
+        found = store.get(conn, device_id, request_id)
+        by = found.created_by if found is not None else ""
+        over = self._over_budget(conn, device_id, by, body)
         if over is not None:
             kept, size = over
             log.warning(
@@ -354,9 +400,44 @@ class Commands:
             raise NotFound("Command not found")
         return {"command": messages.view(found)}
 
-    def _readable(self, principal: Principal, device_id: str) -> None:
-        """Commands are read by those who may send them."""
-        self._devices.require(self._devices.target(principal, device_id), "update")
+    def _readable(self, principal: Principal, device_id: str) -> Device:
+        """Commands are read (and canceled) by those who may send them."""
+        target = self._devices.target(principal, device_id)
+        self._devices.require(target, "update")
+        return target.account
+
+    # -- canceling -----------------------------------------------------------------------
+    async def cancel(self, principal: Principal, device_id: str, request_id: str) -> Row:
+        """End a queued command still waiting for its device or its reply: those who may
+        send it may, a suspended device's too (it frees the device's bytes at once). It
+        stays readable, `canceled` and without its payload, until the sweep deletes it;
+        a reply that comes later is ignored. Any other state is a 409."""
+        device = self._readable(principal, device_id)
+        found = self._db.read(lambda c: store.get(c, device_id, request_id))
+        if found is None:
+            raise NotFound("Command not found")
+        details = {"command_id": request_id, "name": found.name}
+        canceled = audit.event(
+            "command_canceled",
+            principal,
+            org_id=device.org_id,
+            target=("device", device_id),
+            details=details,
+        )
+        now = clock.now_iso()
+
+        def end(conn: Tx) -> Command:
+            if not store.cancel(conn, device_id, request_id, now):
+                state = messages.view(store.get(conn, device_id, request_id) or found)["state"]
+                raise Conflict(
+                    f"Command is {state}: only a queued command still waiting for its device"
+                    " or its reply may be canceled"
+                )
+            ended = store.get(conn, device_id, request_id)
+            assert ended is not None, "canceled in this transaction"
+            return ended
+
+        return {"command": messages.view(await self._db.write(audit.along(end, canceled)))}
 
     # -- upkeep --------------------------------------------------------------------------
     async def sweep(self) -> tuple[int, int]:
@@ -369,6 +450,16 @@ class Commands:
             return store.expire(conn, clock.iso(now)), store.purge_ended_before(conn, before)
 
         return await self._db.write(upkeep)
+
+
+def _size(value: Row) -> int:
+    """The bytes a payload or a reply keeps (as the budget counts them)."""
+    return len(json.dumps(value).encode())
+
+
+def _seconds(wait: timedelta) -> int:
+    """A Retry-After: whole seconds, rounded up, at least one."""
+    return max(1, math.ceil(wait.total_seconds()))
 
 
 def _report_failure(task: asyncio.Future[None]) -> None:

@@ -61,7 +61,7 @@ ACTIONS = {
     ),
     "tunnels": ("tunnel_opened", "tunnel_closed", "tunnel_token_taken"),
     "twins": ("twin_desired_updated",),
-    "commands": ("command_sent",),
+    "commands": ("command_sent", "command_canceled"),
     "jobs": ("job_created", "job_canceled", "job_deleted"),
     "provisioning": (
         "claim_created",

@@ -492,15 +492,22 @@ class Config:
         _int_range(1, 100000),
         "Commands one device may be sent per minute; more are refused with 429",
     )
+    command_caller_rate_limit: int = _setting(
+        20,
+        _int_range(1, 100000),
+        "Commands one caller may send one device per minute, within command_rate_limit;"
+        " more are refused with 429",
+    )
     command_retention_hours: int = _setting(
         24,
         _int_range(1, 24 * 3650),
-        "Hours a finished command (answered, timed out, expired) is kept with its reply",
+        "Hours a finished command (answered, timed out, expired, canceled) is kept",
     )
     command_device_bytes: int = _setting(
         4 * 1024 * 1024,
         _int_range(64 * 1024, 1024 * 1024 * 1024),
-        "Bytes of payloads and replies one device's commands may keep; more are refused with 429",
+        "Bytes of payloads and replies a device's waiting commands and one caller's kept ones"
+        " may hold; more are refused with 429",
     )
     twin_max_bytes: int = _setting(
         8192,

@@ -210,7 +210,7 @@ async def test_a_queued_command_reaches_a_device_that_comes_back_with_a_clean_se
     assert sent["request_id"] == queued["command"]["request_id"]
 
 
-@pytest.mark.world(command_rate_limit=1000, mqtt_queue_messages=10)
+@pytest.mark.world(command_rate_limit=1000, command_caller_rate_limit=1000, mqtt_queue_messages=10)
 async def test_a_backlog_past_the_session_queue_is_delivered_whole_and_in_order(
     broker: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -255,7 +255,7 @@ async def _next_publish(reader: asyncio.StreamReader) -> tuple[bytes, dict[str, 
             return body[end : end + 2], json.loads(body[end + 2 :])
 
 
-@pytest.mark.world(command_rate_limit=1000, mqtt_queue_messages=2)
+@pytest.mark.world(command_rate_limit=1000, command_caller_rate_limit=1000, mqtt_queue_messages=2)
 async def test_what_a_full_session_refused_goes_out_once_it_has_room(
     broker: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -411,11 +411,13 @@ async def test_replies_keep_within_the_devices_byte_budget(
         status, queued = await broker.call("POST", commands(device), json=body)
         assert status == 202, queued
         sent.append(queued["command"]["request_id"])
+    sent_by = queued["command"]["created_by"]
     blob = "x" * (60 * 1024)
     with caplog.at_level(logging.WARNING, "edge.commands"):
         for _ in sent:  # each reply is recorded before its PUBACK
             await answer(client, 200, blob=blob)
-    kept = broker.site.services.db.read(lambda c: command_store.kept_bytes(c, device.id))
+    holder = broker.site.services.commands.holder(sent_by)
+    kept = broker.site.services.db.read(lambda c: command_store.kept_bytes(c, device.id, holder))
     assert kept <= 64 * 1024
     replies = []
     for request_id in sent:

@@ -9,7 +9,7 @@ import { listView } from "../list.js";
 import { when } from "../format.js";
 
 const RECENT = 10;
-const STATES = ["sent", "queued", "delivered", "answered", "timed_out", "expired"];
+const STATES = ["sent", "queued", "delivered", "answered", "timed_out", "expired", "canceled"];
 
 export function commandsView(device) {
   const base = api.path`/v2/devices/${device.id}/commands`;
