@@ -37,6 +37,11 @@ REFUSALS = {
     " its most streams",
 }
 CHECK_SECONDS = 5.0
+# A check the server (or a proxy before it) never answers is given up after this long: at
+# start the helper exits saying so, later the next check asks again. aiohttp's default
+# (five minutes) held `edge tunnel connect` that long on a proxy that took the request and
+# never answered.
+CHECK_TIMEOUT_SECONDS = 30.0
 
 
 class Refused(Exception):
@@ -58,6 +63,7 @@ class Connect:
     port: int = 2222
     ssl: ssl.SSLContext | None = None
     check_every: float = CHECK_SECONDS  # seconds between asking whether it is still open
+    check_timeout: float = CHECK_TIMEOUT_SECONDS  # seconds a check may wait for its answer
 
     @property
     def url(self) -> str:
@@ -104,6 +110,9 @@ class Connector:
             offered = await self._offered()
         except aiohttp.ClientError as failed:
             raise Refused(f"cannot reach the server: {failed}", 1) from None
+        except TimeoutError:
+            seconds = f"{self.config.check_timeout:g}"
+            raise Refused(f"cannot reach the server: no answer within {seconds} s", 1) from None
         if offered is None:
             raise Refused(REFUSALS[401], 1)
         wanted = self.config.service.casefold()
@@ -121,7 +130,7 @@ class Connector:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._ask.wait(), self.config.check_every)
             self._ask.clear()
-            with contextlib.suppress(aiohttp.ClientError, Refused):
+            with contextlib.suppress(aiohttp.ClientError, TimeoutError, Refused):
                 if await self._offered() is None:
                     return
 
@@ -133,6 +142,7 @@ class Connector:
             self.config.url,
             headers={"Authorization": f"Bearer {self.config.token}"},
             ssl=self.config.ssl if self.config.ssl is not None else True,
+            timeout=aiohttp.ClientTimeout(total=self.config.check_timeout),
         ) as answer:
             if answer.status == 401:
                 return None

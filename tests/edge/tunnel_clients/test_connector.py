@@ -1,6 +1,6 @@
 """`edge tunnel connect` against a server that answers with something other than edge's
-JSON (a proxy's HTML error page while edge restarts): refused at start with one line, and
-a live tunnel is not taken for closed."""
+JSON (a proxy's HTML error page while edge restarts) or does not answer at all: refused at
+start with one line, and a live tunnel is not taken for closed."""
 
 from __future__ import annotations
 
@@ -92,3 +92,59 @@ async def test_the_services_are_read_from_their_field_not_the_message(
         await asyncio.sleep(0.01)
     stop.set()
     await running
+
+
+def stalling(answers: list[Answer | None], asked: list[int]) -> web.Application:
+    """As `proxy`, but an answer of None takes the check and never answers it (a proxy
+    whose upstream hangs)."""
+
+    async def check(request: web.Request) -> web.Response:
+        asked.append(len(asked))
+        answer = answers.pop(0) if len(answers) > 1 else answers[0]
+        if answer is None:
+            await asyncio.Event().wait()
+        assert answer is not None
+        return answer()
+
+    app = web.Application()
+    app.router.add_get("/v2/tunnels/{tunnel_id}/connect", check)
+    return app
+
+
+async def stalled_connector(
+    aiohttp_server: Any, answers: list[Answer | None], asked: list[int]
+) -> Connector:
+    server = await aiohttp_server(stalling(answers, asked))
+    config = Connect(
+        str(server.make_url("")),
+        "t1",
+        "etc_x",
+        "ECHO",
+        port=free_port(),
+        check_every=0.05,
+        check_timeout=0.2,
+    )
+    return Connector(config)
+
+
+def closed() -> web.Response:
+    return web.json_response({"message": "The tunnel is closed"}, status=401)
+
+
+async def test_a_check_never_answered_at_start_is_one_refusal(aiohttp_server: Any) -> None:
+    """The helper used to wait aiohttp's five minutes for a proxy that took the check and
+    never answered; it says so after `check_timeout` and exits."""
+    made = await stalled_connector(aiohttp_server, [None], [])
+    with pytest.raises(Refused) as refused:
+        await asyncio.wait_for(made.run(asyncio.Event()), 20)
+    assert refused.value.code == 1
+    assert "no answer within 0.2 s" in str(refused.value)
+
+
+async def test_checks_never_answered_later_do_not_hold_the_helper(aiohttp_server: Any) -> None:
+    """Open at start, then two checks the proxy never answers, then the server says the
+    tunnel is closed: each hung check is given up and the next one hears the closing."""
+    asked: list[int] = []
+    made = await stalled_connector(aiohttp_server, [offers_echo, None, None, closed], asked)
+    await asyncio.wait_for(made.run(asyncio.Event()), 20)
+    assert len(asked) == 4
