@@ -122,6 +122,7 @@ async def test_past_the_in_flight_limit_notices_wait_and_follow_in_order(
             if n + 2 < 5:
                 ids.append(await next_publish(reader))
                 received.append(ids[-1][2])
+                assert (len(session.inflight), len(session.waiting)) == (2, 2 - n)
         assert received == [b"2", b"3", b"4"]
         await broker.until(lambda: not session.inflight and not session.waiting)
         assert broker.stats.slow_disconnects == 0
