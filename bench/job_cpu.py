@@ -7,8 +7,9 @@ bench.job_rollout.TAG) connected as raw MQTT clients in a process of their own
 rollouts over every device are run one after another (paced by `max_in_progress`, a
 tenth of the devices, as the GET's figure is, or with no policy), and the server
 process's user + system CPU time (/proc/<pid>/stat) is read before the first job is
-made and after the last SUCCEEDED is acknowledged: CPU ms per execution. A first round
-is left out (warm-up: imports on first use, caches).
+made and after the last SUCCEEDED is acknowledged: CPU ms per execution, and the main
+thread's read and write system calls per execution (/proc/<pid>/task/<pid>/io; the load
+does not move them). A first round is left out (warm-up: imports on first use, caches).
 
 `--in-process` measures the jobs room alone, as bench/job_ticks.py does the scheduler's
 tick: in this process on a real data folder (no broker, no HTTP: notify-next is not
@@ -82,9 +83,18 @@ def cpu_seconds_of(stat: Path) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def loop_syscalls(pid: int) -> tuple[int, int]:
+    """Read and write system calls of the process's main thread so far (socket reads and
+    writes: /proc/<pid>/task/<pid>/io), a count the machine's load does not move."""
+    fields = dict(
+        line.split(": ") for line in Path(f"/proc/{pid}/task/{pid}/io").read_text().splitlines()
+    )
+    return int(fields["syscr"]), int(fields["syscw"])
+
+
 def measure(devices: int, rounds: int, by: str, pace: str, spy: str | None) -> tuple[float, float]:
     """CPU ms of the server per execution over `rounds` rollouts after a warm-up one: the
-    whole process's and its main thread's."""
+    whole process's and its main thread's (its system calls per execution printed)."""
     with tempfile.TemporaryDirectory(prefix="edge-bench-jobcpu-") as folder:
         env = servers.mqtt_ports()
         with servers.edge(Path(folder), env) as server:
@@ -94,12 +104,20 @@ def measure(devices: int, rounds: int, by: str, pace: str, spy: str | None) -> t
                 job_rollout.rollout(site, fleet, by, **policy(pace, devices))
                 with profiled(server.pid, spy):
                     before, loop = cpu_seconds(server.pid), loop_cpu_seconds(server.pid)
+                    reads, writes = loop_syscalls(server.pid)
                     for _ in range(rounds):
                         timed = job_rollout.rollout(site, fleet, by, **policy(pace, devices))
                         print(f"  {timed.rate:,.0f} executions/s ({timed.load()})", flush=True)
                     used = cpu_seconds(server.pid) - before
                     loop = loop_cpu_seconds(server.pid) - loop
-    return used * 1000 / (rounds * devices), loop * 1000 / (rounds * devices)
+                    now_reads, now_writes = loop_syscalls(server.pid)
+    executions = rounds * devices
+    print(
+        f"  main thread per execution: {(now_reads - reads) / executions:.2f} reads,"
+        f" {(now_writes - writes) / executions:.2f} writes (system calls)",
+        flush=True,
+    )
+    return used * 1000 / executions, loop * 1000 / executions
 
 
 async def in_process(folder: Path, devices: int, rounds: int) -> float:

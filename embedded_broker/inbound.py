@@ -141,9 +141,17 @@ class Inbound:
         self, inbox: Inbox, topic: str, payload: bytes, qos: int, packet_id: bytes
     ) -> None:
         """The client's later packets wait for the answer, so its requests apply in order
-        and the acknowledgement follows what the request made durable."""
-        await inbox.receive(self.session.client, topic, payload)
+        and the acknowledgement follows what the request made durable. The answer and the
+        acknowledgement go to the socket together, at once: one write, not two (the
+        device waits for both; a job's execution is two such requests, #31)."""
+        session = self.session
+        session.replying = True
+        try:
+            await inbox.receive(session.client, topic, payload)
+        finally:
+            session.replying = False
         self._acknowledge(qos, packet_id)
+        self.link.flush()
 
     async def _after_commit(
         self, stored: Awaitable[None], message: Message, packet_id: bytes

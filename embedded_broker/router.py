@@ -114,7 +114,9 @@ class Router:
 
         Someone waits for each such notice (a twin's delta after its PATCH, a command's
         caller, a tunnel's opener), so it goes to the socket now: gathered until the end of
-        the loop's round, a delta waited for the PATCH's whole HTTP answer (#29)."""
+        the loop's round, a delta waited for the PATCH's whole HTTP answer (#29). Not a
+        session whose request is being answered (`ClientSession.replying`): its answer
+        leaves with the request's acknowledgement, one write for both (#31)."""
         qos, count = message.qos, 0
         for session, granted in self.tree.match(message.topic):
             client = session.client
@@ -123,7 +125,7 @@ class Router:
                 continue
             if client.kind == "device" and client.account_id == device_id:
                 count += session.offer(message, qos if qos < granted else granted, spare=spare)
-                if link is not None:
+                if link is not None and not session.replying:
                     link.flush()
         self._journaled = []  # stored in the background; no publisher waits for a notice
         return count

@@ -106,6 +106,10 @@ class ClientSession:
         # watched topics (embedded_broker/inbox.py): a twin's delta is sent once per
         # version, not once per SUBSCRIBE. Forgotten when a connection takes the session.
         self.told: dict[str, int | None] = {}
+        # A request of this client's is being answered by a server inbox (inbound.py,
+        # `_to_server`): what the server sends the session meanwhile (the answer) is left
+        # gathered, to leave in one write with the request's acknowledgement.
+        self.replying = False
         # The last packet identifier used: they run 1..65535, then start again. Counted,
         # not drawn from itertools.cycle, which keeps every value it yields (2.5 MiB).
         self._last_id = 0
