@@ -19,7 +19,7 @@ from multidict import MultiMapping
 from api import params
 from api.model_fields import DATETIME, Schema
 from api.responses import json_response
-from edge.kernel import clock, numbers, patterns
+from edge.kernel import clock, numbers, patterns, search
 from edge.kernel.errors import ValidationError
 from edge.kernel.listing import (
     DEFAULT_LIMIT,
@@ -169,7 +169,7 @@ def parse(
         order_by=_order_by(common, listable.default_order),
         desc=params.flag(common, "desc", listable.default_desc),
         filters=tuple(filters),
-        search=common.get("search", "").strip() or None,
+        search=search.checked(common.get("search", "")),
         search_fields=_names(common.get("search_fields", "")),
         object_count=params.flag(common, "object_count"),
         page_count=params.flag(common, "page_count"),

@@ -18,6 +18,7 @@ from api.models import MODELS
 from api.routing import WRITES, Route
 from edge import BUILD_VERSION, INTERFACE_VERSION
 from edge.files import values as file_values
+from edge.kernel import search
 from edge.kernel.listing import MAX_LIMIT, MIN_LIMIT
 
 # A path parameter, with the pattern aiohttp may carry after a colon (`{path:.*}`).
@@ -77,7 +78,7 @@ QUERY_TYPES: dict[str, Schema] = {
         "description": "The `last_evaluated_key` of the previous page, JSON-encoded",
     },
     "order_by": {"type": "string", "pattern": "\\S"},  # a field's name: never blank
-    "search": TEXT,
+    "search": search.SCHEMA,
     "search_fields": {"type": "string", "description": "Field names, comma-separated"},
     "path_filter": TEXT,
     "expires_in": {"type": "integer", "minimum": 1, "maximum": file_values.MAX_EXPIRES_IN},

@@ -136,7 +136,8 @@ def open_site(config: Config) -> Site:
     layout.prepare(config.data_dir)
     site_keys.require(config.data_dir)  # keys are made only where no data depends on them
     keys = load_or_create(config.data_dir)
-    db = Database.open(layout.database_path(config.data_dir), storage_errors.translated)
+    path = layout.database_path(config.data_dir)
+    db = Database.open(path, storage_errors.translated, config.search_max_steps)
     try:
         first = ensure_first(db, config)
     except BaseException:

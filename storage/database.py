@@ -22,7 +22,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 import apsw
 
-from storage import layout, migrate, snapshot
+from storage import layout, migrate, search, snapshot
 from storage.pragmas import configure
 from storage.rows import scalar
 from storage.space import DiskFull, NotWritable, Refusal, as_is
@@ -39,6 +39,11 @@ from storage.writer import WriteFn, Writer
 T = TypeVar("T")
 ReadFn = Callable[[apsw.Connection], T]
 SCAN_WORKERS = 2
+# Of the SCAN_WORKERS, how many full-text searches may hold at once: the others stay free
+# for plain lists, however many searches wait (storage/search.py bounds each one).
+SEARCH_WORKERS = 1
+# SQLite virtual-machine steps one search may take (the `search_max_steps` setting).
+SEARCH_STEPS = 20_000_000
 # Prepared statements kept per connection. apsw keeps 16 by default; one request may run a
 # dozen distinct statements and the server knows a few hundred, so a small cache would
 # prepare them again and again (a prepare costs more than the point query it serves).
@@ -74,6 +79,14 @@ def _size(path: Path) -> int:
         return 0
 
 
+def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) -> None:
+    """`callback` on `loop` from any thread; nothing once the loop has closed."""
+    try:
+        loop.call_soon_threadsafe(callback)
+    except RuntimeError:
+        pass
+
+
 def clock_stamp() -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
@@ -99,8 +112,12 @@ def heartbeat(conn: apsw.Connection) -> None:
 
 
 class Database:
-    def __init__(self, path: Path, refusal: Refusal = as_is) -> None:
+    def __init__(
+        self, path: Path, refusal: Refusal = as_is, search_steps: int = SEARCH_STEPS
+    ) -> None:
         self.path = path
+        self.search_steps = search_steps
+        self._searches = asyncio.Semaphore(SEARCH_WORKERS)
         # What a refused write raises: the layer above hands its mapping in (storage/space.py).
         self._refusal = refusal
         # The last write the disk refused, and how many were (the health probe reads them).
@@ -118,14 +135,16 @@ class Database:
         self._memo: dict[str, Any] = {}
 
     @classmethod
-    def open(cls, path: Path, refusal: Refusal = as_is) -> Database:
+    def open(
+        cls, path: Path, refusal: Refusal = as_is, search_steps: int = SEARCH_STEPS
+    ) -> Database:
         """Open (creating if needed) and bring the schema up to date before any use.
 
         An existing database that needs migrating is first copied to `backups/` beside it,
         so an upgrade can always be undone by putting the old executable and that copy back.
         """
         migrate.apply_pending(path, before=partial(_snapshot_before_upgrade, path))
-        db = cls(path, refusal)
+        db = cls(path, refusal, search_steps)
         db._writer.start()
         return db
 
@@ -245,9 +264,27 @@ class Database:
 
     async def scan(self, fn: ReadFn[T]) -> T:
         """A longer query on a worker thread, so the event loop keeps serving."""
+        return await self._on_worker(self._pool.submit(lambda: fn(self._reader())))
+
+    async def search(self, fn: ReadFn[T]) -> T:
+        """A full-text search: `scan`, stopped past `search_steps` (SearchTooBroad), and at
+        most SEARCH_WORKERS of them on the workers at once, so plain lists never queue
+        behind searches. A search's worker is counted until its query ends, even when
+        its caller has left."""
+        await self._searches.acquire()
         loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(self._pool, lambda: fn(self._reader()))
+            query = search.within_steps(self.search_steps, fn)
+            running = self._pool.submit(lambda: query(self._reader()))
+        except BaseException:
+            self._searches.release()
+            raise
+        running.add_done_callback(lambda _: _call_soon(loop, self._searches.release))
+        return await self._on_worker(running)
+
+    async def _on_worker(self, running: Future[T]) -> T:
+        try:
+            return await asyncio.wrap_future(running)
         except DISK_REFUSALS as exc:  # a failing device (EIO) under a long read
             raise self._refused(exc) from None
 

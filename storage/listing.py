@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import apsw
 
+from storage import search
 from storage.records import Codec
 from storage.rows import scalar
 
@@ -349,19 +350,18 @@ def _add_tags(where: _Where, sql: str, item: Filter) -> None:
 
 
 def _add_search(where: _Where, table: Table, text: str, fields: tuple[str, ...]) -> None:
-    """Every word a prefix of a word of the searched columns (FTS5, case-insensitive). A
-    table without an index raises: an empty page would tell the caller nothing matched."""
+    """Every word a prefix of a word of the searched columns (FTS5, case-insensitive), all
+    in one MATCH (storage/search.py). A table without an index raises: an empty page would
+    tell the caller nothing matched."""
     if table.fts is None:
         raise LookupError(f"{table.name}: this list has no full-text search")
     unknown = [name for name in fields if name not in table.fts_columns]
     if unknown:
         raise KeyError(unknown[0])
-    terms = re.findall(r"\w+", text)
-    if not terms:  # no word to look for: nothing is found
+    found = search.words(text)
+    if not found:  # no word to look for: nothing is found
         where.add("0")
         return
-    match = " ".join('"' + t.replace('"', '""') + '"*' for t in terms)
-    if fields:
-        match = "{" + " ".join(fields) + "} : (" + match + ")"
+    match = search.match(found, fields)
     row, key = table.fts_join or (f"{table.name}.rowid", "rowid")
     where.add(f"{row} IN (SELECT {key} FROM {table.fts} WHERE {table.fts} MATCH ?)", match)

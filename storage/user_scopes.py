@@ -9,11 +9,11 @@ always travel as parameters.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from storage import accounts
+from storage import search as fts
 from storage.listing import NOTHING, Scope
 
 _ACTIVE_ACCESS = "SELECT grantee_id FROM access WHERE kind = '{kind}' AND is_active = 1"
@@ -66,29 +66,39 @@ def search(
     text: str, fts_columns: Sequence[str], json_columns: Sequence[str], table: str = "users"
 ) -> Scope:
     """Every word must match: as a prefix in one of the FTS columns, or inside a value of
-    one of the JSON columns (custom attributes, which FTS does not index)."""
-    terms = re.findall(r"\w+", text)
-    if not terms:
+    one of the JSON columns (custom attributes, which FTS does not index). Each word is
+    looked for once (storage/search.py); without JSON columns all of them are one MATCH,
+    with them each word is one (found in the index or in the values)."""
+    found = fts.words(text)
+    if not found:
         return NOTHING
-    out = _term(terms[0], fts_columns, json_columns, table)
-    for term in terms[1:]:
-        out &= _term(term, fts_columns, json_columns, table)
+    if not json_columns:
+        return _in_index(found, fts_columns, table)
+    out = _term(found[0], fts_columns, json_columns, table)
+    for word in found[1:]:
+        out &= _term(word, fts_columns, json_columns, table)
     return out
 
 
-def _term(term: str, fts_columns: Sequence[str], json_columns: Sequence[str], table: str) -> Scope:
+def _in_index(found: Sequence[str], fts_columns: Sequence[str], table: str) -> Scope:
+    """Rows whose full-text index holds every word (in `fts_columns`)."""
+    if not fts_columns:
+        return NOTHING
+    sql = f"{table}.rowid IN (SELECT rowid FROM {table}_fts WHERE {table}_fts MATCH ?)"
+    return Scope(sql, (fts.match(found, fts_columns),))
+
+
+def _term(word: str, fts_columns: Sequence[str], json_columns: Sequence[str], table: str) -> Scope:
     options: list[str] = []
     params: list[Any] = []
     if fts_columns:
-        match = '"' + term.replace('"', '""') + '"*'
-        options.append(
-            f"{table}.rowid IN (SELECT rowid FROM {table}_fts WHERE {table}_fts MATCH ?)"
-        )
-        params.append("{" + " ".join(fts_columns) + "} : " + match)
+        index = _in_index((word,), fts_columns, table)
+        options.append(index.sql)
+        params.extend(index.params)
     for column in json_columns:
         options.append(
             f"EXISTS (SELECT 1 FROM json_tree({table}.{column}) t"
             " WHERE t.type IN ('text', 'integer', 'real') AND instr(lower(t.atom), lower(?)) > 0)"
         )
-        params.append(term)
+        params.append(word)
     return Scope(" OR ".join(options) or "0", tuple(params))

@@ -199,8 +199,9 @@ class Accounts(ABC, Generic[A]):
         pii = grants.pii_admin_only()
         lists.guard_query(grants, self.kind, query, pii)
         scope = lists.scope(grants, self.kind, filters)
+        searching = query.search is not None
         query, scope = lists.normalized(self.kind, query, scope)
-        page = await fetch(self._db, self.kind.listing, query, *scope)
+        page = await fetch(self._db, self.kind.listing, query, *scope, searching=searching)
         view = View(filters.project_id or principal.project_id, filters.group_id, pii)
         page.rows = self._present_page(grants, page.rows, view)
         return page

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from edge.kernel import clock, numbers, patterns
+from edge.kernel import clock, numbers, patterns, search
 from edge.kernel.errors import ValidationError
 from edge.kernel.listing import DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT, split_operator
 from storage.data import NUMBER_FIELDS as NUMBER_FIELDS  # api/data.py documents these
@@ -81,7 +81,7 @@ def parse(params: Mapping[str, Any]) -> DataQuery:
         order_by=_order(values.get("order_by")),
         key=_key(values.get("last_evaluated_key")),
         path_filter=_pattern(values.get("path_filter")),
-        search=_text("search", values.get("search")) or None,
+        search=search.checked(_text("search", values.get("search"))),
         search_fields=_fields(values.get("search_fields")),
         filters=tuple(filters),
     )

@@ -370,6 +370,12 @@ class Config:
         _int_range(1, 10000),
         "Most paths one bulk data request may name, across its jobs",
     )
+    search_max_steps: int = _setting(
+        20_000_000,
+        _int_range(100_000, 10_000_000_000),
+        "SQLite steps one list search may take (about 0.3 s of one core); past them the"
+        " search is refused with 400 (too broad)",
+    )
     mqtt_port: int = _setting(
         1883,
         _int_range(0, 65535),

@@ -14,12 +14,13 @@ from collections.abc import Container, Iterable
 from contextvars import ContextVar
 from typing import Any
 
-from edge.kernel import json_text
+from edge.kernel import json_text, search
 from edge.kernel.errors import ValidationError
 from storage import listing, patterns
 from storage.database import Database
 from storage.listing import OPS_BY_KIND, Filter, ListQuery, Page, Table, expression
 from storage.patterns import PatternBudget, PatternTooSlow
+from storage.search import SearchTooBroad
 
 __all__ = [
     "Filter",
@@ -163,15 +164,20 @@ async def fetch(
     query: ListQuery,
     scope: str = "1",
     scope_params: tuple[Any, ...] = (),
+    *,
+    searching: bool = False,
 ) -> Page:
-    """Check the query against the table, then run it on a reader thread."""
+    """Check the query against the table, then run it on a reader thread: a search (or a
+    scope that holds one: `searching`) as one, within its step budget (storage/search.py)."""
     check_query(table, query)
     run = patterns.within(
         _pattern_budget(), lambda c: listing.fetch(c, table, query, scope, scope_params)
     )
     try:
-        return await db.scan(run)
+        return await (db.search(run) if searching or query.search else db.scan(run))
     except PatternTooSlow:
         raise ValidationError(
             None, "A regular expression filter took too long; simplify it"
         ) from None
+    except SearchTooBroad:
+        raise ValidationError("search", search.TOO_BROAD) from None
