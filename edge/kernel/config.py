@@ -395,6 +395,12 @@ class Config:
         _int_range(1, 1_000_000),
         "Most MQTT connections at once, all listeners together; more are closed at once",
     )
+    mqtt_max_connections_per_address: int = _setting(
+        512,
+        _int_range(1, 1_000_000),
+        "Open MQTT connections allowed from one client address, all listeners together; "
+        "more are closed at once",
+    )
     mqtt_max_message_bytes: int = _setting(
         256 * 1024,
         _int_range(1024, 256 * 1024 * 1024),
@@ -424,6 +430,12 @@ class Config:
         10,
         _int_range(1, 100_000),
         "Persistent MQTT sessions (clean session false) one device or user may keep",
+    )
+    mqtt_account_connections: int = _setting(
+        16,
+        _int_range(1, 100_000),
+        "Open MQTT connections one device or user may hold, clean and persistent sessions "
+        "alike; more are refused (CONNACK 3)",
     )
     mqtt_account_queue_bytes: int = _setting(
         64 * 1024 * 1024,
