@@ -174,6 +174,7 @@ class Services:
         certificate_logins = CertificateLogins(db, site_ca, last_seen)
         endpoints = Endpoints.of(config.base_url, config.broker_host)
         presence = Presence(db)
+        most_tunnels = config.tunnel_max_open_per_device
         devices = Devices(
             db,
             cursors,
@@ -184,7 +185,7 @@ class Services:
             endpoints,
             device_keys,
             presence,
-            lambda device_ids: tunnel_views.open_for(db, device_ids),
+            lambda device_ids: tunnel_views.open_for(db, device_ids, most_tunnels),
         )
 
         def reads(caller: Caller, kind: str, grantee_id: str) -> bool:
@@ -365,6 +366,7 @@ def _tunnel_hub(config: Config, db: Database) -> Hub:
     limits = TunnelLimits(
         bytes_per_second=config.tunnel_max_bytes_per_second,
         max_streams=config.tunnel_max_streams,
+        max_open=config.tunnel_max_open_per_device,
         idle_seconds=config.tunnel_idle_timeout,
         connect_seconds=config.tunnel_connect_timeout,
     )

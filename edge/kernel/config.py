@@ -489,6 +489,11 @@ class Config:
         _int_range(1, 1000),
         "Connections (streams) one device tunnel carries at once",
     )
+    tunnel_max_open_per_device: int = _setting(
+        4,
+        _int_range(1, 1000),
+        "Tunnels open to one device at once; opening one more is refused (409)",
+    )
     tunnel_idle_timeout: float = _setting(
         900.0,
         _seconds(0.1, 86400),
