@@ -35,6 +35,7 @@ from edge.devices.keys import DeviceKeys
 from edge.devices.last_seen import LastSeen
 from edge.devices.mqtt_clients import ClientDirectory
 from edge.devices.presence import Presence
+from edge.devices.write_rate import WriteRate
 from edge.files.entries import Files
 from edge.files.quotas import Quotas
 from edge.files.rights import FileRights
@@ -115,6 +116,7 @@ class Services:
     site_ca: SiteCa
     last_seen: LastSeen
     device_keys: DeviceKeys
+    device_writes: WriteRate
     devices: Devices
     certificate_logins: CertificateLogins
     device_certificates: DeviceCertificates
@@ -270,6 +272,7 @@ class Services:
             site_ca=site_ca,
             last_seen=last_seen,
             device_keys=device_keys,
+            device_writes=WriteRate(config.device_write_rate, config.device_write_burst),
             devices=devices,
             certificate_logins=certificate_logins,
             device_certificates=DeviceCertificates(db, devices, site_ca, config),
