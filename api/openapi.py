@@ -40,7 +40,8 @@ ERRORS = {
     412: "A precondition (If-Match, If-Unmodified-Since) does not hold",
     413: "The body (or upload) is too large",
     416: "The range cannot be satisfied",
-    429: "Too many attempts (sign-ins, commands): wait `Retry-After` seconds",
+    429: "Too many attempts (sign-ins, commands), or a device's writes past"
+    " `device_write_rate`: wait `Retry-After` seconds",
     500: "Unexpected error; the body carries only the request ID",
     502: "The device answered with a reply that is not valid (a command)",
     503: "The server cannot serve now (too many connections from this address, or not ready)",
@@ -328,4 +329,6 @@ def errors(route: Route) -> list[int]:
         codes.add(404)
     if route.method not in ("GET", "HEAD"):
         codes.add(507)
+    if route.method in WRITES and route.auth == "token":  # a device's pace (api/routing.py)
+        codes.add(429)
     return sorted(codes)

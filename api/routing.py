@@ -162,25 +162,40 @@ def _guard(route: Route) -> Handler:
         token = _api_key_header(request, accepts) or bearer_token(request)
         if token is None:
             request[PRINCIPAL] = _by_certificate(request, route)
-            return await route.handler(request)
-        kind = bearer.kind_of(token, accepts)
-        if kind is Kind.ACCESS_TOKEN:
-            # Known before the staff check: a refused request counts for the caller's org
-            # in the pulse (docs/pulse.md), which reads the principal.
-            who = request[PRINCIPAL] = request.app[SERVICES].tokens.verify(token)
-            if route.auth == "staff" and not who.is_staff:
-                raise Denied("Only staff may do this")
-        elif kind is Kind.CHALLENGE_SESSION:
-            request[CHALLENGE] = request.app[SERVICES].signin.challenges.require(token)
-        elif kind is Kind.RESET_TOKEN:
-            request[RESET_TOKEN] = token
-        else:  # a device's API key: the fast path, no token verification
-            request[PRINCIPAL] = request.app[SERVICES].device_keys.verify(token)
-            if route.auth == "staff":
-                raise Denied("Only staff may do this")
+        else:
+            _by_token(request, route, token, accepts)
+        _paced(request)
         return await route.handler(request)
 
     return guarded
+
+
+def _by_token(request: web.Request, route: Route, token: str, accepts: frozenset[Kind]) -> None:
+    """The caller a token names, kept on the request as the kind of token says."""
+    kind = bearer.kind_of(token, accepts)
+    if kind is Kind.ACCESS_TOKEN:
+        # Known before the staff check: a refused request counts for the caller's org
+        # in the pulse (docs/pulse.md), which reads the principal.
+        who = request[PRINCIPAL] = request.app[SERVICES].tokens.verify(token)
+        if route.auth == "staff" and not who.is_staff:
+            raise Denied("Only staff may do this")
+    elif kind is Kind.CHALLENGE_SESSION:
+        request[CHALLENGE] = request.app[SERVICES].signin.challenges.require(token)
+    elif kind is Kind.RESET_TOKEN:
+        request[RESET_TOKEN] = token
+    else:  # a device's API key: the fast path, no token verification
+        request[PRINCIPAL] = request.app[SERVICES].device_keys.verify(token)
+        if route.auth == "staff":
+            raise Denied("Only staff may do this")
+
+
+def _paced(request: web.Request) -> None:
+    """A device's write takes one from its bucket (edge/devices/write_rate.py): here,
+    where every credential has become its caller and before the handler writes, so no
+    route of a device escapes it; a 429 past it, and nothing written."""
+    who = request.get(PRINCIPAL)
+    if isinstance(who, Principal) and who.kind == "device" and request.method in WRITES:
+        request.app[SERVICES].device_writes.take(who.account_id)
 
 
 def client_certificate(request: web.Request) -> bytes | None:

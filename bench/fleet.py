@@ -38,7 +38,7 @@ from bench.mqtt import (
     rss_mib,
 )
 from bench.mqtt_load import Login
-from bench.servers import edge_command
+from bench.servers import UNBOUNDED, edge_command
 
 TOPIC = "{root}/devices/{id}/twin/update"
 PROCESSES = 4
@@ -52,7 +52,7 @@ def serve(data: Path) -> Iterator[tuple[subprocess.Popen[bytes], int, int]]:
     command += ["--mqtt-port", str(port), "--mqtt-tls-port", "0", "--mqtt-ws-port", "0"]
     command += ["--mqtt-wss-port", "0", "--log-level", "warning"]
     command += ["--mqtt-max-connections", "20000"]
-    env = {**os.environ, "EDGE_ADMIN_PASSWORD": PASSWORD}
+    env = {**os.environ, "EDGE_ADMIN_PASSWORD": PASSWORD, **UNBOUNDED}  # all from one address
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=sys.stderr)
     try:
         _wait_port(http)

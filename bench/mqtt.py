@@ -48,7 +48,7 @@ from bench import mqtt_load, mqtt_raw
 from bench import rows as out
 from bench.http_requests import free_port
 from bench.mqtt_load import Login
-from bench.servers import edge_command
+from bench.servers import UNBOUNDED, edge_command
 
 PASSWORD = "bench-password-123"
 SCOPES = {"/bench": {"can_publish": True, "can_subscribe": True}}
@@ -295,7 +295,7 @@ def edge(folder: Path, data: Path) -> Iterator[tuple[Broker, Site]]:
     command += ["--mqtt-port", str(port), "--mqtt-tls-port", str(tls_port)]
     command += ["--mqtt-ws-port", "0", "--mqtt-wss-port", "0", "--log-level", "warning"]
     command += ["--mqtt-rate-limit", "10000000"]  # far above any rate here: not measured
-    env = {**os.environ, "EDGE_ADMIN_PASSWORD": PASSWORD}
+    env = {**os.environ, "EDGE_ADMIN_PASSWORD": PASSWORD, **UNBOUNDED}  # all from one address
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=sys.stderr)
     try:
         _wait_port(http)

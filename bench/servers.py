@@ -1,8 +1,10 @@
 """The servers a benchmark runs against, each its own process on a free loopback port.
 
 `edge` is the venv's `edge serve` on a temporary data folder, with its default settings
-(access log on, written to a file in that folder) except for the ports. `bare` is
-bench/bare_server.py.
+(access log on, written to a file in that folder) except for the ports and the shares
+one client may hold (`UNBOUNDED`): a benchmark drives the server from one address, often
+through one device's key, far past what one device would; a caller's env may set them
+otherwise. `bare` is bench/bare_server.py.
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ from pathlib import Path
 
 PASSWORD = "bench-password-123"
 MQTT_LISTENERS = ("MQTT", "MQTT_TLS", "MQTT_WS", "MQTT_WSS")
+# One address's MQTT connections, one device's HTTP writes: lifted for the load generators.
+UNBOUNDED = {
+    "EDGE_MQTT_MAX_CONNECTIONS_PER_ADDRESS": "1000000",
+    "EDGE_DEVICE_WRITE_RATE": "1000000",
+    "EDGE_DEVICE_WRITE_BURST": "1000000",
+}
 
 
 @dataclass(frozen=True)
@@ -51,7 +59,7 @@ def mqtt_ports() -> dict[str, str]:
 def edge(folder: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
     port = free_port()
     command = [*edge_command(), "serve", "--data-dir", str(folder / "data"), "--port", str(port)]
-    settings = {"EDGE_ADMIN_PASSWORD": PASSWORD, **mqtt_ports(), **(env or {})}
+    settings = {"EDGE_ADMIN_PASSWORD": PASSWORD, **UNBOUNDED, **mqtt_ports(), **(env or {})}
     with _running(command, settings, folder / "edge.log", "/v2/health", port) as server:
         yield server
 

@@ -35,6 +35,7 @@ from edge.devices.keys import DeviceKeys
 from edge.devices.last_seen import LastSeen
 from edge.devices.mqtt_clients import ClientDirectory
 from edge.devices.presence import Presence
+from edge.devices.write_rate import WriteRate
 from edge.files.entries import Files
 from edge.files.quotas import Quotas
 from edge.files.rights import FileRights
@@ -117,6 +118,7 @@ class Services:
     site_ca: SiteCa
     last_seen: LastSeen
     device_keys: DeviceKeys
+    device_writes: WriteRate
     devices: Devices
     certificate_logins: CertificateLogins
     device_certificates: DeviceCertificates
@@ -177,6 +179,7 @@ class Services:
         certificate_logins = CertificateLogins(db, site_ca, last_seen)
         endpoints = Endpoints.of(config.base_url, config.broker_host)
         presence = Presence(db)
+        most_tunnels = config.tunnel_max_open_per_device
         devices = Devices(
             db,
             cursors,
@@ -187,7 +190,7 @@ class Services:
             endpoints,
             device_keys,
             presence,
-            lambda device_ids: tunnel_views.open_for(db, device_ids),
+            lambda device_ids: tunnel_views.open_for(db, device_ids, most_tunnels),
         )
 
         def reads(caller: Caller, kind: str, grantee_id: str) -> bool:
@@ -273,6 +276,7 @@ class Services:
             site_ca=site_ca,
             last_seen=last_seen,
             device_keys=device_keys,
+            device_writes=WriteRate(config.device_write_rate, config.device_write_burst),
             devices=devices,
             certificate_logins=certificate_logins,
             device_certificates=DeviceCertificates(db, devices, site_ca, config),
@@ -380,6 +384,7 @@ def _tunnel_hub(config: Config, db: Database) -> Hub:
     limits = TunnelLimits(
         bytes_per_second=config.tunnel_max_bytes_per_second,
         max_streams=config.tunnel_max_streams,
+        max_open=config.tunnel_max_open_per_device,
         idle_seconds=config.tunnel_idle_timeout,
         connect_seconds=config.tunnel_connect_timeout,
     )

@@ -30,6 +30,7 @@ log = logging.getLogger("edge.mqtt")
 @dataclass(frozen=True)
 class AccountLimits:
     sessions: int = 10
+    connections: int = 16  # open at once, clean or persistent (embedded_broker/admission.py)
     queue_bytes: int = 64 * 1024 * 1024
     retained_bytes: int = 16 * 1024 * 1024
 

@@ -3,8 +3,9 @@ expiry, takeover, will messages, shutdown) and hooked where a shared site broker
 more. The hooks, each an override of an amqtt 0.12.1 method (pinned; a test checks they
 still exist):
 
-- `stream_connected` / `ws_connected`: the connection limit, and our links
-  (embedded_broker/links.py) as amqtt's reader and writer.
+- `stream_connected` / `ws_connected`: the connection limits (the site's, per address
+  and, once the CONNECT is authenticated, per account: embedded_broker/admission.py),
+  and our links (embedded_broker/links.py) as amqtt's reader and writer.
 - `_create_server_instance`: serve on the sockets `edge serve` bound before it created
   anything (edge/ops/listening.py); WebSocket listeners with bounded buffers.
 - `_initialize_client_session`: authenticate before any session is touched (amqtt deletes
@@ -28,6 +29,7 @@ import socket
 import ssl
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from functools import partial
 from typing import Any, NoReturn, cast
 
@@ -49,6 +51,7 @@ from amqtt.utils import gen_client_id
 from edge.devices.mqtt_clients import ClientDirectory, MqttClient
 from edge.devices.presence import LOST, REVOKED, STOPPING, TAKEN_OVER, Presence
 from embedded_broker import acl, connections
+from embedded_broker.admission import Admission, Caps, Slot
 from embedded_broker.authentication import Refusal, authenticate
 from embedded_broker.frames import Message
 from embedded_broker.handler import EdgeHandler
@@ -63,6 +66,7 @@ KEY = "edge.session"  # our state in amqtt's Session.attributes
 CONNECT_SECONDS = 10.0
 TAKEOVER_SECONDS = CONNECT_SECONDS  # a CONNECT's wait for its client ID's holder to end
 log = logging.getLogger("edge.mqtt")
+_slot: ContextVar[Slot | None] = ContextVar("mqtt_slot", default=None)  # set per connection
 
 
 def state_of(session: Session) -> ClientSession | None:
@@ -83,7 +87,7 @@ class EdgeBroker(Broker):
         self.directory = directory
         self.presence = presence  # told of devices' connections opening and closing
         self.sockets = dict(sockets or {})
-        self.live = 0
+        self.admission = Admission(_caps(router))
         self.turns = Turns()  # one CONNECT at a time per client ID (turns.py)
         self.connections: set[EdgeHandler] = set()  # every live connection (for `recheck`)
         self._stopping = False
@@ -93,24 +97,35 @@ class EdgeBroker(Broker):
     async def stream_connected(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener_name: str
     ) -> None:
-        if not self._admit():
+        slot = self._admit(writer.get_extra_info("peername"))
+        if slot is None:
             writer.transport.abort()
             return
-        connections.listener.set(listener_name)  # this connection's task and its log lines
         try:
-            await self._client_connected(listener_name, TcpReader(reader), TcpWriter(writer))
+            await self._serve(listener_name, slot, TcpReader(reader), TcpWriter(writer))
         finally:
-            self.live -= 1
+            self.admission.release(slot)
 
     async def ws_connected(self, websocket: Any, listener_name: str) -> None:
-        if not self._admit():
+        slot = self._admit(websocket.remote_address)
+        if slot is None:
             websocket.transport.abort()
             return
-        connections.listener.set(listener_name)
         try:
-            await self._client_connected(listener_name, WsReader(websocket), WsWriter(websocket))
+            await self._serve(listener_name, slot, WsReader(websocket), WsWriter(websocket))
         finally:
-            self.live -= 1
+            self.admission.release(slot)
+
+    async def _serve(
+        self, listener_name: str, slot: Slot, reader: ReaderAdapter, writer: WriterAdapter
+    ) -> None:
+        connections.listener.set(listener_name)  # this connection's task and its log lines
+        _slot.set(slot)  # claimed for its account once the CONNECT is authenticated
+        await self._client_connected(listener_name, reader, writer)
+
+    @property
+    def live(self) -> int:
+        return self.admission.live
 
     async def _create_server_instance(
         self,
@@ -148,13 +163,31 @@ class EdgeBroker(Broker):
         servers = [getattr(server, "instance", None) for server in self._servers.values()]
         return bool(servers) and all(_serving(instance) for instance in servers)
 
-    def _admit(self) -> bool:
-        if self.live >= self.router.limits.max_connections:
-            self.router.stats.refused_connects += 1
-            log.warning("mqtt: connection refused, %d connections already open", self.live)
-            return False
-        self.live += 1
-        return True
+    def _admit(self, peer: Any) -> Slot | None:
+        """A slot for a new connection (embedded_broker/admission.py), or None: the site
+        or the client's address holds its most connections."""
+        address = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+        slot = self.admission.admit(address)
+        if isinstance(slot, Slot):
+            return slot
+        self.router.stats.refused_connects += 1
+        log.warning("mqtt: connection from %s refused, %s", address or "?", slot)
+        return None
+
+    async def _claim(
+        self, key: str, account_id: str, writer: WriterAdapter, incoming: Session, address: str
+    ) -> None:
+        """The connection counts as its account's, or is refused (CONNACK 3) when the
+        account holds `mqtt_account_connections` already; taking over one of its own
+        client IDs is always let in."""
+        slot = _slot.get()
+        held = self._sessions.get(key)
+        replaces = held is not None and held[1] in self.connections
+        if slot is None or self.admission.claim(slot, account_id, replaces):
+            return
+        most = self.admission.caps.per_account
+        full = Refusal(SERVER_UNAVAILABLE, f"the account holds its most connections ({most})")
+        await self._refuse(writer, full, incoming, address)
 
     async def _initialize_client_session(
         self, reader: ReaderAdapter, writer: WriterAdapter, remote_address: str, remote_port: int
@@ -169,6 +202,7 @@ class EdgeBroker(Broker):
                 self.directory.refused(remote_address, incoming.username)
             await self._refuse(writer, verdict, incoming, address)
         key = f"{verdict.account_id}:{incoming.client_id or gen_client_id()}"
+        await self._claim(key, verdict.account_id, writer, incoming, address)
         if not incoming.clean_session and not self.router.accounts.may_keep_session(
             verdict.account_id, key
         ):
@@ -521,6 +555,12 @@ class EdgeBroker(Broker):
         """After a failed start: amqtt leaves the listeners it had opened open."""
         for server in self._servers.values():
             await server.close_instance()
+
+
+def _caps(router: Router) -> Caps:
+    limits = router.limits
+    per_account = router.accounts.limits.connections
+    return Caps(limits.max_connections, limits.max_connections_per_address, per_account)
 
 
 def _serving(instance: Any) -> bool:

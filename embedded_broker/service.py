@@ -18,6 +18,7 @@ from edge.devices.presence import Presence
 from edge.kernel.config import Config
 from embedded_broker import listeners
 from embedded_broker.accounts import AccountLimits
+from embedded_broker.admission import ACCOUNT, ADDRESS
 from embedded_broker.broker import EdgeBroker
 from embedded_broker.frames import Message
 from embedded_broker.inbox import Inbox, RoomWaiter
@@ -38,12 +39,14 @@ def limits(config: Config) -> Limits:
         rate_limit=config.mqtt_rate_limit,
         max_connections=config.mqtt_max_connections,
         max_subscriptions=config.mqtt_max_subscriptions,
+        max_connections_per_address=config.mqtt_max_connections_per_address,
     )
 
 
 def account_limits(config: Config) -> AccountLimits:
     return AccountLimits(
         sessions=config.mqtt_account_sessions,
+        connections=config.mqtt_account_connections,
         queue_bytes=config.mqtt_account_queue_bytes,
         retained_bytes=config.mqtt_account_retained_bytes,
     )
@@ -130,6 +133,10 @@ class MqttService:
         live = self.broker.live if self.broker is not None else 0
         refused = self.router.accounts.refused
         accounts = {f"account_{limit}_refusals": count for limit, count in refused.items()}
+        if self.broker is not None:
+            admitted = self.broker.admission.refused
+            accounts["account_connections_refusals"] = admitted[ACCOUNT]
+            accounts["address_refusals"] = admitted[ADDRESS]
         return live, {**dataclasses.asdict(self.stats), **accounts}
 
     def notify_device(self, device_id: str, topic: str, payload: bytes) -> int:

@@ -38,6 +38,7 @@ class Limits:
     rate_limit: int
     max_connections: int
     max_subscriptions: int = 500
+    max_connections_per_address: int = 512
 
 
 @dataclass

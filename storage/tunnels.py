@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from storage.access import marks
 from storage.records import TUNNELS, Tunnel
-from storage.rows import Tx, insert_record, record, records
+from storage.rows import Tx, insert_record, record, records, scalar
 
 _OPEN = "closed_date IS NULL AND expires_date > ?"
 _ORDER = " ORDER BY opened_date, id"
@@ -42,15 +42,23 @@ def open_by_token(conn: Tx, column: str, token_hash: str, now_iso: str) -> Tunne
     return record(conn, TUNNELS, f"{column} = ? AND {_OPEN} AND {active}", (token_hash, now_iso))
 
 
-def open_of(conn: Tx, device_ids: Sequence[str], now_iso: str) -> list[Tunnel]:
-    """The open tunnels of these devices, oldest first (one query for a page of devices)."""
+def open_of(conn: Tx, device_ids: Sequence[str], now_iso: str, most: int) -> list[Tunnel]:
+    """The open tunnels of these devices, oldest first, at most `most` a device (its
+    newest), in one query for a page of devices."""
     if not device_ids:
         return []
+    newest = "ROW_NUMBER() OVER (PARTITION BY device_id ORDER BY opened_date DESC, id DESC)"
     sql = (
-        f"SELECT {TUNNELS.select} FROM tunnels WHERE device_id IN ({marks(device_ids)})"
-        f" AND {_OPEN}{_ORDER}"
+        f"SELECT {TUNNELS.select} FROM (SELECT *, {newest} AS nth FROM tunnels"
+        f" WHERE device_id IN ({marks(device_ids)}) AND {_OPEN}) AS tunnels WHERE nth <= ?{_ORDER}"
     )
-    return records(conn, TUNNELS, sql, (*device_ids, now_iso))
+    return records(conn, TUNNELS, sql, (*device_ids, now_iso, most))
+
+
+def count_open(conn: Tx, device_id: str, now_iso: str) -> int:
+    """How many tunnels are open to this device."""
+    sql = f"SELECT count(*) FROM tunnels WHERE device_id = ? AND {_OPEN}"
+    return int(scalar(conn, sql, (device_id, now_iso)))
 
 
 def still_open(conn: Tx, tunnel_ids: Sequence[str], now_iso: str) -> set[str]:

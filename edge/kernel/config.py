@@ -303,6 +303,17 @@ class Config:
         "Least seconds between two certificates issued to a device before it may renew"
         " (each renewal is a registry row and a CRL entry); 0: no limit",
     )
+    device_write_rate: int = _setting(
+        20,
+        _int_range(1, 1_000_000),
+        "HTTP writes (POST, PUT, PATCH, DELETE) per second one device may make, all its"
+        " credentials together; more are 429 with Retry-After (people are not limited)",
+    )
+    device_write_burst: int = _setting(
+        40,
+        _int_range(1, 1_000_000),
+        "HTTP writes one device may make at once before device_write_rate paces it",
+    )
     hsts_max_age: int = _setting(
         31536000,
         _int_range(0, 63072000),
@@ -401,6 +412,12 @@ class Config:
         _int_range(1, 1_000_000),
         "Most MQTT connections at once, all listeners together; more are closed at once",
     )
+    mqtt_max_connections_per_address: int = _setting(
+        512,
+        _int_range(1, 1_000_000),
+        "Open MQTT connections allowed from one client address, all listeners together; "
+        "more are closed at once",
+    )
     mqtt_max_message_bytes: int = _setting(
         256 * 1024,
         _int_range(1024, 256 * 1024 * 1024),
@@ -430,6 +447,12 @@ class Config:
         10,
         _int_range(1, 100_000),
         "Persistent MQTT sessions (clean session false) one device or user may keep",
+    )
+    mqtt_account_connections: int = _setting(
+        16,
+        _int_range(1, 100_000),
+        "Open MQTT connections one device or user may hold, clean and persistent sessions "
+        "alike; more are refused (CONNACK 3)",
     )
     mqtt_account_queue_bytes: int = _setting(
         64 * 1024 * 1024,
@@ -482,6 +505,11 @@ class Config:
         16,
         _int_range(1, 1000),
         "Connections (streams) one device tunnel carries at once",
+    )
+    tunnel_max_open_per_device: int = _setting(
+        4,
+        _int_range(1, 1000),
+        "Tunnels open to one device at once; opening one more is refused (409)",
     )
     tunnel_idle_timeout: float = _setting(
         900.0,

@@ -211,13 +211,19 @@ class SiteCollector(Collector):
         accounts = CounterMetricFamily(
             "edge_mqtt_account_refusals",
             "MQTT refusals at a per-account limit: a persistent session past "
-            "mqtt_account_sessions, a message past mqtt_account_queue_bytes, a retained "
-            "message past mqtt_account_retained_bytes",
+            "mqtt_account_sessions, a connection past mqtt_account_connections, a message "
+            "past mqtt_account_queue_bytes, a retained message past "
+            "mqtt_account_retained_bytes",
             labels=["limit"],
         )
-        for limit in ("sessions", "queue", "retained"):
+        for limit in ("sessions", "connections", "queue", "retained"):
             accounts.add_metric([limit], counters.get(f"account_{limit}_refusals", 0))
         yield accounts
+        yield CounterMetricFamily(
+            "edge_mqtt_address_refusals",
+            "MQTT connections closed at once: their address held mqtt_max_connections_per_address",
+            value=counters.get("address_refusals", 0),
+        )
 
     def _tunnels(self) -> Iterator[Metric]:
         figures = self._s.tunnels()

@@ -9,10 +9,13 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Limits:
     """`bytes_per_second` 0: no rate limit. `connect_seconds`: how long a new stream waits
-    for the device's end. `idle_seconds`: a stream with no bytes either way is closed."""
+    for the device's end. `idle_seconds`: a stream with no bytes either way is closed.
+    `max_open`: tunnels open to one device at once (edge/tunnels/tunnels.py, `open`), and
+    so the most a device view carries (edge/tunnels/views.py)."""
 
     bytes_per_second: int = 0
     max_streams: int = 16
+    max_open: int = 4
     idle_seconds: float = 900.0
     connect_seconds: float = 15.0
 

@@ -140,7 +140,7 @@ class Tunnels:
             target=("device", device.id),
             details=details,
         )
-        await self._db.write(audit.along(lambda c: store.create(c, tunnel), opened))
+        await self._db.write(audit.along(lambda c: self._create(c, tunnel), opened))
         log.info(
             "tunnel %s opened to device %s by %s %s: services %s, %d minutes%s",
             tunnel.id,
@@ -158,9 +158,23 @@ class Tunnels:
             "tunnel": {"uuid": tunnel.id, "timeout": minutes, "client_access_token": client_token}
         }
 
+    def _create(self, conn: Tx, tunnel: Tunnel) -> None:
+        """A 409 when the device has `tunnel_max_open_per_device` open already (counted
+        in the write, so two opens at once never both pass): each open tunnel is a
+        write, an audit event, a notice to the device, maybe a mail, and up to
+        `tunnel_max_streams` streams, and once they were unbounded."""
+        most = self.hub.limits.max_open
+        if store.count_open(conn, tunnel.device_id, tunnel.opened_date) >= most:
+            raise Conflict(
+                f"The device has {most} open tunnels, the most tunnel_max_open_per_device"
+                " allows: close one first"
+            )
+        store.create(conn, tunnel)
+
     def list(self, principal: Principal, device_id: str) -> Row:
         self._target(principal, device_id, "read")
-        return {"tunnels": views.open_for(self._db, [device_id]).get(device_id, [])}
+        found = views.open_for(self._db, [device_id], self.hub.limits.max_open)
+        return {"tunnels": found.get(device_id, [])}
 
     def get(self, principal: Principal, device_id: str, tunnel_id: str) -> Row:
         self._target(principal, device_id, "read")

@@ -26,10 +26,12 @@ def present(tunnel: Tunnel) -> Row:
     }
 
 
-def open_for(db: Database, device_ids: Sequence[str]) -> dict[str, list[Row]]:
-    """The open tunnels of each of these devices (one query), shaped as Tunnels."""
+def open_for(db: Database, device_ids: Sequence[str], most: int) -> dict[str, list[Row]]:
+    """The open tunnels of each of these devices (one query), shaped as Tunnels: at most
+    `most` a device (`tunnel_max_open_per_device`, the newest), so a device view stays
+    small even where more were opened before the limit was set or lowered."""
     now = clock.now_iso()
-    found = db.read(lambda c: store.open_of(c, device_ids, now))
+    found = db.read(lambda c: store.open_of(c, device_ids, now, most))
     out: dict[str, list[Row]] = {}
     for tunnel in found:
         out.setdefault(tunnel.device_id, []).append(present(tunnel))

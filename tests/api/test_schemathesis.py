@@ -90,6 +90,10 @@ PHASES = [
 ]
 
 
+# A fuzzer writes as a device far faster than a device would: its pace (device_write_rate)
+# would answer most of its writes 429. The pace has its own test
+# (tests/api/test_device_write_rate.py); the 429 is in the document all the same.
+@pytest.mark.world(device_write_rate=1_000_000, device_write_burst=1_000_000)
 @pytest.mark.parametrize(("phases", "examples"), PHASES)
 @pytest.mark.parametrize("who", ["staff", "org_admin", "device_member"])
 async def test_schemathesis_every_operation(

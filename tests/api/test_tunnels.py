@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -20,6 +21,8 @@ from edge.app import Site
 from edge.kernel import clock
 from edge.kernel.errors import Unauthenticated
 from storage import outbox
+from storage import tunnels as tunnel_store
+from storage.records import Tunnel
 from storage.rows import many
 from tests.world import Notices, World, table
 
@@ -359,3 +362,60 @@ async def test_a_suspended_device_gets_no_tunnel(world: World) -> None:
     )[0] == 200
     status, body = await world.call("org_admin", "POST", path(world), json={"services": ["SSH"]})
     assert status == 409, body
+
+
+@pytest.mark.world(tunnel_max_open_per_device=3)
+async def test_a_device_has_at_most_its_open_tunnels(world: World) -> None:
+    """#29: tunnels open to a device were unbounded, and every device view carried all of
+    them (1,600 made an org admin's device list 349 KB)."""
+    ids = [(await world.open_tunnel("group_admin"))["uuid"] for _ in range(3)]
+    for who in ("group_admin", "org_admin"):  # the bound is the device's, whoever opens
+        status, body = await world.call(who, "POST", path(world), json={"services": ["SSH"]})
+        assert (status, body) == (409, {"message": FULL})
+    assert (await world.open_tunnel("org_admin", "device_boss"))["uuid"]  # another device
+    status, body = await world.call("org_admin", "GET", "/v2/devices")
+    shown = {d["id"]: d["open_tunnels"] for d in body["devices"]}
+    assert [t["uuid"] for t in shown[world.id("device_member")]] == ids
+    assert (await world.call("group_admin", "DELETE", path(world, tail=f"/{ids[0]}")))[0] == 200
+    await world.open_tunnel("group_admin")  # a closed one made room
+
+
+FULL = "The device has 3 open tunnels, the most tunnel_max_open_per_device allows: close one first"
+
+
+@pytest.mark.world(tunnel_max_open_per_device=2)
+async def test_views_carry_at_most_the_bound_of_open_tunnels(world: World, site: Site) -> None:
+    """Where more are open (opened before the bound was set or lowered), a device's views
+    and its tunnel list show its newest `tunnel_max_open_per_device`; closing all closes
+    every one."""
+    first = await world.open_tunnel()
+    db = site.services.db
+    row = db.read(lambda c: tunnel_store.get(c, world.id("device_member"), first["uuid"]))
+    assert row is not None
+    older = [_copy(row, n) for n in range(5)]
+    for made in older:
+        await db.write(lambda c, made=made: tunnel_store.create(c, made))
+    newest = [older[-1].id, first["uuid"]]
+    member = path(world).removesuffix("/tunnels")
+    status, body = await world.call("org_admin", "GET", member)
+    assert [t["uuid"] for t in body["device"]["open_tunnels"]] == newest
+    status, body = await world.call("org_admin", "GET", "/v2/devices")
+    shown = {d["id"]: d["open_tunnels"] for d in body["devices"]}
+    assert [t["uuid"] for t in shown[world.id("device_member")]] == newest
+    status, body = await world.call("org_admin", "GET", path(world))
+    assert [t["uuid"] for t in body["tunnels"]] == newest
+    assert (await world.call("org_admin", "DELETE", path(world)))[0] == 200
+    assert db.read(lambda c: many(c, "SELECT id FROM tunnels WHERE closed_date IS NULL")) == []
+
+
+def _copy(tunnel: Tunnel, n: int) -> Tunnel:
+    """Another open tunnel like this one, opened `n` seconds before it."""
+    opened = clock.iso(clock.parse(tunnel.opened_date) - timedelta(seconds=60 - n))
+    unique = f"{n}".rjust(64, "0")
+    return replace(
+        tunnel,
+        id=f"00000000-0000-4000-8000-{n:012d}",
+        opened_date=opened,
+        client_token_hash=unique,
+        device_token_hash=unique[::-1] + "d",
+    )
