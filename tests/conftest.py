@@ -16,7 +16,7 @@ from argon2 import PasswordHasher
 
 from edge.auth import hashing
 from edge.kernel import clock
-from edge.kernel.config import Config, load
+from edge.kernel.config import BY_NAME, Config, load
 
 # The one factory of sites, servers, orgs and worlds (tests/factory.py); every response
 # checked against the OpenAPI document (tests/documented.py).
@@ -41,6 +41,11 @@ NO_MQTT = {"mqtt_port": 0, "mqtt_tls_port": 0, "mqtt_ws_port": 0, "mqtt_wss_port
 
 
 def make_config(data_dir: Path, **overrides: Any) -> Config:
+    """A config on `data_dir` with these settings. A name that is no setting fails here:
+    `load` skips the flags it does not know (argparse's extras), and a test that set a
+    mistyped or not yet declared setting ran with the default, unseen."""
+    unknown = sorted(set(overrides) - set(BY_NAME))
+    assert not unknown, f"no such setting: {unknown}"
     env = {"EDGE_ADMIN_PASSWORD": STAFF_PASSWORD, "EDGE_ADMIN_EMAIL": STAFF_EMAIL}
     given = {**NO_MQTT, **overrides}
     flags = {"data_dir": str(data_dir), **{k: str(v) for k, v in given.items()}}

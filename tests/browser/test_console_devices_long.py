@@ -475,12 +475,49 @@ def test_a_command_is_answered_by_a_paho_device_or_times_out(
     assert first_cells(console, "#recent-commands")[:2] == ["sleep", "ping"]
 
 
+def test_a_waiting_command_is_canceled_from_its_row(
+    console: Console, live: LiveServer, world_template: World, paho: Any
+) -> None:
+    """A command queued for a device that does not answer has a Cancel button (a second
+    click confirms); the server then holds it `canceled`, and its row offers nothing more.
+    Only rows of commands still waiting offer it."""
+    device_id = world_template.devices["device_plain"]
+    admin = live.token("org_admin")
+    paho(answer=False)
+    base = f"/v2/devices/{device_id}/commands"
+    waiting = live.call("POST", base, admin, name="reboot-later", queue=True)["command"]
+    console.signed_in("org_admin")
+    console.visit("devices", device_id)
+    wait_text(console, "#recent-commands tbody", "reboot-later")
+    button = f'#recent-commands button[data-cancel="{waiting["request_id"]}"]'
+    console.find(button).click()
+    assert console.find(button).text == "Really cancel?"
+    assert live.call("GET", f"{base}/{waiting['request_id']}", admin)["command"]["state"] in (
+        "queued",
+        "delivered",
+    )  # not on the first click
+    console.find(button).click()
+    until(lambda: not console.all(button), "the list shown again, without the Cancel")
+    assert live.call("GET", f"{base}/{waiting['request_id']}", admin)["command"]["state"] == (
+        "canceled"
+    )
+    shown = {}  # name: (state, offers Cancel), for every row (earlier tests' commands too)
+    for row in console.all("#recent-commands tbody tr"):
+        cells = [td.text for td in row.find_elements("css selector", "td")]
+        offers = bool(row.find_elements("css selector", "button[data-cancel]"))
+        shown[cells[0]] = (cells[1], offers)
+    assert shown["reboot-later"] == ("canceled", False)
+    assert all(offers == (state in ("queued", "delivered")) for state, offers in shown.values())
+
+
 def test_presence_moves_live_on_the_list(
     console: Console, world_template: World, paho: Any
 ) -> None:
     device_id = world_template.devices["device_plain"]
     console.signed_in("org_admin")
     console.visit("devices")
+    # The server takes at most 256 characters of search: the box takes no more.
+    assert console.find("#devices-search").get_attribute("maxlength") == "256"
     console.type("#devices-search", "device_plain")
     console.after_list_loads(
         lambda: console.find("main form[role=search] button[type=submit]").click()

@@ -13,7 +13,8 @@ export function listView({ path, key, columns, caption, params = {}, filters = [
   const body = h("div", {});
   const pager = h("div", { class: "pager" });
   const count = h("span", { class: "muted", "aria-live": "polite" });
-  const searchBox = search ? h("input", { type: "search", id: `${key}-search`, name: "search" }) : null;
+  // The server takes at most 256 characters of search (and 16 words): the box takes no more.
+  const searchBox = search ? h("input", { type: "search", id: `${key}-search`, name: "search", maxlength: 256 }) : null;
   const chosen = filters.map((f) => h("select", { id: `${key}-${f.name}`, name: f.name },
     f.options.map(([value, text]) => h("option", { value }, text))));
   const controls = h("form", { class: "row", role: "search", "aria-label": `Search ${caption}` },

@@ -2,14 +2,18 @@
 // queued for when the device is back) and show its reply, or the server's 504 (no reply in
 // time), 409 (offline) or other refusal; and the device's commands, newest first, paged on
 // the server with list.js and filtered by state, each reply's payload read on demand (the
-// list carries only its status).
+// list carries only its status). A command still waiting (queued, or delivered and not yet
+// answered) has a Cancel button (a second click confirms): its bytes free at once and the
+// device is never sent it.
 import * as api from "../api.js";
 import { h, field, checkbox, fill, form } from "../dom.js";
 import { listView } from "../list.js";
 import { when } from "../format.js";
+import { twoStep } from "./data_common.js";
 
 const RECENT = 10;
 const STATES = ["sent", "queued", "delivered", "answered", "timed_out", "expired", "canceled"];
+const WAITING = new Set(["queued", "delivered"]);  // the states a command may be canceled in
 
 export function commandsView(device) {
   const base = api.path`/v2/devices/${device.id}/commands`;
@@ -68,6 +72,7 @@ function loadRecent(base, where) {
     columns: [
       ["Command", (c) => c.name], ["State", (c) => c.state], ["Sent", (c) => when(c.created_date)],
       ["Reply", (c) => (c.reply ? replyButton(base, c) : "")],
+      ["", (c) => (WAITING.has(c.state) ? cancelButton(base, c, () => loadRecent(base, where)) : "")],
     ],
   });
   fill(where, list);
@@ -82,4 +87,13 @@ function replyButton(base, command) {
     fill(out, h("pre", { class: "reply" }, JSON.stringify(full.reply?.payload ?? {}, null, 2)));
   });
   return fill(out, show);
+}
+
+/** Cancel a command still waiting, then show the list again (the state is the server's). */
+function cancelButton(base, command, reload) {
+  const label = { "data-cancel": command.request_id, "aria-label": `Cancel ${command.name}` };
+  return twoStep("Cancel", label, async () => {
+    await api.post(`${base}/${encodeURIComponent(command.request_id)}/cancel`, {});
+    await reload();
+  });
 }
