@@ -331,7 +331,7 @@ async def test_a_queued_command_survives_a_restart(broker: Harness, aiohttp_clie
     )
     assert status == 202, queued
     await stop(broker)
-    restarted = await start(broker.site.services.config.data_dir, aiohttp_client, tenants=False)
+    restarted = await start(broker.site.services.config.data_dir, aiohttp_client)
     try:
         back = restarted.client("keeper", **device.login, clean=False)
         assert (await back.connect())[0] == 0

@@ -132,7 +132,7 @@ async def test_nobody_is_online_after_a_restart(
     shutil.copytree(
         broker.site.services.config.data_dir, copy, ignore=shutil.ignore_patterns("*.lock")
     )
-    restarted = await start(copy, aiohttp_client, tenants=False)
+    restarted = await start(copy, aiohttp_client)
     restarted.orgs = broker.orgs  # the same admins, signed in before
     try:
         await until_state(restarted, device, False, "server_stopping")

@@ -270,7 +270,7 @@ async def test_retained_messages_on_reserved_topics_never_reach_a_subscriber(
 
     await broker.site.services.db.write(old_broker_wrote)
     await stop(broker)
-    restarted = await start(broker.site.services.config.data_dir, aiohttp_client, tenants=False)
+    restarted = await start(broker.site.services.config.data_dir, aiohttp_client)
     retained = restarted.mqtt.router.retained
     assert len(retained) == 1  # the status only
     # residue in memory too (as a broker that kept running would hold): never matched
