@@ -512,8 +512,9 @@ class Config:
     command_device_bytes: int = _setting(
         4 * 1024 * 1024,
         _int_range(64 * 1024, 1024 * 1024 * 1024),
-        "Bytes of payloads and replies a device's waiting commands and one caller's kept ones"
-        " may hold; more are refused with 429",
+        "Bytes of payloads one caller's commands to a device may keep, half of it while they"
+        " wait (more are refused with 429), and bytes of the replies to them (past it a reply's"
+        " payload is dropped)",
     )
     twin_max_bytes: int = _setting(
         8192,
