@@ -209,7 +209,8 @@ class Commands:
                 f"your commands to this device hold {held.waiting + held.ended} bytes of"
                 f" payloads (the finished ones until they are swept, command_retention_hours"
                 f" after they end) and the others' waiting commands count {others}, and this"
-                f" one's {size} would pass its budget of {budget} (command_device_bytes)",
+                f" one's {size} would pass its budget of {budget} (command_device_bytes);"
+                " canceling your queued ones frees their bytes now",
                 kept + size - budget,
                 budget - share,
             )
