@@ -5,8 +5,9 @@
                                                       504 no reply in time, 502 an invalid
                                                       reply, 409 offline,
                                                       429 past the per-minute limit or
-                                                      the device's command_device_bytes,
-                                                      413 past the broker's message size
+                                                      the caller's share of the device's
+                                                      command_device_bytes, 413 past the
+                                                      broker's message size or that share
 - GET  /v2/devices/{device_id}/commands               the same callers; newest first,
                                                       without payloads (GET the one);
                                                       the list conventions, without

@@ -88,14 +88,26 @@ class Holder:
     retention_hours: int
 
 
-_BYTES = "length(CAST(payload AS BLOB)) + coalesce(length(CAST(reply_payload AS BLOB)), 0)"
-# What holds bytes against `by`'s budget: every command still waiting for its device or
-# its reply (anyone's), and `by`'s own until the sweep deletes them. Others' finished
-# commands, expired ones included, hold nothing against `by`.
-_HELD = (
-    f"device_id = :device AND (({_WAITING} AND expires_date > :now)"
-    " OR (created_by = :by AND coalesce(ended_date, expires_date) > :kept_since))"
-)
+@dataclass(frozen=True, slots=True)
+class Held:
+    """The payload bytes of a device's commands as `by`'s budget sees them: its own still
+    waiting, its own finished and not yet swept, and everyone else's still waiting."""
+
+    waiting: int
+    ended: int
+    others: int
+
+
+_PAYLOAD = "length(CAST(payload AS BLOB))"
+_REPLY = "coalesce(length(CAST(reply_payload AS BLOB)), 0)"
+_LIVE = f"{_WAITING} AND expires_date > :now"
+_MINE_LIVE = f"device_id = :device AND created_by = :by AND {_LIVE}"
+_MINE_KEPT = "created_by = :by AND coalesce(ended_date, expires_date) > :kept_since"
+# What a payload holds against `by`'s budget: every command still waiting for its device
+# or its reply (anyone's), and `by`'s own until the sweep deletes them. Others' finished
+# commands, expired ones included, hold nothing against `by`; replies count apart
+# (reply_bytes).
+_HELD = f"device_id = :device AND (({_LIVE}) OR ({_MINE_KEPT}))"
 # When a held command stops holding: another's at its expiry, `by`'s own once swept.
 _RELEASE = (
     "CASE WHEN created_by = :by"
@@ -114,26 +126,54 @@ def _held(device_id: str, holder: Holder) -> dict[str, str | int]:
     }
 
 
-def kept_bytes(conn: Tx, device_id: str, holder: Holder) -> int:
-    """The bytes of payloads and replies that count against `holder`'s share of the
-    device's budget (_HELD)."""
-    sql = f"SELECT coalesce(sum({_BYTES}), 0) FROM device_commands WHERE {_HELD}"
-    return int(scalar(conn, sql, _held(device_id, holder)))
+def held_bytes(conn: Tx, device_id: str, holder: Holder) -> Held:
+    """The payload bytes that count against `holder`'s budget on the device (_HELD),
+    split into its own waiting, its own finished, and the others' waiting."""
+    sql = (
+        f"SELECT coalesce(sum(CASE WHEN created_by = :by AND {_LIVE} THEN {_PAYLOAD} END), 0)"
+        f" AS waiting, coalesce(sum(CASE WHEN created_by = :by AND NOT ({_LIVE})"
+        f" THEN {_PAYLOAD} END), 0) AS ended,"
+        f" coalesce(sum(CASE WHEN created_by != :by THEN {_PAYLOAD} END), 0) AS others"
+        f" FROM device_commands WHERE {_HELD}"
+    )
+    found = one(conn, sql, _held(device_id, holder)) or {"waiting": 0, "ended": 0, "others": 0}
+    return Held(int(found["waiting"]), int(found["ended"]), int(found["others"]))
 
 
-def frees_in(conn: Tx, device_id: str, holder: Holder, needed: int) -> float | None:
-    """Seconds until at least `needed` of the bytes held against `holder` are freed, as
-    the held commands expire or are swept (sooner when some are canceled or answered);
-    None when they never would be."""
+def frees_in(
+    conn: Tx, device_id: str, holder: Holder, needed: int, others_cap: int = 0
+) -> float | None:
+    """Seconds until at least `needed` of the payload bytes counted against `holder` are
+    freed, as the held commands expire or are swept (sooner when some are canceled or
+    answered); None when they never would be. The others' waiting bytes count at most
+    `others_cap`: one of theirs frees room only as far as what stays of theirs falls below
+    the cap. With `others_cap` 0, only `holder`'s own waiting commands are counted, each
+    until its expiry (its share of the waiting bytes)."""
+    rows, release = (_HELD, _RELEASE) if others_cap else (_MINE_LIVE, "julianday(expires_date)")
+    freed = "mine + min(:others, :cap) - min(:others - theirs, :cap)"
     sql = (
         f"SELECT (release - julianday(:now)) * 86400.0 FROM"
-        f" (SELECT release, sum(bytes) OVER (ORDER BY release ROWS UNBOUNDED PRECEDING)"
-        f" AS freed FROM (SELECT {_BYTES} AS bytes, {_RELEASE} AS release"
-        f" FROM device_commands WHERE {_HELD}))"
-        " WHERE freed >= :needed ORDER BY release LIMIT 1"
+        f" (SELECT release, sum(CASE WHEN created_by = :by THEN bytes ELSE 0 END) OVER w AS mine,"
+        f" sum(CASE WHEN created_by = :by THEN 0 ELSE bytes END) OVER w AS theirs"
+        f" FROM (SELECT created_by, {_PAYLOAD} AS bytes, {release} AS release"
+        f" FROM device_commands WHERE {rows})"
+        " WINDOW w AS (ORDER BY release ROWS UNBOUNDED PRECEDING))"
+        f" WHERE {freed} >= :needed ORDER BY release LIMIT 1"
     )
-    found = scalar(conn, sql, {**_held(device_id, holder), "needed": needed})
+    others = held_bytes(conn, device_id, holder).others if others_cap else 0
+    args = {**_held(device_id, holder), "needed": needed, "others": others, "cap": others_cap}
+    found = scalar(conn, sql, args)
     return None if found is None else float(found)
+
+
+def reply_bytes(conn: Tx, device_id: str, holder: Holder) -> int:
+    """The bytes of the replies kept (until swept) to `holder`'s commands on the device:
+    what a new reply to one of them is counted with."""
+    sql = (
+        f"SELECT coalesce(sum({_REPLY}), 0) FROM device_commands"
+        f" WHERE device_id = :device AND {_MINE_KEPT}"
+    )
+    return int(scalar(conn, sql, _held(device_id, holder)))
 
 
 def sent_since(conn: Tx, device_id: str, since: str, by: str | None = None) -> tuple[int, str]:

@@ -132,6 +132,7 @@ def view(command: Command, whole: bool = True) -> Row:
 
 
 def _reply_payload(kept: Row | None) -> Row:
-    """An answered command's reply payload; None kept: it was dropped, past the device's
-    `command_device_bytes` (the service's `_keep_reply`), which the view says."""
+    """An answered command's reply payload; None kept: it was dropped, past what the
+    replies to its caller's commands may keep (`command_device_bytes`, the service's
+    `_keep_reply`), which the view says."""
     return {"payload": kept} if kept is not None else {"payload": {}, "payload_dropped": True}

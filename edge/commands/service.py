@@ -20,11 +20,14 @@ which answers on the command's reply topic.
   `caller_rate_per_minute` from one caller (the device itself included), counted in the
   write that records the command, so two callers at once cannot both take the last one
   and one caller cannot take the device's whole minute from its admins.
-- A caller's commands count against the device's `device_bytes` with every command still
-  waiting (anyone's) and the caller's own finished ones until they are swept: one caller
-  cannot lock the others out with what it keeps, and the disk stays bounded per caller.
-  A queued command not yet answered may be canceled (`cancel`): its bytes free at once.
-  A refusal's Retry-After is when room frees (the counted commands' ends).
+- A caller's payloads count against the device's `device_bytes` until they are swept,
+  with the others' commands still waiting counted up to half of it; a caller's own
+  waiting commands may hold at most the other half (its share). No caller, nor several
+  together, can lock another out, and the disk stays bounded per caller. The replies to
+  a caller's commands count apart, against a budget of their own of `device_bytes`,
+  when they come: a reply never stops its caller from sending. A queued command not yet
+  answered may be canceled (`cancel`): its bytes free at once. A refusal's Retry-After is
+  when room frees (the counted commands' ends).
 - Finished commands are kept `retention_hours`; `sweep` (hourly) ends the expired and
   deletes the old: a backstop for the record only, since an expired command is never
   read for delivery whether or not the sweep has marked it.
@@ -171,28 +174,62 @@ class Commands:
 
     def _within_budget(self, conn: Tx, command: Command) -> None:
         """What the device's commands keep counts against `device_bytes` (a caller, the
-        device itself included, cannot fill the disk through them): every command still
-        waiting, and the caller's own until swept (`holder`). Retry-After: when enough of
-        that frees, as the commands counted expire or are swept. A command larger than
-        the whole budget never fits: a 413, not a wait."""
-        budget = self.limits.device_bytes
+        device itself included, cannot fill the disk through them): the caller's own
+        commands until swept, and the others' still waiting up to half of it (`share`). A
+        caller's own waiting commands may hold at most that half: no caller, nor several
+        together, can take the room of another (a lesser caller's week-long queue kept
+        refilling the device's whole budget as fast as its admin canceled it). Replies
+        count apart (`_keep_reply`). A command larger than a caller's share never fits: a
+        413, not a wait."""
+        budget, share = self.limits.device_bytes, self.share
         size = _size(command.payload)
-        if size > budget:
+        if size > share:
             raise TooLarge(
-                f"payload: {size} bytes, over the device's whole budget of {budget}"
-                " (command_device_bytes)"
+                f"payload: {size} bytes, over a caller's share of {share} of the device's"
+                " budget (half of command_device_bytes)"
             )
+        held = store.held_bytes(conn, command.device_id, self.holder(command.created_by))
+        if held.waiting + size > share:
+            self._refuse(
+                conn,
+                command,
+                f"your commands still waiting for this device hold {held.waiting} bytes of"
+                f" payloads, and this one's {size} would pass a caller's share of {share}"
+                f" (half of command_device_bytes); they free as they are answered, expire"
+                " or are canceled (POST .../commands/{request_id}/cancel)",
+                held.waiting + size - share,
+                0,
+            )
+        others = min(held.others, budget - share)
+        kept = held.waiting + held.ended + others
+        if kept + size > budget:
+            self._refuse(
+                conn,
+                command,
+                f"your commands to this device hold {held.waiting + held.ended} bytes of"
+                f" payloads (the finished ones until they are swept, command_retention_hours"
+                f" after they end) and the others' waiting commands count {others}, and this"
+                f" one's {size} would pass its budget of {budget} (command_device_bytes);"
+                " canceling your queued ones frees their bytes now",
+                kept + size - budget,
+                budget - share,
+            )
+
+    @property
+    def share(self) -> int:
+        """The payload bytes one caller's waiting commands may hold on a device, and the
+        most the others' waiting commands count against it: half the budget each."""
+        return self.limits.device_bytes // 2
+
+    def _refuse(self, conn: Tx, command: Command, why: str, needed: int, others_cap: int) -> None:
+        """A 429 saying `why`, with the seconds until `needed` bytes of what is counted
+        free (`others_cap` as store.frees_in takes it)."""
         holder = self.holder(command.created_by)
-        kept = store.kept_bytes(conn, command.device_id, holder)
-        if kept + size <= budget:
-            return
-        wait = store.frees_in(conn, command.device_id, holder, kept + size - budget)
+        wait = store.frees_in(conn, command.device_id, holder, needed, others_cap)
         raise TooManyAttempts(
-            f"Too many command bytes: the device's commands waiting and yours kept hold"
-            f" {kept} bytes of payloads and replies, and this one's {size} would pass its"
-            f" budget of {budget} (command_device_bytes); they free as commands expire,"
-            " are canceled, or are swept after they end",
-            # all that is held frees in time, and size <= budget: wait is never None
+            f"Too many command bytes: {why}",
+            # all that is counted frees in time, and what is needed is at most what is
+            # counted (the size is within the share): wait is never None
             retry_after=_seconds(timedelta(seconds=wait or 0)),
         )
 
@@ -203,9 +240,10 @@ class Commands:
         return store.Holder(by, clock.iso(now), clock.iso(now - timedelta(hours=hours)), hours)
 
     def _over_budget(self, conn: Tx, device_id: str, by: str, value: Row) -> tuple[int, int] | None:
-        """(bytes kept against `by`, bytes of `value`) when keeping `value` too would pass
-        the device's budget; None when it fits. Read in the write that would keep it."""
-        kept = store.kept_bytes(conn, device_id, self.holder(by))
+        """(reply bytes kept to `by`'s commands, bytes of `value`) when keeping the reply
+        `value` too would pass the device's budget; None when it fits. Read in the write
+        that would keep it."""
+        kept = store.reply_bytes(conn, device_id, self.holder(by))
         size = _size(value)
         return (kept, size) if kept + size > self.limits.device_bytes else None
 
@@ -359,9 +397,11 @@ class Commands:
     def _keep_reply(
         self, conn: Tx, device_id: str, request_id: str, now: str, status: int, body: Row
     ) -> Command | None:
-        """The reply, recorded; its payload only within the device's budget (replies
-        count against it as payloads do): past it, the command is answered with its
-        status and without the payload, which the view marks as dropped."""
+        """The reply, recorded; its payload only within the budget of the replies kept
+        to its caller's commands on the device (`device_bytes`, counted apart from the
+        payloads: a reply, which its caller cannot cancel, never stops it sending): past
+        it, the command is answered with its status and without the payload, which the
+        view marks as dropped."""
         found = store.get(conn, device_id, request_id)
         by = found.created_by if found is not None else ""
         over = self._over_budget(conn, device_id, by, body)
@@ -369,7 +409,8 @@ class Commands:
             kept, size = over
             log.warning(
                 "command %s: the reply of device %s keeps its status, not its payload:"
-                " %d bytes would pass the device's %d (command_device_bytes; %d kept)",
+                " %d bytes would pass the %d its caller's replies may keep (command_device_bytes;"
+                " %d kept)",
                 request_id,
                 device_id,
                 size,

@@ -540,8 +540,9 @@ class Config:
     command_device_bytes: int = _setting(
         4 * 1024 * 1024,
         _int_range(64 * 1024, 1024 * 1024 * 1024),
-        "Bytes of payloads and replies a device's waiting commands and one caller's kept ones"
-        " may hold; more are refused with 429",
+        "Bytes of payloads one caller's commands to a device may keep, half of it while they"
+        " wait (more are refused with 429), and bytes of the replies to them (past it a reply's"
+        " payload is dropped)",
     )
     twin_max_bytes: int = _setting(
         8192,
@@ -581,7 +582,8 @@ class Config:
         10,
         _int_range(0, 100000),
         "Running-job places of an organization kept for its org admins: others' jobs are"
-        " refused with 409 once the org runs jobs_max_running minus this",
+        " refused with 409 once the org runs jobs_max_running minus this; below"
+        " jobs_max_running, or the server does not start",
     )
     jobs_create_per_hour: int = _setting(
         60,
@@ -733,7 +735,22 @@ def load(
     if (values["tls_cert"] is None) != (values["tls_key"] is None):
         missing = "tls_key" if values["tls_key"] is None else "tls_cert"
         raise ConfigError(f"invalid setting {missing}: tls_cert and tls_key go together")
+    _check_reserve(values)
     return Config(**values)
+
+
+def _check_reserve(values: Mapping[str, Any]) -> None:
+    """A reserve of every running-job place (or more) leaves no place for anyone but the
+    org admins, and their refusal blamed the org's running jobs when it ran none: an
+    operator who lowered jobs_max_running below the reserve's default stopped every
+    other maker's jobs without a word. Refused at start instead, naming both settings."""
+    reserve, most = values["jobs_admin_reserve"], values["jobs_max_running"]
+    if reserve >= most:
+        raise ConfigError(
+            f"invalid setting jobs_admin_reserve: {reserve} must be below jobs_max_running"
+            f" ({most}), or no one but an org admin could run a job: lower jobs_admin_reserve"
+            " or raise jobs_max_running"
+        )
 
 
 def _parse_layer(raw: Mapping[str, Any], where: Callable[[Setting], str]) -> dict[str, Any]:

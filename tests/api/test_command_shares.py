@@ -121,26 +121,31 @@ async def test_a_refused_command_is_told_when_the_minute_frees(
 
 # -- the bytes -------------------------------------------------------------------------------
 @pytest.mark.world(command_device_bytes=BUDGET)
-async def test_an_admin_cancels_what_locks_the_devices_budget(world: World, away: Commands) -> None:
-    """Queued commands lasting a week filled the budget; the admin's command was 429 with
-    Retry-After 3600 for 8 days and there was no way to cancel. Now the Retry-After says
-    when room frees, and the admin cancels one: its bytes free at once."""
+async def test_one_callers_waiting_commands_stop_at_its_share(world: World, away: Commands) -> None:
+    """group_device_perms queued a week of commands up to the whole budget and refilled it
+    as fast as the org admin canceled them: everyone else got 429 for a week. Now one
+    caller's waiting commands hold at most half of command_device_bytes (past it, only
+    it is refused, Retry-After when the first of them expires), the others' count at
+    most half against anyone else, and several callers together lock no one out."""
     target = path(world, "device_member")
+    fill = {"name": "fill", "queue": True, "ttl": WEEK, "payload": blob(16_000)}
     queued = []
-    for _ in range(3):
-        body = {"name": "fill", "queue": True, "ttl": WEEK, "payload": blob(21_000)}
-        status, sent, _ = await post(world, "group_device_perms", target, body)
+    for _ in range(2):
+        status, sent, _ = await post(world, "group_device_perms", target, fill)
         assert status == 202, sent
         queued.append(sent["command"]["request_id"])
-    small = {"name": "reboot", "queue": True, "payload": blob(4_000)}
-    status, refused, retry = await post(world, "org_admin", target, small)
-    assert status == 429 and "command_device_bytes" in refused["message"], refused
-    assert retry == str(WEEK)  # when the first of them expires, not an hour
+    status, refused, retry = await post(world, "group_device_perms", target, fill)
+    assert (status, retry) == (429, str(WEEK)), refused
+    assert "share of 32768 (half of command_device_bytes)" in refused["message"], refused
+    assert "canceled" in refused["message"]
+    for who in ("org_admin", "org_admin", "group_admin", "group_admin"):
+        status, sent, _ = await post(world, who, target, fill)
+        assert status == 202, (who, sent)
     status, done = await cancel(world, "org_admin", "device_member", queued[0])
     assert status == 200, done
     assert done["command"]["state"] == "canceled" and done["command"]["payload"] == {}
     assert (await state_of(world, "device_member", queued[0]))["state"] == "canceled"
-    assert (await post(world, "org_admin", target, small))[0] == 202
+    assert (await post(world, "group_device_perms", target, fill))[0] == 202  # its share freed
     status, log = await world.call("org_admin", "GET", "/v2/audit?action=command_canceled")
     assert status == 200, log
     [event] = log["audit_events"]
@@ -151,36 +156,69 @@ async def test_an_admin_cancels_what_locks_the_devices_budget(world: World, away
 
 
 @pytest.mark.world(command_device_bytes=BUDGET)
-async def test_expired_commands_free_the_budget_of_others_at_once(
+async def test_a_callers_own_finished_commands_count_until_swept(
     world: World, away: Commands
 ) -> None:
     """Others' expired commands count for nothing, before any sweep; the caller's own
-    count until the sweep deletes them (what it keeps on the disk stays bounded)."""
+    count until the sweep deletes them (what it keeps on the disk stays bounded). The
+    Retry-After is when enough frees: here another's waiting command, at its expiry."""
     target = path(world, "device_member")
-    for _ in range(3):
-        body = {"name": "fill", "queue": True, "ttl": 60, "payload": blob(21_000)}
-        assert (await post(world, "group_device_perms", target, body))[0] == 202
-    small = {"name": "reboot", "queue": True, "payload": blob(4_000)}
-    status, _, retry = await post(world, "org_admin", target, small)
-    assert (status, retry) == (429, "60")
+    for who, ttl in (("group_device_perms", 3600), ("group_device_perms", 60)):
+        body = {"name": "fill", "queue": True, "ttl": ttl, "payload": blob(16_000)}
+        assert (await post(world, who, target, body))[0] == 202
+    for _ in range(2):
+        body = {"name": "mine", "queue": True, "ttl": 60, "payload": blob(16_000)}
+        assert (await post(world, "org_admin", target, body))[0] == 202
     clock.advance(timedelta(seconds=61))
-    assert (await post(world, "org_admin", target, small))[0] == 202
-    again = {"name": "fill", "queue": True, "payload": blob(21_000)}
-    status, refused, retry = await post(world, "group_device_perms", target, again)
-    assert status == 429 and int(retry) == 24 * 3600 - 1, refused  # its own, swept in 24 h
+    small = {"name": "reboot", "queue": True, "payload": blob(20_000)}
+    status, refused, retry = await post(world, "org_admin", target, small)
+    assert (status, retry) == (429, str(3600 - 61)), refused  # group's, at its expiry
+    assert "command_retention_hours" in refused["message"], refused
+    clock.advance(timedelta(seconds=3600))  # group's last one expires: nothing of others'
+    body = {"name": "mine", "queue": True, "ttl": 60, "payload": blob(16_000)}
+    assert (await post(world, "org_admin", target, body))[0] == 202
+    clock.advance(timedelta(seconds=61))
+    status, refused, retry = await post(world, "org_admin", target, small)
+    assert status == 429 and int(retry) == 24 * 3600 + 60 - 3722, refused  # its own, swept
     clock.advance(timedelta(hours=24))
-    assert (await post(world, "group_device_perms", target, again))[0] == 202
+    assert (await post(world, "org_admin", target, small))[0] == 202
 
 
 @pytest.mark.world(command_device_bytes=BUDGET)
-async def test_a_payload_larger_than_the_whole_budget_is_a_413(
-    world: World, away: Commands
+async def test_replies_never_stop_their_caller_sending(
+    world: World,
+    devices: AnsweringDevices,  # noqa: F811
 ) -> None:
-    """It would never fit: a 413 naming the budget, not a 429 to wait for."""
-    body = {"name": "big", "queue": True, "payload": blob(BUDGET + 1)}
-    status, refused, retry = await post(world, "org_admin", path(world, "device_member"), body)
-    assert (status, retry) == (413, "") and "command_device_bytes" in refused["message"]
-    assert set(refused) == {"message"}
+    """Three large replies counted against their caller's budget for a day, and nothing
+    could free them (an answered command cannot be canceled): the org admin who asked a
+    device for three log dumps could not send it a reboot for 24 h. Replies now count
+    apart, against what the replies to the caller's commands may keep: past it a reply
+    keeps its status and drops its payload, and the caller still sends."""
+    devices.log = 21_800
+    target = path(world, "device_member")
+    for _ in range(3):
+        status, sent, _ = await post(world, "org_admin", target, {"name": "logs"})
+        assert status == 200 and "payload_dropped" not in sent["command"]["reply"], sent
+    reboot = {"name": "reboot", "payload": blob(20_000)}
+    status, sent, _ = await post(world, "org_admin", target, reboot)
+    assert status == 200, sent
+    assert sent["command"]["reply"] == {"status": 200, "payload": {}, "payload_dropped": True}
+    clock.advance(timedelta(hours=24, seconds=1))
+    status, sent, _ = await post(world, "org_admin", target, {"name": "logs"})
+    assert status == 200 and "payload_dropped" not in sent["command"]["reply"], sent
+
+
+@pytest.mark.world(command_device_bytes=BUDGET)
+async def test_a_payload_larger_than_a_callers_share_is_a_413(world: World, away: Commands) -> None:
+    """It would never fit: a 413 naming the budget, not a 429 to wait for (half of it
+    was a 429 whose wait would never end)."""
+    for size in (BUDGET + 1, BUDGET // 2 + 1):  # more than a caller's share: never fits
+        body = {"name": "big", "queue": True, "payload": blob(size)}
+        status, refused, retry = await post(world, "org_admin", path(world, "device_member"), body)
+        assert (status, retry) == (413, "") and "command_device_bytes" in refused["message"]
+        assert set(refused) == {"message"}
+    body = {"name": "big", "queue": True, "payload": blob(BUDGET // 2)}
+    assert (await post(world, "org_admin", path(world, "device_member"), body))[0] == 202
 
 
 # -- canceling -------------------------------------------------------------------------------

@@ -21,17 +21,20 @@ from tests.world import DEVICE_TARGETS, World, target_table
 
 
 class AnsweringDevices:
-    """Every device answers each command at once with `{"status": 200}` and its name."""
+    """Every device answers each command at once with `{"status": 200}` and its name
+    (and `log`, that many bytes of it, when set: a large reply)."""
 
     def __init__(self, world: World) -> None:
         self.commands = world.site.services.commands
         self.sent: list[str] = []
         self.replies: list[asyncio.Future[None]] = []
+        self.log = 0
 
     def __call__(self, device_id: str, topic: str, payload: bytes) -> int:
         name = json.loads(payload)["name"]
         self.sent.append(device_id)
-        reply = json.dumps({"status": 200, "payload": {"ran": name}}).encode()
+        answer = {"ran": name, "log": "x" * self.log} if self.log else {"ran": name}
+        reply = json.dumps({"status": 200, "payload": answer}).encode()
         # the broker's inbox awaits the reply; notify is called synchronously
         self.replies.append(
             asyncio.ensure_future(self.commands.reply(device_id, f"{topic}/reply", reply))

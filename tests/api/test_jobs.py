@@ -326,7 +326,7 @@ async def test_a_project_job_snapshot_or_continuous(world: World, continuous: bo
     assert after == (before | {"new-in-apollo"} if continuous else before)
 
 
-@pytest.mark.world(jobs_tick_seconds=3600, jobs_max_running=2)
+@pytest.mark.world(jobs_tick_seconds=3600, jobs_max_running=2, jobs_admin_reserve=1)
 async def test_an_org_runs_at_most_jobs_max_running_jobs(world: World) -> None:
     """Another org's jobs do not count; an ended job makes room."""
     pumps = await devices(world, 1)

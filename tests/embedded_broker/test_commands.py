@@ -417,7 +417,7 @@ async def test_replies_keep_within_the_devices_byte_budget(
         for _ in sent:  # each reply is recorded before its PUBACK
             await answer(client, 200, blob=blob)
     holder = broker.site.services.commands.holder(sent_by)
-    kept = broker.site.services.db.read(lambda c: command_store.kept_bytes(c, device.id, holder))
+    kept = broker.site.services.db.read(lambda c: command_store.reply_bytes(c, device.id, holder))
     assert kept <= 64 * 1024
     replies = []
     for request_id in sent:
