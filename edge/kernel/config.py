@@ -304,13 +304,13 @@ class Config:
         " (each renewal is a registry row and a CRL entry); 0: no limit",
     )
     device_write_rate: int = _setting(
-        20,
+        100,
         _int_range(1, 1_000_000),
         "HTTP writes (POST, PUT, PATCH, DELETE) per second one device may make, all its"
         " credentials together; more are 429 with Retry-After (people are not limited)",
     )
     device_write_burst: int = _setting(
-        40,
+        200,
         _int_range(1, 1_000_000),
         "HTTP writes one device may make at once before device_write_rate paces it",
     )
