@@ -20,7 +20,7 @@ from api import errors, metrics
 from api.client_address import client_address
 from api.errors import ErrorHook, Handler
 from api.keys import PRINCIPAL, REQUEST_ID, SERVICES
-from edge.kernel import audit, logs
+from edge.kernel import logs, origin
 from edge.kernel.config import Config
 from edge.kernel.errors import ValidationError
 from edge.ops.metrics import UNMATCHED, RequestStats
@@ -83,7 +83,9 @@ def framing() -> Middleware:
         rid = given if given and _CLIENT_REQUEST_ID.fullmatch(given) else os.urandom(16).hex()
         request[REQUEST_ID] = rid
         logs.current_request.set(rid)
-        audit.set_origin(lambda: audit.Origin(client_address(request), rid, request.get(PRINCIPAL)))
+        origin.set_origin(
+            lambda: origin.Origin(client_address(request), rid, request.get(PRINCIPAL))
+        )
         answer = request[FRAMING] = resolved[0]  # the headers: `frame`, as it is prepared
         started = time.perf_counter()
         response = await handler(request)

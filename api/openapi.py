@@ -40,8 +40,10 @@ ERRORS = {
     412: "A precondition (If-Match, If-Unmodified-Since) does not hold",
     413: "The body (or upload) is too large",
     416: "The range cannot be satisfied",
-    429: "Too many attempts (sign-ins, commands), or a device's writes past"
-    " `device_write_rate`: wait `Retry-After` seconds",
+    429: (
+        "Too many attempts (sign-ins, commands, the caller's searches running or waiting),"
+        " or a device's writes past `device_write_rate`: wait `Retry-After` seconds"
+    ),
     500: "Unexpected error; the body carries only the request ID",
     502: "The device answered with a reply that is not valid (a command)",
     503: "The server cannot serve now (too many connections from this address, or not ready)",
@@ -325,6 +327,8 @@ def errors(route: Route) -> list[int]:
         codes.add(400)
     if has_path_parameter(route.path):  # api/middleware.py, `utf8_escapes`: `%FF` in it
         codes.add(400)
+    if "list" in route.query and "search" in query_names(route):  # the list engine's search:
+        codes.add(429)  # past the caller's share of the search worker (edge/kernel/listing.py)
     if has_path_parameter(route.path) and route.auth != "public":
         codes.add(404)
     if route.method not in ("GET", "HEAD"):

@@ -137,7 +137,9 @@ def open_site(config: Config) -> Site:
     site_keys.require(config.data_dir)  # keys are made only where no data depends on them
     keys = load_or_create(config.data_dir)
     path = layout.database_path(config.data_dir)
-    db = Database.open(path, storage_errors.translated, config.search_max_steps)
+    db = Database.open(
+        path, storage_errors.translated, config.search_max_steps, config.search_max_seconds
+    )
     try:
         first = ensure_first(db, config)
     except BaseException:

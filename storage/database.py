@@ -44,6 +44,11 @@ SCAN_WORKERS = 2
 SEARCH_WORKERS = 1
 # SQLite virtual-machine steps one search may take (the `search_max_steps` setting).
 SEARCH_STEPS = 20_000_000
+# Seconds one search may hold its worker (the `search_max_seconds` setting).
+SEARCH_SECONDS = 2.0
+# Searches one caller may have running or waiting for the search worker at once: past
+# them a search is refused (SearchesQueued), so one caller cannot fill the worker's queue.
+SEARCHES_PER_CALLER = 2
 # Prepared statements kept per connection. apsw keeps 16 by default; one request may run a
 # dozen distinct statements and the server knows a few hundred, so a small cache would
 # prepare them again and again (a prepare costs more than the point query it serves).
@@ -53,6 +58,10 @@ log = logging.getLogger("edge.storage")
 
 class DatabaseClosed(Exception):
     pass
+
+
+class SearchesQueued(Exception):
+    """The caller already has SEARCHES_PER_CALLER searches running or waiting."""
 
 
 def _snapshot_before_upgrade(path: Path, current: int, latest: int) -> Path | None:
@@ -113,11 +122,17 @@ def heartbeat(conn: apsw.Connection) -> None:
 
 class Database:
     def __init__(
-        self, path: Path, refusal: Refusal = as_is, search_steps: int = SEARCH_STEPS
+        self,
+        path: Path,
+        refusal: Refusal = as_is,
+        search_steps: int = SEARCH_STEPS,
+        search_seconds: float = SEARCH_SECONDS,
     ) -> None:
         self.path = path
         self.search_steps = search_steps
+        self.search_seconds = search_seconds
         self._searches = asyncio.Semaphore(SEARCH_WORKERS)
+        self._searches_of: Counter[str] = Counter()  # by caller: running or waiting
         # What a refused write raises: the layer above hands its mapping in (storage/space.py).
         self._refusal = refusal
         # The last write the disk refused, and how many were (the health probe reads them).
@@ -136,7 +151,11 @@ class Database:
 
     @classmethod
     def open(
-        cls, path: Path, refusal: Refusal = as_is, search_steps: int = SEARCH_STEPS
+        cls,
+        path: Path,
+        refusal: Refusal = as_is,
+        search_steps: int = SEARCH_STEPS,
+        search_seconds: float = SEARCH_SECONDS,
     ) -> Database:
         """Open (creating if needed) and bring the schema up to date before any use.
 
@@ -144,7 +163,7 @@ class Database:
         so an upgrade can always be undone by putting the old executable and that copy back.
         """
         migrate.apply_pending(path, before=partial(_snapshot_before_upgrade, path))
-        db = cls(path, refusal, search_steps)
+        db = cls(path, refusal, search_steps, search_seconds)
         db._writer.start()
         return db
 
@@ -266,21 +285,43 @@ class Database:
         """A longer query on a worker thread, so the event loop keeps serving."""
         return await self._on_worker(self._pool.submit(lambda: fn(self._reader())))
 
-    async def search(self, fn: ReadFn[T]) -> T:
-        """A full-text search: `scan`, stopped past `search_steps` (SearchTooBroad), and at
-        most SEARCH_WORKERS of them on the workers at once, so plain lists never queue
-        behind searches. A search's worker is counted until its query ends, even when
-        its caller has left."""
-        await self._searches.acquire()
+    async def search(self, fn: ReadFn[T], caller: str | None = None) -> T:
+        """A full-text search: `scan`, stopped past `search_steps` or `search_seconds`
+        (SearchTooBroad), and at most SEARCH_WORKERS of them on the workers at once, so
+        plain lists never queue behind searches. A search's worker is counted until its
+        query ends, even when its caller has left; so is its place among the
+        SEARCHES_PER_CALLER of `caller` (None: not counted), past which SearchesQueued."""
+        if caller is not None:
+            if self._searches_of[caller] >= SEARCHES_PER_CALLER:
+                raise SearchesQueued(caller)
+            self._searches_of[caller] += 1
+        try:
+            await self._searches.acquire()
+        except BaseException:
+            self._leave(caller)
+            raise
         loop = asyncio.get_running_loop()
         try:
-            query = search.within_steps(self.search_steps, fn)
+            query = search.bounded(self.search_steps, self.search_seconds, fn)
             running = self._pool.submit(lambda: query(self._reader()))
         except BaseException:
             self._searches.release()
+            self._leave(caller)
             raise
-        running.add_done_callback(lambda _: _call_soon(loop, self._searches.release))
+        running.add_done_callback(lambda _: _call_soon(loop, partial(self._ended, caller)))
         return await self._on_worker(running)
+
+    def _ended(self, caller: str | None) -> None:
+        """A search's query ended: its worker and its caller's place are free."""
+        self._searches.release()
+        self._leave(caller)
+
+    def _leave(self, caller: str | None) -> None:
+        if caller is None:
+            return
+        self._searches_of[caller] -= 1
+        if self._searches_of[caller] <= 0:
+            del self._searches_of[caller]
 
     async def _on_worker(self, running: Future[T]) -> T:
         try:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 
-from edge.kernel import audit, clock
+from edge.kernel import audit, clock, origin
 from edge.kernel.errors import TooManyAttempts
 from edge.kernel.events import Hook
 from edge.kernel.ids import new_id
@@ -145,7 +145,7 @@ class Throttle:
         Recorded in the audit log (by the caller of the running request, or `by` the
         command line's operator) in the same write as the first factor's."""
         kind, _, account_id = account.partition(":")
-        actor = audit.origin().principal
+        actor = origin.origin().principal
         cleared_event = audit.event(
             "sign_in_blocks_cleared",
             actor,

@@ -19,8 +19,6 @@ rename or a deletion.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -28,6 +26,7 @@ from edge.kernel import clock
 from edge.kernel.errors import Denied
 from edge.kernel.ids import new_id
 from edge.kernel.listing import ListQuery, Page, fetch
+from edge.kernel.origin import origin
 from edge.kernel.principal import Principal
 from storage import audit as store
 from storage.database import Database
@@ -71,27 +70,6 @@ ACTIONS = {
     ),
 }
 OPERATOR = "operator"  # the name of the command line's actor
-
-
-@dataclass(frozen=True)
-class Origin:
-    client: str | None
-    request_id: str | None
-    principal: Principal | None = None  # who the request's guard found, if anyone
-
-
-NO_ORIGIN = Origin(None, None)
-_origin: ContextVar[Callable[[], Origin] | None] = ContextVar("audit_origin", default=None)
-
-
-def set_origin(resolve: Callable[[], Origin]) -> None:
-    """Where the running request came from, resolved only if an event is recorded."""
-    _origin.set(resolve)
-
-
-def origin() -> Origin:
-    resolve = _origin.get()
-    return resolve() if resolve is not None else NO_ORIGIN
 
 
 def caller_or(fallback: Principal) -> Principal:

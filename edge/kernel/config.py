@@ -387,6 +387,12 @@ class Config:
         "SQLite steps one list search may take (about 0.3 s of one core); past them the"
         " search is refused with 400 (too broad)",
     )
+    search_max_seconds: float = _setting(
+        2.0,
+        _seconds(0.1, 600),
+        "Seconds one list search may hold the search worker (wall clock, beside"
+        " search_max_steps); past them the search is refused with 400 (too broad)",
+    )
     mqtt_port: int = _setting(
         1883,
         _int_range(0, 65535),

@@ -15,9 +15,10 @@ from contextvars import ContextVar
 from typing import Any
 
 from edge.kernel import json_text, search
-from edge.kernel.errors import ValidationError
+from edge.kernel.errors import TooManyAttempts, ValidationError
+from edge.kernel.origin import origin
 from storage import listing, patterns
-from storage.database import Database
+from storage.database import SEARCHES_PER_CALLER, Database, SearchesQueued
 from storage.listing import OPS_BY_KIND, Filter, ListQuery, Page, Table, expression
 from storage.patterns import PatternBudget, PatternTooSlow
 from storage.search import SearchTooBroad
@@ -158,6 +159,13 @@ def _can_sort(table: Table, name: str) -> bool:
         return False
 
 
+def _caller() -> str | None:
+    """Whose searches a search counts among: the running request's account, else its
+    client address (None outside a request: not counted)."""
+    found = origin()
+    return found.principal.account_id if found.principal is not None else found.client
+
+
 async def fetch(
     db: Database,
     table: Table,
@@ -168,13 +176,21 @@ async def fetch(
     searching: bool = False,
 ) -> Page:
     """Check the query against the table, then run it on a reader thread: a search (or a
-    scope that holds one: `searching`) as one, within its step budget (storage/search.py)."""
+    scope that holds one: `searching`) as one, within its step budget (storage/search.py)
+    and its caller's share of the search worker (a 429 past it)."""
     check_query(table, query)
     run = patterns.within(
         _pattern_budget(), lambda c: listing.fetch(c, table, query, scope, scope_params)
     )
     try:
-        return await (db.search(run) if searching or query.search else db.scan(run))
+        if searching or query.search:
+            return await db.search(run, _caller())
+        return await db.scan(run)
+    except SearchesQueued:
+        raise TooManyAttempts(
+            f"You have {SEARCHES_PER_CALLER} searches running or waiting; retry when one ends",
+            retry_after=1,
+        ) from None
     except PatternTooSlow:
         raise ValidationError(
             None, "A regular expression filter took too long; simplify it"
