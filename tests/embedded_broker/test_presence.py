@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from edge.devices.presence import PresenceEvent
 from tests.api.test_metrics import scrape, value
 from tests.embedded_broker import packets
 from tests.embedded_broker.conftest import Device, Harness, start
+from tests.waiting import eventually_async
 
 
 async def presence(harness: Harness, device: Device) -> dict[str, Any]:
@@ -27,21 +27,19 @@ async def presence(harness: Harness, device: Device) -> dict[str, Any]:
     return {k: found.get(k) for k in ("is_online", "connected_since", "last_disconnect_reason")}
 
 
-async def eventually(check: Callable[[], Awaitable[bool]]) -> None:
-    """A bound on failure only: presence is written right after the broker sees it."""
-    for _ in range(500):
-        if await check():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("presence never got there")
+async def until_state(
+    harness: Harness, device: Device, online: bool, reason: str | None
+) -> dict[str, Any]:
+    """The device's presence once it is `online` with `reason` (presence is written right
+    after the broker sees a connect or a disconnect; the wait is a bound on failure)."""
+    seen: dict[str, Any] = {}
 
-
-async def until_state(harness: Harness, device: Device, online: bool, reason: str | None) -> None:
     async def there() -> bool:
-        now = await presence(harness, device)
-        return now["is_online"] is online and now["last_disconnect_reason"] == reason
+        seen.update(await presence(harness, device))
+        return seen["is_online"] is online and seen["last_disconnect_reason"] == reason
 
-    await eventually(there)
+    await eventually_async(there, f"online {online}, reason {reason}")
+    return seen
 
 
 async def test_a_device_is_online_while_connected_and_says_why_it_left(broker: Harness) -> None:
@@ -87,12 +85,13 @@ async def test_a_silent_client_goes_offline_past_its_keepalive(broker: Harness) 
 async def test_a_takeover_keeps_the_device_online(broker: Harness) -> None:
     device = await broker.device("meter")
     old = await broker.connected(device, "same")
-    await until_state(broker, device, True, None)
+    since = (await until_state(broker, device, True, None))["connected_since"]
     new = await broker.connected(device, "same")
     await old.disconnected()
-    await until_state(broker, device, True, "taken_over")
+    taken = await until_state(broker, device, True, "taken_over")
+    assert since is not None and taken["connected_since"] is not None  # online throughout
     await new.close()
-    await until_state(broker, device, False, "clean")
+    assert (await until_state(broker, device, False, "clean"))["connected_since"] is None
 
 
 async def test_a_key_reset_takes_the_device_offline(broker: Harness) -> None:
@@ -101,7 +100,7 @@ async def test_a_key_reset_takes_the_device_offline(broker: Harness) -> None:
     await until_state(broker, device, True, None)
     await broker.reset_api_key(device)
     await client.disconnected()
-    await until_state(broker, device, False, "revoked")
+    assert (await until_state(broker, device, False, "revoked"))["connected_since"] is None
 
 
 async def test_the_list_filters_on_is_online(broker: Harness) -> None:
@@ -135,9 +134,11 @@ async def test_nobody_is_online_after_a_restart(
     restarted = await start(copy, aiohttp_client)
     restarted.orgs = broker.orgs  # the same admins, signed in before
     try:
-        await until_state(restarted, device, False, "server_stopping")
+        after = await until_state(restarted, device, False, "server_stopping")
+        assert after["connected_since"] is None
         await restarted.connected(device, "m1")
-        await until_state(restarted, device, True, "server_stopping")
+        back = await until_state(restarted, device, True, "server_stopping")
+        assert back["connected_since"] is not None
     finally:
         restarted.stop_clients()
 

@@ -217,6 +217,7 @@ async def test_a_load_without_pauses_still_checkpoints(
         lambda: (tmp_path / "edge.db").stat().st_size > before + 256 * 1024,
         "the busy checkpointer copied the rows into the database",
     )
+    assert database.read(lambda c: c.execute("SELECT count(*) FROM t").fetchone()[0]) == 12
     database.close()
 
 
