@@ -77,7 +77,7 @@ from embedded_broker import listeners
 from embedded_broker.service import MqttService
 from storage import challenges, layout, sessions, throttle
 from storage import trash as trash_store
-from storage.database import Database
+from storage.database import Database, SearchBudget
 from storage.mqtt_retained import RetainedMessages
 from storage.mqtt_sessions import MqttSessions
 from storage.rows import Tx
@@ -137,9 +137,8 @@ def open_site(config: Config) -> Site:
     site_keys.require(config.data_dir)  # keys are made only where no data depends on them
     keys = load_or_create(config.data_dir)
     path = layout.database_path(config.data_dir)
-    db = Database.open(
-        path, storage_errors.translated, config.search_max_steps, config.search_max_seconds
-    )
+    budget = SearchBudget(config.search_max_steps, config.search_max_seconds)
+    db = Database.open(path, storage_errors.translated, budget)
     try:
         first = ensure_first(db, config)
     except BaseException:

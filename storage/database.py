@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,10 +43,18 @@ SCAN_WORKERS = 2
 # Of the SCAN_WORKERS, how many full-text searches may hold at once: the others stay free
 # for plain lists, however many searches wait (storage/search.py bounds each one).
 SEARCH_WORKERS = 1
-# SQLite virtual-machine steps one search may take (the `search_max_steps` setting).
-SEARCH_STEPS = 20_000_000
-# Seconds one search may hold its worker (the `search_max_seconds` setting).
-SEARCH_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class SearchBudget:
+    """What one full-text search may spend before it is stopped (SearchTooBroad): SQLite
+    virtual-machine steps (`search_max_steps`) and seconds holding its worker
+    (`search_max_seconds`)."""
+
+    steps: int = 20_000_000
+    seconds: float = 2.0
+
+
 # Searches one caller may have running or waiting for the search worker at once: past
 # them a search is refused (SearchesQueued), so one caller cannot fill the worker's queue.
 SEARCHES_PER_CALLER = 2
@@ -125,12 +134,10 @@ class Database:
         self,
         path: Path,
         refusal: Refusal = as_is,
-        search_steps: int = SEARCH_STEPS,
-        search_seconds: float = SEARCH_SECONDS,
+        search_budget: SearchBudget = SearchBudget(),
     ) -> None:
         self.path = path
-        self.search_steps = search_steps
-        self.search_seconds = search_seconds
+        self.search_budget = search_budget
         self._searches = asyncio.Semaphore(SEARCH_WORKERS)
         self._searches_of: Counter[str] = Counter()  # by caller: running or waiting
         # What a refused write raises: the layer above hands its mapping in (storage/space.py).
@@ -154,8 +161,7 @@ class Database:
         cls,
         path: Path,
         refusal: Refusal = as_is,
-        search_steps: int = SEARCH_STEPS,
-        search_seconds: float = SEARCH_SECONDS,
+        search_budget: SearchBudget = SearchBudget(),
     ) -> Database:
         """Open (creating if needed) and bring the schema up to date before any use.
 
@@ -163,7 +169,7 @@ class Database:
         so an upgrade can always be undone by putting the old executable and that copy back.
         """
         migrate.apply_pending(path, before=partial(_snapshot_before_upgrade, path))
-        db = cls(path, refusal, search_steps, search_seconds)
+        db = cls(path, refusal, search_budget)
         db._writer.start()
         return db
 
@@ -286,11 +292,11 @@ class Database:
         return await self._on_worker(self._pool.submit(lambda: fn(self._reader())))
 
     async def search(self, fn: ReadFn[T], caller: str | None = None) -> T:
-        """A full-text search: `scan`, stopped past `search_steps` or `search_seconds`
-        (SearchTooBroad), and at most SEARCH_WORKERS of them on the workers at once, so
-        plain lists never queue behind searches. A search's worker is counted until its
-        query ends, even when its caller has left; so is its place among the
-        SEARCHES_PER_CALLER of `caller` (None: not counted), past which SearchesQueued."""
+        """A full-text search: `scan`, stopped past its `search_budget` (SearchTooBroad),
+        and at most SEARCH_WORKERS of them on the workers at once, so plain lists never
+        queue behind searches. A search's worker is counted until its query ends, even when
+        its caller has left; so is its place among the SEARCHES_PER_CALLER of `caller`
+        (None: not counted), past which SearchesQueued."""
         if caller is not None:
             if self._searches_of[caller] >= SEARCHES_PER_CALLER:
                 raise SearchesQueued(caller)
@@ -302,7 +308,7 @@ class Database:
             raise
         loop = asyncio.get_running_loop()
         try:
-            query = search.bounded(self.search_steps, self.search_seconds, fn)
+            query = search.bounded(self.search_budget.steps, self.search_budget.seconds, fn)
             running = self._pool.submit(lambda: query(self._reader()))
         except BaseException:
             self._searches.release()

@@ -31,6 +31,7 @@ from storage.database import (
     SEARCH_WORKERS,
     SEARCHES_PER_CALLER,
     Database,
+    SearchBudget,
     SearchesQueued,
 )
 
@@ -73,7 +74,7 @@ def test_with_custom_attributes_each_word_is_looked_for_once() -> None:
 
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database.open(tmp_path / "edge.db", search_steps=100_000)
+    database = Database.open(tmp_path / "edge.db", search_budget=SearchBudget(steps=100_000))
     database.write_sync(lambda c: c.execute("CREATE TABLE t (k INTEGER PRIMARY KEY)"))
     database.write_sync(_fill)
     yield database
@@ -95,7 +96,7 @@ async def test_a_search_past_its_steps_stops_and_a_scan_does_not(db: Database) -
     with pytest.raises(search.SearchTooBroad):
         await db.search(_count)
     assert await db.scan(_count) == 49 * 20000
-    db.search_steps = 100_000_000
+    db.search_budget = SearchBudget(steps=100_000_000)
     assert await db.search(_count) == 49 * 20000
     # the connection keeps no handler: the worker's next statement is not interrupted
     assert await db.scan(_count) == 49 * 20000
@@ -108,8 +109,7 @@ def _endless(conn: apsw.Connection) -> int:
 
 
 async def test_a_search_past_its_seconds_stops_whatever_its_steps(db: Database) -> None:
-    db.search_steps = 10**15  # steps alone would let it run for days
-    db.search_seconds = 0.2
+    db.search_budget = SearchBudget(steps=10**15, seconds=0.2)  # steps alone: days
     with pytest.raises(search.SearchTooBroad):
         await db.search(_endless)
     assert await db.scan(_count) == 49 * 20000  # the worker is free, and not interrupted
