@@ -21,9 +21,10 @@ from storage import commands as command_store
 from tests.embedded_broker import packets
 from tests.embedded_broker.clients import WAIT, Client
 from tests.embedded_broker.conftest import Device, Harness, start
-from tests.embedded_broker.test_presence import eventually, until_state
+from tests.embedded_broker.test_presence import until_state
 from tests.embedded_broker.test_reserved_topics import DEVICE, ORG, OTHER, client
 from tests.embedded_broker.test_retained_and_sessions import stop
+from tests.waiting import eventually_async
 
 EVERYTHING = {"/": {"can_publish": True, "can_subscribe": True}}
 
@@ -173,7 +174,7 @@ async def test_a_queued_command_reaches_the_device_when_it_comes_back(broker: Ha
         found = (await broker.call("GET", commands(device, f"/{request_id}")))[1]["command"]
         return found["state"] == "answered" and found["reply"]["payload"] == {"applied": True}
 
-    await eventually(answered)
+    await eventually_async(answered, "the command answered")
 
 
 async def test_a_queued_command_goes_out_when_the_device_subscribes(broker: Harness) -> None:
@@ -240,7 +241,7 @@ async def test_a_backlog_past_the_session_queue_is_delivered_whole_and_in_order(
         listed = (await broker.call("GET", commands(device, "?limit=1000")))[1]["commands"]
         return {c["state"] for c in listed} == {"delivered"}
 
-    await eventually(all_delivered)
+    await eventually_async(all_delivered, "every queued command delivered")
 
 
 async def _next_publish(reader: asyncio.StreamReader) -> tuple[bytes, dict[str, Any]]:
@@ -285,7 +286,9 @@ async def test_what_a_full_session_refused_goes_out_once_it_has_room(
             listed = (await broker.call("GET", commands(device)))[1]["commands"]
             return sorted(c["state"] for c in listed) == ["delivered"] * 4 + ["queued"] * 3
 
-        await eventually(full)  # 2 in flight, 2 waiting: the session refused the rest
+        await eventually_async(
+            full, "the session full"
+        )  # 2 in flight, 2 waiting: the session refused the rest
         received = []
         for _ in sent:
             packet_id, command = await asyncio.wait_for(_next_publish(reader), WAIT)
@@ -319,7 +322,7 @@ async def test_news_of_room_as_a_delivery_ends_starts_another(
     async def told_again() -> bool:
         return len(runs) == 2
 
-    await eventually(told_again)
+    await eventually_async(told_again, "the device told again")
     assert runs == [device.id, device.id]
 
 
