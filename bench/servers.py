@@ -74,6 +74,17 @@ def bare(folder: Path) -> Iterator[Server]:
 
 
 @contextmanager
+def bare_data(folder: Path, database: Path) -> Iterator[Server]:
+    """bench/bare_data_server.py on `database` (a copy of an edge database): aiohttp and
+    SQLite with none of edge's work, the floor under a durable HTTP write."""
+    port = free_port()
+    command = [sys.executable, "-m", "bench.bare_data_server", "--port", str(port)]
+    command += ["--db", str(database)]
+    with _running(command, {}, folder / "bare-data.log", "/ping", port) as server:
+        yield server
+
+
+@contextmanager
 def _running(
     command: list[str], env: dict[str, str], log: Path, health: str, port: int
 ) -> Iterator[Server]:

@@ -10,7 +10,12 @@ a plain topic of its own namespace. Then, one at a time, on the same run:
 - plain: a second connection of the same device publishes at QoS 1 on its
   `<root>/devices/<id>/inbox`, until the device's client has the message;
 - durable: `PUT /v2/groups/{id}/data/...` on the same HTTP connection, until its answer: an
-  HTTP write and its durable commit with no MQTT, the floor under the twin's path.
+  HTTP write and its durable commit with no MQTT, the floor under the twin's path in edge;
+- bare: after edge has stopped, the same PUT to bench/bare_data_server.py (aiohttp and
+  SQLite, `synchronous = FULL`, on a copy of the same database) with none of edge's work:
+  no caller, no permission, no checks, no audit row, no group commit, no MQTT. It is the
+  floor of the stack itself (aiohttp, SQLite, one fsync a write) under any durable HTTP
+  write, shown beside the target so that where the target sits is in the same run.
 
 Each is measured ROUNDS times, p50 and p99, at two sizes: few devices with a small twin,
 and many devices (each with a twin) with a twin of about 6 KiB, so a growing table and a
@@ -26,12 +31,13 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import shutil
 import statistics
 import tempfile
 import time
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +46,7 @@ from bench import servers
 from bench.files import cpu_seconds
 from bench.mqtt_load import Login
 from bench.mqtt_raw import _packet, _read_exactly, _text, connect
+from storage import layout
 
 TARGET = 3.0  # the twin's p99 at most 3x the plain publish's
 
@@ -51,6 +58,7 @@ class Figures:
     twin: list[float]  # seconds
     plain: list[float]
     durable: list[float]
+    bare: list[float]  # the stack's floor: bench/bare_data_server.py's durable PUT
     server_cpu: float  # shares of one core over the run
     generator_cpu: float
 
@@ -177,7 +185,26 @@ def _measure(server: servers.Server, port: int, devices: int, padding: int, roun
     client.close()
     sender.close()
     size = len(json.dumps({"desired": {"n": rounds, "pad": pad}, "reported": {}}))
-    return Figures(devices, size, twin, plain, durable, server_cpu, generator_cpu)
+    return Figures(devices, size, twin, plain, durable, [], server_cpu, generator_cpu)
+
+
+def _bare(folder: Path, rounds: int, padding: int) -> list[float]:
+    """The durable PUT of `_measure`, one at a time, to the bare aiohttp + SQLite handler on
+    a copy of the stopped edge's database (its data table, indexes and rows)."""
+    source = layout.database_path(folder / "data")
+    database = folder / "bare.db"
+    for suffix in ("", "-wal"):
+        if Path(f"{source}{suffix}").exists():
+            shutil.copy(f"{source}{suffix}", f"{database}{suffix}")
+    with servers.bare_data(folder, database) as bare:
+        url = urllib.parse.urlsplit(bare.url)
+        conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=30)
+        headers = {"Content-Type": "application/json"}
+        pad = "x" * padding
+        try:
+            return [_durable_put(conn, headers, "/data/bare/n", n, pad) for n in range(rounds)]
+        finally:
+            conn.close()
 
 
 def _durable_put(
@@ -207,6 +234,7 @@ def run(rounds: int, large: int) -> list[Figures]:
             with servers.edge(Path(folder), env) as server:
                 port = int(env["EDGE_MQTT_PORT"])
                 figures = _measure(server, port, devices, padding, rounds)
+            figures = replace(figures, bare=_bare(Path(folder), rounds, padding))
         found.append(figures)
         _print(figures)
     return found
@@ -222,6 +250,8 @@ def _print(f: Figures) -> None:
         f" p99 ratio {p(f.twin, 0.99) / p(f.plain, 0.99):.2f}x (target <= {TARGET:g}x);"
         f" durable data PUT p50 {statistics.median(f.durable) * ms:.2f} ms,"
         f" p99 {p(f.durable, 0.99) * ms:.2f} ms;"
+        f" bare aiohttp + SQLite durable PUT p50 {statistics.median(f.bare) * ms:.2f} ms,"
+        f" p99 {p(f.bare, 0.99) * ms:.2f} ms;"
         f" {out.cpu(f.server_cpu, f.generator_cpu)}",
         flush=True,
     )
@@ -237,6 +267,7 @@ def as_rows(found: list[Figures], line: str) -> list[out.Row]:
             for reference, values in (
                 ("plain MQTT publish to the same client", f.plain),
                 ("durable data PUT (HTTP and commit, no MQTT)", f.durable),
+                ("bare aiohttp + SQLite durable PUT (the stack's floor)", f.bare),
             ):
                 target = name == "p99" and values is f.plain
                 rows.append(
