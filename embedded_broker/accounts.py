@@ -13,16 +13,17 @@ broker's memory; these keep one account from filling the shared disk by inventin
 IDs (300 persistent sessions once stored 219 MiB for 768 KB published) or retaining
 without end. Every refusal is counted (GET /metrics). A refused CONNECT is logged as any
 refused connection is; of the refused messages, one line per account and kind of limit
-is logged at most every `LOG_SECONDS`, so a device past its limit cannot flood the log.
+is logged at most every `LOG_SECONDS` (embedded_broker/refusal_lines.py), so a device past
+its limit cannot flood the log.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass, field
 
-LOG_SECONDS = 60.0
+from embedded_broker.refusal_lines import RefusalLines
+
 SESSIONS, QUEUE, RETAINED = "sessions", "queue", "retained"
 log = logging.getLogger("edge.mqtt")
 
@@ -49,7 +50,7 @@ class Accounts:
         self.limits = limits
         self.refused: dict[str, int] = {SESSIONS: 0, QUEUE: 0, RETAINED: 0}
         self._usage: dict[str, Usage] = {}
-        self._logged: dict[tuple[str, str], float] = {}
+        self._lines = RefusalLines()
 
     def usage(self, account_id: str) -> Usage:
         found = self._usage.get(account_id)
@@ -78,17 +79,16 @@ class Accounts:
 
     def refuse(self, account_id: str, limit: str, detail: str) -> None:
         """Count a refusal; log it unless this account's refusals of this kind were
-        logged less than LOG_SECONDS ago."""
+        logged less than LOG_SECONDS ago (embedded_broker/refusal_lines.py)."""
         self.refused[limit] += 1
-        now = time.monotonic()
-        last = self._logged.get((account_id, limit))
-        if last is not None and now - last < LOG_SECONDS:
-            return
-        self._logged[(account_id, limit)] = now
-        log.warning(
-            "mqtt: account %s is at its %s limit (%s): refused (%d such refusals in all)",
-            account_id,
-            limit,
-            detail,
-            self.refused[limit],
-        )
+        count = self._lines.due((account_id, limit))
+        if count:
+            log.warning(
+                "mqtt: account %s is at its %s limit (%s): refused (%d since the last such"
+                " line, %d such refusals in all)",
+                account_id,
+                limit,
+                detail,
+                count,
+                self.refused[limit],
+            )

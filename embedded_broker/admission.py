@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-ADDRESS, ACCOUNT = "address", "account"
+SITE, ADDRESS, ACCOUNT = "site", "address", "account"
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,14 @@ class Caps:
     total: int
     per_address: int
     per_account: int
+
+
+@dataclass(frozen=True)
+class Full:
+    """Why a connection has no slot: the limit it met (`SITE` or `ADDRESS`), and in words."""
+
+    limit: str
+    reason: str
 
 
 @dataclass
@@ -49,13 +57,13 @@ class Admission:
         self._addresses: Counter[str] = Counter()
         self._accounts: Counter[str] = Counter()
 
-    def admit(self, address: str) -> Slot | str:
+    def admit(self, address: str) -> Slot | Full:
         """A slot for a new connection from `address`, or why there is none."""
         if self.live >= self.caps.total:
-            return f"{self.live} connections already open"
+            return Full(SITE, f"{self.live} connections already open")
         if self._addresses[address] >= self.caps.per_address:
             self.refused[ADDRESS] += 1
-            return f"{address} already holds {self.caps.per_address} connections"
+            return Full(ADDRESS, f"{address} already holds {self.caps.per_address} connections")
         self.live += 1
         self._addresses[address] += 1
         return Slot(address)

@@ -57,6 +57,7 @@ from embedded_broker.frames import Message
 from embedded_broker.handler import EdgeHandler
 from embedded_broker.links import TcpReader, TcpWriter, WsReader, WsWriter
 from embedded_broker.listeners import websocket_bounds
+from embedded_broker.refusal_lines import RefusalLines
 from embedded_broker.router import REFUSED, Router
 from embedded_broker.sessions import ClientSession
 from embedded_broker.turns import Turn, Turns
@@ -88,6 +89,7 @@ class EdgeBroker(Broker):
         self.presence = presence  # told of devices' connections opening and closing
         self.sockets = dict(sockets or {})
         self.admission = Admission(_caps(router))
+        self.refusal_lines = RefusalLines()  # refused connections, logged at most once a minute
         self.turns = Turns()  # one CONNECT at a time per client ID (turns.py)
         self.connections: set[EdgeHandler] = set()  # every live connection (for `recheck`)
         self._stopping = False
@@ -165,13 +167,17 @@ class EdgeBroker(Broker):
 
     def _admit(self, peer: Any) -> Slot | None:
         """A slot for a new connection (embedded_broker/admission.py), or None: the site
-        or the client's address holds its most connections."""
+        or the client's address holds its most connections (counted always, logged at most
+        once a minute per limit and address: embedded_broker/refusal_lines.py)."""
         address = str(peer[0]) if isinstance(peer, tuple) and peer else ""
         slot = self.admission.admit(address)
         if isinstance(slot, Slot):
             return slot
         self.router.stats.refused_connects += 1
-        log.warning("mqtt: connection from %s refused, %s", address or "?", slot)
+        count = self.refusal_lines.due((slot.limit, address))
+        if count:
+            where, why, more = address or "?", slot.reason, connections.repeats(count)
+            log.warning("mqtt: connection from %s refused, %s%s", where, why, more)
         return None
 
     async def _claim(
@@ -247,14 +253,15 @@ class EdgeBroker(Broker):
         except Exception as exc:  # amqtt's refusals (it sent a CONNACK), a malformed CONNECT
             await writer.close()
             reason = str(exc) if str(exc) not in ("", "None") else type(exc).__name__
-        connections.refused(reason, address)
+        connections.refused(self.refusal_lines, "CONNECT", reason, address)
         raise connections.Refused(reason)
 
     async def _refuse_level(self, writer: WriterAdapter, level: int, address: str) -> NoReturn:
         """MQTT 3.1.1, 3.1.2.2: an unsupported protocol level gets CONNACK 1, then the
         connection is closed (MQTT 5 clients otherwise waited 10 s for nothing)."""
         self.router.stats.refused_connects += 1
-        connections.refused(f"MQTT protocol level {level} is not served, CONNACK 1", address)
+        reason = f"MQTT protocol level {level} is not served, CONNACK 1"
+        connections.refused(self.refusal_lines, "CONNACK 1", reason, address)
         await ConnackPacket.build(0, UNACCEPTABLE_PROTOCOL_VERSION).to_stream(writer)
         await writer.close()
         raise connections.Refused(f"protocol level {level}")
@@ -264,7 +271,8 @@ class EdgeBroker(Broker):
     ) -> NoReturn:
         self.router.stats.refused_connects += 1
         reason = f"{refusal.reason}, CONNACK {refusal.code}"
-        connections.refused(reason, address, incoming.client_id)
+        kind = f"CONNACK {refusal.code}"
+        connections.refused(self.refusal_lines, kind, reason, address, incoming.client_id)
         await ConnackPacket.build(0, refusal.code).to_stream(writer)
         await writer.close()
         raise connections.Refused(f"connection refused: {refusal.reason}")

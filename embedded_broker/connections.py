@@ -7,8 +7,11 @@ connection dropped after the 10 s CONNECT limit. MQTT 3.1.1 (3.1.2.2) says to an
 CONNACK 1 (unacceptable protocol version) and close; edge serves 3.1.1 only.
 
 The log (logger `edge.mqtt`): one INFO line per connection accepted and one per
-connection ended (with the reason), and exactly one line per refusal, written by
-whoever refuses (`Refused` marks an exception whose line is written).
+connection ended (with the reason), and one WARNING line per refusal, written by whoever
+refuses (`Refused` marks an exception whose line is written): at most one a minute per
+kind of refusal and client address (embedded_broker/refusal_lines.py), the later ones
+saying how many refusals they stand for, so a host connecting in a loop cannot flood the
+log. Every refusal is still counted in GET /metrics.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from amqtt.adapters import ReaderAdapter
 from amqtt.errors import MQTTError, NoDataError
 
 from edge.devices.mqtt_clients import MqttClient
+from embedded_broker.refusal_lines import RefusalLines
 
 CONNECT = 0x10
 PROTOCOL_LEVEL = 4  # MQTT 3.1.1
@@ -100,8 +104,31 @@ def disconnected(client: MqttClient, client_id: str, address: str, reason: str) 
     )
 
 
-def refused(reason: str, address: str, client_id: str | None = None) -> None:
+def refused(
+    lines: RefusalLines, kind: str, reason: str, address: str, client_id: str | None = None
+) -> None:
+    """The line of a refused connection (`address` is host:port), unless one of this kind
+    from this host was logged less than a minute ago: then it is only counted."""
+    count = lines.due((kind, host(address)))
+    if not count:
+        return
     named = f"client id {client_id!r} " if client_id is not None else ""
     log.warning(
-        "mqtt connection refused (%s): %sfrom %s on %s", reason, named, address, listener.get()
+        "mqtt connection refused (%s): %sfrom %s on %s%s",
+        reason,
+        named,
+        address,
+        listener.get(),
+        repeats(count),
     )
+
+
+def host(address: str) -> str:
+    """The host of `host:port` (an IPv6 address keeps its colons): a client's port changes
+    with each connection, its host does not."""
+    return address.rsplit(":", 1)[0]
+
+
+def repeats(count: int) -> str:
+    """What a line adds when it stands for more than one refusal."""
+    return "" if count == 1 else f" ({count} such refusals since the last line)"

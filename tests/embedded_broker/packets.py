@@ -44,10 +44,10 @@ def publish(topic: str, payload: bytes, qos: int = 0, retain: bool = False, pid:
     return packet(0x30 | qos << 1 | int(retain), text(topic) + packet_id + payload)
 
 
-def exchange(port: int, data: bytes, until: int | None = None) -> bytes:
-    """Send `data`; what comes back until the broker closes the connection (or, with
-    `until`, once that many bytes have come)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
+def exchange(port: int, data: bytes, until: int | None = None, source: str = "127.0.0.1") -> bytes:
+    """Send `data` from the loopback address `source`; what comes back until the broker
+    closes the connection (or, with `until`, once that many bytes have come)."""
+    with socket.create_connection(("127.0.0.1", port), 15, (source, 0)) as sock:
         sock.sendall(data)
         received = b""
         while until is None or len(received) < until:
