@@ -5,8 +5,9 @@ subscriptions, every PUBLISH acknowledged) subscribes to its twin's `update/delt
 a plain topic of its own namespace. Then, one at a time, on the same run:
 
 - twin: `PATCH /v2/devices/{id}/twin` with a new `desired` value over a kept-alive HTTP
-  connection, until the device's client has the `update/delta` (the write is durable
-  before the delta leaves);
+  connection (a plain socket, bench/raw_http.py: the request's bytes made before the clock
+  starts, as the MQTT clients' packets are), until the device's client has the
+  `update/delta` (the write is durable before the delta leaves);
 - plain: a second connection of the same device publishes at QoS 1 on its
   `<root>/devices/<id>/inbox`, until the device's client has the message;
 - durable: `PUT /v2/groups/{id}/data/...` on the same HTTP connection, until its answer: an
@@ -29,7 +30,6 @@ Run: .venv/bin/python -m bench.twins [--rounds 500] [--devices 1000]
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import shutil
 import statistics
@@ -46,6 +46,7 @@ from bench import servers
 from bench.files import cpu_seconds
 from bench.mqtt_load import Login
 from bench.mqtt_raw import _packet, _read_exactly, _text, connect
+from bench.raw_http import RawHttp
 from storage import layout
 
 TARGET = 3.0  # the twin's p99 at most 3x the plain publish's
@@ -152,8 +153,7 @@ def _measure(server: servers.Server, port: int, devices: int, padding: int, roun
     client.subscribe(f"{namespace}/twin/update/delta")
     client.subscribe(f"{namespace}/inbox")
     sender = Device(port, Login("sender", device["id"], device["api_key"]))
-    url = urllib.parse.urlsplit(base)
-    conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=30)
+    conn = RawHttp(base)
     headers = {"Authorization": f"Bearer {admin}", "Content-Type": "application/json"}
     path = f"/v2/devices/{device['id']}/twin"
     pad = "x" * padding
@@ -162,15 +162,15 @@ def _measure(server: servers.Server, port: int, devices: int, padding: int, roun
     durable: list[float] = []
     cpu_before, mine_before, began = cpu_seconds(pid), time.process_time(), time.monotonic()
     for n in range(rounds):
-        body = json.dumps({"desired": {"n": n, "pad": pad}})
+        body = json.dumps({"desired": {"n": n, "pad": pad}}).encode()
+        request = conn.encode("PATCH", path, headers, body)
         start = time.perf_counter()
-        conn.request("PATCH", path, body, headers)
+        conn.send(request)
         topic, _ = client.receive()
         twin.append(time.perf_counter() - start)
-        response = conn.getresponse()
-        response.read()
-        if response.status != 200 or not topic.endswith("/twin/update/delta"):
-            raise RuntimeError(f"PATCH: {response.status}, {topic}")
+        status, _ = conn.answer()
+        if status != 200 or not topic.endswith("/twin/update/delta"):
+            raise RuntimeError(f"PATCH: {status}, {topic}")
         start = time.perf_counter()
         sender.publish(f"{namespace}/inbox", b'{"n": %d}' % n)
         topic, _ = client.receive()
@@ -197,8 +197,7 @@ def _bare(folder: Path, rounds: int, padding: int) -> list[float]:
         if Path(f"{source}{suffix}").exists():
             shutil.copy(f"{source}{suffix}", f"{database}{suffix}")
     with servers.bare_data(folder, database) as bare:
-        url = urllib.parse.urlsplit(bare.url)
-        conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=30)
+        conn = RawHttp(bare.url)
         headers = {"Content-Type": "application/json"}
         pad = "x" * padding
         try:
@@ -207,17 +206,16 @@ def _bare(folder: Path, rounds: int, padding: int) -> list[float]:
             conn.close()
 
 
-def _durable_put(
-    conn: http.client.HTTPConnection, headers: dict[str, str], path: str, n: int, pad: str
-) -> float:
-    body = json.dumps({"value": {"n": n, "pad": pad}})
+def _durable_put(conn: RawHttp, headers: dict[str, str], path: str, n: int, pad: str) -> float:
+    request = conn.encode(
+        "PUT", path, headers, json.dumps({"value": {"n": n, "pad": pad}}).encode()
+    )
     start = time.perf_counter()
-    conn.request("PUT", path, body, headers)
-    response = conn.getresponse()
-    response.read()
+    conn.send(request)
+    status, _ = conn.answer()
     took = time.perf_counter() - start
-    if response.status != 200:
-        raise RuntimeError(f"PUT data: {response.status}")
+    if status != 200:
+        raise RuntimeError(f"PUT data: {status}")
     return took
 
 
