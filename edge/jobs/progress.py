@@ -51,7 +51,9 @@ def end(
 ) -> Execution | None:
     """Move an unfinished execution to `state`: back to the queue instead when it failed
     or timed out with retries left and the job still runs. None when another writer
-    moved it first (its version changed)."""
+    moved it first (its version changed). Queued again, it is as if never released: its
+    release and start times go (the scheduler sets them anew), so `released_date` shows
+    whether it is released now."""
     retry = (
         state in RETRIED
         and job.state in store.RUNNING
@@ -63,6 +65,8 @@ def end(
             "released": False,
             "attempts": before.attempts + 1,
             "ready_date": now,
+            "released_date": None,
+            "started_date": None,
             "deadline": None,
             "progress": 0,
             "status_details": {**details, "retrying_after": state},

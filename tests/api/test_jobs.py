@@ -1,6 +1,7 @@
 """Rollout jobs over HTTP (docs/jobs.md): a job rolled out to the end, throttled by its
 rate and by its executions in progress, aborted at its failure threshold, canceled with
-and without force, snapshot and continuous, retried, timed out; executions updated by the
+and without force, snapshot and continuous, retried after a failure or a timeout (a
+REJECTED execution never), timed out; executions updated by the
 device with its API key, with version conflicts; deleted devices' executions REMOVED and
 back from the trash; the audit events.
 
@@ -212,6 +213,62 @@ async def test_timed_out_and_retried(world: World) -> None:
     final = (await executions(world, job["id"]))["pump-0"]
     assert final["state"] == "TIMED_OUT"
     assert (await job_of(world, job["id"]))["state"] == "COMPLETED"
+
+
+async def pending(world: World, device: str) -> list[str]:
+    """The jobs the device is given now (its own `GET .../jobs`, with its API key)."""
+    status, reply = await world.call(device, "GET", f"/v2/devices/{world.id(device)}/jobs")
+    assert status == 200, reply
+    return [p["job_id"] for p in reply["jobs"]]
+
+
+async def test_failed_and_retried_until_no_retry_is_left(world: World) -> None:
+    """A FAILED execution goes back to the end of the queue `max_retries` times (each
+    released again by the scheduler, `attempts` counting), then stays FAILED."""
+    pumps = await devices(world, 1)
+    policy = {"max_retries": 2}
+    job = await new_job(world, {"targets": {"device_ids": pumps}, "policy": policy})
+    failed = {"state": "FAILED", "status_details": {"error": "flash"}}
+    for attempt in (1, 2):
+        await scheduler(world).tick()
+        assert await pending(world, "pump-0") == [job["id"]]
+        await report(world, "pump-0", job["id"], {"state": "IN_PROGRESS", "progress": 30})
+        moved = (await report(world, "pump-0", job["id"], failed))["execution"]
+        assert moved["state"] == "QUEUED" and moved["attempts"] == attempt
+        assert moved["status_details"] == {"error": "flash", "retrying_after": "FAILED"}
+        assert moved["progress"] == 0
+        # back in the queue, as if never released: no release, start, deadline or end
+        assert not {"released_date", "started_date", "deadline", "finished_date"} & set(moved)
+        assert not released(await executions(world, job["id"]))
+        assert await pending(world, "pump-0") == []  # queued again, not yet released
+        counts = (await job_of(world, job["id"]))["counts"]
+        assert (counts["QUEUED"], counts["FAILED"]) == (1, 0)
+    await scheduler(world).tick()
+    assert await pending(world, "pump-0") == [job["id"]]
+    final = (await report(world, "pump-0", job["id"], failed))["execution"]
+    assert final["state"] == "FAILED" and final["attempts"] == 2
+    assert final["status_details"] == {"error": "flash"} and "finished_date" in final
+    await scheduler(world).tick()
+    assert await pending(world, "pump-0") == []
+    done = await job_of(world, job["id"])
+    assert done["state"] == "COMPLETED"
+    assert (done["counts"]["FAILED"], done["counts"]["QUEUED"]) == (1, 0)
+
+
+async def test_a_rejected_execution_is_not_retried(world: World) -> None:
+    """A device that REJECTED its job is not asked again, whatever retries are left."""
+    pumps = await devices(world, 1)
+    job = await new_job(world, {"targets": {"device_ids": pumps}, "policy": {"max_retries": 3}})
+    await scheduler(world).tick()
+    refused = {"state": "REJECTED", "status_details": {"why": "wrong model"}}
+    final = (await report(world, "pump-0", job["id"], refused))["execution"]
+    assert final["state"] == "REJECTED" and final["attempts"] == 0
+    assert final["status_details"] == {"why": "wrong model"} and "finished_date" in final
+    await scheduler(world).tick()
+    assert await pending(world, "pump-0") == []
+    assert (await executions(world, job["id"]))["pump-0"]["state"] == "REJECTED"
+    done = await job_of(world, job["id"])
+    assert done["state"] == "COMPLETED" and done["counts"]["REJECTED"] == 1
 
 
 async def test_version_conflicts_name_the_current_version(world: World) -> None:

@@ -1,6 +1,8 @@
 """Commands with replies over real HTTP and real MQTT clients (docs/commands.md; #29):
 answered, timed out, offline, queued (and across a restart), expired, rate-limited; the
-reply and command topics refused to everyone else; the audit event without the payload."""
+command delivered at QoS 1 to the device's own sessions only (a user tool or another device
+subscribed to its topics hears nothing); the reply and command topics refused to everyone
+else; the audit event without the payload."""
 
 from __future__ import annotations
 
@@ -71,6 +73,51 @@ async def test_a_command_is_answered(broker: Harness) -> None:
     assert (status, found["command"]["reply"]) == (200, command["reply"])
     status, listed = await broker.call("GET", commands(device))
     assert [c["request_id"] for c in listed["commands"]] == [command["request_id"]]
+
+
+async def onlookers(harness: Harness, device: Device, *filters: str) -> list[Client]:
+    """A user tool (the org admin's MQTT login) and another device whose scopes cover the
+    whole root, each subscribed to `filters` (all granted) and to the root's `#`."""
+    tool = harness.client("tool", username="admin", password=harness.admin_token)
+    assert (await tool.connect())[0] == 0
+    other = await harness.connected(await harness.device("other", EVERYTHING), "other")
+    wanted = [(f, 1) for f in (*filters, f"{device.root}/#")]
+    for onlooker in (tool, other):
+        assert await onlooker.subscribe_many(wanted) == [1] * len(wanted)
+    return [tool, other]
+
+
+async def heard_before_a_marker(device: Client, root: str, onlookers: list[Client]) -> list[str]:
+    """What the onlookers received before a marker the device publishes now, under the
+    root their `#` covers. Each session delivers in order, and whatever the server sent
+    them before this moment was queued before the marker: the marker is the first thing
+    an onlooker that heard nothing receives (no waiting for an absence)."""
+    marker = f"{root}/sensors/marker"
+    await device.publish(marker, b"marker", 1)
+    heard = []
+    for onlooker in onlookers:
+        while (got := await onlooker.next_message()).topic != marker:
+            heard.append(got.topic)
+    return heard
+
+
+async def test_a_command_reaches_the_devices_own_sessions_only_at_qos_1(broker: Harness) -> None:
+    """A user tool and another device subscribed to the device's command topics (and to
+    the whole root) hear neither the command nor its reply; the device's two sessions
+    each get the command at QoS 1."""
+    device = await broker.device("pump")
+    client, second = await listening(broker, device), await listening(broker, device, "d2")
+    others = await onlookers(broker, device, topic(device, "#"), topic(device))
+    call = asyncio.create_task(
+        broker.call("POST", commands(device), json={"name": "reboot", "timeout": 30})
+    )
+    got = await second.next_message()
+    assert got.topic.startswith(topic(device, "")) and got.qos == 1
+    sent = await answer(client)
+    assert sent["name"] == "reboot" and client.messages.empty()
+    status, body = await call
+    assert status == 200 and body["command"]["state"] == "answered", body
+    assert await heard_before_a_marker(client, device.root, others) == []
 
 
 async def test_no_answer_in_time_is_a_504_and_a_late_reply_is_ignored(broker: Harness) -> None:

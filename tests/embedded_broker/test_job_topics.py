@@ -2,8 +2,10 @@
 real HTTP: notify-next at QoS 1 when an execution is released, at once on subscribing and
 again on reconnecting; `get` and `update` answered on `accepted`/`rejected` (version
 conflicts with the current version, the `client_token` echoed); an update durable before
-its acknowledgement; and the job topics refused to anyone else (another device, a user
-tool), notify-next and the replies to the device itself.
+its acknowledgement; notify-next and the replies delivered to the device's own sessions
+only (a user tool or another device subscribed to its job topics hears nothing); and the
+job topics refused to anyone else (another device, a user tool), notify-next and the
+replies to the device itself.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from storage import devices as device_store
 from storage import jobs as job_store
 from tests.embedded_broker.clients import Client
 from tests.embedded_broker.conftest import Device, Harness
+from tests.embedded_broker.test_commands import heard_before_a_marker, onlookers
 from tests.embedded_broker.test_twin_topics import SUBACK, _subscribe_flood
 
 pytestmark = pytest.mark.world(jobs_tick_seconds=3600)
@@ -88,6 +91,22 @@ async def test_released_work_is_notified_and_done_over_mqtt(broker: Harness) -> 
     assert await next_json(client) == (f"{jobs(device)}/get/accepted", {"jobs": []})
     status, reply = await broker.call("GET", f"/v2/jobs/{job_id}")
     assert reply["job"]["state"] == "COMPLETED"
+
+
+async def test_notices_and_replies_reach_the_devices_own_sessions_only(broker: Harness) -> None:
+    """A user tool and another device subscribed to the device's job topics (and to the
+    whole root) hear neither the notify-next of a released job nor the answer to the
+    device's own request."""
+    device = await broker.device("pump")
+    client = await notified(broker, device)
+    base = jobs(device)
+    others = await onlookers(broker, device, f"{base}/#", f"{base}/+")
+    job_id = await new_job(broker, device)
+    got = await client.next_message()
+    assert got.topic == f"{base}/notify-next" and got.qos == 1
+    await client.publish(f"{base}/{job_id}/get", b"{}", 1)
+    assert (await next_json(client))[0] == f"{base}/{job_id}/get/accepted"
+    assert await heard_before_a_marker(client, device.root, others) == []
 
 
 async def test_a_device_that_ends_its_execution_is_told_only_of_a_next_one(

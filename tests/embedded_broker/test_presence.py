@@ -1,6 +1,7 @@
 """Who is online (docs/presence.md; #29), through real MQTT clients and real HTTP: a
-connect, a clean disconnect, a client that goes silent (keep-alive expiry), a takeover, a
-key reset, a second session, a tunnel agent; the `is_online` filter; nobody online after a
+connect, a clean disconnect, a killed client (its socket closed without DISCONNECT), a
+client that goes silent (keep-alive expiry), a takeover, a key reset, a second session, a
+tunnel agent; the `is_online` filter; nobody online after a
 restart; the figures in /metrics and the presence events."""
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
+import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +72,64 @@ async def test_online_while_one_of_its_sessions_is(broker: Harness) -> None:
     await until_state(broker, device, False, "clean")
 
 
+async def test_a_closed_socket_without_disconnect_is_a_lost_connection(broker: Harness) -> None:
+    """A client that closes its socket without DISCONNECT is offline at once, the reason
+    `connection_lost` (not a keep-alive expiry: the broker sees the socket end)."""
+    device = await broker.device("meter")
+    reader, writer = await asyncio.open_connection("127.0.0.1", broker.ports["mqtt"])
+    writer.write(packets.connect("abrupt", device.id, device.api_key, keep_alive=600))
+    assert await reader.readexactly(4) == b"\x20\x02\x00\x00"  # CONNACK accepted
+    await until_state(broker, device, True, None)
+    writer.close()
+    await writer.wait_closed()
+    assert (await until_state(broker, device, False, "connection_lost"))["connected_since"] is None
+
+
+KILLED_CLIENT = """
+import sys
+import threading
+import paho.mqtt.client as paho
+from paho.mqtt.enums import CallbackAPIVersion
+
+port, username, password = sys.argv[1], sys.argv[2], sys.argv[3]
+client = paho.Client(CallbackAPIVersion.VERSION2, client_id="doomed", protocol=paho.MQTTv311)
+client.username_pw_set(username, password)
+client.on_connect = lambda *args: print("connected", flush=True)
+client.connect("127.0.0.1", int(port), keepalive=600)
+client.loop_start()
+threading.Event().wait()
+"""
+
+
+async def test_a_killed_client_goes_offline_as_a_lost_connection(broker: Harness) -> None:
+    """A process holding a paho client, killed (SIGKILL): its kernel closes the socket, so
+    the device is offline with `connection_lost` long before its keep-alive (600 s)."""
+    device = await broker.device("meter")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        KILLED_CLIENT,
+        str(broker.ports["mqtt"]),
+        device.id,
+        device.api_key,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        assert await process.stdout.readline() == b"connected\n"
+        await until_state(broker, device, True, None)
+        process.send_signal(signal.SIGKILL)
+        assert await process.wait() == -signal.SIGKILL
+        await until_state(broker, device, False, "connection_lost")
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
 async def test_a_silent_client_goes_offline_past_its_keepalive(broker: Harness) -> None:
-    """A killed client sends nothing more: after 1.5 keep-alive periods it is offline."""
+    """A client that sends nothing more with its socket still open (a frozen process, a
+    pulled cable): after 1.5 keep-alive periods it is offline."""
     device = await broker.device("meter")
     reader, writer = await asyncio.open_connection("127.0.0.1", broker.ports["mqtt"])
     try:
