@@ -519,3 +519,19 @@ def tagged_devices(conn: Tx, org_id: str, project_id: str | None, tags: Sequence
         (*params, *tags),
     )
     return [str(r[0]) for r in rows]
+
+
+def in_project(project_id: str) -> Scope:
+    """The jobs of one project: a project session's lists show no other project's jobs
+    and no org-level one."""
+    return Scope("jobs.project_id = ?", (project_id,))
+
+
+def existing_targets(conn: Tx, job_id: str) -> list[str]:
+    """The devices that have an execution of the job and still exist (a device in the
+    trash, or deleted, is no longer one to have rights over)."""
+    sql = (
+        "SELECT job_executions.device_id FROM job_executions JOIN devices"
+        " ON devices.id = job_executions.device_id WHERE job_executions.job_id = ?"
+    )
+    return [str(r[0]) for r in conn.execute(sql, (job_id,))]

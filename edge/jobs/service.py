@@ -14,8 +14,13 @@ Who may:
   org admin a share of them (edge/jobs/shares.py: 409 past), made at a pace
   (edge/jobs/pace.py: 429 past).
 - read, list, cancel, delete: org admins; admins of the job's project; whoever made it,
-  while they still hold the rights it took (`_still_may`). Anyone else of the org gets a
-  404, as does another org; a device a 403.
+  while they may still do what making it took (`_still_may` asks again what `_create`
+  asked). Its maker may cancel it while it runs in any case, so that the running share it
+  holds (edge/jobs/shares.py) can always be freed. Anyone else of the org gets a 404, as
+  does another org; a device a 403.
+- project sessions: a session signed in to a project lists, reads and ends only that
+  project's jobs (another project's or an org-level job is a 404), and makes jobs only in
+  it (its project by default; another `project_id` is a 400), as for devices and claims.
 
 A job and its executions are written in one transaction with the audit event; the
 scheduler (edge/jobs/scheduler.py) releases them from there on.
@@ -93,7 +98,7 @@ class Jobs:
     async def _create(self, caller: Caller, asked: rules.Request) -> Row:
         principal = caller.principal
         org_id = require_org(principal)
-        project_id = self._project(caller, org_id, asked.project_id)
+        project_id = self._project(caller, org_id, _session_project(principal, asked.project_id))
         if asked.targets.group_id is not None:
             group = self._group(caller, org_id, asked.targets.group_id)
             project_id = _group_scope(group, project_id)
@@ -191,10 +196,14 @@ class Jobs:
 
     def _listable(self, principal: Principal) -> Scope:
         """The jobs the caller may list: the org's for its admins, else those of the
-        projects it administers and those it made."""
+        projects it administers and those it made; in a project session, of that project
+        alone."""
         caller = self._people(principal)
         projects = None if caller.is_org_admin else caller.admin_projects()
-        return store.visible(require_org(principal), projects, principal.actor)
+        scope = store.visible(require_org(principal), projects, principal.actor)
+        if principal.project_id is not None:
+            scope &= store.in_project(principal.project_id)
+        return scope
 
     def get(self, principal: Principal, job_id: str) -> Row:
         """The job with its counts, read once: the read that checks the caller is the one
@@ -246,31 +255,50 @@ class Jobs:
     def _may_read(self, principal: Principal, job: Job | None) -> Job:
         """The job, when the caller may read it (else 404, as for a job that is not)."""
         caller = self._people(principal)
-        if job is None or job.org_id != principal.org_id:
-            raise NotFound("Job not found")
+        job = _in_sight(principal, job)
         if caller.is_org_admin:
             return job
         if job.project_id is not None and caller.project(job.project_id).is_admin:
             return job
-        if job.created_by == principal.actor and self._still_may(caller, job):
+        if self._still_may(caller, job):
             return job
         raise NotFound("Job not found")
 
     def _still_may(self, caller: Caller, job: Job) -> bool:
-        """Whether the job's maker still holds what making it took: rights to update every
-        device it lists, or admin of its group (the admins of its project and the org
-        pass before). Who lost them no longer reads nor cancels it."""
-        if job.target_group_id is not None:
-            return caller.is_group_admin(job.target_group_id)
-        listed = job.targets.get("device_ids")
-        if not isinstance(listed, list):
+        """Whether the caller made the job and may still do what making it took (`_create`
+        asked again; the admins of its project and the org pass before): know its project,
+        see its target group, and update every target device that still exists (a device
+        in the trash no longer counts). A continuous job took an admin of its scope, who
+        passed before. Who lost these no longer reads it."""
+        if job.created_by != caller.principal.actor or job.continuous:
             return False
+        if job.project_id is not None and not project_standing(caller, job.project_id).known:
+            return False
+        if job.target_group_id is not None and not self._sees_group(caller, job.target_group_id):
+            return False
+        device_ids = self._db.read(lambda c: store.existing_targets(c, job.id))
         try:
-            for device_id in listed:
-                self._may_update(caller.principal, str(device_id))
+            for device_id in device_ids:
+                self._may_update(caller.principal, device_id)
         except (NotFound, Denied):
             return False
         return True
+
+    def _sees_group(self, caller: Caller, group_id: str) -> bool:
+        """Whether the caller still sees the target group (one deleted since asks nothing:
+        its members that still exist are asked one by one)."""
+        group = self._db.read(lambda c: group_store.get(c, group_id))
+        return group is None or GroupStanding(caller, group).sees()
+
+    def _may_end(self, principal: Principal, job_id: str) -> Job:
+        """The job the caller may cancel: one it may read, or its own while it runs, even
+        when it lost the rights making it took, so that the share of running jobs it holds
+        (edge/jobs/shares.py) can always be freed."""
+        job = self._db.read(lambda c: store.get(c, job_id))
+        if job is not None and job.created_by == principal.actor and job.state in store.RUNNING:
+            self._people(principal)
+            return _in_sight(principal, job)
+        return self._may_read(principal, job)
 
     def _view(self, job_id: str) -> Row:
         job, counts = self._db.read(lambda c: (store.get(c, job_id), store.counts(c, job_id)))
@@ -280,7 +308,7 @@ class Jobs:
 
     # -- ending ------------------------------------------------------------------------------
     async def cancel(self, principal: Principal, job_id: str, force: bool) -> Row:
-        job = self._readable(principal, job_id)
+        job = self._may_end(principal, job_id)
         event = audit.event(
             "job_canceled",
             principal,
@@ -322,6 +350,27 @@ class Jobs:
 
         devices = await self._db.write(audit.along(write, event))
         await self.notices.tell(progress.Changes(devices=devices))
+
+
+def _session_project(principal: Principal, given: str | None) -> str | None:
+    """The job's project in a project session: the session's, which a `project_id` given
+    must be (a 400 else, as for devices and claims made there): no org-level job either."""
+    if principal.project_id is None:
+        return given
+    if given not in (None, principal.project_id):
+        raise ValidationError("project_id", "must be the project of this session")
+    return principal.project_id
+
+
+def _in_sight(principal: Principal, job: Job | None) -> Job:
+    """The job when it is of the caller's org, and of its session's project when the
+    session has one (else 404, as for a job that is not: another project's job and an
+    org-level job are not in a project session's sight)."""
+    if job is None or job.org_id != principal.org_id:
+        raise NotFound("Job not found")
+    if principal.project_id is not None and job.project_id != principal.project_id:
+        raise NotFound("Job not found")
+    return job
 
 
 def _group_scope(group: Group, project_id: str | None) -> str | None:

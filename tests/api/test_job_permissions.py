@@ -3,8 +3,11 @@ over every caller of the world (tests/world.py), denials beside grants.
 
 - create: those who may update every target device (the device table's UPDATE row for
   device_member), and read the artifact; never a device;
-- read, list, cancel, delete: org admins, admins of the job's project, its creator; a 404
-  for everyone else of the org and for another org; a 403 for a device;
+- read, list, cancel, delete: org admins, admins of the job's project, its creator while
+  it may still update every target device (whatever the kind of target); its creator
+  cancels it while it runs in any case; a 404 for everyone else of the org and for
+  another org; a 403 for a device;
+- a project session: that project's jobs alone, and jobs made there are of it;
 - a device's executions (GET /v2/devices/{id}/executions): people who may read the device
   (else 404), each seeing the executions of the jobs it may list (none: an empty list).
 """
@@ -162,3 +165,194 @@ async def test_the_creator_lists_its_jobs_on_the_device(world: World) -> None:
     assert status == 200 and [e["job_id"] for e in reply["executions"]] == [own["id"]], reply
     status, reply = await world.call("org_admin", "GET", path)
     assert status == 200 and {e["job_id"] for e in reply["executions"]} == {apollo["id"], own["id"]}
+
+
+# -- makers who are no admins (#31): what creation allowed, reading and ending allow ------
+async def made_by(world: World, who: str, targets: dict[str, Any], **more: Any) -> str:
+    body = {"document": {"fw": "2"}, "targets": targets, **more}
+    status, reply = await world.call(who, "POST", "/v2/jobs", json=body)
+    assert status == 201, reply
+    return str(reply["job"]["id"])
+
+
+async def pumps(world: World, device_id: str) -> str:
+    """A new group with one member device (Ward holds device_boss, whom only org admins
+    may update), over whose devices group_device_perms holds every device permission."""
+    status, reply = await world.call("org_admin", "POST", "/v2/groups", json={"name": "Pumps"})
+    assert status == 201, reply
+    group_id = str(reply["group"]["id"])
+    perms = {"can_create": True, "can_read": True, "can_update": True, "can_delete": True}
+    grants = ((device_id, {}), (world.id("group_device_perms"), {"device_permissions": perms}))
+    for grantee, more in grants:
+        path = f"/v2/groups/{group_id}/access/{grantee}"
+        status, reply = await world.call("org_admin", "POST", path, json={"can_read": True, **more})
+        assert status == 201, reply
+    return group_id
+
+
+async def reads_and_cancels(world: World, maker: str, job_id: str, bystander: str) -> None:
+    """The maker reads the job and its executions and cancels it; the bystander gets 404s."""
+    path = f"/v2/jobs/{job_id}"
+    for where in (path, f"{path}/executions"):
+        status, reply = await world.call(bystander, "GET", where)
+        assert status == 404, (where, reply)
+        status, reply = await world.call(maker, "GET", where)
+        assert status == 200, (where, reply)
+    status, reply = await world.call(bystander, "POST", f"{path}/cancel", json={"force": True})
+    assert status == 404, reply
+    status, reply = await world.call(maker, "POST", f"{path}/cancel", json={"force": True})
+    assert status == 200 and reply["job"]["state"] == "CANCELED", reply
+    status, reply = await world.call(bystander, "DELETE", path)
+    assert status == 404, reply
+    status, reply = await world.call(maker, "DELETE", path)
+    assert status == 200, reply
+
+
+async def test_the_maker_of_a_tags_job_reads_and_cancels_it(world: World) -> None:
+    await world.add_device("t1", tags=["fw"])
+    job_id = await made_by(world, "org_device_perms", {"tags": ["fw"]})
+    await reads_and_cancels(world, "org_device_perms", job_id, "project_device_perms")
+
+
+async def test_the_maker_of_a_project_job_reads_and_cancels_it(world: World) -> None:
+    """Tags within Apollo, by a holder of Apollo's device permissions (no project admin)."""
+    await world.add_device("p1", project_id=world.project_id, tags=["x"])
+    job_id = await made_by(
+        world, "project_device_perms", {"tags": ["x"]}, project_id=world.project_id
+    )
+    await reads_and_cancels(world, "project_device_perms", job_id, "org_device_perms")
+
+
+async def test_the_maker_of_a_group_job_reads_and_cancels_it(world: World) -> None:
+    """A group job by one who may update the group's devices, no admin of the group."""
+    group_id = await pumps(world, await world.add_device("g1"))
+    job_id = await made_by(world, "group_device_perms", {"group_id": group_id})
+    await reads_and_cancels(world, "group_device_perms", job_id, "group_admin")
+
+
+async def test_a_target_trashed_by_another_leaves_the_maker_its_job(world: World) -> None:
+    keep, gone = await world.add_device("k1"), await world.add_device("k2")
+    job_id = await made_by(world, "org_device_perms", {"device_ids": [keep, gone]})
+    status, reply = await world.call("org_admin", "DELETE", f"/v2/devices/{gone}")
+    assert status in (200, 204), reply
+    await reads_and_cancels(world, "org_device_perms", job_id, "group_device_perms")
+
+
+async def test_a_maker_who_lost_a_targets_update_right_reads_no_more(world: World) -> None:
+    """The rights are asked again on every read: a tags job's maker who may no longer
+    update one of its devices reads it no more, and still cancels it (next test: why)."""
+    await pumps(world, await world.add_device("t1", tags=["fw"]))
+    job_id = await made_by(world, "group_device_perms", {"tags": ["fw"]})
+    path = f"/v2/jobs/{job_id}"
+    status, reply = await world.call("group_device_perms", "GET", path)
+    assert status == 200, reply
+    await world.add_device("t2", tags=["fw"])  # a snapshot: not a target, asks nothing
+    status, reply = await world.call("group_device_perms", "GET", path)
+    assert status == 200, reply
+    status, reply = await world.call("org_admin", "GET", "/v2/groups")
+    group_id = next(g["id"] for g in reply["groups"] if g["name"] == "Pumps")
+    status, reply = await world.call(
+        "org_admin", "DELETE", f"/v2/groups/{group_id}/access/{world.id('group_device_perms')}"
+    )
+    assert status in (200, 204), reply
+    for where in (path, f"{path}/executions"):
+        status, reply = await world.call("group_device_perms", "GET", where)
+        assert status == 404, (where, reply)
+    status, reply = await world.call("group_device_perms", "POST", f"{path}/cancel", json={})
+    assert status == 200 and reply["job"]["state"] == "CANCELED", reply
+
+
+@pytest.mark.world(jobs_max_running_per_user=2)
+async def test_a_maker_at_its_share_frees_it_by_cancelling_its_own(world: World) -> None:
+    """The 409 past jobs_max_running_per_user says "cancel one": the maker can."""
+    await world.add_device("t1", tags=["fw"])
+    made = [await made_by(world, "org_device_perms", {"tags": ["fw"]}) for _ in range(2)]
+    body = {"document": {}, "targets": {"tags": ["fw"]}}
+    status, reply = await world.call("org_device_perms", "POST", "/v2/jobs", json=body)
+    assert status == 409 and "cancel one" in reply["message"], reply
+    status, reply = await world.call(
+        "org_device_perms", "POST", f"/v2/jobs/{made[0]}/cancel", json={}
+    )
+    assert status == 200, reply
+    status, reply = await world.call("org_device_perms", "POST", "/v2/jobs", json=body)
+    assert status == 201, reply
+
+
+# -- project sessions (#31): a session of Apollo sees and makes Apollo's jobs alone --------
+async def three_jobs(world: World) -> dict[str, str]:
+    """Jobs of Apollo, of Gemini and of the org, by the org admin (outside any session)."""
+    gemini = await world.add_device("g1", project_id=world.second_project_id)
+    bodies = {
+        "apollo": ([world.id("device_member")], world.project_id),
+        "gemini": ([gemini], world.second_project_id),
+        "org": ([world.id("device_loner")], None),
+    }
+    made = {}
+    for name, (ids, project) in bodies.items():
+        filed = {"project_id": project} if project else {}
+        made[name] = await made_by(world, "org_admin", {"device_ids": ids}, **filed)
+    return made
+
+
+@pytest.mark.parametrize("who", ["org_admin", "project_admin"])
+async def test_a_project_session_lists_and_reads_its_projects_jobs_alone(
+    world: World, who: str
+) -> None:
+    jobs = await three_jobs(world)
+    token = await world.token(who, project_id=world.project_id)
+    status, reply = await world.api.call("GET", "/v2/jobs", token)
+    assert status == 200 and [j["id"] for j in reply["jobs"]] == [jobs["apollo"]], reply
+    path = f"/v2/devices/{world.id('device_member')}/executions"
+    status, reply = await world.api.call("GET", path, token)
+    assert status == 200 and [e["job_id"] for e in reply["executions"]] == [jobs["apollo"]]
+    status, reply = await world.api.call("GET", f"/v2/jobs/{jobs['apollo']}", token)
+    assert status == 200, reply
+    for name in ("gemini", "org"):
+        path = f"/v2/jobs/{jobs[name]}"
+        for method, where, more in (
+            ("GET", path, {}),
+            ("GET", f"{path}/executions", {}),
+            ("POST", f"{path}/cancel", {"json": {"force": True}}),
+            ("DELETE", f"{path}?force=true", {}),
+        ):
+            status, reply = await world.api.call(method, where, token, **more)
+            assert status == 404 and reply == {"message": "Job not found"}, (name, where, reply)
+    status, reply = await world.call("org_admin", "GET", "/v2/jobs")  # outside a session
+    assert status == 200 and len(reply["jobs"]) == 3, reply
+
+
+async def test_a_maker_in_another_projects_session_does_not_end_its_job(world: World) -> None:
+    """Its own running job of the org is out of an Apollo session's sight too."""
+    job_id = await made_by(world, "org_device_perms", {"device_ids": [world.id("device_loner")]})
+    token = await world.token("org_device_perms", project_id=world.project_id)
+    status, reply = await world.api.call("POST", f"/v2/jobs/{job_id}/cancel", token, json={})
+    assert status == 404, reply
+    status, reply = await world.api.call("GET", "/v2/jobs", token)
+    assert status == 200 and reply["jobs"] == [], reply
+    status, reply = await world.call(
+        "org_device_perms", "POST", f"/v2/jobs/{job_id}/cancel", json={}
+    )
+    assert status == 200, reply
+
+
+async def test_a_project_session_makes_jobs_in_its_project_alone(world: World) -> None:
+    gemini = await world.add_device("g1", project_id=world.second_project_id)
+    token = await world.token("org_admin", project_id=world.project_id)
+    refused = (
+        {"targets": {"device_ids": [gemini]}, "project_id": world.second_project_id},
+        {"targets": {"project_id": world.second_project_id}},
+    )
+    for body in refused:
+        status, reply = await world.api.call(
+            "POST", "/v2/jobs", token, json={"document": {}, **body}
+        )
+        assert status == 400 and reply["message"].startswith("project_id:"), (body, reply)
+    for ids in ([gemini], [world.id("device_loner")]):  # the session's project by default
+        body = {"document": {}, "targets": {"device_ids": ids}}
+        status, reply = await world.api.call("POST", "/v2/jobs", token, json=body)
+        assert status == 400 and reply["message"].startswith("targets:"), (ids, reply)
+    body = {"document": {}, "targets": {"device_ids": [world.id("device_member")]}}
+    status, reply = await world.api.call("POST", "/v2/jobs", token, json=body)
+    assert status == 201 and reply["job"]["project_id"] == world.project_id, reply
+    status, reply = await world.call("org_admin", "GET", "/v2/jobs")
+    assert status == 200 and [j["project_id"] for j in reply["jobs"]] == [world.project_id]
