@@ -1,7 +1,9 @@
 """An admin acting on another user's MFA and account recovery.
 
 Routes (org admins, project admins, and group admins over members of their groups who
-are not admins themselves; others get 403, or 404 when they cannot see the user):
+are not admins themselves, never over a user who administers a project or group beyond
+their reach: edge/accounts/standing.py; others get 403, or 404 when they cannot see the
+user):
 - DELETE /v2/users/{user_id}/mfa/sms       remove the user's SMS MFA
 - DELETE /v2/users/{user_id}/mfa/software  remove the user's software MFA
 - POST   /v2/users/{user_id}/recovery      queue an account-recovery mail (`template_id`)

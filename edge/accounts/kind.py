@@ -57,8 +57,9 @@ class Kind(Protocol[A_contra]):
     # `device_permissions`), and the kind the audit log and the trash name.
     name: str
     noun: str  # 'User' or 'Device', as messages name it
-    # Whether an admin over the account may always update and delete it (devices); a user
-    # who is an admin of another project stays out of reach of their home project's admins.
+    # Whether an admin over the account may always update and delete it (devices, so an
+    # owner the settings make its admin too); a user's update and delete also ask for reach.
+    # Neither kind is in the hand of an admin whose reach does not cover all it administers.
     admin_acts: bool
     listing: Table  # its list: the fields, the full-text and the JSON columns
     private: str  # what its anonymous view hides, as a refused filter names it

@@ -6,9 +6,11 @@ kind's permissions (`user_permissions`, `device_permissions`); this module only 
 the engine needs about the target account (its home project, the groups it belongs to,
 whether it is an admin) and applies the rules of docs/permissions.md and docs/devices.md:
 everyone may read and update themselves; group reach never covers org or project admins;
-non-admins never act on admins, nor on a group admin unless they administer each group it
-administers; a device's owner may read it, and is an admin of it when
-the setting `device_owners_have_admin_access` says so.
+a device's owner may read it, and is an admin of it when the setting
+`device_owners_have_admin_access` says so. Above all of it stands one shield (`_covers`):
+whoever is not an org admin stands over an account (is its admin, updates or deletes it)
+only while its reach covers everything the account administers, so an admin of one project
+or group never takes over an account that administers another.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ def relation(
     admins."""
     me = grants.principal
     is_self = me.kind == kind.name and me.account_id == account.id
-    admin = _admin_over(grants, account, held) or (owner_admin and owner and not held.is_admin)
+    admin = _admin_over(grants, account, held, owner_admin=owner_admin and owner)
     read = is_self or owner or admin or _reaches(grants, kind.name, account, held, "read")
     acts = kind.admin_acts and admin
     update = is_self or acts or _may_act(grants, kind.name, account, held, "update")
@@ -39,14 +41,40 @@ def relation(
     return Relation(is_self, owner, admin, read, update, delete)
 
 
-def _admin_over(grants: Caller, account: Account, held: Holdings) -> bool:
+def _admin_over(grants: Caller, account: Account, held: Holdings, *, owner_admin: bool) -> bool:
+    """Org admins are admins over every account of their org; anyone else only from a
+    place over the account (`_placed_over`) and while its reach covers what the account
+    administers (`_covers`). The place is asked first: for most callers it is the cheaper
+    "no"."""
+    if grants.is_org_admin:
+        return True
+    return _placed_over(grants, account, held, owner_admin) and _covers(grants, held)
+
+
+def _placed_over(grants: Caller, account: Account, held: Holdings, owner_admin: bool) -> bool:
+    """An admin of the account's home project; an admin of a group it is a member of, or its
+    owner made its admin by the setting (`owner_admin`), but neither over an org or project
+    admin."""
+    if grants.project(account.project_id).is_admin:
+        return True
+    if held.is_admin:
+        return False
+    return owner_admin or any(_group_admin(grants, held, g) for g in held.member_groups)
+
+
+def _covers(grants: Caller, held: Holdings) -> bool:
+    """The shield, the one every check of standing over an account asks: whether the
+    caller's reach covers everything the account administers (the org; each project,
+    directly or through a role; each group, directly or as an admin of its project). An
+    admin of Apollo is no admin over Apollo's device that administers Gemini: with its key
+    reset, they would be Gemini's admin. Point queries on what the account holds only."""
     if grants.is_org_admin:
         return True
     if held.is_org_admin:
         return False
-    if grants.project(account.project_id).is_admin:
-        return True
-    return not held.is_admin and any(_group_admin(grants, held, g) for g in held.member_groups)
+    return all(grants.project(p).is_admin for p in held.admin_projects) and all(
+        _group_admin(grants, held, g) for g in held.admin_groups
+    )
 
 
 def _group_admin(grants: Caller, held: Holdings, group_id: str) -> bool:
@@ -68,18 +96,11 @@ def _reaches(grants: Caller, kind: str, account: Account, held: Holdings, action
 
 
 def _may_act(grants: Caller, kind: str, account: Account, held: Holdings, action: str) -> bool:
-    """Update or delete: reach, and non-admins never act on admins (so neither does a
-    group admin nor a group-level block, which never cover org or project admins). A group
-    admin is shielded the same way: only an admin of every group it administers (directly
-    or through the group's project) acts on it, so user rights held through a group never
-    reach that group's admin."""
-    if not _reaches(grants, kind, account, held, action):
-        return False
-    if held.is_org_admin and not grants.is_org_admin:
-        return False
-    if held.admin_projects and not grants.is_org_admin:
-        return any(grants.project(p).is_admin for p in held.admin_projects)
-    return all(_group_admin(grants, held, g) for g in held.admin_groups)
+    """Update or delete: reach, and the shield (`_covers`): rights to update or delete
+    accounts, at any level, never act on an account that administers what the caller does
+    not (so never on admins for non-admins, and user rights held through a group never
+    reach that group's admin)."""
+    return _reaches(grants, kind, account, held, action) and _covers(grants, held)
 
 
 def may_view(grants: Caller, rel: Relation, kind: str) -> bool:

@@ -79,24 +79,76 @@ async def test_project_admins_are_admins_over_their_projects_accounts(room: Room
     assert device_rel(room, as_boss, await room.add_device(org_id, apollo)) == ADMIN
 
 
-async def test_an_admin_of_another_project_is_out_of_reach_of_home_admins_users_only(
-    room: Room,
+@pytest.mark.parametrize("through_role", [False, True])
+async def test_an_account_that_administers_another_project_is_out_of_reach_of_home_admins(
+    room: Room, through_role: bool
 ) -> None:
-    """The difference of the kinds (`admin_acts`): a user who administers Gemini, at home in
-    Apollo, is shown to Apollo's admins as their admin would see it, but they may not change
-    or delete that user; a device in the same place they may."""
+    """A user or a device at home in Apollo that administers Gemini (itself, or through an
+    org-level role): Apollo's admin reads it but is no admin over it and may not change or
+    delete it; with its key reset or its e-mail moved, Apollo's admin would be Gemini's. An
+    admin of both projects, and an org admin, stand over it."""
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    apollo, gemini = await room.project(admin, "Apollo"), await room.project(admin, "Gemini")
+    boss, both = await room.add_user(org_id), await room.add_user(org_id)
+    await room.grant(org_id, "project", apollo, boss, is_admin=True)
+    for project_id in (apollo, gemini):
+        await room.grant(org_id, "project", project_id, both, is_admin=True)
+    user_id = await room.add_user(org_id, apollo)
+    device_id = await room.add_device(org_id, apollo)
+    role_id = await room.role(admin, name="Gemini admins")
+    if through_role:
+        await room.grant(org_id, "project", gemini, role_id, "role", is_admin=True)
+    for account_id, kind in ((user_id, "user"), (device_id, "device")):
+        if through_role:
+            await room.grant(org_id, "role", role_id, account_id, kind)
+        else:
+            await room.grant(org_id, "project", gemini, account_id, kind, is_admin=True)
+    for caller, expected in ((room.user(org_id, boss), READS), (room.user(org_id, both), ADMIN)):
+        assert user_rel(room, caller, user_id) == expected
+        assert device_rel(room, caller, device_id) == expected
+    assert user_rel(room, admin, user_id) == device_rel(room, admin, device_id) == ADMIN
+
+
+async def test_an_admin_of_two_projects_is_out_of_reach_of_the_admin_of_one(room: Room) -> None:
+    """Reach must cover all the account administers, not one of it: an admin of Apollo and
+    Gemini is acted on by admins of both (before, an admin of either changed them)."""
     org_id = await room.org()
     admin = await room.admin(org_id)
     apollo, gemini = await room.project(admin, "Apollo"), await room.project(admin, "Gemini")
     boss = await room.add_user(org_id)
     await room.grant(org_id, "project", apollo, boss, is_admin=True)
     user_id = await room.add_user(org_id, apollo)
-    device_id = await room.add_device(org_id, apollo)
+    for project_id in (apollo, gemini):
+        await room.grant(org_id, "project", project_id, user_id, is_admin=True)
+    assert user_rel(room, room.user(org_id, boss), user_id) == READS
+    await room.grant(org_id, "project", gemini, boss, is_admin=True)
+    assert user_rel(room, room.user(org_id, boss), user_id) == ADMIN
+
+
+async def test_a_member_that_administers_another_group_is_out_of_reach_of_the_groups_admin(
+    room: Room,
+) -> None:
+    """A user or a device in Ward that administers Pumps: Ward's admin reads it but is no
+    admin over it (with it, they would hold Pumps); an admin of both groups, and the admin
+    of the project Pumps is in, stand over it."""
+    org_id = await room.org()
+    admin = await room.admin(org_id)
+    apollo = await room.project(admin, "Apollo")
+    ward, pumps = await room.group(admin), await room.group(admin, apollo, name="Pumps")
+    head, both, boss = [await room.add_user(org_id) for _ in range(3)]
+    await room.grant(org_id, "group", ward, head, is_admin=True)
+    for group_id in (ward, pumps):
+        await room.grant(org_id, "group", group_id, both, is_admin=True)
+    await room.grant(org_id, "project", apollo, boss, is_admin=True)
+    user_id, device_id = await room.add_user(org_id), await room.add_device(org_id)
     for account_id, kind in ((user_id, "user"), (device_id, "device")):
-        await room.grant(org_id, "project", gemini, account_id, kind, is_admin=True)
-    as_boss = room.user(org_id, boss)
-    assert user_rel(room, as_boss, user_id) == (True, True, False, False)
-    assert device_rel(room, as_boss, device_id) == ADMIN
+        await room.grant(org_id, "group", ward, account_id, kind)
+        await room.grant(org_id, "group", pumps, account_id, kind, is_admin=True)
+    as_head = room.user(org_id, head)
+    assert user_rel(room, as_head, user_id) == device_rel(room, as_head, device_id) == READS
+    for caller in (room.user(org_id, both), room.user(org_id, boss), admin):
+        assert user_rel(room, caller, user_id) == device_rel(room, caller, device_id) == ADMIN
 
 
 async def test_group_admins_are_admins_over_members_who_are_not_admins(room: Room) -> None:
@@ -171,3 +223,19 @@ async def test_an_owner_is_not_made_admin_over_an_admin_device(room: Room) -> No
     device_id = await room.add_device(org_id, owner_id=owner)
     await room.grant(org_id, "org", org_id, device_id, "device", is_admin=True)
     assert device_rel(room, room.user(org_id, owner), device_id) == READS
+
+
+async def test_an_owner_is_not_made_admin_over_a_device_that_administers_a_group(
+    room: Room,
+) -> None:
+    """The owner's admin standing (the setting) stops at the same shield: a device that
+    administers Pumps is its owner's only if the owner administers Pumps too."""
+    org_id = await room.org(device_owners_have_admin_access=True)
+    admin = await room.admin(org_id)
+    pumps = await room.group(admin, name="Pumps")
+    owner = await room.add_user(org_id)
+    device_id = await room.add_device(org_id, owner_id=owner)
+    await room.grant(org_id, "group", pumps, device_id, "device", is_admin=True)
+    assert device_rel(room, room.user(org_id, owner), device_id) == READS
+    await room.grant(org_id, "group", pumps, owner, is_admin=True)
+    assert device_rel(room, room.user(org_id, owner), device_id) == ADMIN
