@@ -195,6 +195,8 @@ async def test_eight_levels_are_allowed(world: World) -> None:
         ({"desired": {"a": 1}, "version": -1}, {}, 400, "version"),
         ({"desired": {"a": 1}}, {"If-Match": "yesterday"}, 400, "If-Match"),
         ({"desired": {"a": 1}, "version": 3}, {"If-Match": '"2"'}, 400, "If-Match"),
+        # If-Match compares strongly (RFC 9110 13.1.1): a weak tag never matches (#29)
+        ({"desired": {"a": 1}}, {"If-Match": 'W/"0"'}, 400, "If-Match: must be a strong ETag"),
     ],
 )
 async def test_refusals_name_their_rule(
@@ -205,6 +207,22 @@ async def test_refusals_name_their_rule(
     )
     assert got == status and words in reply["message"], reply
     assert twins(world).current(world.id("device_member")).version == 0
+
+
+async def test_a_weak_if_match_writes_nothing_and_a_strong_one_still_writes(
+    world: World,
+) -> None:
+    """`W/"1"` names the version the twin is at, and is still refused: a weak tag never
+    satisfies If-Match. The strong `"1"` (the ETag a GET gives) writes."""
+    await patch(world, {"desired": {"a": 1}})
+    weak = {"If-Match": 'W/"1"'}
+    status, body = await world.call(
+        "org_admin", "PATCH", twin_path(world), json={"desired": {"a": 2}}, headers=weak
+    )
+    assert (status, set(body)) == (400, {"message"}) and "RFC 9110" in body["message"]
+    assert twins(world).current(world.id("device_member")).desired == {"a": 1}
+    done = await patch(world, {"desired": {"a": 2}}, headers={"If-Match": '"1"'})
+    assert done["version"] == 2
 
 
 async def test_the_size_limit_counts_both_sections(world: World) -> None:
