@@ -252,10 +252,9 @@ _IF_MATCH = {  # an extension (docs/data.md, "Conditional writes")
     " its revision and which incarnation of the entry); the write is made only while it is"
     " that entry at that revision, else 409",
 }
-# What the server takes (api/preconditions.py): the ETag, quoted, maybe weak, or `*`.
-_IF_MATCH_TYPE = {
-    "If-Match": {"type": "string", "pattern": r'^(\*|(W/)?"[0-9]{1,18}-[0-9a-f]{8}")$'}
-}
+# What the server takes (api/preconditions.py): the ETag, quoted and strong (a weak one
+# never matches: a 400), or `*`.
+_IF_MATCH_TYPE = {"If-Match": {"type": "string", "pattern": r'^(\*|"[0-9]{1,18}-[0-9a-f]{8}")$'}}
 _TAG = "data"
 ROUTES = [
     Route(

@@ -22,7 +22,8 @@ from api.schemas import integer, obj
 from edge.twins.document import MAX_KEY_CHARS
 from edge.twins.twins import MAX_CLIENT_TOKEN, Twin, Twins, view
 
-# A section's keys at every level are 1 to MAX_KEY_CHARS characters, nested at most
+# A section's keys at every level are 1 to MAX_KEY_CHARS characters and hold no control
+# character (but where null removes them), nested at most
 # document.MAX_DEPTH deep, the whole twin at most `twin_max_bytes` (docs/twins.md): the
 # service's 400s; the schema can state the top level's keys only.
 SECTION = {

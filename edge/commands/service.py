@@ -5,7 +5,8 @@ which answers on the command's reply topic.
   audit event, without its payload) before it is published, at QoS 1, to the device's
   own sessions only (as tunnel notices are) on `<root>/devices/<id>/commands/<request_id>`.
   The caller waits for the reply up to `timeout` seconds (504 past it); a device that is
-  offline is a 409. With `queue`, the caller does not wait (202): the command is delivered
+  offline is a 409, once the body is found valid (a bad one is its 400 whatever the
+  device's state). With `queue`, the caller does not wait (202): the command is delivered
   now if the device is online, else when it next connects (presence events) or a
   session of it subscribes to its commands, until its `ttl`; what a session has no room
   for goes out once its queue has gone out (the broker's inbox calls `offer_queued` on
@@ -103,16 +104,8 @@ class Commands:
     # -- sending -------------------------------------------------------------------------
     async def send(self, principal: Principal, device_id: str, body: Row) -> tuple[int, Row]:
         """(200, the answered command), or (202, the queued command)."""
-        device = self._sendable(principal, device_id)
+        device = self._device(principal, device_id)
         queue = bool(body.get("queue", False))
-        online = self._devices.presence.is_online(device_id)
-        if queue and not online and not self.persistent(device_id):
-            raise Conflict(
-                "Device is offline and keeps no persistent session: it would not get the"
-                " command when it comes back (connect it once with clean_session false)"
-            )
-        if not queue and not online:
-            raise Conflict("Device is offline: send with queue true to deliver it later")
         timeout, lasts = messages.lasts(body)
         command = messages.new(device, principal.actor, body, queue, lasts)
         size = len(messages.message(command))
@@ -121,6 +114,7 @@ class Commands:
                 f"payload: the command's MQTT message would be {size} bytes, over the"
                 f" broker's limit of {self.limits.max_message_bytes}"
             )
+        online = self._reachable(device, queue)
         await self._record(principal, device, command)
         self.counts["sent"] += 1
         if queue:
@@ -129,12 +123,22 @@ class Commands:
             return 202, messages.view(command)
         return 200, messages.view(await self._call(device, command, timeout))
 
-    def _sendable(self, principal: Principal, device_id: str) -> Device:
-        target = self._devices.target(principal, device_id)
-        self._devices.require(target, "update")
-        if not target.account.is_active:
+    def _reachable(self, device: Device, queue: bool) -> bool:
+        """Whether the device is online; a 409 when the command could not reach it (it is
+        suspended, or offline and would not get it). Asked after the body is checked: a
+        body that is wrong is a 400 naming its field whatever the device's state, so a
+        caller fixes the body first, not a device that would then refuse it anyway (#29)."""
+        if not device.is_active:
             raise Conflict("Device is not active: reactivate it before sending it commands")
-        return target.account
+        online = self._devices.presence.is_online(device.id)
+        if queue and not online and not self.persistent(device.id):
+            raise Conflict(
+                "Device is offline and keeps no persistent session: it would not get the"
+                " command when it comes back (connect it once with clean_session false)"
+            )
+        if not queue and not online:
+            raise Conflict("Device is offline: send with queue true to deliver it later")
+        return online
 
     async def _record(self, principal: Principal, device: Device, command: Command) -> None:
         details = {"command_id": command.id, "name": command.name, "queued": command.queued}
@@ -429,20 +433,21 @@ class Commands:
     async def list(self, principal: Principal, device_id: str, query: ListQuery) -> Page:
         """A page of the device's commands, in the list conventions (newest first is the
         HTTP layer's default), each without its payloads."""
-        self._readable(principal, device_id)
+        self._device(principal, device_id)
         page = await fetch(self._db, TABLE, query, *store.of_device(device_id))
         page.rows = [messages.view(c, whole=False) for c in page.rows]
         return page
 
     def get(self, principal: Principal, device_id: str, request_id: str) -> Row:
-        self._readable(principal, device_id)
+        self._device(principal, device_id)
         found = self._db.read(lambda c: store.get(c, device_id, request_id))
         if found is None:
             raise NotFound("Command not found")
         return {"command": messages.view(found)}
 
-    def _readable(self, principal: Principal, device_id: str) -> Device:
-        """Commands are read (and canceled) by those who may send them."""
+    def _device(self, principal: Principal, device_id: str) -> Device:
+        """The device, for a caller who may send it commands (a 404 or 403 otherwise):
+        they are read and canceled by those who may send them, a suspended device's too."""
         target = self._devices.target(principal, device_id)
         self._devices.require(target, "update")
         return target.account
@@ -453,7 +458,7 @@ class Commands:
         send it may, a suspended device's too (it frees the device's bytes at once). It
         stays readable, `canceled` and without its payload, until the sweep deletes it;
         a reply that comes later is ignored. Any other state is a 409."""
-        device = self._readable(principal, device_id)
+        device = self._device(principal, device_id)
         found = self._db.read(lambda c: store.get(c, device_id, request_id))
         if found is None:
             raise NotFound("Command not found")

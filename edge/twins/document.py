@@ -9,12 +9,16 @@
   apply. Keys only in `reported` are not in it.
 - Limits: the two sections together, as compact JSON, at most `max_bytes`; objects and
   arrays nested at most `max_depth` deep inside a section; keys of 1 to `max_key_chars`
-  characters. Each refusal names its rule.
+  characters, none of them a control character (U+0000 to U+001F, U+007F: a key
+  is a name a device's code and a console show and match, where a NUL or an escape is
+  only ever a mistake or a trick; such a key may still be removed, with null, as one
+  stored before this rule may be). Each refusal names its rule.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +28,8 @@ JsonObject = dict[str, Any]
 SECTIONS = ("desired", "reported")
 MAX_DEPTH = 8
 MAX_KEY_CHARS = 128
+CONTROL = re.compile("[\x00-\x1f\x7f]")  # no key holds one
+CONTROL_RULE = "keys must not hold control characters (U+0000 to U+001F, U+007F)"
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,8 @@ def _check_level(where: str, value: Any, depth: int, limits: Limits) -> None:
                 raise ValidationError(
                     where, f"keys must be 1 to {limits.max_key_chars} characters long"
                 )
+            if inner is not None and CONTROL.search(key):  # removing one stored before: yes
+                raise ValidationError(where, CONTROL_RULE)
             if isinstance(inner, dict | list):
                 _check_level(f"{where}.{key}", inner, depth + 1, limits)
     else:

@@ -108,6 +108,63 @@ async def test_bodies_that_break_the_rules(
     assert field in reply["message"] and devices.sent == []
 
 
+# What the attacker sent an offline device (#29): each got the offline 409, not its 400.
+ODD: list[tuple[dict[str, Any], int, str]] = [
+    ({"name": "x", "timeout": 1e300}, 400, "timeout: must be a whole number of seconds"),
+    ({"name": "x", "queue": True, "ttl": 2**70}, 400, "ttl: must be a whole number of seconds"),
+    ({"name": "", "queue": True}, 400, "name: must not be empty"),
+]
+
+
+@pytest.mark.parametrize("queue", [False, True])
+@pytest.mark.parametrize(("body", "status", "field"), BAD + ODD)
+async def test_a_body_is_checked_before_whether_the_device_is_online(
+    world: World, body: dict[str, Any], status: int, field: str, queue: bool
+) -> None:
+    """An offline device (none is marked online here), queued or not: a body that breaks
+    a rule gets the answer naming its field, as to an online device, not the 409 that
+    says the device is offline (the caller fixes the body first)."""
+    sent = {"queue": True, **body} if queue and "ttl" not in body else body
+    got, reply = await world.call("org_admin", "POST", path(world, "device_member"), json=sent)
+    assert (got, set(reply)) == (status, {"message"}), reply
+    assert field in reply["message"], reply
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"name": "x"}, "Device is offline: send with queue true"),
+        ({"name": "x", "queue": True}, "Device is offline and keeps no persistent session"),
+    ],
+)
+async def test_a_valid_body_to_an_offline_device_is_still_a_409(
+    world: World, body: dict[str, Any], words: str
+) -> None:
+    got, reply = await world.call("org_admin", "POST", path(world, "device_member"), json=body)
+    assert (got, reply) == (409, {"message": reply["message"]}) and words in reply["message"]
+    _, listed = await world.call("org_admin", "GET", path(world, "device_member"))
+    assert listed["commands"] == []  # nothing recorded
+
+
+@pytest.mark.parametrize(
+    ("who", "target", "expected"),
+    [
+        ("other_admin", "device_member", 404),
+        ("project_admin", "device_loner", 404),
+        ("owner", "device_member", 403),
+        ("project_admin", "device_boss", 403),
+    ],
+)
+async def test_the_rights_come_before_the_body(
+    world: World, who: str, target: str, expected: int
+) -> None:
+    """A caller who may not send to the device learns nothing of its rules from a bad
+    body: its 404 or 403, as for a good one."""
+    bad = {"name": "", "timeout": 1e300}
+    got, reply = await world.call(who, "POST", path(world, target), json=bad)
+    assert (got, set(reply)) == (expected, {"message"}), reply
+
+
 async def test_an_unknown_command_and_another_devices_are_404(
     world: World, devices: AnsweringDevices
 ) -> None:
@@ -128,6 +185,8 @@ async def test_a_suspended_device_gets_no_command(world: World, devices: Answeri
     assert status == 200
     status, body = await world.call("org_admin", "POST", device, json={"name": "x"})
     assert status == 409 and "not active" in body["message"] and devices.sent == []
+    status, body = await world.call("org_admin", "POST", device, json={"name": "x", "ttl": 9})
+    assert (status, body) == (400, {"message": "ttl: applies only with queue true"})
 
 
 async def test_the_list_pages_newest_first(world: World, devices: AnsweringDevices) -> None:

@@ -133,6 +133,22 @@ async def test_an_if_match_that_names_no_version_is_a_400(world: World, header: 
     assert status == 400 and body["message"].startswith("If-Match: must be the entry's ETag")
 
 
+@pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE"])
+async def test_a_weak_etag_never_matches(world: World, method: str) -> None:
+    """If-Match compares strongly (RFC 9110 13.1.1): the entry's own ETag made weak is a
+    400 naming the rule and writes nothing; sent strong it writes (#29)."""
+    await world.put_data(WHO, "notes/a", {"n": 1})
+    etag = await _etag(world, "notes/a")
+    body = {"json": {"value": {"n": 2}}} if method != "DELETE" else {}
+    status, answer = await world.data(
+        WHO, method, "notes/a", headers={"If-Match": f"W/{etag}"}, **body
+    )
+    assert status == 400 and answer["message"].startswith("If-Match: must be a strong ETag")
+    _, read = await world.data(WHO, "GET", "notes/a")
+    assert read["data"]["revision"] == 1
+    assert (await world.data(WHO, method, "notes/a", headers={"If-Match": etag}, **body))[0] == 200
+
+
 async def test_the_revision_is_checked_after_the_rights(world: World) -> None:
     """A reader without the update right learns nothing from a conditional write: 403."""
     await world.put_data(WHO, "notes/a", 1)

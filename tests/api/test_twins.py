@@ -12,12 +12,14 @@ of a target acting on itself; another device is any other device's row; another 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from edge.kernel.errors import NotFound
 from edge.twins.twins import TwinChanged, Twins, Update
+from storage import twins as twin_store
 from tests.api.test_devices import READ, UPDATE
 from tests.world import DEVICE_TARGETS, Notices, World, target_table
 
@@ -195,6 +197,12 @@ async def test_eight_levels_are_allowed(world: World) -> None:
         ({"desired": {"a": 1}, "version": -1}, {}, 400, "version"),
         ({"desired": {"a": 1}}, {"If-Match": "yesterday"}, 400, "If-Match"),
         ({"desired": {"a": 1}, "version": 3}, {"If-Match": '"2"'}, 400, "If-Match"),
+        # If-Match compares strongly (RFC 9110 13.1.1): a weak tag never matches (#29)
+        ({"desired": {"a": 1}}, {"If-Match": 'W/"0"'}, 400, "If-Match: must be a strong ETag"),
+        ({"desired": {"\u0000": 1}}, {}, 400, "desired: keys must not hold control characters"),
+        ({"desired": {"a\nb": 1}}, {}, 400, "desired: keys must not hold control"),
+        ({"desired": {"a": {"b\u007f": 1}}}, {}, 400, "desired.a: keys must not hold control"),
+        ({"desired": {"a": [{"\u001f": 1}]}}, {}, 400, "desired.a: keys must not hold control"),
     ],
 )
 async def test_refusals_name_their_rule(
@@ -205,6 +213,38 @@ async def test_refusals_name_their_rule(
     )
     assert got == status and words in reply["message"], reply
     assert twins(world).current(world.id("device_member")).version == 0
+
+
+async def test_keys_may_hold_any_other_character_and_a_control_key_may_be_removed(
+    world: World,
+) -> None:
+    """The control characters alone are refused: tabs' neighbours, spaces, U+0080 and
+    beyond are keys as any other; a key stored before the rule (written here past the
+    check) can still be removed with null (#29)."""
+    keys = {" a b ", "\u0080", "é", "\u2028", "~", "日本"}
+    done = await patch(world, {"desired": dict.fromkeys(keys, 1)})
+    assert set(done["desired"]) == keys
+    now = twins(world).current(world.id("device_member"))
+    legacy = replace(now, desired={**now.desired, "\u0000": 1}, version=now.version + 1)
+    await twins(world).db.write(lambda conn: twin_store.put(conn, legacy))
+    done = await patch(world, {"desired": {"\u0000": None}})
+    assert set(done["desired"]) == keys and done["version"] == 3
+
+
+async def test_a_weak_if_match_writes_nothing_and_a_strong_one_still_writes(
+    world: World,
+) -> None:
+    """`W/"1"` names the version the twin is at, and is still refused: a weak tag never
+    satisfies If-Match. The strong `"1"` (the ETag a GET gives) writes."""
+    await patch(world, {"desired": {"a": 1}})
+    weak = {"If-Match": 'W/"1"'}
+    status, body = await world.call(
+        "org_admin", "PATCH", twin_path(world), json={"desired": {"a": 2}}, headers=weak
+    )
+    assert (status, set(body)) == (400, {"message"}) and "RFC 9110" in body["message"]
+    assert twins(world).current(world.id("device_member")).desired == {"a": 1}
+    done = await patch(world, {"desired": {"a": 2}}, headers={"If-Match": '"1"'})
+    assert done["version"] == 2
 
 
 async def test_the_size_limit_counts_both_sections(world: World) -> None:

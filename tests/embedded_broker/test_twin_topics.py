@@ -89,6 +89,8 @@ async def test_an_update_is_durable_before_it_is_acknowledged(broker: Harness) -
         (json.dumps({"desired": {"a": 1}}).encode(), 403, "desired is set by others"),
         (json.dumps({"reported": {"a": "x" * 9000}}).encode(), 400, "limit of 8192"),
         (json.dumps({"reported": {"k" * 200: 1}}).encode(), 400, "1 to 128 characters"),
+        (json.dumps({"reported": {"\u0000": 1}}).encode(), 400, "control characters"),
+        (json.dumps({"reported": {"a": {"\x1b[2J": 1}}}).encode(), 400, "reported.a: keys"),
         (json.dumps({"reported": {"a": 1}, "version": 7}).encode(), 409, "at version 0"),
         (json.dumps({"reported": 5}).encode(), 400, "must be an object"),
         (json.dumps({"state": {}}).encode(), 406, "not a field"),

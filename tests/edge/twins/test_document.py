@@ -79,6 +79,9 @@ LIMITS = Limits(max_bytes=64, max_depth=3, max_key_chars=4)
         ({"a": [[[1]]]}, "desired.a: nested deeper than the limit of 3 levels"),
         ({"abcde": 1}, "desired: keys must be 1 to 4 characters long"),
         ({"a": {"": 1}}, "desired.a: keys must be 1 to 4 characters long"),
+        ({"\x00": 1}, f"desired: {document.CONTROL_RULE}"),
+        ({"a": [{"b\x1f": 1}]}, f"desired.a: {document.CONTROL_RULE}"),
+        ({"\x7f": {"b": 1}}, f"desired: {document.CONTROL_RULE}"),
     ],
 )
 def test_a_patch_past_a_limit_names_it(patch: Any, words: str) -> None:
@@ -87,7 +90,9 @@ def test_a_patch_past_a_limit_names_it(patch: Any, words: str) -> None:
     assert refused.value.message == words
 
 
-@pytest.mark.parametrize("patch", [None, {}, {"abcd": {"b": [1]}}])
+@pytest.mark.parametrize(
+    "patch", [None, {}, {"abcd": {"b": [1]}}, {" \x80\u2028": 1}, {"a": {"\x00": None}}]
+)
 def test_a_patch_within_the_limits_passes(patch: Any) -> None:
     assert document.check_patch("desired", patch, LIMITS) is None  # no refusal raised
 
