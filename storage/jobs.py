@@ -481,10 +481,11 @@ def released_devices(conn: Tx, job_id: str) -> list[str]:
 
 # -- who a job targets ---------------------------------------------------------------------
 def group_devices(conn: Tx, group_id: str) -> list[str]:
-    """The devices that are members of the group (hold access to it)."""
+    """The devices that are members of the group: hold active access to it (an inactive
+    access grants nothing, docs/groups-and-roles.md, so it is no membership either)."""
     rows = conn.execute(
         "SELECT access.grantee_id FROM access JOIN devices ON devices.id = access.grantee_id"
-        " WHERE access.target_id = ? AND access.kind = 'group'"
+        " WHERE access.target_id = ? AND access.kind = 'group' AND access.is_active = 1"
         " AND access.grantee_kind = 'device' ORDER BY access.created_date, access.id",
         (group_id,),
     )

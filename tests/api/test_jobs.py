@@ -479,3 +479,47 @@ async def test_a_job_get_reads_the_job_once(
     else:
         assert status == 200 and reply["job"]["counts"]["QUEUED"] == 1
     assert read == [job["id"]]
+
+
+# -- who a job may reach (docs/jobs.md, "Who may") -------------------------------------------
+async def set_access(world: World, group_id: str, device_id: str, on: bool) -> None:
+    path = f"/v2/groups/{group_id}/access/{device_id}"
+    status, reply = await world.call("org_admin", "PATCH", path, json={"is_active": on})
+    assert status == 200, reply
+
+
+async def test_inactive_group_access_is_no_membership_for_a_snapshot(world: World) -> None:
+    """An org admin's job over Ward leaves out a device whose access is off; a group
+    admin's job over its group takes its active members and is not refused for a device
+    it cannot see."""
+    ward = world.org_group_id
+    await set_access(world, ward, world.id("device_member"), False)
+    job = await new_job(world, {"targets": {"group_id": ward}})
+    assert set(await executions(world, job["id"])) == {"device_boss"}
+    pumps = await world.new_group(name="Pumps")
+    await world.grant("group", pumps, world.id("group_admin"), "user", is_admin=True)
+    on, off = await world.add_device("on"), await world.add_device("off")
+    for device in (on, off):
+        await world.grant("group", pumps, device, "device")
+    await set_access(world, pumps, off, False)
+    job = await new_job(world, {"targets": {"group_id": pumps}}, "group_admin")
+    assert set(await executions(world, job["id"])) == {"on"}
+
+
+async def test_a_continuous_group_job_takes_access_when_it_is_active(world: World) -> None:
+    """A member whose access is off is not taken when the job is made, nor when its access
+    comes back (off) with it from the trash; turned on, it joins the job."""
+    ward, late = world.org_group_id, await world.add_device("late")
+    await world.grant("group", ward, late, "device")
+    await set_access(world, ward, late, False)
+    job = await new_job(world, {"targets": {"group_id": ward}, "continuous": True})
+    before = set(await executions(world, job["id"]))
+    assert "late" not in before
+    for method, path in (("DELETE", f"/v2/devices/{late}"), ("POST", f"/v2/trash/{late}/restore")):
+        status, reply = await world.call("org_admin", method, path)
+        assert status in (200, 201, 204), (path, reply)
+    assert set(await executions(world, job["id"])) == before
+    await set_access(world, ward, late, True)
+    assert set(await executions(world, job["id"])) == before | {"late"}
+    await scheduler(world).tick()
+    assert "late" in released(await executions(world, job["id"]))
