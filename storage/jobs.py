@@ -85,6 +85,7 @@ class JobCore(Record):
     window_start: str
     window_released: int
     created_by: str
+    reaches_admins: bool  # else an org-admin device is never released the job (`waiting`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,14 +392,37 @@ def of_device(conn: Tx, device_id: str, released_only: bool) -> list[Execution]:
     return records(conn, EXECUTIONS, sql, (device_id,))
 
 
-def waiting(conn: Tx, job_id: str, limit: int) -> list[str]:
-    """The devices of the next `limit` executions to release, in queue order."""
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """A queued execution's device, next to be released, and whether the job may not
+    reach it: it is an org admin now and the job's maker was not one."""
+
+    device_id: str
+    out_of_reach: bool
+
+
+def waiting(conn: Tx, job: JobCore, limit: int) -> list[Waiting]:
+    """The devices of the next `limit` executions to release, in queue order. For a job
+    whose maker was not an org admin each is asked, now, whether it is an org admin
+    (`org_admin_accounts`, migration 0039), which no one else may update: its access may
+    have come after it joined, or it was made one since. The question is an index lookup
+    per device asked, never per device queued."""
     rows = conn.execute(
-        "SELECT device_id FROM job_executions WHERE job_id = ? AND state = 'QUEUED'"
-        " AND released = 0 ORDER BY ready_date LIMIT ?",
-        (job_id, limit),
+        "SELECT device_id, CASE WHEN :reaches THEN 0 ELSE EXISTS (SELECT 1 FROM"
+        " org_admin_accounts v WHERE v.id = job_executions.device_id) END FROM job_executions"
+        " WHERE job_id = :job AND state = 'QUEUED' AND released = 0 ORDER BY ready_date"
+        " LIMIT :limit",
+        {"reaches": job.reaches_admins, "job": job.id, "limit": limit},
     )
-    return [str(r[0]) for r in rows]
+    return [Waiting(str(device), bool(out)) for device, out in rows]
+
+
+def refuse(conn: Tx, job_id: str, device_id: str, reason: str, now: str) -> bool:
+    """End a queued execution the job may not reach as REMOVED, with `reason` in its
+    status_details, before its device ever saw it; False if it was no longer waiting."""
+    details = EXECUTIONS.changes({"status_details": {"reason": reason}})["status_details"]
+    sets = "state = 'REMOVED', status_details = ?, finished_date = ?, version = version + 1"
+    return _from_waiting(conn, job_id, device_id, sets, (details, now), now)
 
 
 def active(conn: Tx, job_id: str) -> int:
@@ -408,11 +432,19 @@ def active(conn: Tx, job_id: str) -> int:
 
 
 def release(conn: Tx, job_id: str, device_id: str, now: str, deadline: str) -> bool:
+    sets = "released = 1, released_date = ?, deadline = ?"
+    return _from_waiting(conn, job_id, device_id, sets, (now, deadline), now)
+
+
+def _from_waiting(
+    conn: Tx, job_id: str, device_id: str, sets: str, values: tuple[str, ...], now: str
+) -> bool:
+    """Change a queued execution not yet released, only if it still is one (its state
+    and `released` are in the WHERE): False when another writer moved it first."""
     conn.execute(
-        "UPDATE job_executions SET released = 1, released_date = ?, deadline = ?,"
-        " last_updated_date = ? WHERE job_id = ? AND device_id = ? AND state = 'QUEUED'"
-        " AND released = 0",
-        (now, deadline, now, job_id, device_id),
+        f"UPDATE job_executions SET {sets}, last_updated_date = ? WHERE job_id = ?"
+        " AND device_id = ? AND state = 'QUEUED' AND released = 0",
+        (*values, now, job_id, device_id),
     )
     return conn.changes() == 1
 
@@ -481,10 +513,11 @@ def released_devices(conn: Tx, job_id: str) -> list[str]:
 
 # -- who a job targets ---------------------------------------------------------------------
 def group_devices(conn: Tx, group_id: str) -> list[str]:
-    """The devices that are members of the group (hold access to it)."""
+    """The devices that are members of the group: hold active access to it (an inactive
+    access grants nothing, docs/groups-and-roles.md, so it is no membership either)."""
     rows = conn.execute(
         "SELECT access.grantee_id FROM access JOIN devices ON devices.id = access.grantee_id"
-        " WHERE access.target_id = ? AND access.kind = 'group'"
+        " WHERE access.target_id = ? AND access.kind = 'group' AND access.is_active = 1"
         " AND access.grantee_kind = 'device' ORDER BY access.created_date, access.id",
         (group_id,),
     )

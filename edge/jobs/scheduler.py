@@ -4,7 +4,8 @@
   last tick stopped: storage/jobs.py `running`): end it if its artifact is no longer the
   one pinned; else release the next executions in queue order, as many as its
   rate window (`max_per_minute`) and `max_in_progress` leave room for, each with its
-  deadline; and complete or abort it by edge/jobs/progress.py;
+  deadline (but end REMOVED, unreleased, those of org-admin devices when the job's maker
+  was not an org admin); and complete or abort it by edge/jobs/progress.py;
 - end the released executions past their deadline (TIMED_OUT, or back to the queue while
   retries are left).
 
@@ -41,6 +42,9 @@ BATCH = 500  # executions released, or timed out, per job and tick at most
 JOBS_PER_TICK = 50  # running jobs visited per tick, round-robin
 WAKE_GAP = 0.25  # seconds: wake-ups sooner than this after a tick's start wait for it
 WINDOW = timedelta(minutes=1)
+# status_details.reason of an execution ended unreleased: its device is an org admin and
+# the job's maker was not one, so may not update it (docs/jobs.md, "Who may").
+OUT_OF_REACH = "device_is_admin"
 
 
 class Scheduler:
@@ -97,16 +101,19 @@ def _job(conn: Tx, job: JobCore, now: datetime) -> Changes:
     why = artifacts.changed(conn, job)
     if why is not None:
         return progress.artifact_gone(conn, job, why, at)
-    released = _release(conn, job, now)
+    released, refused = _release(conn, job, now)
     changes = progress.settle(conn, job.id, at)
     changes.devices |= set(released)
-    if released or job.state == "SCHEDULED":
+    if released or refused or job.state == "SCHEDULED":
         changes.jobs.add(job.id)
     return changes
 
 
-def _release(conn: Tx, job: JobCore, now: datetime) -> list[str]:
-    """Release what the job's limits leave room for; move the window and the job's state."""
+def _release(conn: Tx, job: JobCore, now: datetime) -> tuple[list[str], bool]:
+    """Release what the job's limits leave room for; move the window and the job's state.
+    A device the job may not reach (`store.waiting`) is not released its execution, which
+    ends REMOVED instead (`OUT_OF_REACH`). The devices released, and whether any was
+    refused."""
     policy = progress.policy_of(job)
     at = clock.iso(now)
     start, used = job.window_start, job.window_released
@@ -117,8 +124,12 @@ def _release(conn: Tx, job: JobCore, now: datetime) -> list[str]:
         room = min(room, policy.max_per_minute - used)
     if policy.max_in_progress is not None:
         room = min(room, policy.max_in_progress - store.active(conn, job.id))
-    devices = store.waiting(conn, job.id, room) if room > 0 else []
+    due = store.waiting(conn, job, room) if room > 0 else []
+    refused = [w.device_id for w in due if w.out_of_reach]
+    for device in refused:
+        store.refuse(conn, job.id, device, OUT_OF_REACH, at)
     deadline = clock.iso(now + timedelta(seconds=policy.timeout_seconds))
+    devices = [w.device_id for w in due if not w.out_of_reach]
     released = [d for d in devices if store.release(conn, job.id, d, at, deadline)]
     changes: dict[str, object] = {}
     if (start, used + len(released)) != (job.window_start, job.window_released):
@@ -127,7 +138,7 @@ def _release(conn: Tx, job: JobCore, now: datetime) -> list[str]:
         changes["state"] = "IN_PROGRESS"
     if changes:
         store.update(conn, job.id, {**changes, "last_updated_date": at})
-    return released
+    return released, bool(refused)
 
 
 def _timeouts(conn: Tx, now: str) -> Changes:

@@ -536,3 +536,136 @@ async def test_a_job_get_reads_the_job_once(
     else:
         assert status == 200 and reply["job"]["counts"]["QUEUED"] == 1
     assert read == [job["id"]]
+
+
+# -- who a job may reach (docs/jobs.md, "Who may") -------------------------------------------
+async def fw_job(world: World, who: str) -> str:
+    """A continuous job over the tag `fw` in Apollo, made by `who`."""
+    body = {"targets": {"tags": ["fw"]}, "continuous": True, "project_id": world.project_id}
+    return str((await new_job(world, body, who))["id"])
+
+
+async def admin_device(world: World, how: str) -> str:
+    """An Apollo device with the tag `fw` that is an org admin, its access rows written
+    after its own row: made so, or put back from the trash. Its key in `executions`."""
+    if how == "made":
+        body = {"name": "boss2", "project_id": world.project_id, "tags": ["fw"]}
+        body["org_permissions"] = {"is_admin": True}
+        status, reply = await world.call("org_admin", "POST", "/v2/devices", json=body)
+        assert status == 201, reply
+        return str(reply["device"]["id"])
+    boss = world.id("device_boss")
+    for method, path, body in (
+        ("PATCH", f"/v2/devices/{boss}", {"tags": ["fw"]}),
+        ("DELETE", f"/v2/devices/{boss}", None),
+        ("POST", f"/v2/trash/{boss}/restore", None),
+    ):
+        status, reply = await world.call("org_admin", method, path, json=body)
+        assert status in (200, 201, 204), (path, reply)
+    return "device_boss"
+
+
+def refused(found: dict[str, dict[str, Any]], name: str) -> bool:
+    """The device's execution ended REMOVED, unreleased, saying why."""
+    execution = found[name]
+    return (
+        execution["state"] == "REMOVED"
+        and "released_date" not in execution
+        and execution["status_details"] == {"reason": "device_is_admin"}
+    )
+
+
+@pytest.mark.parametrize("how", ["made", "restored"])
+async def test_a_project_admins_job_never_reaches_an_org_admin_device(
+    world: World, how: str
+) -> None:
+    """A device whose admin access comes after its row joins no job its maker may not
+    update it by: the project admin's continuous job ends its execution REMOVED, and an
+    org admin's reaches it."""
+    mine, boss_made = await fw_job(world, "project_admin"), await fw_job(world, "org_admin")
+    await world.add_device("plain", project_id=world.project_id, tags=["fw"])
+    boss = await admin_device(world, how)
+    assert refused(await executions(world, mine), boss)  # when its admin access came
+    await scheduler(world).tick()
+    found = await executions(world, mine)
+    assert refused(found, boss) and "plain" in released(found)
+    assert {boss, "plain"} <= released(await executions(world, boss_made))
+
+
+async def test_a_device_made_an_org_admin_after_it_joined_is_not_released_the_job(
+    world: World,
+) -> None:
+    """The rule is asked at release: a queued device given a role that is an org admin
+    since it joined is not released a project admin's job, which ends it REMOVED; an org
+    admin's job is released to it."""
+    mine, boss_made = await fw_job(world, "project_admin"), await fw_job(world, "org_admin")
+    dev = await world.add_device("late", project_id=world.project_id, tags=["fw"])
+    await world.add_device("plain", project_id=world.project_id, tags=["fw"])
+    role = await world.new_role(name="Org admins")
+    await world.grant("org", world.tenant.org_id, role, "role", is_admin=True)
+    await world.grant("role", role, dev, "device")
+    assert (await executions(world, mine))["late"]["state"] == "QUEUED"
+    await scheduler(world).tick()
+    found = await executions(world, mine)
+    assert refused(found, "late") and "plain" in released(found)
+    assert (await job_of(world, mine))["counts"]["REMOVED"] == 1
+    assert {"late", "plain"} <= released(await executions(world, boss_made))
+    status, pending = await world.call("late", "GET", f"/v2/devices/{dev}/jobs")
+    assert status == 200 and [p["job_id"] for p in pending["jobs"]] == [boss_made]
+
+
+async def test_a_device_made_a_project_admin_leaves_only_continuous_jobs(world: World) -> None:
+    """Made Apollo's admin while it waits, a device leaves the project admin's continuous
+    job (the join's rule); Apollo's admin may still update it, so its snapshot job over
+    the device is released to it."""
+    dev = await world.add_device("late", project_id=world.project_id, tags=["fw"])
+    mine = await fw_job(world, "project_admin")
+    body = {"targets": {"device_ids": [dev]}}
+    snapshot = str((await new_job(world, body, "project_admin"))["id"])
+    await world.grant("project", world.project_id, dev, "device", is_admin=True)
+    assert refused(await executions(world, mine), "late")
+    await scheduler(world).tick()
+    assert released(await executions(world, snapshot)) == {"late"}
+
+
+async def set_access(world: World, group_id: str, device_id: str, on: bool) -> None:
+    path = f"/v2/groups/{group_id}/access/{device_id}"
+    status, reply = await world.call("org_admin", "PATCH", path, json={"is_active": on})
+    assert status == 200, reply
+
+
+async def test_inactive_group_access_is_no_membership_for_a_snapshot(world: World) -> None:
+    """An org admin's job over Ward leaves out a device whose access is off; a group
+    admin's job over its group takes its active members and is not refused for a device
+    it cannot see."""
+    ward = world.org_group_id
+    await set_access(world, ward, world.id("device_member"), False)
+    job = await new_job(world, {"targets": {"group_id": ward}})
+    assert set(await executions(world, job["id"])) == {"device_boss"}
+    pumps = await world.new_group(name="Pumps")
+    await world.grant("group", pumps, world.id("group_admin"), "user", is_admin=True)
+    on, off = await world.add_device("on"), await world.add_device("off")
+    for device in (on, off):
+        await world.grant("group", pumps, device, "device")
+    await set_access(world, pumps, off, False)
+    job = await new_job(world, {"targets": {"group_id": pumps}}, "group_admin")
+    assert set(await executions(world, job["id"])) == {"on"}
+
+
+async def test_a_continuous_group_job_takes_access_when_it_is_active(world: World) -> None:
+    """A member whose access is off is not taken when the job is made, nor when its access
+    comes back (off) with it from the trash; turned on, it joins the job."""
+    ward, late = world.org_group_id, await world.add_device("late")
+    await world.grant("group", ward, late, "device")
+    await set_access(world, ward, late, False)
+    job = await new_job(world, {"targets": {"group_id": ward}, "continuous": True})
+    before = set(await executions(world, job["id"]))
+    assert "late" not in before
+    for method, path in (("DELETE", f"/v2/devices/{late}"), ("POST", f"/v2/trash/{late}/restore")):
+        status, reply = await world.call("org_admin", method, path)
+        assert status in (200, 201, 204), (path, reply)
+    assert set(await executions(world, job["id"])) == before
+    await set_access(world, ward, late, True)
+    assert set(await executions(world, job["id"])) == before | {"late"}
+    await scheduler(world).tick()
+    assert "late" in released(await executions(world, job["id"]))
