@@ -190,28 +190,44 @@ async def pumps(world: World, device_id: str) -> str:
     return group_id
 
 
-async def reads_and_cancels(world: World, maker: str, job_id: str, bystander: str) -> None:
-    """The maker reads the job and its executions and cancels it; the bystander gets 404s."""
+async def reads_and_cancels(
+    world: World, maker: str, job_id: str, bystander: str
+) -> dict[tuple[str, str], Any]:
+    """What the maker and the bystander get reading the job and its executions, cancelling
+    it (the state the maker's cancel leaves) and deleting it, in that order."""
     path = f"/v2/jobs/{job_id}"
-    for where in (path, f"{path}/executions"):
-        status, reply = await world.call(bystander, "GET", where)
-        assert status == 404, (where, reply)
-        status, reply = await world.call(maker, "GET", where)
-        assert status == 200, (where, reply)
-    status, reply = await world.call(bystander, "POST", f"{path}/cancel", json={"force": True})
-    assert status == 404, reply
-    status, reply = await world.call(maker, "POST", f"{path}/cancel", json={"force": True})
-    assert status == 200 and reply["job"]["state"] == "CANCELED", reply
-    status, reply = await world.call(bystander, "DELETE", path)
-    assert status == 404, reply
-    status, reply = await world.call(maker, "DELETE", path)
-    assert status == 200, reply
+    seen: dict[tuple[str, str], Any] = {}
+    for who, role in ((bystander, "bystander"), (maker, "maker")):
+        seen[role, "GET"] = (await world.call(who, "GET", path))[0]
+        seen[role, "GET executions"] = (await world.call(who, "GET", f"{path}/executions"))[0]
+    for who, role in ((bystander, "bystander"), (maker, "maker")):
+        status, reply = await world.call(who, "POST", f"{path}/cancel", json={"force": True})
+        seen[role, "cancel"] = (status, reply["job"]["state"] if status == 200 else None)
+    for who, role in ((bystander, "bystander"), (maker, "maker")):
+        seen[role, "DELETE"] = (await world.call(who, "DELETE", path))[0]
+    return seen
+
+
+# The maker reads, cancels and deletes its job; a bystander of the org gets 404s.
+MAKER_ONLY = {
+    ("bystander", "GET"): 404,
+    ("bystander", "GET executions"): 404,
+    ("maker", "GET"): 200,
+    ("maker", "GET executions"): 200,
+    ("bystander", "cancel"): (404, None),
+    ("maker", "cancel"): (200, "CANCELED"),
+    ("bystander", "DELETE"): 404,
+    ("maker", "DELETE"): 200,
+}
 
 
 async def test_the_maker_of_a_tags_job_reads_and_cancels_it(world: World) -> None:
     await world.add_device("t1", tags=["fw"])
     job_id = await made_by(world, "org_device_perms", {"tags": ["fw"]})
-    await reads_and_cancels(world, "org_device_perms", job_id, "project_device_perms")
+    assert (
+        await reads_and_cancels(world, "org_device_perms", job_id, "project_device_perms")
+        == MAKER_ONLY
+    )
 
 
 async def test_the_maker_of_a_project_job_reads_and_cancels_it(world: World) -> None:
@@ -220,14 +236,17 @@ async def test_the_maker_of_a_project_job_reads_and_cancels_it(world: World) -> 
     job_id = await made_by(
         world, "project_device_perms", {"tags": ["x"]}, project_id=world.project_id
     )
-    await reads_and_cancels(world, "project_device_perms", job_id, "org_device_perms")
+    assert (
+        await reads_and_cancels(world, "project_device_perms", job_id, "org_device_perms")
+        == MAKER_ONLY
+    )
 
 
 async def test_the_maker_of_a_group_job_reads_and_cancels_it(world: World) -> None:
     """A group job by one who may update the group's devices, no admin of the group."""
     group_id = await pumps(world, await world.add_device("g1"))
     job_id = await made_by(world, "group_device_perms", {"group_id": group_id})
-    await reads_and_cancels(world, "group_device_perms", job_id, "group_admin")
+    assert await reads_and_cancels(world, "group_device_perms", job_id, "group_admin") == MAKER_ONLY
 
 
 async def test_a_target_trashed_by_another_leaves_the_maker_its_job(world: World) -> None:
@@ -235,7 +254,10 @@ async def test_a_target_trashed_by_another_leaves_the_maker_its_job(world: World
     job_id = await made_by(world, "org_device_perms", {"device_ids": [keep, gone]})
     status, reply = await world.call("org_admin", "DELETE", f"/v2/devices/{gone}")
     assert status in (200, 204), reply
-    await reads_and_cancels(world, "org_device_perms", job_id, "group_device_perms")
+    assert (
+        await reads_and_cancels(world, "org_device_perms", job_id, "group_device_perms")
+        == MAKER_ONLY
+    )
 
 
 async def test_a_maker_who_lost_a_targets_update_right_reads_no_more(world: World) -> None:
